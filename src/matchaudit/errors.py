@@ -1,0 +1,16 @@
+"""The error users see for bad input: one message that names the problem, the rows or identities, and the fix."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class InputError(ValueError):
+    """Invalid user input. The CLI prints the message (no traceback) and exits with status 2."""
+
+
+def listing(items: Sequence[object], limit: int = 10) -> str:
+    """Render at most ``limit`` offending items, with a count of the rest (for error messages)."""
+    shown = ", ".join(str(x) for x in list(items)[:limit])
+    rest = len(items) - limit
+    return shown + (f" (and {rest} more)" if rest > 0 else "")

@@ -1,0 +1,138 @@
+"""The one internal object every input becomes: identities, groups, and a stream of comparison blocks.
+
+Both input kinds (samples + embeddings, or a comparison table) are turned into a :class:`MatchData` by
+``matchaudit.data``; everything downstream (exact metrics, the resampling engine, estimators) only ever sees
+this object and the blocks it yields. Validation happens before a ``MatchData`` is built, never after.
+
+Conventions
+-----------
+* Scores are similarities (larger = more alike). Distances are negated on load; ``score_kind`` says so.
+* Identity codes are ``0..K-1`` (``-1`` when the input carries no identities: labels only).
+* Group codes are ``0..G-1`` (one group named ``"all"`` when no attribute is given).
+* A comparison is genuine iff both sides belong to the same identity (or its label says so when identities
+  are unknown). Unordered: each comparison appears once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Literal, Union
+
+import numpy as np
+
+Rule = Literal[">=", ">"]
+"""Decision rule: accept iff ``s >= t`` (default: NIST, ISO/IEC 19795-1, bob) or ``s > t`` (the paper's)."""
+
+Metric = Literal["cosine", "euclidean"]
+
+
+@dataclass(frozen=True)
+class PairBlock:
+    """Explicitly listed comparisons (rows of a comparison table), all arrays of equal length ``m``.
+
+    ``sample_a``/``sample_b`` are sample indices (``-1`` when the table names identities only).
+    """
+
+    score: np.ndarray  # float64 (m,)
+    identity_a: np.ndarray  # int64 (m,), -1 if unknown
+    identity_b: np.ndarray  # int64 (m,)
+    group_a: np.ndarray  # int64 (m,)
+    group_b: np.ndarray  # int64 (m,)
+    genuine: np.ndarray  # bool (m,)
+    sample_a: np.ndarray  # int64 (m,), -1 if unknown
+    sample_b: np.ndarray  # int64 (m,)
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+
+@dataclass(frozen=True)
+class DenseBlock:
+    """A tile of the all-pairs similarity matrix: rows ``row0..row0+r-1`` against columns ``col0..col0+c-1``.
+
+    Only entries with global row index < global column index are comparisons (each unordered pair once);
+    the diagonal holds self-scores, which the recentered bootstrap needs and plain metrics ignore.
+    """
+
+    row0: int
+    col0: int
+    scores: np.ndarray  # float32 or float64 (r, c)
+
+
+Block = Union[PairBlock, DenseBlock]
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Per-sample index: ids and identity codes; embeddings only for the all-pairs protocol."""
+
+    ids: np.ndarray  # (n,) str
+    identity: np.ndarray  # (n,) int64 codes into MatchData.identity_names
+    embeddings: np.ndarray | None = None  # (n, d) float32, unit-norm rows for cosine
+
+
+@dataclass(frozen=True)
+class MatchData:
+    """Identities, their groups, and the comparisons to evaluate.
+
+    ``protocol`` is ``"all-pairs"`` (every unordered pair of samples, scores computed blockwise from
+    embeddings, never holding n x n floats) or ``"listed"`` (exactly the rows of a comparison table).
+    """
+
+    identity_names: np.ndarray  # (K,) str
+    identity_group: np.ndarray  # (K,) int64 codes into group_names
+    group_names: tuple[str, ...]
+    group_by: tuple[str, ...]  # attribute columns the groups come from (empty: one group "all")
+    protocol: Literal["all-pairs", "listed"]
+    score_kind: str  # "cosine", "negated euclidean", "similarity", "negated distance"
+    samples: Samples | None = None
+    pairs: PairBlock | None = None  # the listed comparisons (protocol "listed")
+    metric: Metric = "cosine"
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def n_identities(self) -> int:
+        return int(self.identity_names.shape[0])
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.group_names)
+
+    @property
+    def has_identities(self) -> bool:
+        """False when a listed table carries labels but no identity information."""
+        if self.protocol == "all-pairs":
+            return True
+        assert self.pairs is not None
+        return bool(len(self.pairs) == 0 or self.pairs.identity_a.min() >= 0)
+
+    @property
+    def identity_sizes(self) -> np.ndarray:
+        """Samples per identity (all-pairs), or -1 per identity when samples are unknown."""
+        if self.samples is None:
+            return np.full(self.n_identities, -1, dtype=np.int64)
+        return np.bincount(self.samples.identity, minlength=self.n_identities).astype(np.int64)
+
+    def n_comparisons(self) -> int:
+        if self.protocol == "all-pairs":
+            assert self.samples is not None
+            n = self.samples.ids.shape[0]
+            return n * (n - 1) // 2
+        assert self.pairs is not None
+        return len(self.pairs)
+
+    def blocks(self, block_rows: int = 2048) -> Iterator[Block]:
+        """Yield the comparisons in blocks (bounded memory: at most ``block_rows`` x n scores at once)."""
+        if self.protocol == "listed":
+            assert self.pairs is not None
+            m = len(self.pairs)
+            step = max(1, block_rows * 4096)
+            for start in range(0, m, step):
+                stop = min(m, start + step)
+                p = self.pairs
+                yield PairBlock(*(getattr(p, f)[start:stop] for f in PairBlock.__dataclass_fields__))
+            return
+        from matchaudit.scores import iter_similarity_blocks
+
+        assert self.samples is not None and self.samples.embeddings is not None
+        yield from iter_similarity_blocks(self.samples.embeddings, self.metric, block_rows)
