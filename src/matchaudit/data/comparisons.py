@@ -1,0 +1,288 @@
+"""A comparison table (one row per scored comparison) -> MatchData with protocol "listed"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from matchaudit.data import validate as v
+from matchaudit.data.samples import check_pair_coverage, normalise_group_by
+from matchaudit.data.tables import column, read_table
+from matchaudit.errors import InputError, listing
+from matchaudit.model import MatchData, PairBlock, Samples
+
+Attributes = pd.DataFrame | Mapping[str, Sequence[object]]
+_META_KEYS = ("sample_id", "sample", "identity", "identity_id", "subject", "subject_id", "id")
+
+
+def from_scores(
+    score: Sequence[float],
+    identity_a: Sequence[object] | None = None,
+    identity_b: Sequence[object] | None = None,
+    *,
+    label: Sequence[object] | None = None,
+    sample_a: Sequence[object] | None = None,
+    sample_b: Sequence[object] | None = None,
+    attributes_a: Attributes | None = None,
+    attributes_b: Attributes | None = None,
+    group_by: str | Sequence[str] = (),
+    distance: bool = False,
+) -> MatchData:
+    """Build a MatchData from in-memory comparisons (position ``i`` = comparison ``i``); inputs are copied.
+
+    Genuine comes from the identities (``identity_a == identity_b``) or from ``label`` when identities are
+    absent (identity codes ``-1``); when both are given they must agree. ``attributes_a``/``attributes_b``:
+    per-side tables (or dicts of arrays) with the ``group_by`` columns. ``distance=True`` negates the scores.
+    """
+    return build_comparisons(
+        score, identity_a, identity_b, label=label, sample_a=sample_a, sample_b=sample_b,
+        attributes_a=attributes_a, attributes_b=attributes_b, group_by=group_by, distance=distance,
+        where=v.Where("comparisons"),
+    )
+
+
+def _both(a: object | None, b: object | None, what: str, where: v.Where) -> bool:
+    if (a is None) != (b is None):
+        raise InputError(f"{where.what}: {what} given for one side only; give both sides (a and b) or neither.")
+    return a is not None
+
+
+def build_comparisons(
+    score: Sequence[float],
+    identity_a: Sequence[object] | None,
+    identity_b: Sequence[object] | None,
+    *,
+    label: Sequence[object] | None,
+    sample_a: Sequence[object] | None,
+    sample_b: Sequence[object] | None,
+    attributes_a: Attributes | None,
+    attributes_b: Attributes | None,
+    group_by: str | Sequence[str],
+    distance: bool,
+    where: v.Where,
+) -> MatchData:
+    """Validate and assemble (shared by :func:`from_scores` and :func:`load_comparisons`)."""
+    group_by = normalise_group_by(group_by)
+    has_samples = _both(sample_a, sample_b, "sample ids", where)
+    has_ids = _both(identity_a, identity_b, "identities", where)
+    given = {"score": score, "identity_a": identity_a, "identity_b": identity_b, "label": label,
+             "sample_a": sample_a, "sample_b": sample_b, "attributes_a": attributes_a, "attributes_b": attributes_b}
+    m = v.check_lengths({k: len(x) for k, x in given.items() if x is not None}, where.what)
+    s = v.as_scores(score, where, distance=distance)
+
+    if has_samples:
+        sample_names, codes = v.encode(np.concatenate([v.as_str(sample_a, where, "sample_a"),
+                                                       v.as_str(sample_b, where, "sample_b")]))
+        sa, sb = codes[:m], codes[m:]
+        v.check_pairs(sa, sb, sample_names, where)
+    lab = v.parse_labels(label, where) if label is not None else None
+    if not has_ids and lab is None:
+        raise InputError(
+            f"{where.what}: neither identities nor labels, so genuine and impostor comparisons cannot be told "
+            "apart. Give the two identity columns, a label column, or sample ids with a sample metadata table "
+            "holding each sample's identity."
+        )
+
+    va = v.attribute_values(attributes_a, group_by, m, where, " (side a)")
+    vb = v.attribute_values(attributes_b, group_by, m, where, " (side b)")
+    samples = None
+    if has_ids:
+        identity_names, codes = v.encode(np.concatenate([v.as_str(identity_a, where, "identity_a"),
+                                                         v.as_str(identity_b, where, "identity_b")]))
+        ia, ib = codes[:m], codes[m:]
+        genuine = ia == ib
+        if lab is not None:
+            _check_labels_agree(lab, genuine, where)
+        occurrences = {a: np.concatenate([va[a], vb[a]]) for a in group_by}
+        identity_group, group_names = v.identity_groups(codes, identity_names, occurrences, group_by)
+        ga, gb = identity_group[ia], identity_group[ib]
+        if has_samples:
+            samples = Samples(ids=sample_names, identity=_sample_identity(sa, sb, codes, sample_names,
+                                                                          identity_names, where))
+    else:
+        assert lab is not None
+        genuine = lab
+        ia = ib = np.full(m, -1, dtype=np.int64)
+        identity_names = np.array([], dtype=str)
+        identity_group = np.array([], dtype=np.int64)
+        na, nb = v.group_names_of(va, group_by, m), v.group_names_of(vb, group_by, m)
+        split = np.flatnonzero(genuine & (na != nb))
+        if split.size:
+            raise InputError(
+                f"{where.what}: genuine comparisons (by label) whose two sides have different attribute values at "
+                f"{where.rows(split)}. Both sides of a genuine comparison are one identity, so its attributes "
+                "must agree: fix the attributes or the labels."
+            )
+        names, gcodes = v.encode(np.concatenate([na, nb]).astype(str))
+        group_names = tuple(str(g) for g in names)
+        ga, gb = gcodes[:m], gcodes[m:]
+
+    none = np.full(m, -1, dtype=np.int64)
+    block = PairBlock(
+        score=s, identity_a=ia, identity_b=ib, group_a=ga, group_b=gb, genuine=np.asarray(genuine, dtype=bool),
+        sample_a=sa if samples is not None else none, sample_b=sb if samples is not None else none,
+    )
+    check_pair_coverage(block, group_names)
+    notes = []
+    if samples is not None:
+        sizes = np.bincount(samples.identity, minlength=identity_names.shape[0])
+        notes = v.single_sample_warnings(identity_names, sizes)
+    return MatchData(
+        identity_names=identity_names, identity_group=identity_group, group_names=group_names,
+        group_by=group_by, protocol="listed", score_kind="negated distance" if distance else "similarity",
+        samples=samples, pairs=block, warnings=v.emit(notes),
+    )
+
+
+def _check_labels_agree(lab: np.ndarray, genuine: np.ndarray, where: v.Where) -> None:
+    bad = np.flatnonzero(lab != genuine)
+    if bad.size:
+        raise InputError(
+            f"{where.what}: the label disagrees with the identities at {where.rows(bad)} (a comparison is genuine "
+            "iff both identities are the same). Fix the labels or the identities, or drop one of the two."
+        )
+
+
+def _sample_identity(
+    sa: np.ndarray, sb: np.ndarray, identity: np.ndarray, sample_names: np.ndarray, identity_names: np.ndarray,
+    where: v.Where,
+) -> np.ndarray:
+    """Identity code per sample; a sample id must always carry the same identity."""
+    frame = pd.DataFrame({"s": np.concatenate([sa, sb]), "k": identity})
+    seen = frame.groupby("s")["k"].unique()
+    varying = seen[seen.map(len) > 1]
+    if len(varying):
+        items = [f"{sample_names[s]} ({', '.join(identity_names[sorted(k)])})" for s, k in varying.items()]
+        raise InputError(
+            f"{where.what}: samples listed with more than one identity: {listing(items)}. A sample belongs to "
+            "one identity; fix the identity columns."
+        )
+    out = np.empty(sample_names.shape[0], dtype=np.int64)
+    out[frame["s"].to_numpy()] = frame["k"].to_numpy()
+    return out
+
+
+def _pair_columns(
+    df: pd.DataFrame, cols: Sequence[str] | None, default: tuple[str, str], where: v.Where, role: str, arg: str
+) -> tuple[pd.Series, pd.Series] | None:
+    """The two per-side columns; the default names are optional (skipped when both are absent)."""
+    if cols is None:
+        return None
+    a, b = cols
+    if a in df.columns and b in df.columns:
+        return df[a], df[b]
+    if tuple(cols) == default and a not in df.columns and b not in df.columns:
+        return None
+    missing = a if a not in df.columns else b
+    raise InputError(v.missing_column(where, missing, list(df.columns), role, arg))
+
+
+def load_comparisons(
+    path: str | Path,
+    *,
+    score_col: str = "score",
+    sample_cols: tuple[str, str] | None = ("sample_a", "sample_b"),
+    identity_cols: tuple[str, str] | None = ("identity_a", "identity_b"),
+    label_col: str | None = None,
+    group_by: str | Sequence[str] = (),
+    metadata_path: str | Path | None = None,
+    metadata_key: str | None = None,
+    metadata_identity_col: str = "identity",
+    distance: bool = False,
+) -> MatchData:
+    """Load a comparison table (CSV/TSV/Parquet, one row per comparison) into a MatchData.
+
+    Columns: ``score_col`` (a similarity; with ``distance=True`` a distance, negated on load); the two sample
+    ids ``sample_cols`` and/or the two identities ``identity_cols`` (the default names are used when present;
+    ``None`` ignores them); a genuine/impostor label ``label_col`` (default: a column named ``label`` if
+    present). Attributes for ``group_by`` come per side from the table (``<attr>_a``/``<attr>_b``) or else
+    from ``metadata_path``: a table keyed by ``metadata_key`` (default: the first of sample_id, sample,
+    identity, identity_id, subject, subject_id, id) whose keys are sample ids (a sample metadata table; it may
+    also give each sample's identity in ``metadata_identity_col`` when the comparison table has none) or
+    identities (a subject metadata table) -- whichever covers every comparison.
+    """
+    df, where = read_table(path, "comparison table")
+    score = column(df, score_col, where, "the score", "score_col")
+    samples = _pair_columns(df, sample_cols, ("sample_a", "sample_b"), where, "a sample id column", "sample_cols")
+    ids = _pair_columns(df, identity_cols, ("identity_a", "identity_b"), where, "an identity column",
+                        "identity_cols")
+    if label_col is None:
+        label = df["label"] if "label" in df.columns else None
+    else:
+        label = column(df, label_col, where, "the genuine/impostor label", "label_col")
+    group_by = normalise_group_by(group_by)
+
+    meta = _Metadata.read(metadata_path, metadata_key, samples, ids, where) if metadata_path is not None else None
+    if ids is None and meta is not None and meta.level == "sample" and metadata_identity_col in meta.table.columns:
+        ids = meta.lookup(metadata_identity_col)
+    attrs_a: dict[str, object] = {}
+    attrs_b: dict[str, object] = {}
+    for attr in group_by:
+        if f"{attr}_a" in df.columns and f"{attr}_b" in df.columns:
+            attrs_a[attr], attrs_b[attr] = df[f"{attr}_a"], df[f"{attr}_b"]
+        elif meta is not None and attr in meta.table.columns:
+            attrs_a[attr], attrs_b[attr] = meta.lookup(attr)
+        else:
+            present = list(df.columns) + (list(meta.table.columns) if meta is not None else [])
+            raise InputError(
+                v.missing_column(where, f"{attr}_a", present, f"group_by attribute '{attr}'")
+                + f" Give '{attr}_a' and '{attr}_b' columns, or a metadata table (metadata_path) with a '{attr}' column."
+            )
+    return build_comparisons(
+        score, *(ids if ids is not None else (None, None)), label=label,
+        sample_a=samples[0] if samples is not None else None, sample_b=samples[1] if samples is not None else None,
+        attributes_a=attrs_a if group_by else None, attributes_b=attrs_b if group_by else None,
+        group_by=group_by, distance=distance, where=where,
+    )
+
+
+class _Metadata:
+    """A sample- or identity-keyed metadata table joined to both sides of each comparison."""
+
+    def __init__(self, table: pd.DataFrame, level: str, rows_a: np.ndarray, rows_b: np.ndarray) -> None:
+        self.table, self.level, self.rows_a, self.rows_b = table, level, rows_a, rows_b
+
+    def lookup(self, col: str) -> tuple[np.ndarray, np.ndarray]:
+        values = self.table[col].to_numpy(dtype=object)
+        return values[self.rows_a], values[self.rows_b]
+
+    @classmethod
+    def read(
+        cls, path: str | Path, key: str | None, samples: tuple[pd.Series, pd.Series] | None,
+        ids: tuple[pd.Series, pd.Series] | None, where: v.Where,
+    ) -> _Metadata:
+        table, mwhere = read_table(path, "metadata table")
+        if key is None:
+            key = next((k for k in _META_KEYS if k in table.columns), None)
+            if key is None:
+                raise InputError(
+                    f"{mwhere.what}: cannot tell which column is the key (none of {', '.join(_META_KEYS)}); set "
+                    f"metadata_key. Columns present: {listing(list(table.columns), 30)}."
+                )
+        keys = v.as_str(column(table, key, mwhere, "the metadata key", "metadata_key"), mwhere, f"'{key}'")
+        v.check_unique_ids(keys, mwhere, f"'{key}' value")
+        index = pd.Index(keys)
+        sides = [("sample", samples), ("identity", ids)]
+        joins = []
+        for level, pair in sides:
+            if pair is None:
+                continue
+            a = index.get_indexer(v.as_str(pair[0], where, f"{level} a"))
+            b = index.get_indexer(v.as_str(pair[1], where, f"{level} b"))
+            if (a >= 0).all() and (b >= 0).all():
+                return cls(table, level, a, b)
+            joins.append((level, pair, a, b))
+        if not joins:
+            raise InputError(
+                f"{where.what}: has neither sample ids nor identities to join {mwhere.what} on; add them."
+            )
+        level, pair, a, b = joins[0]
+        rows = np.flatnonzero((a < 0) | (b < 0))
+        absent = sorted({str(x) for x, i in zip(np.concatenate([pair[0], pair[1]]), np.concatenate([a, b])) if i < 0})
+        raise InputError(
+            f"{where.what}: comparisons at {where.rows(rows)} name {level}s missing from {mwhere.what} (key "
+            f"'{key}'): {listing(absent)}. Add them to the metadata table or remove those comparisons."
+        )
