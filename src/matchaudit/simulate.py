@@ -1,0 +1,244 @@
+"""Synthetic face-verification embeddings with known truth: a von Mises-Fisher (vMF) mixture, one per identity.
+
+The model of the similarity-scoring paper's appendix B.1 (after Hasnat et al. 2017, Conti et al. 2022): identity
+``k`` has a centroid ``mu_k`` on the unit sphere of R^d and a concentration ``kappa_k``; its samples are
+i.i.d. ``vMF(mu_k, kappa_k)``. Two identities' samples are independent. A *population* (centroids and
+concentrations) is drawn once; a *data set* is a fresh draw of samples from it, so many data sets can share
+identities (the coverage study: truth from the pooled sets, one interval per set).
+
+What the groups control
+-----------------------
+* ``kappa`` range: a sample's mean cosine to its centroid is ``A_d(kappa) = I_{d/2}(kappa) / I_{d/2-1}(kappa)``
+  and two samples of one identity have expected cosine ``A_d(kappa)^2``: lower concentration, lower genuine
+  scores, higher FNMR.
+* ``centroid_kappa``: with centroids uniform on the sphere (the default, and the paper's), every sample is
+  marginally uniform whatever its kappa, so impostor scores have the same distribution in every group and
+  there is no FMR gap. Drawing a group's centroids from ``vMF(group direction, centroid_kappa)`` instead makes
+  its identities look alike: its same-group impostor scores are higher, hence a real FMR gap.
+
+Randomness: ``seed`` feeds :class:`numpy.random.SeedSequence`; the population and the samples use two
+independent child streams of it (``spawn_key`` 0 and 1), so ``simulate_vmf(seed=s)`` equals
+``VmfPopulation.draw(..., seed=s).sample(..., seed=s)`` and the two never reuse random numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Mapping, NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy.stats import vonmises_fisher
+
+from matchaudit.errors import InputError
+
+SamplesPerIdentity = int | tuple[int, int]
+FileFormat = Literal["parquet", "csv"]
+
+_POPULATION_STREAM = 0
+_SAMPLE_STREAM = 1
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """One demographic group: how many identities, and how concentrated they are.
+
+    ``kappa``: each identity's concentration is drawn from ``U[lo, hi]``. ``centroid_kappa``: ``None`` for
+    centroids uniform on the sphere, else the concentration of the group's centroids around a random
+    group direction (higher = identities more alike = higher same-group FMR).
+    """
+
+    n_identities: int
+    kappa: tuple[float, float]
+    centroid_kappa: float | None = None
+
+
+DEMO_GROUPS: dict[str, GroupSpec] = {
+    "A": GroupSpec(100, (120.0, 800.0)),
+    "B": GroupSpec(60, (70.0, 250.0)),
+    "C": GroupSpec(40, (120.0, 800.0), centroid_kappa=40.0),
+}
+"""The demo population (2,000 samples at 10 per identity): A is the reference; B is less concentrated
+(higher FNMR, same FMR); C is as concentrated as A but its identities cluster together (higher FMR)."""
+
+
+def _rng(seed: int, stream: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
+
+
+def _uniform_sphere(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    """Marsaglia's method: normalised standard Gaussian vectors are uniform on the sphere."""
+    x = rng.standard_normal((n, dim))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _check_groups(groups: Mapping[str, GroupSpec], dim: int) -> None:
+    if dim < 2:
+        raise InputError(f"dim={dim}: the von Mises-Fisher distribution needs dimension >= 2.")
+    if not groups:
+        raise InputError("No groups given: pass at least one GroupSpec.")
+    for name, spec in groups.items():
+        lo, hi = spec.kappa
+        if spec.n_identities < 1:
+            raise InputError(f"Group {name!r}: n_identities={spec.n_identities}; it must be at least 1.")
+        if not 0 < lo <= hi:
+            raise InputError(f"Group {name!r}: kappa range {spec.kappa} must satisfy 0 < lo <= hi.")
+        if spec.centroid_kappa is not None and not spec.centroid_kappa > 0:
+            raise InputError(f"Group {name!r}: centroid_kappa={spec.centroid_kappa} must be > 0 (or None).")
+
+
+def _sizes(samples_per_identity: SamplesPerIdentity, k: int, rng: np.random.Generator) -> np.ndarray:
+    if isinstance(samples_per_identity, (int, np.integer)):
+        if samples_per_identity < 1:
+            raise InputError(f"samples_per_identity={samples_per_identity}; it must be at least 1.")
+        return np.full(k, int(samples_per_identity), dtype=np.int64)
+    lo, hi = samples_per_identity
+    if not 1 <= lo <= hi:
+        raise InputError(f"samples_per_identity range {samples_per_identity} must satisfy 1 <= lo <= hi.")
+    return rng.integers(lo, hi + 1, size=k, dtype=np.int64)
+
+
+class WrittenFiles(NamedTuple):
+    """Paths written by :meth:`SimulatedData.write`."""
+
+    samples: Path
+    embeddings: Path
+
+
+@dataclass(frozen=True)
+class SimulatedData:
+    """One synthetic data set and the truth it was drawn from.
+
+    ``samples``: one row per sample (``sample_id``, ``identity``, ``group``), row ``i`` matching
+    ``embeddings[i]`` (float32, unit norm). ``centroids`` (K, d) float64, ``kappas`` (K,) and
+    ``identity_names``/``identity_groups`` (K,) describe the identities in population order.
+    """
+
+    samples: pd.DataFrame
+    embeddings: np.ndarray
+    centroids: np.ndarray
+    kappas: np.ndarray
+    identity_names: np.ndarray
+    identity_groups: np.ndarray
+
+    def write(self, directory: str | Path, fmt: FileFormat = "parquet") -> WrittenFiles:
+        """Write ``samples.parquet`` (or ``samples.csv``) and ``embeddings.npy``: the input of ``matchaudit audit``."""
+        if fmt not in ("parquet", "csv"):
+            raise InputError(f"Unknown format {fmt!r}: use 'parquet' or 'csv'.")
+        out = Path(directory)
+        other = out / f"samples.{'csv' if fmt == 'parquet' else 'parquet'}"
+        if other.exists():
+            raise InputError(
+                f"{other} exists: writing samples.{fmt} and a new embeddings.npy beside it would leave a samples "
+                "table that no longer matches the embeddings. Remove it or write to another directory."
+            )
+        out.mkdir(parents=True, exist_ok=True)
+        samples_path = out / f"samples.{fmt}"
+        if fmt == "parquet":
+            self.samples.to_parquet(samples_path, index=False)
+        else:
+            self.samples.to_csv(samples_path, index=False)
+        embeddings_path = out / "embeddings.npy"
+        np.save(embeddings_path, self.embeddings)
+        return WrittenFiles(samples_path, embeddings_path)
+
+
+@dataclass(frozen=True)
+class VmfPopulation:
+    """Fixed identities (centroids, concentrations, groups) from which data sets are sampled."""
+
+    centroids: np.ndarray  # (K, d) float64, unit rows
+    kappas: np.ndarray  # (K,) float64
+    identity_names: np.ndarray  # (K,) str, e.g. "A0007"
+    identity_groups: np.ndarray  # (K,) str
+
+    @classmethod
+    def draw(
+        cls,
+        groups: Mapping[str, GroupSpec] | None = None,
+        *,
+        dim: int = 128,
+        seed: int = 0,
+    ) -> VmfPopulation:
+        """Draw the identities of ``groups`` (default :data:`DEMO_GROUPS`), in the order the groups are given."""
+        groups = DEMO_GROUPS if groups is None else groups
+        _check_groups(groups, dim)
+        rng = _rng(seed, _POPULATION_STREAM)
+        centroids, kappas, names, labels = [], [], [], []
+        for name, spec in groups.items():
+            k = spec.n_identities
+            if spec.centroid_kappa is None:
+                centroids.append(_uniform_sphere(rng, k, dim))
+            else:
+                direction = _uniform_sphere(rng, 1, dim)[0]
+                centroids.append(vonmises_fisher(direction, spec.centroid_kappa).rvs(k, random_state=rng))
+            kappas.append(rng.uniform(*spec.kappa, size=k))
+            width = len(str(k - 1))
+            names += [f"{name}{j:0{width}d}" for j in range(k)]
+            labels += [name] * k
+        return cls(
+            centroids=np.concatenate(centroids).reshape(-1, dim),
+            kappas=np.concatenate(kappas),
+            identity_names=np.array(names),
+            identity_groups=np.array(labels),
+        )
+
+    @property
+    def dim(self) -> int:
+        return int(self.centroids.shape[1])
+
+    def sample(
+        self, samples_per_identity: SamplesPerIdentity = 10, *, seed: int = 0
+    ) -> SimulatedData:
+        """A fresh data set: ``samples_per_identity`` vMF draws per identity (an ``(lo, hi)`` range draws each
+        identity's count uniformly in ``lo..hi``, per data set)."""
+        rng = _rng(seed, _SAMPLE_STREAM)
+        sizes = _sizes(samples_per_identity, len(self.kappas), rng)
+        blocks = [
+            vonmises_fisher(mu, kappa).rvs(int(n), random_state=rng).reshape(int(n), self.dim)
+            for mu, kappa, n in zip(self.centroids, self.kappas, sizes)
+        ]
+        identity = np.repeat(self.identity_names, sizes)
+        within = np.concatenate([np.arange(n) for n in sizes])
+        width = len(str(int(sizes.max()) - 1))
+        samples = pd.DataFrame(
+            {
+                "sample_id": [f"{who}_{j:0{width}d}" for who, j in zip(identity, within)],
+                "identity": identity,
+                "group": np.repeat(self.identity_groups, sizes),
+            }
+        )
+        return SimulatedData(
+            samples=samples,
+            embeddings=np.concatenate(blocks).astype(np.float32),
+            centroids=self.centroids,
+            kappas=self.kappas,
+            identity_names=self.identity_names,
+            identity_groups=self.identity_groups,
+        )
+
+
+def simulate_vmf(
+    groups: Mapping[str, GroupSpec] | None = None,
+    *,
+    dim: int = 128,
+    samples_per_identity: SamplesPerIdentity = 10,
+    seed: int = 0,
+) -> SimulatedData:
+    """One data set from a fresh population (default: the demo groups, see :data:`DEMO_GROUPS`)."""
+    return VmfPopulation.draw(groups, dim=dim, seed=seed).sample(samples_per_identity, seed=seed)
+
+
+def paper_b1_groups(n_identities: int = 1000) -> dict[str, GroupSpec]:
+    """Appendix B.1 of the similarity-scoring paper: one group, centroids uniform, kappa ~ U[100, 800]."""
+    return {"all": GroupSpec(n_identities, (100.0, 800.0))}
+
+
+def paper_b1(n_identities: int = 1000, samples: int = 10, dim: int = 128, seed: int = 0) -> SimulatedData:
+    """One data set of the paper's appendix B.1 protocol (K=1000 identities x 10 samples, d=128).
+
+    For its coverage study (200 data sets sharing identities) draw the population once:
+    ``pop = VmfPopulation.draw(paper_b1_groups(), seed=s)`` then ``pop.sample(10, seed=i)`` per data set.
+    """
+    return simulate_vmf(paper_b1_groups(n_identities), dim=dim, samples_per_identity=samples, seed=seed)
