@@ -70,7 +70,7 @@ def build_comparisons(
     has_ids = _both(identity_a, identity_b, "identities", where)
     given = {"score": score, "identity_a": identity_a, "identity_b": identity_b, "label": label,
              "sample_a": sample_a, "sample_b": sample_b, "attributes_a": attributes_a, "attributes_b": attributes_b}
-    m = v.check_lengths({k: len(x) for k, x in given.items() if x is not None}, where.what)
+    m = v.check_lengths({k: v.n_rows(x) for k, x in given.items() if x is not None}, where.what)
     s = v.as_scores(score, where, distance=distance)
 
     if has_samples:

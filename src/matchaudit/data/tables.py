@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.data.validate import Where, missing_column
-from matchaudit.errors import InputError
+from matchaudit.errors import InputError, listing
 
 _TEXT = {".csv": ",", ".tsv": "\t"}
 _PARQUET = {".parquet", ".pq"}

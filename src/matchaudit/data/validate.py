@@ -116,6 +116,13 @@ def encode(names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, codes.astype(np.int64).reshape(-1)
 
 
+def n_rows(values: object) -> int:
+    """Length of an array-like, a DataFrame, or a dict of equal-length columns."""
+    if isinstance(values, Mapping) and not isinstance(values, pd.DataFrame):
+        return len(next(iter(values.values()))) if values else 0
+    return len(values)  # type: ignore[arg-type]
+
+
 def check_lengths(lengths: Mapping[str, int], context: str) -> int:
     """All inputs must have the same length; returns it."""
     distinct = set(lengths.values())
@@ -188,7 +195,8 @@ def identity_groups(
         varying = seen[seen.map(len) > 1]
         if len(varying):
             items = [f"{names[k]} ({', '.join(sorted(map(str, v)))})" for k, v in varying.items()]
-            problems.append(f"'{attr}' varies within {len(items)} identities: {listing(items)}")
+            noun = "identity" if len(items) == 1 else f"{len(items)} identities"
+            problems.append(f"'{attr}' varies within {noun}: {listing(items)}")
     if problems:
         raise InputError(
             "Groups are defined per identity, but " + "; ".join(problems) + ". Fix the attribute so that each "
