@@ -1,0 +1,213 @@
+"""Exact per-group performance and fairness of one :class:`MatchData` (no resampling).
+
+``evaluate`` makes one pass over the comparisons (``build_tally``), a second selective pass for the cells
+that FMR targets and fixed thresholds fall into (``refine``), then reads every number off the tally. The
+result is a set of tidy tables (lists of flat records) — the same records go to ``results.json`` and CSV.
+
+Per group ``a``: genuine comparisons of identities in ``a``; impostor comparisons with both identities in
+``a``. The threshold is global: set from the FMR of ``threshold_impostors`` — ``"all"`` impostor comparisons
+or only ``"same-group"`` ones (NIST's demographic practice) — and recorded in every record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from matchaudit.metrics import fairness
+from matchaudit.metrics.rates import Rates, View, Weighting
+from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
+from matchaudit.model import MatchData, Rule
+
+ThresholdImpostors = Literal["all", "same-group"]
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """What to compute. Every field is recorded in the results."""
+
+    fmr_targets: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4)
+    thresholds: tuple[float, ...] = ()
+    rule: Rule = ">="
+    weightings: tuple[Weighting, ...] = ("pooled", "balanced")
+    threshold_impostors: ThresholdImpostors = "all"
+    dcf_p_target: float = 0.01
+    dcf_c_miss: float = 1.0
+    dcf_c_fa: float = 1.0
+    zero_policy: fairness.ZeroPolicy = "report"
+    zero_policy_level: float = 0.95
+    fdr_weight: float = 0.5
+    ir_exponents: tuple[float, float] = (1.0, 1.0)
+    garbe_weight: float = 0.5
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["eer_definition"] = "ROC convex hull (ROCCH-EER): where the hull of the (FMR, FNMR) points meets FMR = FNMR"
+        d["threshold_definition"] = "lowest observed score (or +inf) whose FMR over the threshold impostors is <= target"
+        return d
+
+
+@dataclass
+class AuditResult:
+    """Tidy tables of one evaluation; ``to_dict()`` is what ``results.json`` holds."""
+
+    config: AuditConfig
+    summary: dict[str, Any]
+    operating_points: list[dict[str, Any]] = field(default_factory=list)
+    curve_summaries: list[dict[str, Any]] = field(default_factory=list)
+    cross_group_fmr: list[dict[str, Any]] = field(default_factory=list)
+    fairness: list[dict[str, Any]] = field(default_factory=list)
+    det: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": self.config.to_dict(),
+            "summary": self.summary,
+            "operating_points": self.operating_points,
+            "curve_summaries": self.curve_summaries,
+            "cross_group_fmr": self.cross_group_fmr,
+            "fairness": self.fairness,
+        }
+
+    def __repr__(self) -> str:
+        rows = [r for r in self.operating_points if r["group"] == ALL and r["weighting"] == self.config.weightings[0]]
+        lines = [f"AuditResult({self.summary['protocol']}, {self.summary['n_comparisons']:,} comparisons, "
+                 f"{len(self.summary['groups'])} groups, rule accept iff s {self.config.rule} t)"]
+        for r in rows:
+            lines.append(f"  {r['kind']}={r['target']:g}: threshold {r['threshold']:.6g}, "
+                         f"FMR {r['fmr']:.3g} ({r['fmr_errors']}/{r['fmr_comparisons']}), "
+                         f"FNMR {r['fnmr']:.3g} ({r['fnmr_errors']}/{r['fnmr_comparisons']})")
+        return "\n".join(lines)
+
+
+def _masks(g_count: int, impostors: ThresholdImpostors) -> tuple[np.ndarray, np.ndarray]:
+    upper = np.triu(np.ones((g_count, g_count), bool))
+    same = np.eye(g_count, dtype=bool)
+    return np.ones(g_count, bool), (same if impostors == "same-group" else upper).ravel()
+
+
+def group_view(g_count: int, g: int, weighting: Weighting) -> View:
+    """Genuine comparisons of group ``g`` and its same-group impostors."""
+    gen = np.zeros(g_count, bool)
+    gen[g] = True
+    cat = np.zeros(g_count * g_count, bool)
+    cat[g * g_count + g] = True
+    return View(gen, cat, weighting)
+
+
+def _summary(data: MatchData, tally: Tally) -> dict[str, Any]:
+    g_count = data.n_groups
+    n_imp = tally.n_impostors.reshape(g_count, g_count)
+    gen = np.bincount(tally.genuine.group, minlength=g_count)
+    ident = np.bincount(data.identity_group, minlength=g_count)
+    sizes = data.identity_sizes
+    groups = []
+    for g, name in enumerate(data.group_names):
+        row = {"group": name, "identities": int(ident[g]), "genuine_comparisons": int(gen[g]),
+               "impostor_comparisons_same_group": int(n_imp[g, g])}
+        if data.samples is not None:
+            row["samples"] = int(sizes[data.identity_group == g].sum())
+        groups.append(row)
+    return {
+        "protocol": data.protocol,
+        "score_kind": data.score_kind,
+        "group_by": list(data.group_by),
+        "n_samples": None if data.samples is None else int(data.samples.ids.shape[0]),
+        "n_identities": data.n_identities,
+        "n_comparisons": int(gen.sum() + n_imp.sum()),
+        "n_genuine": int(gen.sum()),
+        "n_impostor": int(n_imp.sum()),
+        "groups": groups,
+        "warnings": list(data.warnings),
+    }
+
+
+def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResult:
+    """Exact operating points, curve summaries, cross-group FMR and fairness measures (see module doc)."""
+    tally = build_tally(data)
+    result = AuditResult(config, _summary(data, tally))
+    weightings = [w for w in config.weightings if w == "pooled" or data.has_identities]
+    if len(weightings) < len(config.weightings):
+        result.summary["warnings"].append("identity-balanced weighting skipped: the input has no identities")
+    g_count = data.n_groups
+    gen_all, thr_cats = _masks(g_count, config.threshold_impostors)
+
+    # cells that need the exact impostors: FMR targets (per weighting) and fixed thresholds off the edges
+    cells = [Rates(tally, View(gen_all, thr_cats, w)).target_cell(a, config.rule)
+             for w in weightings for a in config.fmr_targets]
+    cells += [int(cell_of(tally.edges, t)) for t in config.thresholds if np.isfinite(t)]
+    tally = refine(tally, data, np.array(cells, dtype=np.int64))
+
+    for w in weightings:
+        global_rates = Rates(tally, View(gen_all, thr_cats, w))
+        per_group = [Rates(tally, group_view(g_count, g, w)) for g in range(g_count)]
+        points = [("fmr_target", a, global_rates.threshold_at_fmr(a, config.rule)) for a in config.fmr_targets]
+        points += [("threshold", t, float(t)) for t in config.thresholds]
+        for kind, target, t in points:
+            _operating_point(result, config, w, kind, target, t, global_rates, per_group, data, tally)
+        for name, r in [(ALL, global_rates)] + list(zip(data.group_names, per_group)):
+            dcf, dcf_t = r.min_dcf(config.dcf_p_target, config.dcf_c_miss, config.dcf_c_fa)
+            result.curve_summaries.append({
+                "weighting": w, "group": name, "rule": config.rule, "auc": r.auc(), "eer": r.eer(),
+                "min_dcf": dcf, "min_dcf_threshold": dcf_t, "dcf_p_target": config.dcf_p_target,
+                "dcf_c_miss": config.dcf_c_miss, "dcf_c_fa": config.dcf_c_fa,
+                "genuine_comparisons": r.n_genuine, "impostor_comparisons": r.n_impostor,
+            })
+            t, fmr, fnmr = r.vertices()
+            result.det.append({"weighting": w, "group": name, "threshold": t, "fmr": fmr, "fnmr": fnmr})
+    return result
+
+
+def _operating_point(result: AuditResult, config: AuditConfig, w: Weighting, kind: str, target: float, t: float,
+                     global_rates: Rates, per_group: list[Rates], data: MatchData, tally: Tally) -> None:
+    base = {"weighting": w, "kind": kind, "target": target, "threshold": t, "rule": config.rule,
+            "threshold_impostors": config.threshold_impostors}
+    n_thr = global_rates.n_impostor
+    below = bool(kind == "fmr_target" and target * n_thr < 1)
+    for name, r in [(ALL, global_rates)] + list(zip(data.group_names, per_group)):
+        fm, fn = r.fmr(t, config.rule), r.fnmr(t, config.rule)
+        result.operating_points.append({
+            **base, "group": name, "fmr": fm.value, "fmr_errors": fm.errors, "fmr_comparisons": fm.comparisons,
+            "fnmr": fn.value, "fnmr_errors": fn.errors, "fnmr_comparisons": fn.comparisons,
+            "below_resolution": below,
+        })
+    g_count = data.n_groups
+    for a in range(g_count):
+        for b in range(a, g_count):
+            cat = np.zeros(g_count * g_count, bool)
+            cat[a * g_count + b] = True
+            fm = Rates(tally, View(np.zeros(g_count, bool), cat, w)).fmr(t, config.rule) if tally.n_impostors[
+                a * g_count + b] else None
+            result.cross_group_fmr.append({
+                **base, "group_a": data.group_names[a], "group_b": data.group_names[b],
+                "fmr": None if fm is None else fm.value, "errors": 0 if fm is None else fm.errors,
+                "comparisons": 0 if fm is None else fm.comparisons,
+            })
+    if g_count < 2:
+        return
+    rates = {"FMR": np.array([r.fmr(t, config.rule) for r in per_group], dtype=object),
+             "FNMR": np.array([r.fnmr(t, config.rule) for r in per_group], dtype=object)}
+    adjusted_values = {}
+    for which, rs in rates.items():
+        values = np.array([x.value for x in rs])
+        n = np.array([x.comparisons for x in rs])
+        values, adjusted = fairness.apply_zero_policy(values, n, config.zero_policy, config.zero_policy_level)
+        adjusted_values[which] = values
+        reason = fairness.zero_rate_reason(values, list(data.group_names))
+        for measure, value in fairness.summary_measures(values).items():
+            result.fairness.append({
+                **base, "rate": which, "measure": measure, "value": float(value),
+                "reason": reason if not np.isfinite(value) else None,
+                "adjusted_groups": [g for g, m in zip(data.group_names, adjusted) if m],
+                "zero_policy": config.zero_policy,
+            })
+    combined = fairness.combined_measures(adjusted_values["FMR"], adjusted_values["FNMR"],
+                                          fdr_weight=config.fdr_weight, ir_exponents=config.ir_exponents,
+                                          garbe_weight=config.garbe_weight)
+    for measure, value in combined.items():
+        result.fairness.append({**base, "rate": "combined", "measure": measure, "value": float(value),
+                                "reason": None if np.isfinite(value) else "undefined with zero rates",
+                                "adjusted_groups": [], "zero_policy": config.zero_policy})

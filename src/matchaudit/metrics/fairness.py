@@ -1,0 +1,104 @@
+"""Fairness summary measures of per-group error rates (methods.md section 2; conventions.md).
+
+All functions are vectorised over leading axes: ``rates`` has shape ``(..., m)`` for m groups, so the same
+code serves a point estimate, bootstrap replicates and posterior draws.
+
+Zero rates make ratios infinite or undefined. Default policy ``"report"``: the measure is ``inf`` (a ratio
+with a zero denominator and a positive numerator) or ``NaN`` (0/0) and :func:`zero_rate_reason` says why.
+Policy ``"upper-bound"``: each zero rate is replaced by its one-sided upper confidence bound
+``1 - (1 - level)^(1/n)`` (about 3/n at 95%: the rule of three), and the adjusted groups are reported — as
+NIST's re-implementation does for the geometric mean.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+ZeroPolicy = Literal["report", "upper-bound"]
+
+MEASURES = ("max_min_ratio", "max_geomean_ratio", "log_geomean_sum", "gini", "max_min_difference")
+
+
+def _geomean(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.exp(np.mean(np.log(x), axis=-1))
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num > 0, np.inf, np.nan))
+
+
+def max_min_ratio(x: np.ndarray) -> np.ndarray:
+    return _ratio(x.max(axis=-1), x.min(axis=-1))
+
+
+def max_geomean_ratio(x: np.ndarray) -> np.ndarray:
+    return _ratio(x.max(axis=-1), _geomean(x))
+
+
+def log_geomean_sum(x: np.ndarray) -> np.ndarray:
+    """``sum_a |log10(X_a / geomean X)|``: NaN when any rate is zero (the log is undefined)."""
+    g = _geomean(x)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.abs(np.log10(x / g)).sum(axis=-1)
+    return np.where((x > 0).all(axis=-1), out, np.nan)
+
+
+def gini(x: np.ndarray) -> np.ndarray:
+    """``m/(m-1) * sum_a sum_b |X_a - X_b| / (2 m^2 mean X)`` (arithmetic mean); NaN when all rates are 0."""
+    m = x.shape[-1]
+    pair = np.abs(x[..., :, None] - x[..., None, :]).sum(axis=(-1, -2))
+    return m / (m - 1) * _ratio(pair, 2 * m**2 * x.mean(axis=-1))
+
+
+def max_min_difference(x: np.ndarray) -> np.ndarray:
+    return x.max(axis=-1) - x.min(axis=-1)
+
+
+def summary_measures(rates: np.ndarray) -> dict[str, np.ndarray]:
+    """The five measures of one rate (FMR or FNMR) across groups: shapes ``(..., m) -> (...)``."""
+    x = np.asarray(rates, dtype=np.float64)
+    if x.shape[-1] < 2:
+        raise ValueError("fairness measures need at least two groups")
+    fns = (max_min_ratio, max_geomean_ratio, log_geomean_sum, gini, max_min_difference)
+    return {name: fn(x) for name, fn in zip(MEASURES, fns)}
+
+
+def combined_measures(
+    fmr: np.ndarray, fnmr: np.ndarray, *, fdr_weight: float = 0.5, ir_exponents: tuple[float, float] = (1.0, 1.0),
+    garbe_weight: float = 0.5,
+) -> dict[str, np.ndarray]:
+    """FDR(a) = 1 - (a max|dFMR| + (1-a) max|dFNMR|); inequity rate = (FMR max/min)^a (FNMR max/min)^b;
+    GARBE = a Gini(FMR) + (1-a) Gini(FNMR). Weights are explicit and recorded by callers."""
+    fmr, fnmr = np.asarray(fmr, float), np.asarray(fnmr, float)
+    a, b = ir_exponents
+    with np.errstate(invalid="ignore"):
+        return {
+            "fdr": 1 - (fdr_weight * max_min_difference(fmr) + (1 - fdr_weight) * max_min_difference(fnmr)),
+            "inequity_rate": max_min_ratio(fmr) ** a * max_min_ratio(fnmr) ** b,
+            "garbe": garbe_weight * gini(fmr) + (1 - garbe_weight) * gini(fnmr),
+        }
+
+
+def zero_rate_reason(rates: np.ndarray, names: list[str]) -> str | None:
+    """Why ratio measures are inf/NaN for these (1-D) rates, or None when all rates are positive."""
+    zero = [n for n, r in zip(names, rates) if r == 0]
+    if not zero:
+        return None
+    return (f"zero observed rate in {', '.join(zero)}: ratios are inf (or NaN when all are zero); "
+            "use zero_policy='upper-bound' to substitute one-sided upper bounds")
+
+
+def apply_zero_policy(
+    rates: np.ndarray, comparisons: np.ndarray, policy: ZeroPolicy = "report", level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rates after the zero policy, and a mask of the adjusted groups."""
+    rates = np.asarray(rates, float)
+    zero = rates == 0
+    if policy == "report" or not zero.any():
+        return rates, np.zeros_like(zero)
+    bound = 1.0 - (1.0 - level) ** (1.0 / np.maximum(np.asarray(comparisons, float), 1.0))
+    return np.where(zero, bound, rates), zero

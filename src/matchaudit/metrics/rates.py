@@ -1,0 +1,221 @@
+"""Exact error rates from a :class:`~matchaudit.metrics.tally.Tally`: rates at a threshold, the threshold at
+an FMR target, the DET curve, AUC, the ROC-convex-hull EER and normalised minDCF.
+
+A *view* selects which comparisons a rate is about: the genuine comparisons of some groups, the impostor
+comparisons of some categories, and a weighting:
+
+* ``pooled``: every comparison weighs the same (NIST practice, the 1:1-matching CI work);
+* ``balanced``: identity-balanced — FNMR is the mean over identities of their FNMR, FMR the mean over
+  identity pairs of theirs (the similarity-scoring paper's eq. 2-3).
+
+Decision rule: accept iff ``s >= t`` (``">="``, default) or ``s > t`` (``">"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from matchaudit.metrics.tally import Tally, cell_of
+from matchaudit.model import Rule
+
+Weighting = Literal["pooled", "balanced"]
+
+
+class NeedsRefinement(RuntimeError):
+    """A threshold falls inside a cell whose impostors were not collected (an internal ordering error)."""
+
+
+@dataclass(frozen=True)
+class View:
+    """Which comparisons a rate covers: genuine groups (bool mask, G) and impostor categories (bool mask, G*G)."""
+
+    genuine_groups: np.ndarray
+    impostor_categories: np.ndarray
+    weighting: Weighting = "pooled"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A rate with the raw counts behind it (``errors / comparisons``, always pooled counts)."""
+
+    value: float
+    errors: int
+    comparisons: int
+
+
+class Rates:
+    """Exact rate queries on one view of a tally."""
+
+    def __init__(self, tally: Tally, view: View):
+        self.tally, self.view = tally, view
+        balanced = view.weighting == "balanced"
+        gen = tally.genuine
+        keep = view.genuine_groups[gen.group]
+        order = np.argsort(gen.score[keep], kind="stable")
+        self._gs = gen.score[keep][order]
+        self._gw = (gen.weight[keep][order] if balanced else np.ones(order.size))
+        self._gcum = np.concatenate([[0.0], np.cumsum(self._gw)])
+        cats = view.impostor_categories
+        self._cnt, self._tie = tally.counts[cats].sum(axis=0), tally.ties[cats].sum(axis=0)
+        src_c, src_t = (tally.wcounts, tally.wties) if balanced else (tally.counts, tally.ties)
+        self._wc = src_c[cats].sum(axis=0).astype(np.float64)
+        self._wt = src_t[cats].sum(axis=0).astype(np.float64)
+        self._suf = np.concatenate([np.cumsum(self._wc[::-1])[::-1], [0.0]])  # (J+2,): weight in cells >= i
+        self._nsuf = np.concatenate([np.cumsum(self._cnt[::-1])[::-1], [0]])
+        if balanced:
+            self.genuine_total = float(tally.genuine_units[view.genuine_groups].sum())
+            self.impostor_total = float(tally.impostor_units[cats].sum())
+            if np.isnan(self._gw).any() or self.impostor_total == 0 and self._cnt.sum() > 0:
+                raise ValueError("identity-balanced weighting needs identities; this input has labels only")
+        else:
+            self.genuine_total = float(self._gs.size)
+            self.impostor_total = float(self._cnt.sum())
+        self.n_genuine = int(self._gs.size)
+        self.n_impostor = int(self._cnt.sum())
+
+    # ------------------------------------------------------------------ primitive counts at a threshold
+
+    def _genuine_rejected(self, t: float, rule: Rule, weighted: bool) -> float:
+        side = "left" if rule == ">=" else "right"  # '>=' rejects s < t; '>' rejects s <= t
+        k = int(np.searchsorted(self._gs, t, side=side))
+        return float(self._gcum[k]) if weighted else float(k)
+
+    def _impostor_accepted(self, t: float, rule: Rule, weighted: bool) -> float:
+        if t == np.inf:
+            return 0.0
+        if t == -np.inf:
+            return float(self._suf[0] if weighted else self._nsuf[0])
+        suf, tie = (self._suf, self._wt) if weighted else (self._nsuf, self._tie)
+        edges = self.tally.edges
+        i = int(cell_of(edges, t))
+        if i > 0 and edges[i - 1] == t:
+            return float(suf[i] - (tie[i - 1] if rule == ">" else 0))
+        return float(suf[i + 1]) + self._inside(i, t, rule, weighted)
+
+    def _inside(self, cell: int, t: float, rule: Rule, weighted: bool) -> float:
+        """Accepted impostors strictly inside ``cell`` at a threshold ``t`` inside it (needs refinement)."""
+        left_ties = self._tie[cell - 1] if cell > 0 else 0
+        if self._cnt[cell] - left_ties == 0:
+            return 0.0
+        ref = self.tally.refined
+        if ref is None or cell not in ref.cells:
+            raise NeedsRefinement(f"cell {cell} holds impostors around threshold {t!r} and was not refined")
+        edges = self.tally.edges
+        lo = edges[cell - 1] if cell > 0 else -np.inf
+        hi = edges[cell] if cell < edges.size else np.inf
+        sel = self.view.impostor_categories[ref.category] & (ref.score >= lo) & (ref.score < hi)
+        ok = (ref.score >= t) if rule == ">=" else (ref.score > t)
+        m = sel & ok
+        return float(ref.weight[m].sum()) if weighted else float(m.sum())
+
+    # ------------------------------------------------------------------ rates
+
+    @property
+    def _weighted(self) -> bool:
+        return self.view.weighting == "balanced"
+
+    def fnmr(self, t: float, rule: Rule = ">=") -> Rate:
+        k = int(self._genuine_rejected(t, rule, False))
+        v = self._genuine_rejected(t, rule, self._weighted) / self.genuine_total if self.genuine_total else np.nan
+        return Rate(float(v), k, self.n_genuine)
+
+    def fmr(self, t: float, rule: Rule = ">=") -> Rate:
+        k = int(self._impostor_accepted(t, rule, False))
+        v = self._impostor_accepted(t, rule, self._weighted) / self.impostor_total if self.impostor_total else np.nan
+        return Rate(float(v), k, self.n_impostor)
+
+    def _fmr_at_edges(self, rule: Rule) -> np.ndarray:
+        """FMR with the threshold at each edge (exact, no refinement needed)."""
+        w = self._weighted
+        suf, tie = (self._suf, self._wt) if w else (self._nsuf.astype(float), self._tie.astype(float))
+        acc = suf[1 : self.tally.edges.size + 1] - (tie if rule == ">" else 0.0)
+        return acc / self.impostor_total
+
+    def target_cell(self, alpha: float, rule: Rule = ">=") -> int:
+        """The one cell whose impostors decide the threshold at FMR target ``alpha`` (for refinement)."""
+        fmr = self._fmr_at_edges(rule)
+        return int(np.searchsorted(-fmr, -alpha, side="left"))  # first edge with FMR <= alpha
+
+    def threshold_at_fmr(self, alpha: float, rule: Rule = ">=") -> float:
+        """``t_alpha``: the lowest observed score (or +inf) whose FMR is at most ``alpha`` ("at most" rule)."""
+        edges = self.tally.edges
+        cell = self.target_cell(alpha, rule)
+        fallback = float(edges[cell]) if cell < edges.size else np.inf
+        left_ties = self._tie[cell - 1] if cell > 0 else 0
+        if self._cnt[cell] - left_ties > 0:
+            ref = self.tally.refined
+            if ref is None or cell not in ref.cells:
+                raise NeedsRefinement(f"cell {cell} (FMR target {alpha}) was not refined")
+            lo = edges[cell - 1] if cell > 0 else -np.inf
+            hi = edges[cell] if cell < edges.size else np.inf
+            cand = np.unique(ref.score[(ref.score > lo) & (ref.score < hi)])
+            first, last = 0, cand.size  # FMR is non-increasing: bisect for the first candidate that passes
+            while first < last:
+                mid = (first + last) // 2
+                if self.fmr(float(cand[mid]), rule).value <= alpha:
+                    last = mid
+                else:
+                    first = mid + 1
+            if first < cand.size:
+                return float(cand[first])
+        return fallback
+
+    # ------------------------------------------------------------------ curve summaries (vertices only)
+
+    def vertices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """ROC vertices with the threshold at each distinct genuine score (``>=`` semantics), plus the two
+        end points: returns (thresholds, FMR, FNMR), thresholds ascending from -inf to +inf."""
+        edges = self.tally.edges
+        fmr = np.concatenate([[1.0], self._fmr_at_edges(">="), [0.0]])
+        k = np.searchsorted(self._gs, edges, side="left")
+        fnmr = np.concatenate([[0.0], self._gcum[k] / self.genuine_total, [1.0]])
+        return np.concatenate([[-np.inf], edges, [np.inf]]), fmr, fnmr
+
+    def auc(self) -> float:
+        """P(genuine score > impostor score) + 1/2 P(tie): exact (Mann-Whitney)."""
+        edges = self.tally.edges
+        j = np.searchsorted(edges, self._gs)  # each genuine score is an edge
+        gw = np.bincount(j, weights=self._gw, minlength=edges.size)
+        below = self._suf[0] - self._suf[1 : edges.size + 1]  # impostor weight < edge
+        total_w = self._suf[0]
+        return float((gw * (below + 0.5 * self._wt)).sum() / (self._gcum[-1] * total_w))
+
+    def eer(self) -> float:
+        """Equal error rate of the ROC convex hull (ROCCH-EER, as BOSARIS and NIST SRE tools): the point where
+        the convex hull of the (FMR, FNMR) vertices crosses FMR = FNMR."""
+        _, x, y = self.vertices()
+        order = np.lexsort((y, x))
+        hull = _lower_hull(x[order], y[order])
+        hx, hy = x[order][hull], y[order][hull]
+        d = hy - hx  # decreasing along the hull (x ascending)
+        k = int(np.flatnonzero(d <= 0)[0])
+        if d[k] == 0 or k == 0:
+            return float(hx[k])
+        # crossing between k-1 and k: y = x on the segment
+        x0, y0, x1, y1 = hx[k - 1], hy[k - 1], hx[k], hy[k]
+        lam = (y0 - x0) / ((y0 - x0) - (y1 - x1))
+        return float(x0 + lam * (x1 - x0))
+
+    def min_dcf(self, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> tuple[float, float]:
+        """Normalised minimum detection cost (NIST SRE form) and the threshold attaining it."""
+        t, fmr, fnmr = self.vertices()
+        cost = c_miss * p_target * fnmr + c_fa * (1 - p_target) * fmr
+        k = int(np.argmin(cost))
+        return float(cost[k] / min(c_miss * p_target, c_fa * (1 - p_target))), float(t[k])
+
+
+def _lower_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the lower convex hull of points sorted by x (monotone chain)."""
+    hull: list[int] = []
+    for i in range(x.size):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return np.array(hull)

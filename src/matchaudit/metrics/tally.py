@@ -1,0 +1,342 @@
+"""Exact score tallies at any scale: every genuine score, and impostors binned between genuine scores.
+
+Why this shape: every vertex of the empirical ROC sits at a genuine score ``g`` (moving the threshold past
+an impostor only lowers FMR), so the counts ``#(impostor >= g)`` and ``#(impostor == g)`` for every distinct
+genuine score give the whole DET curve, AUC, the ROC-convex-hull EER and minDCF exactly. Genuine
+comparisons are few (within identities), so they are kept whole. Impostors (up to n^2/2) are only
+counted, per category, in the cells between consecutive distinct genuine scores. A threshold that falls
+strictly inside a cell (an FMR target, a user threshold) needs the impostors of that one cell: a second,
+selective pass (:func:`refine`) collects them.
+
+Categories: genuine comparisons are tallied per group ``g``; impostor comparisons per unordered group
+pair, index ``a * G + b`` with ``a <= b`` (``a == b``: same-group impostors).
+
+Memory: genuine scores (24 bytes each) plus ``4 x 8 x (J + 1)`` bytes per impostor category, J = number
+of distinct genuine scores; blocks of the score matrix are streamed (see ``MatchData.blocks``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from matchaudit.model import DenseBlock, MatchData, PairBlock
+from matchaudit.scores import pair_scores
+
+_BUCKETS = 1 << 16
+
+
+@dataclass(frozen=True)
+class GenuineScores:
+    """All genuine comparisons: score, group, identity and the identity-balanced weight ``1/g_k``."""
+
+    score: np.ndarray  # float64 (M,)
+    group: np.ndarray  # int64 (M,)
+    identity: np.ndarray  # int64 (M,), -1 if unknown
+    weight: np.ndarray  # float64 (M,), NaN when identities are unknown
+
+
+@dataclass(frozen=True)
+class Refined:
+    """Impostor comparisons of the refined cells, exact: score, category and balanced weight."""
+
+    cells: np.ndarray  # sorted cell indices that were refined
+    score: np.ndarray
+    category: np.ndarray
+    weight: np.ndarray
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Exact summary of all comparisons of a :class:`MatchData` (see module docstring)."""
+
+    n_groups: int
+    genuine: GenuineScores
+    edges: np.ndarray  # (J,) sorted distinct genuine scores
+    counts: np.ndarray  # int64 (G*G, J+1): impostors with edges[i-1] <= s < edges[i] in cell i
+    ties: np.ndarray  # int64 (G*G, J): impostors with s == edges[j]
+    wcounts: np.ndarray  # float64, same with balanced weights 1/m_kl
+    wties: np.ndarray
+    genuine_units: np.ndarray  # int64 (G,): identities with genuine comparisons (balanced FNMR divisor)
+    impostor_units: np.ndarray  # int64 (G*G,): identity pairs with impostor comparisons (balanced FMR divisor)
+    refined: Refined | None = None
+
+    @property
+    def n_impostors(self) -> np.ndarray:
+        """Impostor comparisons per category."""
+        return self.counts.sum(axis=1)
+
+
+def cell_of(edges: np.ndarray, s: np.ndarray | float) -> np.ndarray:
+    """Cell index of a score: the number of edges ``<= s`` (0 .. J)."""
+    return np.searchsorted(edges, s, side="right")
+
+
+# --------------------------------------------------------------------------------------------- kernels
+
+
+@nb.njit(cache=True, inline="always")
+def _cell(s: float, edges: np.ndarray, acc: np.ndarray, lo: float, scale: float) -> int:
+    """Number of edges <= s, with a bucket table narrowing the binary search to a few edges."""
+    j = edges.shape[0]
+    if s < edges[0]:
+        return 0
+    if s >= edges[j - 1]:
+        return j
+    nb_ = acc.shape[0] - 1
+    b = int((s - lo) * scale)
+    b = min(max(b, 0), nb_ - 1)
+    left = acc[max(b - 1, 0)]
+    right = acc[min(b + 2, nb_)]
+    while left < right:  # first edge > s within [left, right)
+        mid = (left + right) >> 1
+        if edges[mid] <= s:
+            left = mid + 1
+        else:
+            right = mid
+    return left
+
+
+@nb.njit(cache=True)
+def _bin_pairs(score, cat, weight, edges, acc, lo, scale, counts, ties, wcounts, wties):
+    for m in range(score.shape[0]):
+        s = score[m]
+        c = cat[m]
+        i = _cell(s, edges, acc, lo, scale)
+        counts[c, i] += 1
+        wcounts[c, i] += weight[m]
+        if i > 0 and edges[i - 1] == s:
+            ties[c, i - 1] += 1
+            wties[c, i - 1] += weight[m]
+
+
+@nb.njit(cache=True, parallel=True)
+def _bin_dense(scores, row0, col0, ident, group, size, n_groups, edges, acc, lo, scale,
+               counts, ties, wcounts, wties):
+    """Impostor tally of one all-pairs tile; per-thread tables (first axis) avoid write races."""
+    r, c = scores.shape
+    nt = counts.shape[0]
+    chunk = (r + nt - 1) // nt
+    for t in nb.prange(nt):
+        for a in range(t * chunk, min(r, (t + 1) * chunk)):
+            i = row0 + a
+            ki = ident[i]
+            gi = group[ki]
+            for bcol in range(c):
+                j = col0 + bcol
+                if j <= i:
+                    continue
+                kj = ident[j]
+                if kj == ki:
+                    continue
+                gj = group[kj]
+                cat = gi * n_groups + gj if gi <= gj else gj * n_groups + gi
+                w = 1.0 / (size[ki] * size[kj])
+                s = scores[a, bcol]
+                k = _cell(s, edges, acc, lo, scale)
+                counts[t, cat, k] += 1
+                wcounts[t, cat, k] += w
+                if k > 0 and edges[k - 1] == s:
+                    ties[t, cat, k - 1] += 1
+                    wties[t, cat, k - 1] += w
+
+
+@nb.njit(cache=True)
+def _collect_dense(scores, row0, col0, ident, group, size, n_groups, edges, acc, lo, scale,
+                   selected, s_lo, s_hi, out_s, out_c, out_w, pos):
+    r, c = scores.shape
+    for a in range(r):
+        i = row0 + a
+        ki = ident[i]
+        for bcol in range(c):
+            j = col0 + bcol
+            s = scores[a, bcol]
+            if j <= i or s < s_lo or s >= s_hi:
+                continue
+            kj = ident[j]
+            if kj == ki:
+                continue
+            if not selected[_cell(s, edges, acc, lo, scale)]:
+                continue
+            gi = group[ki]
+            gj = group[kj]
+            out_s[pos] = s
+            out_c[pos] = gi * n_groups + gj if gi <= gj else gj * n_groups + gi
+            out_w[pos] = 1.0 / (size[ki] * size[kj])
+            pos += 1
+    return pos
+
+
+# --------------------------------------------------------------------------------------------- passes
+
+
+def _bucket_table(edges: np.ndarray) -> tuple[np.ndarray, float, float]:
+    lo, hi = float(edges[0]), float(edges[-1])
+    scale = _BUCKETS / (hi - lo) if hi > lo else 0.0
+    starts = lo + np.arange(_BUCKETS + 1) / scale if scale else np.full(_BUCKETS + 1, lo)
+    return np.searchsorted(edges, starts, side="left").astype(np.int64), lo, scale
+
+
+def _pair_categories(block: PairBlock, n_groups: int) -> np.ndarray:
+    a = np.minimum(block.group_a, block.group_b)
+    b = np.maximum(block.group_a, block.group_b)
+    return a * n_groups + b
+
+
+def _genuine_all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Within-identity pairs i < j, their scores and identities (exactly as the all-pairs tiles score them)."""
+    assert data.samples is not None and data.samples.embeddings is not None
+    ident = data.samples.identity
+    order = np.argsort(ident, kind="stable")
+    sizes = np.bincount(ident, minlength=data.n_identities)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    ia, ib, ks = [], [], []
+    for k in np.flatnonzero(sizes >= 2):
+        members = np.sort(order[starts[k] : starts[k + 1]])
+        u, v = np.triu_indices(members.size, k=1)
+        ia.append(members[u])
+        ib.append(members[v])
+        ks.append(np.full(u.size, k))
+    if not ia:
+        empty = np.zeros(0, dtype=np.int64)
+        return np.zeros(0), empty, empty
+    a, b, k = (np.concatenate(x).astype(np.int64) for x in (ia, ib, ks))
+    return pair_scores(data.samples.embeddings, a, b, data.metric), k, a
+
+
+def _genuine(data: MatchData) -> GenuineScores:
+    if data.protocol == "all-pairs":
+        score, ident, _ = _genuine_all_pairs(data)
+        group = data.identity_group[ident] if ident.size else ident
+    else:
+        assert data.pairs is not None
+        g = data.pairs.genuine
+        score, ident, group = data.pairs.score[g], data.pairs.identity_a[g], data.pairs.group_a[g]
+    if ident.size and ident.min() >= 0:
+        per_identity = np.bincount(ident, minlength=data.n_identities)
+        weight = 1.0 / per_identity[ident]
+    else:
+        weight = np.full(score.shape, np.nan)
+    return GenuineScores(score.astype(np.float64), group.astype(np.int64), ident.astype(np.int64), weight)
+
+
+def _impostor_units(data: MatchData) -> np.ndarray:
+    """Identity pairs with at least one impostor comparison, per category."""
+    g_count = data.n_groups
+    units = np.zeros(g_count * g_count, dtype=np.int64)
+    if data.protocol == "all-pairs":
+        k_per_group = np.bincount(data.identity_group[data.identity_sizes > 0], minlength=g_count)
+        for a in range(g_count):
+            units[a * g_count + a] = k_per_group[a] * (k_per_group[a] - 1) // 2
+            for b in range(a + 1, g_count):
+                units[a * g_count + b] = k_per_group[a] * k_per_group[b]
+        return units
+    assert data.pairs is not None
+    p = data.pairs
+    imp = ~p.genuine
+    if not data.has_identities:
+        return units
+    lo = np.minimum(p.identity_a[imp], p.identity_b[imp])
+    hi = np.maximum(p.identity_a[imp], p.identity_b[imp])
+    key, first = np.unique(lo * data.n_identities + hi, return_index=True)
+    cats = _pair_categories(p, g_count)[imp][first]
+    np.add.at(units, cats, 1)
+    return units
+
+
+def _pair_weights(data: MatchData, block: PairBlock) -> np.ndarray:
+    """Identity-balanced impostor weight ``1/m_kl`` for listed comparisons (NaN without identities)."""
+    if not data.has_identities:
+        return np.full(len(block), np.nan)
+    assert data.pairs is not None
+    p = data.pairs
+    imp = ~p.genuine
+    k_all = data.n_identities
+    keys_all = np.minimum(p.identity_a[imp], p.identity_b[imp]) * k_all + np.maximum(p.identity_a[imp], p.identity_b[imp])
+    uniq, m_kl = np.unique(keys_all, return_counts=True)
+    keys = np.minimum(block.identity_a, block.identity_b) * k_all + np.maximum(block.identity_a, block.identity_b)
+    return 1.0 / m_kl[np.searchsorted(uniq, keys)]
+
+
+def build_tally(data: MatchData, block_rows: int = 2048) -> Tally:
+    """Pass over all comparisons once: genuine scores kept, impostors binned between them (exact)."""
+    g_count = data.n_groups
+    genuine = _genuine(data)
+    edges = np.unique(genuine.score)
+    if edges.size == 0:
+        edges = np.array([np.inf])
+    acc, lo, scale = _bucket_table(edges)
+    n_cat, j = g_count * g_count, edges.size
+    if data.protocol == "all-pairs":
+        assert data.samples is not None
+        threads = nb.get_num_threads()
+        counts = np.zeros((threads, n_cat, j + 1), np.int64)
+        ties = np.zeros((threads, n_cat, j), np.int64)
+        wcounts = np.zeros((threads, n_cat, j + 1))
+        wties = np.zeros((threads, n_cat, j))
+        size = data.identity_sizes.astype(np.float64)
+        for blk in data.blocks(block_rows):
+            assert isinstance(blk, DenseBlock)
+            _bin_dense(blk.scores, blk.row0, blk.col0, data.samples.identity, data.identity_group, size, g_count,
+                       edges, acc, lo, scale, counts, ties, wcounts, wties)
+        counts, ties, wcounts, wties = (x.sum(axis=0) for x in (counts, ties, wcounts, wties))
+    else:
+        counts = np.zeros((n_cat, j + 1), np.int64)
+        ties = np.zeros((n_cat, j), np.int64)
+        wcounts = np.zeros((n_cat, j + 1))
+        wties = np.zeros((n_cat, j))
+        for blk in data.blocks(block_rows):
+            assert isinstance(blk, PairBlock)
+            imp = ~blk.genuine
+            sub = PairBlock(*(getattr(blk, f)[imp] for f in PairBlock.__dataclass_fields__))
+            _bin_pairs(sub.score, _pair_categories(sub, g_count), _pair_weights(data, sub), edges, acc, lo, scale,
+                       counts, ties, wcounts, wties)
+    gen_units = np.zeros(g_count, dtype=np.int64)
+    if genuine.identity.size and genuine.identity.min() >= 0:
+        ids = np.unique(genuine.identity)
+        np.add.at(gen_units, data.identity_group[ids], 1)
+    return Tally(g_count, genuine, edges, counts, ties, wcounts, wties, gen_units, _impostor_units(data))
+
+
+def refine(tally: Tally, data: MatchData, cells: np.ndarray, block_rows: int = 2048) -> Tally:
+    """Second pass: collect the exact impostor comparisons lying strictly inside the given cells."""
+    inside = tally.counts.sum(axis=0)[cells] - np.concatenate([[0], tally.ties.sum(axis=0)])[cells]
+    cells = np.unique(np.asarray(cells)[inside > 0])
+    if tally.refined is not None:
+        cells = np.setdiff1d(cells, tally.refined.cells)
+    if cells.size == 0:
+        return tally
+    edges = tally.edges
+    selected = np.zeros(edges.size + 1, dtype=np.bool_)
+    selected[cells] = True
+    total = int(tally.counts[:, cells].sum())
+    out_s, out_c, out_w = np.empty(total), np.empty(total, np.int64), np.empty(total)
+    g_count = tally.n_groups
+    if data.protocol == "all-pairs":
+        assert data.samples is not None
+        acc, lo, scale = _bucket_table(edges)
+        s_lo = -np.inf if cells[0] == 0 else edges[cells[0] - 1]
+        s_hi = np.inf if cells[-1] == edges.size else edges[cells[-1]]
+        size = data.identity_sizes.astype(np.float64)
+        pos = 0
+        for blk in data.blocks(block_rows):
+            assert isinstance(blk, DenseBlock)
+            pos = _collect_dense(blk.scores, blk.row0, blk.col0, data.samples.identity, data.identity_group, size,
+                                 g_count, edges, acc, lo, scale, selected, s_lo, s_hi, out_s, out_c, out_w, pos)
+    else:
+        assert data.pairs is not None
+        p = data.pairs
+        keep = ~p.genuine & selected[cell_of(edges, p.score)]
+        sub = PairBlock(*(getattr(p, f)[keep] for f in PairBlock.__dataclass_fields__))
+        pos = len(sub)
+        out_s, out_c, out_w = sub.score, _pair_categories(sub, g_count), _pair_weights(data, sub)
+    assert pos == total, "refinement pass disagrees with the tally"
+    if tally.refined is not None:
+        old = tally.refined
+        cells = np.union1d(old.cells, cells)
+        out_s, out_c, out_w = (np.concatenate(x) for x in ((old.score, out_s), (old.category, out_c), (old.weight, out_w)))
+    order = np.argsort(out_s, kind="stable")
+    refined = Refined(cells, out_s[order], out_c[order], out_w[order])
+    return Tally(**{**tally.__dict__, "refined": refined})
