@@ -1,0 +1,192 @@
+"""``matchaudit audit`` (the main job), ``matchaudit demo`` (it, on the embedded synthetic data) and
+``matchaudit schema``."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from matchaudit.cli.app import app
+from matchaudit.cli.common import floats, names, user_errors
+from matchaudit.data import load_comparisons, load_samples
+from matchaudit.errors import InputError
+from matchaudit.metrics.evaluate import AuditConfig, AuditResult, evaluate
+from matchaudit.model import MatchData
+from matchaudit.report.det import plot_det
+from matchaudit.report.results import schema, write_results
+
+console = Console()
+
+
+class RuleOpt(str, Enum):
+    ge = ">="
+    gt = ">"
+
+
+class MetricOpt(str, Enum):
+    cosine = "cosine"
+    euclidean = "euclidean"
+
+
+class ImpostorsOpt(str, Enum):
+    all = "all"
+    same_group = "same-group"
+
+
+class ZeroOpt(str, Enum):
+    report = "report"
+    upper_bound = "upper-bound"
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.3g}%"
+
+
+def _print_summary(result: AuditResult, out: Path) -> None:
+    w = result.config.weightings[0]
+    table = Table(title=f"Operating points ({w} weighting, accept iff score {result.config.rule} threshold)")
+    for col in ("target FMR", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"):
+        table.add_column(col)
+    for p in result.operating_points:
+        if p["weighting"] != w:
+            continue
+        flag = " [yellow](below resolution)[/]" if p["below_resolution"] else ""
+        table.add_row(f"{p['target']:g}{flag}" if p["kind"] == "fmr_target" else f"t={p['target']:g}", p["group"],
+                      f"{p['threshold']:.5g}", f"{_pct(p['fmr'])} ({p['fmr_errors']:,}/{p['fmr_comparisons']:,})",
+                      f"{_pct(p['fnmr'])} ({p['fnmr_errors']:,}/{p['fnmr_comparisons']:,})")
+    console.print(table)
+    for msg in result.summary["warnings"]:
+        console.print(f"[yellow]Warning:[/] {msg}")
+    console.print(f"Results written to [bold]{out}[/] (results.json, CSV tables, DET plots).")
+
+
+def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False) -> AuditResult:
+    """Evaluate, write results.json + CSVs + one DET figure per weighting."""
+    result = evaluate(data, config)
+    write_results(result.to_dict(), result.det, out, command)
+    for w in {c["weighting"] for c in result.det}:
+        plot_det([c for c in result.det if c["weighting"] == w],
+                 [p for p in result.operating_points if p["weighting"] == w],
+                 [s for s in result.curve_summaries if s["weighting"] == w],
+                 f"DET per group ({w} weighting; accept iff s {config.rule} t)", out / f"det_{w}.png")
+    if not quiet:
+        _print_summary(result, out)
+    return result
+
+
+@app.command("audit")
+@user_errors
+def audit(
+    out: Path = typer.Option(Path("matchaudit-out"), "--out", help="Output directory (created if missing)."),
+    samples: Path = typer.Option(None, "--samples", help="Samples table (CSV/TSV/Parquet): sample id, identity, attributes."),
+    embeddings: Path = typer.Option(None, "--embeddings", help=".npy embeddings aligned with --samples rows."),
+    embedding_col: str = typer.Option(None, "--embedding-col", help="Parquet list column holding embeddings (instead of --embeddings)."),
+    pairs: Path = typer.Option(None, "--pairs", help="With --samples: only these sample pairs (columns sample_a, sample_b) instead of all pairs."),
+    comparisons: Path = typer.Option(None, "--comparisons", help="Comparison table (CSV/TSV/Parquet): one row per comparison with a score."),
+    id_col: str = typer.Option("sample_id", "--id-col", help="Sample id column of --samples."),
+    identity_col: str = typer.Option("identity", "--identity-col", help="Identity column of --samples."),
+    metric: MetricOpt = typer.Option(MetricOpt.cosine, "--metric", help="Similarity from embeddings: cosine or negated Euclidean distance."),
+    score_col: str = typer.Option("score", "--score-col", help="Score column of --comparisons."),
+    sample_cols: str = typer.Option("sample_a,sample_b", "--sample-cols", help="The two sample id columns of --comparisons ('' for none)."),
+    identity_cols: str = typer.Option("identity_a,identity_b", "--identity-cols", help="The two identity columns of --comparisons ('' for none)."),
+    label_col: str = typer.Option(None, "--label-col", help="Genuine/impostor label column (1/0, genuine/impostor, target/nontarget)."),
+    metadata: Path = typer.Option(None, "--metadata", help="Subject or sample metadata table giving attributes (and identities) by key."),
+    metadata_key: str = typer.Option(None, "--metadata-key", help="Key column of --metadata."),
+    distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated on load."),
+    group_by: str = typer.Option(None, "--group-by", help="Attribute(s) defining groups, comma-separated for intersections."),
+    fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", help="FMR targets (comma-separated)."),
+    threshold: str = typer.Option("", "--threshold", help="Fixed thresholds to evaluate too (comma-separated)."),
+    rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (NIST, ISO/IEC 19795-1, bob) or > t (the similarity-scoring paper)."),
+    weighting: str = typer.Option("pooled,balanced", "--weighting", help="pooled (each comparison equal) and/or balanced (identity-balanced)."),
+    threshold_impostors: ImpostorsOpt = typer.Option(ImpostorsOpt.all, "--threshold-impostors", help="Impostors that set the global threshold: all, or same-group only (NIST demographics)."),
+    dcf_p_target: float = typer.Option(0.01, "--dcf-p-target", help="minDCF prior of a target (0.01 NIST SRE; 0.05 VoxSRC)."),
+    dcf_c_miss: float = typer.Option(1.0, "--dcf-c-miss", help="minDCF cost of a miss."),
+    dcf_c_fa: float = typer.Option(1.0, "--dcf-c-fa", help="minDCF cost of a false alarm."),
+    zero_policy: ZeroOpt = typer.Option(ZeroOpt.report, "--zero-policy", help="Zero rates in fairness ratios: report inf/NaN with a reason, or substitute one-sided upper bounds."),
+    quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
+) -> None:
+    """Exact per-group FMR/FNMR, thresholds at FMR targets, DET, EER, AUC, minDCF and fairness measures.
+
+    Give either --samples with --embeddings (all pairs, or --pairs) or --comparisons (a scored table).
+
+    Example:
+
+        matchaudit audit --samples samples.parquet --embeddings embeddings.npy --group-by ethnicity --fmr 1e-3,1e-4 --out results/
+
+        matchaudit audit --comparisons scores.csv --identity-cols enrol_id,probe_id --group-by gender --out results/
+    """
+    if (samples is None) == (comparisons is None):
+        raise InputError("give either --samples (with --embeddings or --embedding-col) or --comparisons, not both or neither.")
+    groups = names(group_by)
+    if samples is not None:
+        data = load_samples(samples, embeddings, id_col=id_col, identity_col=identity_col, embedding_col=embedding_col,
+                            group_by=groups, metric=metric.value, pairs_path=pairs)
+    else:
+        data = load_comparisons(comparisons, score_col=score_col, sample_cols=_pair(sample_cols),
+                                identity_cols=_pair(identity_cols), label_col=label_col, group_by=groups,
+                                metadata_path=metadata, metadata_key=metadata_key, distance=distance)
+    weights = names(weighting)
+    if not weights or set(weights) - {"pooled", "balanced"}:
+        raise InputError(f"--weighting {weighting!r}: use pooled, balanced, or pooled,balanced.")
+    config = AuditConfig(fmr_targets=floats(fmr, "--fmr"), thresholds=floats(threshold, "--threshold"),
+                         rule=rule.value, weightings=weights, threshold_impostors=threshold_impostors.value,
+                         dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa,
+                         zero_policy=zero_policy.value)
+    bad = [a for a in config.fmr_targets if not 0 <= a <= 1]
+    if bad:
+        raise InputError(f"--fmr: targets must lie in [0, 1]; got {bad}.")
+    run_audit(data, config, out, _command(), quiet)
+
+
+def _pair(text: str) -> tuple[str, str] | None:
+    parts = names(text)
+    if not parts:
+        return None
+    if len(parts) != 2:
+        raise InputError(f"{text!r}: give exactly two column names separated by a comma.")
+    return parts[0], parts[1]
+
+
+def _command() -> str:
+    return "matchaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+@app.command("demo")
+@user_errors
+def demo(
+    out: Path = typer.Option(Path("matchaudit-demo"), "--out", help="Output directory."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the synthetic data set."),
+    quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
+) -> None:
+    """Simulate the embedded synthetic data set (vMF embeddings, three groups with known gaps) and audit it.
+
+    Writes the data to OUT/data/ (the same files a user would give) and the audit to OUT/.
+
+    Example:
+
+        matchaudit demo --out matchaudit-demo
+    """
+    from matchaudit.simulate import simulate_vmf
+
+    files = simulate_vmf(seed=seed).write(out / "data")
+    data = load_samples(files.samples, files.embeddings, group_by=("group",))
+    config = AuditConfig(fmr_targets=(1e-2, 1e-3, 1e-4))
+    run_audit(data, config, out, f"matchaudit demo --out {out} --seed {seed}", quiet)
+
+
+@app.command("schema")
+def print_schema() -> None:
+    """Print the JSON Schema that every results.json satisfies.
+
+    Example:
+
+        matchaudit schema > results.schema.json
+    """
+    typer.echo(json.dumps(schema(), indent=2))

@@ -1,0 +1,44 @@
+"""Shared CLI plumbing: turning input errors into a message and exit status 2, parsing list options."""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, TypeVar
+
+import typer
+from rich.console import Console
+
+from matchaudit.errors import InputError
+
+F = TypeVar("F", bound=Callable[..., object])
+err_console = Console(stderr=True)
+
+EXIT_INPUT = 2
+"""Exit status for bad input (a message, no traceback). 0 = success; 1 = an unexpected failure."""
+
+
+def user_errors(fn: F) -> F:
+    """Run a command; an :class:`InputError` becomes ``Error: <message>`` on stderr and exit status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        try:
+            return fn(*args, **kwargs)
+        except InputError as e:
+            err_console.print(f"[bold red]Error:[/] {e}", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_INPUT) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def floats(text: str, option: str) -> tuple[float, ...]:
+    """``"1e-2,1e-3"`` -> (0.01, 0.001); a clear error otherwise."""
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise InputError(f"{option} {text!r}: give comma-separated numbers, e.g. 1e-2,1e-3,1e-4.") from None
+
+
+def names(text: str | None) -> tuple[str, ...]:
+    """``"gender,ethnicity"`` -> ("gender", "ethnicity"); empty -> ()."""
+    return tuple(x.strip() for x in (text or "").split(",") if x.strip())

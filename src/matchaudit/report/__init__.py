@@ -1,0 +1,1 @@
+"""Presentation: JSON, CSV tables and figures. Nothing statistical lives here."""

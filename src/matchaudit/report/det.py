@@ -1,0 +1,67 @@
+"""DET curves: FNMR against FMR on normal-deviate (probit) axes with percentage ticks, one curve per group,
+operating points at the FMR targets and the EER marked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from scipy.stats import norm  # noqa: E402
+
+from matchaudit.report.results import thin_curve  # noqa: E402
+
+_TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
+
+
+def _probit(p: np.ndarray) -> np.ndarray:
+    return norm.ppf(np.clip(p, 1e-7, 1 - 1e-7))
+
+
+def _label(p: float) -> str:
+    s = f"{100 * p:.4g}"
+    return f"{s}%"
+
+
+def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summaries: list[dict[str, Any]],
+             title: str, path: Path, bands: list[dict[str, Any]] | None = None) -> Path:
+    """Draw one DET figure (one weighting): ``curves`` as in ``AuditResult.det``; ``points`` are the operating
+    points to mark (same weighting); ``summaries`` give each group's EER. Optional ``bands``: per group
+    ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals."""
+    fig, ax = plt.subplots(figsize=(6.4, 5.6))
+    lo = min(1e-6, max(1e-7, min((c["fmr"][c["fmr"] > 0].min() for c in curves if (c["fmr"] > 0).any()), default=1e-6)))
+    for i, c in enumerate(curves):
+        colour = f"C{i}"
+        k = thin_curve(c["fmr"], c["fnmr"])
+        eer = next((s["eer"] for s in summaries if s["group"] == c["group"]), None)
+        label = c["group"] + (f" (EER {100 * eer:.2f}%)" if eer is not None else "")
+        ax.plot(_probit(c["fmr"][k]), _probit(c["fnmr"][k]), color=colour, lw=1.6, label=label,
+                drawstyle="steps-post")
+        for b in bands or []:
+            if b["group"] == c["group"]:
+                ax.fill_between(_probit(b["fmr"]), _probit(b["lower"]), _probit(b["upper"]), color=colour, alpha=0.2)
+        pts = [p for p in points if p["group"] == c["group"] and p["kind"] == "fmr_target"]
+        ax.scatter(_probit(np.array([p["fmr"] for p in pts])), _probit(np.array([p["fnmr"] for p in pts])),
+                   color=colour, marker="o", s=22, zorder=3)
+        if eer is not None:
+            ax.scatter([_probit(np.array(eer))], [_probit(np.array(eer))], color=colour, marker="x", s=40, zorder=3)
+    ticks = _TICKS[_TICKS >= lo / 1.01]
+    ax.set_xticks(_probit(ticks), [_label(t) for t in ticks], rotation=45)
+    ax.set_yticks(_probit(_TICKS), [_label(t) for t in _TICKS])
+    ax.set_xlim(_probit(np.array(ticks[0])), _probit(np.array(0.5)))
+    ax.set_ylim(_probit(np.array(1e-4)), _probit(np.array(0.95)))
+    ax.plot([-6, 6], [-6, 6], color="0.8", lw=0.8, ls=":")
+    ax.set_xlabel("FMR (false match rate)")
+    ax.set_ylabel("FNMR (false non-match rate)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, color="0.9")
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path

@@ -1,0 +1,77 @@
+"""Write an audit's results: ``results.json`` (validated against the shipped JSON Schema) and tidy CSVs."""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pandas as pd
+
+from matchaudit import __version__
+
+MAX_CURVE_POINTS = 4000
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema every ``results.json`` satisfies."""
+    return json.loads(resources.files("matchaudit").joinpath("schema/results.schema.json").read_text())
+
+
+def jsonable(x: Any) -> Any:
+    """Plain JSON values: non-finite floats become the strings 'inf', '-inf', 'nan'; NumPy scalars unwrap."""
+    if isinstance(x, dict):
+        return {k: jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        v = float(x)
+        return v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+def thin_curve(fmr: np.ndarray, fnmr: np.ndarray, max_points: int = MAX_CURVE_POINTS) -> np.ndarray:
+    """Indices of at most ``max_points`` curve points, spread evenly along the DET (probit) arc length."""
+    if fmr.size <= max_points:
+        return np.arange(fmr.size)
+    from scipy.stats import norm
+
+    x = norm.ppf(np.clip(fmr, 1e-12, 1 - 1e-12))
+    y = norm.ppf(np.clip(fnmr, 1e-12, 1 - 1e-12))
+    arc = np.concatenate([[0.0], np.cumsum(np.hypot(np.diff(x), np.diff(y)))])
+    keep = np.searchsorted(arc, np.linspace(0, arc[-1], max_points))
+    return np.unique(np.concatenate([[0, fmr.size - 1], np.minimum(keep, fmr.size - 1)]))
+
+
+def det_table(det: list[dict[str, Any]]) -> pd.DataFrame:
+    """Tidy DET points (exact rates at the kept thresholds; thinned to at most MAX_CURVE_POINTS per curve)."""
+    frames = []
+    for c in det:
+        k = thin_curve(c["fmr"], c["fnmr"])
+        frames.append(pd.DataFrame({"weighting": c["weighting"], "group": c["group"], "threshold": c["threshold"][k],
+                                    "fmr": c["fmr"][k], "fnmr": c["fnmr"][k]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path, command: str) -> dict[str, Path]:
+    """Write results.json (schema-checked) and the CSV tables into ``out``; return the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    doc = jsonable({"matchaudit_version": __version__, "command": command, **payload})
+    jsonschema.validate(doc, schema())
+    paths = {"results": out / "results.json"}
+    paths["results"].write_text(json.dumps(doc, indent=2))
+    for table in ("operating_points", "curve_summaries", "cross_group_fmr", "fairness"):
+        paths[table] = out / f"{table}.csv"
+        rows = [{k: (";".join(v) if isinstance(v, list) else v) for k, v in r.items()} for r in payload[table]]
+        pd.DataFrame(rows).to_csv(paths[table], index=False)
+    paths["det"] = out / "det.csv"
+    det_table(det).to_csv(paths["det"], index=False)
+    return paths
