@@ -151,17 +151,16 @@ def _sample_identity(
     where: v.Where,
 ) -> np.ndarray:
     """Identity code per sample; a sample id must always carry the same identity."""
-    frame = pd.DataFrame({"s": np.concatenate([sa, sb]), "k": identity})
-    seen = frame.groupby("s")["k"].unique()
-    varying = seen[seen.map(len) > 1]
-    if len(varying):
-        items = [f"{sample_names[s]} ({', '.join(identity_names[sorted(k)])})" for s, k in varying.items()]
+    occurrences = np.concatenate([sa, sb])
+    varying = v.values_per_key(occurrences, identity_names[identity])
+    if varying:
+        items = [f"{sample_names[s]} ({', '.join(k)})" for s, k in varying.items()]
         raise InputError(
             f"{where.what}: samples listed with more than one identity: {listing(items)}. A sample belongs to "
             "one identity; fix the identity columns."
         )
     out = np.empty(sample_names.shape[0], dtype=np.int64)
-    out[frame["s"].to_numpy()] = frame["k"].to_numpy()
+    out[occurrences] = identity
     return out
 
 

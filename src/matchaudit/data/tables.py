@@ -126,7 +126,8 @@ def list_column(values: pd.Series, where: Where) -> np.ndarray:
             lengths.append(len(v))
     if bad:
         raise InputError(
-            f"{where.what}: missing or non-list embedding at {where.rows(bad)}. Every row needs one vector."
+            f"{where.what}: missing or non-list embedding at {where.rows(bad)}. Every row needs one vector "
+            "(list columns need a Parquet file; with a CSV table give a .npy as embeddings_path)."
         )
     lens = np.asarray(lengths)
     common = int(np.bincount(lens).argmax())

@@ -15,8 +15,9 @@ import pandas as pd
 
 from matchaudit.errors import InputError, listing
 
-GENUINE_WORDS = frozenset({"1", "true", "genuine", "target", "match", "mated", "same"})
-IMPOSTOR_WORDS = frozenset({"0", "false", "impostor", "imposter", "nontarget", "nonmatch", "nonmated", "different"})
+_GENUINE = ("1", "1.0", "true", "genuine", "target", "match", "mated", "same")
+_IMPOSTOR = ("0", "0.0", "false", "impostor", "imposter", "nontarget", "nonmatch", "nonmated", "different")
+_LABELS = {**{w: True for w in _GENUINE}, **{w: False for w in _IMPOSTOR}}
 
 
 @dataclass(frozen=True)
@@ -40,31 +41,34 @@ def as_array(values: object) -> np.ndarray:
     return np.array(values, dtype=object, copy=True).reshape(-1)
 
 
-def _missing(values: np.ndarray) -> np.ndarray:
-    miss = pd.isna(values)
-    text = np.array([isinstance(v, str) and not v.strip() for v in values], dtype=bool)
-    return np.asarray(miss, dtype=bool) | text
+def _text(arr: np.ndarray) -> tuple[pd.Series, np.ndarray]:
+    """Stripped text of each entry, and which entries are missing (None/NaN or blank)."""
+    ser = pd.Series(arr, dtype=object)
+    text = ser.astype(str).str.strip()
+    return text, (ser.isna() | (text == "")).to_numpy()
 
 
 def as_str(values: object, where: Where, what: str) -> np.ndarray:
     """Ids or attribute values as strings; missing or empty entries are an error naming the rows."""
-    arr = as_array(values)
-    bad = np.flatnonzero(_missing(arr))
+    text, missing = _text(as_array(values))
+    bad = np.flatnonzero(missing)
     if bad.size:
         raise InputError(
             f"{where.what}: missing {what} at {where.rows(bad)}. Every row needs a {what}: fill them in "
             "(e.g. 'unknown' for an attribute) or remove those rows."
         )
-    return np.array([str(v).strip() for v in arr], dtype=str)
+    return text.to_numpy(dtype=str)
 
 
 def as_scores(values: object, where: Where, what: str = "score", distance: bool = False) -> np.ndarray:
     """Finite float64 similarities (negated when ``distance``); non-numeric, NaN or inf entries are errors."""
     arr = as_array(values)
     num = pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
-    unparsable = np.flatnonzero(np.isnan(num) & ~_missing(arr) & ~_is_nan_text(arr))
+    text, missing = _text(arr)
+    spelled_nan = text.str.lower().isin(["nan", "inf", "-inf", "+inf", "infinity", "-infinity"]).to_numpy()
+    unparsable = np.flatnonzero(np.isnan(num) & ~missing & ~spelled_nan)
     if unparsable.size:
-        examples = listing(sorted({str(arr[i]) for i in unparsable}), 5)
+        examples = listing(sorted({str(arr[i]) for i in unparsable[:1000]}), 5)
         raise InputError(
             f"{where.what}: {what} is not a number at {where.rows(unparsable)} (values: {examples}). "
             f"Scores must be numeric; fix or remove those rows."
@@ -79,41 +83,32 @@ def as_scores(values: object, where: Where, what: str = "score", distance: bool 
     return -num if distance else num
 
 
-def _is_nan_text(arr: np.ndarray) -> np.ndarray:
-    return np.array([isinstance(v, str) and v.strip().lower() in {"nan", "inf", "-inf", "+inf"} for v in arr])
-
-
 def parse_labels(values: object, where: Where) -> np.ndarray:
-    """Genuine (True) / impostor (False) from 1/0, true/false, genuine/impostor, target/nontarget, match/non-match."""
+    """Genuine (True) / impostor (False) from 1/0, true/false, genuine/impostor, target/nontarget, match/non-match.
+
+    Case, surrounding blanks and '-', '_' or ' ' inside the word are ignored (``non-match`` = ``nonmatch``).
+    """
     arr = as_array(values)
-    out = np.zeros(arr.shape[0], dtype=bool)
-    bad: list[int] = []
-    for i, v in enumerate(arr):
-        if isinstance(v, (bool, np.bool_)):
-            out[i] = bool(v)
-            continue
-        word = str(v).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
-        if word in {"1.0"}:
-            word = "1"
-        elif word in {"0.0"}:
-            word = "0"
-        if word in GENUINE_WORDS:
-            out[i] = True
-        elif word not in IMPOSTOR_WORDS:
-            bad.append(i)
-    if bad:
-        values_seen = listing(sorted({str(arr[i]) for i in bad}), 5)
+    words = pd.Series(arr, dtype=object).astype(str).str.strip().str.lower().str.replace(r"[-_ ]", "", regex=True)
+    parsed = words.map(_LABELS).to_numpy(dtype=object)
+    bad = np.flatnonzero(pd.isna(parsed))
+    if bad.size:
+        values_seen = listing(sorted({str(arr[i]) for i in bad[:1000]}), 5)
         raise InputError(
             f"{where.what}: unrecognised label at {where.rows(bad)} (values: {values_seen}). Use 1/0, "
             "true/false, genuine/impostor, target/nontarget or match/non-match."
         )
-    return out
+    return parsed.astype(bool)
 
 
 def encode(names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted unique names and int64 codes into them."""
-    uniq, codes = np.unique(names, return_inverse=True)
-    return uniq, codes.astype(np.int64).reshape(-1)
+    """Sorted unique names and int64 codes into them (hashing, then sorting only the distinct names)."""
+    codes, uniq = pd.factorize(np.asarray(names, dtype=str))
+    uniq = np.asarray(uniq, dtype=str)
+    order = np.argsort(uniq, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.shape[0])
+    return uniq[order], rank[codes].astype(np.int64)
 
 
 def n_rows(values: object) -> int:
@@ -178,7 +173,8 @@ def group_names_of(values: Mapping[str, np.ndarray], group_by: tuple[str, ...], 
     """Group name per row: the attribute values joined with '|' (e.g. 'F|asian'), or 'all'."""
     if not group_by:
         return np.full(n, "all", dtype=object)
-    return np.array(["|".join(t) for t in zip(*(values[a] for a in group_by))], dtype=object)
+    first, *rest = (pd.Series(values[a], dtype=object) for a in group_by)
+    return first.str.cat(rest, sep="|").to_numpy(dtype=object) if rest else first.to_numpy(dtype=object)
 
 
 def identity_groups(
@@ -190,11 +186,9 @@ def identity_groups(
     """
     problems: list[str] = []
     for attr in group_by:
-        frame = pd.DataFrame({"k": identity, "v": values[attr]})
-        seen = frame.groupby("k")["v"].unique()
-        varying = seen[seen.map(len) > 1]
-        if len(varying):
-            items = [f"{names[k]} ({', '.join(sorted(map(str, v)))})" for k, v in varying.items()]
+        varying = values_per_key(identity, values[attr])
+        if varying:
+            items = [f"{names[k]} ({', '.join(v)})" for k, v in varying.items()]
             noun = "identity" if len(items) == 1 else f"{len(items)} identities"
             problems.append(f"'{attr}' varies within {noun}: {listing(items)}")
     if problems:
@@ -208,6 +202,17 @@ def identity_groups(
     group_of_identity = per_row[first]
     gnames, gcodes = encode(group_of_identity.astype(str))
     return gcodes, tuple(str(g) for g in gnames)
+
+
+def values_per_key(keys: np.ndarray, values: np.ndarray) -> dict[int, list[str]]:
+    """The keys (non-negative int codes) seen with more than one distinct value, each with its sorted values."""
+    names, codes = encode(values)
+    pairs = np.unique(keys.astype(np.int64) * names.shape[0] + codes)
+    ks, counts = np.unique(pairs // names.shape[0], return_counts=True)
+    out: dict[int, list[str]] = {}
+    for pair in pairs[np.isin(pairs // names.shape[0], ks[counts > 1])]:
+        out.setdefault(int(pair // names.shape[0]), []).append(str(names[pair % names.shape[0]]))
+    return out
 
 
 def check_group_coverage(group_names: tuple[str, ...], n_genuine: np.ndarray, n_impostor: np.ndarray) -> None:
