@@ -371,3 +371,13 @@ def test_files_are_not_modified(tmp_path):
     load_samples(s, e, group_by="gender")
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in (s, e)} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.npy", "samples.csv"]
+
+
+def test_unknown_metric():
+    with pytest.raises(InputError, match=r"unknown metric 'dot'"):
+        from_embeddings(np.eye(4), ["a", "a", "b", "b"], metric="dot")
+
+
+def test_ids_and_embeddings_lengths_differ():
+    with pytest.raises(InputError, match=r"embeddings has 4 rows but samples has 3"):
+        from_embeddings(np.eye(4), ["a", "a", "b"])

@@ -279,5 +279,5 @@ def single_sample_warnings(identity_names: np.ndarray, sizes: np.ndarray) -> lis
 
 def emit(messages: list[str]) -> tuple[str, ...]:
     for msg in messages:
-        warnings.warn(msg, UserWarning, stacklevel=3)
+        warnings.warn(msg, UserWarning, stacklevel=4)  # the caller of from_*/load_*
     return tuple(messages)
