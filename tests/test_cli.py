@@ -1,0 +1,103 @@
+"""The commands as a user runs them: demo, audit on both input kinds, schema, help, and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from matchaudit.cli import app
+from matchaudit.report.results import schema
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    res = runner.invoke(app, ["demo", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_demo_writes_valid_results_tables_and_plots(demo_dir):
+    doc = json.loads((demo_dir / "results.json").read_text())
+    jsonschema.validate(doc, schema())
+    for name in ("operating_points", "curve_summaries", "cross_group_fmr", "fairness", "det"):
+        assert len(pd.read_csv(demo_dir / f"{name}.csv")) > 0
+    assert (demo_dir / "det_pooled.png").stat().st_size > 10_000
+    assert (demo_dir / "det_balanced.png").exists()
+    # the designed gap is visible: group B has the highest FNMR at every FMR target
+    pts = [p for p in doc["operating_points"] if p["weighting"] == "pooled" and p["group"] != "all"]
+    for target in {p["target"] for p in pts}:
+        at = {p["group"]: p["fnmr"] for p in pts if p["target"] == target}
+        assert max(at, key=at.get) == "B"
+
+
+def test_demo_is_reproducible(demo_dir, tmp_path):
+    res = runner.invoke(app, ["demo", "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 0
+    a = json.loads((demo_dir / "results.json").read_text())
+    b = json.loads((tmp_path / "results.json").read_text())
+    a.pop("command"), b.pop("command")
+    assert a == b
+
+
+def test_audit_on_a_comparison_table_matches_the_all_pairs_audit(demo_dir, tmp_path):
+    """The same comparisons given as a scored table (distances, per-side attributes) give the same numbers."""
+    from matchaudit.scores import pair_scores
+
+    samples = pd.read_parquet(demo_dir / "data/samples.parquet")
+    emb = np.load(demo_dir / "data/embeddings.npy")
+    i, j = np.triu_indices(len(samples), k=1)
+    table = pd.DataFrame({
+        "sample_a": samples.sample_id.values[i], "sample_b": samples.sample_id.values[j],
+        "identity_a": samples.identity.values[i], "identity_b": samples.identity.values[j],
+        "group_a": samples.group.values[i], "group_b": samples.group.values[j],
+        "dist": -pair_scores(emb, i, j),
+    })
+    path = tmp_path / "cmp.parquet"
+    table.to_parquet(path)
+    res = runner.invoke(app, ["audit", "--comparisons", str(path), "--score-col", "dist", "--distance",
+                              "--group-by", "group", "--fmr", "1e-2,1e-3,1e-4", "--out", str(tmp_path / "o"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    mine = json.loads((tmp_path / "o/results.json").read_text())
+    ref = json.loads((demo_dir / "results.json").read_text())
+    key = lambda p: (p["weighting"], p["target"], p["group"])  # noqa: E731
+    got = {key(p): (p["fmr_errors"], p["fnmr_errors"], -p["threshold"]) for p in mine["operating_points"]}
+    want = {key(p): (p["fmr_errors"], p["fnmr_errors"], p["threshold"]) for p in ref["operating_points"]}
+    assert {k: v[:2] for k, v in got.items()} == {k: v[:2] for k, v in want.items()}
+    assert mine["summary"]["score_kind"] == "negated distance"
+
+
+@pytest.mark.parametrize("command", ["audit", "demo", "schema", "simulate"])
+def test_help_is_complete_with_an_example(command):
+    res = runner.invoke(app, [command, "--help"])
+    assert res.exit_code == 0
+    assert "Example" in res.output
+
+
+def test_schema_command_prints_the_schema():
+    res = runner.invoke(app, ["schema"])
+    assert json.loads(res.output) == schema()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["audit"], "either --samples"),
+    (["audit", "--comparisons", "/nonexistent/x.csv"], "x.csv"),
+    (["audit", "--comparisons", "{demo}/data/samples.parquet"], "score"),
+    (["audit", "--samples", "{demo}/data/samples.parquet", "--embeddings", "{demo}/data/embeddings.npy",
+      "--fmr", "2"], "[0, 1]"),
+    (["audit", "--samples", "{demo}/data/samples.parquet", "--embeddings", "{demo}/data/embeddings.npy",
+      "--group-by", "ethnicity"], "ethnicity"),
+])
+def test_bad_input_exits_2_with_a_message_and_no_traceback(demo_dir, tmp_path, args, message):
+    args = [a.replace("{demo}", str(demo_dir)) for a in args] + ["--out", str(tmp_path / "o")]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "Error" in res.output and message in res.output
+    assert "Traceback" not in res.output
