@@ -1,0 +1,489 @@
+"""The driver: one pass over the comparison blocks accumulates, for the plug-in (replicate 0, all weights
+1) and every replicate of a scheme, exact integer weighted counts per class, group (pair) and grid cell;
+a second, filtered pass makes thresholds at FMR targets exact.
+
+Memory bound (all-pairs or listed, any n): the counts table, ``(B+1) x (G + G(G+1)/2) x (C+1)`` int64; the
+weight matrix, ``(B+1) x rows`` int32 (rows = 2n+1 sample-level, 3K+1 identity-level, K*G+1 relabel); one
+sub-tile of entries (``ENTRIES`` x 20 bytes, 20 MiB) per thread; one score tile of ``model.blocks`` (256 MiB
+at its defaults). Comparison-level schemes (two-level, iid) additionally hold every comparison's key and
+identities (17 bytes per comparison) and a chunk of per-comparison weights (at most 256 MiB). The
+identity-level collapse holds the distinct (class, category, cell, identity, identity) entries (<= 24 bytes
+each, at most the number of comparisons).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from matchaudit.engine import kernels as K
+from matchaudit.engine.grid import Grid, build_grid
+from matchaudit.model import DenseBlock, MatchData, PairBlock
+from matchaudit.resampling import ComparisonLists, Layout, Scheme, Vertex
+from matchaudit.scores import self_score
+
+ENTRIES = 1 << 20  # entries per sub-tile (per thread)
+FmrReference = Literal["all", "same-group"]
+
+
+@dataclass
+class Counts:
+    """Weighted counts per replicate (index 0 = plug-in, exact), class, group (pair) and grid cell.
+
+    ``genuine[r, g, c]``: weighted genuine comparisons of group ``g`` in cell ``c``; ``impostor[r, k, c]``:
+    impostor comparisons of category ``k`` (same-group ``g`` at ``k = g``, then cross pairs, see
+    ``categories``). Accepted at threshold ``edges[e]`` = cells ``> e``. ``target_*``: exact thresholds at
+    the FMR targets (lowest positive-weight impostor score of the reference set, or +inf, whose FMR is at
+    most the target under ``grid.rule``) and the exact accepted counts there.
+    """
+
+    scheme: str
+    seed: int | None
+    replicates: np.ndarray  # (R,) replicate numbers, 0 first
+    grid: Grid
+    group_names: tuple[str, ...]
+    categories: list[tuple[int, int]]
+    genuine: np.ndarray  # (R, G, C+1) int64
+    impostor: np.ndarray  # (R, n_cat, C+1) int64
+    fmr_targets: np.ndarray  # (T,)
+    fmr_reference: FmrReference
+    target_threshold: np.ndarray  # (R, T) float64
+    target_genuine_accepted: np.ndarray  # (R, T, G) int64
+    target_impostor_accepted: np.ndarray  # (R, T, n_cat) int64
+    imputed_pairs: np.ndarray | None = None  # (R,) vertex: draw pairs of one identity (no comparisons)
+    info: dict = field(default_factory=dict)
+
+    @property
+    def genuine_total(self) -> np.ndarray:
+        return self.genuine.sum(axis=2)
+
+    @property
+    def impostor_total(self) -> np.ndarray:
+        return self.impostor.sum(axis=2)
+
+    def accepted_at(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """Exact accepted counts at threshold ``t`` (a grid edge): genuine (R, G), impostor (R, n_cat)."""
+        e = self.grid.edge_index(t)
+        return self.genuine[:, :, e + 1:].sum(axis=2), self.impostor[:, :, e + 1:].sum(axis=2)
+
+    def accepted_curve(self) -> tuple[np.ndarray, np.ndarray]:
+        """Accepted counts at every edge: genuine (R, G, C), impostor (R, n_cat, C) (exact at each edge)."""
+        def tail(x: np.ndarray) -> np.ndarray:
+            return np.cumsum(x[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]
+        return tail(self.genuine), tail(self.impostor)
+
+    @property
+    def resolution(self) -> dict[str, float]:
+        """Grid resolution of the plug-in curve: the largest share of impostors / genuines in one cell."""
+        g, i = self.genuine[0].sum(axis=0), self.impostor[0].sum(axis=0)
+        return {"max_fmr_step": float(i.max() / max(i.sum(), 1)), "max_fnmr_step": float(g.max() / max(g.sum(), 1)),
+                "n_cells": self.grid.n_cells}
+
+
+def _categories(n_groups: int) -> list[tuple[int, int]]:
+    cats = [(g, g) for g in range(n_groups)]
+    cats += [(g, h) for g in range(n_groups) for h in range(g + 1, n_groups)]
+    return cats
+
+
+def _mode(scheme: Scheme | None) -> int:
+    if scheme is None:
+        return K.PRODUCT
+    if scheme.level == "sample":
+        return K.SAMPLE
+    if scheme.level == "comparison":
+        return -1
+    return {"product": K.PRODUCT, "sum": K.SUM, "relabel": K.RELABEL}[scheme.form]
+
+
+def _weights(scheme: Scheme | None, mode: int, reps: np.ndarray, layout: Layout, n_units: int, n_groups: int
+             ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Rows x lanes int32 weight matrix (lane 0 = plug-in) and vertex imputed draw pairs."""
+    R = reps.size + 1
+    imputed = None
+    if mode == K.SAMPLE:
+        c = np.ones((R, n_units), np.int32)
+        c[1:] = scheme.sample_weights(reps, layout)
+        cols = [c, c * (c - 1) // 2, np.ones((R, 1), np.int32)]
+        cols[1][0] = 0
+    elif mode == K.RELABEL:
+        grp = np.empty((R, n_units), np.int64)
+        grp[0] = layout.identity_group
+        grp[1:] = scheme.identity_groups(reps, layout)
+        onehot = (grp[:, :, None] == np.arange(n_groups)).reshape(R, -1).astype(np.int32)
+        cols = [onehot, np.ones((R, 1), np.int32)]
+    else:
+        gw = np.ones((R, n_units), np.int32)
+        iw = np.ones((R, n_units), np.int32)
+        if scheme is not None:
+            gw[1:], iw[1:] = scheme.identity_weights(reps, layout)
+        if isinstance(scheme, Vertex):
+            imputed = np.concatenate([[0], (iw[1:].astype(np.int64) * (iw[1:] - 1) // 2).sum(axis=1)])
+        if mode == K.PRODUCT:
+            cols = [gw, iw, np.ones((R, 1), np.int32)]
+        else:
+            iwb = iw.copy()
+            iwb[0] = 0
+            cols = [gw, iw, iwb, np.ones((R, 1), np.int32)]
+    return np.concatenate(cols, axis=1).T.copy(), imputed
+
+
+def _batched(wt: np.ndarray, lanes: int) -> np.ndarray:
+    rows, R = wt.shape
+    nb_ = -(-R // lanes)
+    out = np.zeros((nb_, rows, lanes), np.int32)
+    for t in range(nb_):
+        part = wt[:, t * lanes:(t + 1) * lanes]
+        out[t, :, :part.shape[1]] = part
+    return out
+
+
+class _Entries:
+    """Turns blocks into entries for one mode (shared by the counting pass and the refinement pass)."""
+
+    def __init__(self, data: MatchData, grid: Grid, mode: int, self_pairs: bool):
+        self.data, self.grid, self.mode = data, grid, mode
+        self.G = data.n_groups
+        self.self_pairs = self_pairs and data.protocol == "all-pairs"
+        self.start, self.lo, self.scale = grid.buckets()
+        self.ge = grid.rule == ">="
+        n = 0 if data.samples is None else data.samples.ids.shape[0]
+        if data.protocol == "all-pairs":
+            self.ident = data.samples.identity.astype(np.int64)
+        self.n_units = n if mode == K.SAMPLE else max(data.n_identities, 1)
+        self.igroup = data.identity_group.astype(np.int64)
+        self.per = self.G * self.G if mode == K.RELABEL else K.ENTRIES_PER_COMPARISON.get(mode, 1)
+        self.n_kc = self.G + len(_categories(self.G))
+        self.n_keys = self.n_kc * grid.n_cells
+        self.self_s = self_score(data.metric)
+
+    def pieces(self, block, want: np.ndarray):
+        """Yield (n, keys, us, vs, scores) for sub-tiles of ``block`` (at most ENTRIES entries each)."""
+        g = self.grid
+        if isinstance(block, DenseBlock):
+            r, c = block.scores.shape
+            step = max(1, ENTRIES // (self.per * c + 1))
+            for r_lo in range(0, r, step):
+                r_hi = min(r, r_lo + step)
+                cap = (r_hi - r_lo) * (c * self.per + 1)
+                keys, us, vs = (np.empty(cap, np.int32) for _ in range(3))
+                sc = np.empty(cap if want.size else 0, np.float64)
+                n = K.dense_entries(block.scores, block.row0, block.col0, r_lo, r_hi, self.ident, self.igroup,
+                                    self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges,
+                                    self.start, self.lo, self.scale, self.ge, want, keys, us, vs, sc)
+                yield n, keys, us, vs, sc
+        else:
+            p: PairBlock = block
+            step = max(1, ENTRIES // self.per)
+            for lo in range(0, len(p), step):
+                sl = slice(lo, lo + step)
+                m = len(p.score[sl])
+                keys, us, vs = (np.empty(m * self.per, np.int32) for _ in range(3))
+                sc = np.empty(m * self.per if want.size else 0, np.float64)
+                ka = np.maximum(p.identity_a[sl], 0)
+                kb = np.maximum(p.identity_b[sl], 0)
+                n = K.pair_entries(p.score[sl].astype(np.float64), p.genuine[sl], p.sample_a[sl], p.sample_b[sl],
+                                   ka, kb, p.group_a[sl], p.group_b[sl], self.mode, self.n_units, self.G, g.edges,
+                                   self.start, self.lo, self.scale, self.ge, want, keys, us, vs, sc)
+                yield n, keys, us, vs, sc
+
+
+def _progress(enabled: bool, total: int, label: str):
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    p = Progress(TextColumn(label), BarColumn(), TextColumn("{task.completed}/{task.total} blocks"),
+                 TimeRemainingColumn(), disable=not enabled, transient=True)
+    return p
+
+
+def _n_blocks(data: MatchData, block_rows: int) -> int:
+    if data.protocol == "listed":
+        return max(1, -(-len(data.pairs) // (block_rows * 4096)))
+    from matchaudit.scores import TILE_COLS
+
+    n = data.samples.ids.shape[0]
+    return sum(-(-(n - r0) // TILE_COLS) for r0 in range(0, n, block_rows))
+
+
+def _collapse_pays(data: MatchData, mode: int) -> bool:
+    """Identity-level entries repeat when identities have many samples (>= 8 on average)."""
+    if mode == K.SAMPLE or data.protocol != "all-pairs":
+        return False
+    return data.samples.ids.shape[0] >= 8 * data.n_identities
+
+
+def run(
+    data: MatchData,
+    scheme: Scheme | None = None,
+    replicates: int | np.ndarray = 0,
+    grid: Grid | None = None,
+    fmr_targets: np.ndarray | list[float] = (),
+    thresholds: np.ndarray | list[float] = (),
+    fmr_reference: FmrReference = "all",
+    lanes: int = 64,
+    block_rows: int = 2048,
+    collapse: bool | None = None,
+    progress: bool = False,
+) -> Counts:
+    """Weighted counts for the plug-in and ``replicates`` of ``scheme`` (an int B means replicates 1..B).
+
+    ``thresholds`` become exact grid edges (see :meth:`Counts.accepted_at`); ``fmr_targets`` get exact
+    per-replicate thresholds and counts. ``collapse`` (identity-level schemes): merge comparisons with the
+    same (class, category, cell, identity pair) before replicating; ``None`` lets the engine choose (the
+    counts are identical either way). Ctrl-C stops between sub-tiles and re-raises KeyboardInterrupt.
+    """
+    reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
+    if scheme is None:
+        reps = reps[:0]
+    if grid is None:
+        grid = build_grid(data, thresholds=thresholds)
+    else:
+        for t in thresholds:
+            grid.edge_index(float(t))
+    mode = _mode(scheme)
+    layout = Layout(identity_group=data.identity_group.astype(np.int64),
+                    sample_identity=None if data.samples is None else data.samples.identity.astype(np.int64))
+    targets = np.asarray(fmr_targets, dtype=np.float64)
+    R = reps.size + 1
+    if mode == -1:
+        table, items = _comparison_level(data, scheme, reps, layout, grid, targets, fmr_reference, block_rows,
+                                          progress)
+        imputed = None
+    else:
+        ent = _Entries(data, grid, mode, scheme is not None and scheme.self_pairs)
+        wt, imputed = _weights(scheme, mode, reps, layout, ent.n_units, ent.G)
+        W = _batched(wt, min(lanes, R))
+        if collapse is None:
+            collapse = _collapse_pays(data, mode)
+        table = _count_pass(data, ent, W, block_rows, bool(collapse and mode != K.SAMPLE), progress)
+        table = table.reshape(ent.n_keys, -1)[:, :R]
+        table = table.T.reshape(R, ent.n_kc, grid.n_cells)
+        items = None
+        if targets.size:
+            want = _needed_cells(table, data.n_groups, targets, fmr_reference)
+            items = _items(data, ent, want, wt, block_rows)
+    G = data.n_groups
+    thr, gacc, iacc = _exact_targets(table, G, targets, fmr_reference, items, grid.rule)
+    return Counts(
+        scheme="plug-in" if scheme is None else scheme.name, seed=None if scheme is None else scheme.seed,
+        replicates=np.concatenate([[0], reps]), grid=grid, group_names=tuple(data.group_names),
+        categories=_categories(G), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
+        fmr_reference=fmr_reference, target_threshold=thr, target_genuine_accepted=gacc,
+        target_impostor_accepted=iacc, imputed_pairs=imputed,
+        info={"collapse": bool(collapse) if mode != -1 else False, "mode": mode})
+
+
+def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, collapse: bool,
+                progress: bool) -> np.ndarray:
+    table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
+    offsets = np.empty(ent.n_keys + 1, np.int64)
+    none = np.zeros(0, np.bool_)
+    codes: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    rows = W.shape[1]
+    with _progress(progress, _n_blocks(data, block_rows), "resampling") as bar:
+        task = bar.add_task("", total=_n_blocks(data, block_rows))
+        for block in data.blocks(block_rows):
+            for n, keys, us, vs, _ in ent.pieces(block, none):
+                if collapse:
+                    code = (keys[:n].astype(np.int64) * rows + us[:n]) * rows + vs[:n]
+                    u, c = np.unique(code, return_counts=True)
+                    codes.append(u)
+                    counts.append(c)
+                    continue
+                su, sv = np.empty(n, np.int32), np.empty(n, np.int32)
+                K.sort_entries(n, keys, us, vs, ent.n_keys, offsets, su, sv)
+                K.accumulate(W, offsets, su, sv, su, False, table)
+            bar.advance(task)
+    if collapse and codes:
+        allc = np.concatenate(codes)
+        alln = np.concatenate(counts)
+        order = np.argsort(allc, kind="stable")
+        allc, alln = allc[order], alln[order]
+        first = np.flatnonzero(np.concatenate([[True], allc[1:] != allc[:-1]]))
+        code = allc[first]
+        cnt = np.add.reduceat(alln, first).astype(np.int32)
+        v = (code % rows).astype(np.int32)
+        u = ((code // rows) % rows).astype(np.int32)
+        key = code // (rows * rows)
+        offsets[:] = 0
+        np.add.at(offsets, key + 1, 1)
+        np.cumsum(offsets, out=offsets)
+        K.accumulate(W, offsets, u, v, cnt, True, table)  # codes are sorted by key already
+    return table
+
+
+def _ref_impostors(table: np.ndarray, G: int, ref: FmrReference) -> np.ndarray:
+    imp = table[:, G:2 * G] if ref == "same-group" else table[:, G:]
+    return imp.sum(axis=1)  # (R, n_cells)
+
+
+def _crossing(ref: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per replicate: the cell c* where FMR first drops to <= alpha, and the next cell with impostors."""
+    R, C = ref.shape
+    above = np.cumsum(ref[:, ::-1], axis=1)[:, ::-1] - ref  # weight in cells > c
+    total = ref.sum(axis=1)
+    ok = above <= alpha * total[:, None]
+    cstar = ok.argmax(axis=1)
+    nxt = np.full(R, -1)
+    for r in range(R):
+        later = np.flatnonzero(ref[r, cstar[r] + 1:])
+        if later.size:
+            nxt[r] = cstar[r] + 1 + later[0]
+    return cstar, nxt
+
+
+def _needed_cells(table: np.ndarray, G: int, targets: np.ndarray, ref: FmrReference) -> np.ndarray:
+    rc = _ref_impostors(table, G, ref)
+    want = np.zeros(table.shape[2], np.bool_)
+    for a in targets:
+        cstar, nxt = _crossing(rc, a)
+        want[cstar] = True
+        want[nxt[nxt >= 0]] = True
+    return want
+
+
+@dataclass
+class _Items:
+    cell: np.ndarray
+    kc: np.ndarray
+    score: np.ndarray
+    weight: np.ndarray  # (n_items, R) int64
+
+
+def _items(data: MatchData, ent: _Entries, want: np.ndarray, wt: np.ndarray, block_rows: int) -> _Items:
+    """Second pass: the entries of every comparison in the wanted cells, with their per-replicate weights."""
+    parts = []
+    for block in data.blocks(block_rows):
+        for n, keys, us, vs, sc in ent.pieces(block, want):
+            if n:
+                parts.append((keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy()))
+    if not parts:
+        z = np.zeros(0, np.int64)
+        return _Items(z, z, np.zeros(0), np.zeros((0, wt.shape[1]), np.int64))
+    keys, us, vs, sc = (np.concatenate(x) for x in zip(*parts))
+    w = wt[us].astype(np.int64) * wt[vs]
+    C = ent.grid.n_cells
+    return _Items(keys % C, keys // C, sc, w)
+
+
+def _exact_targets(table, G, targets, ref, items: _Items | None, rule):
+    R, n_kc, C = table.shape
+    T = targets.size
+    thr = np.full((R, T), np.inf)
+    gacc = np.zeros((R, T, G), np.int64)
+    iacc = np.zeros((R, T, n_kc - G), np.int64)
+    if T == 0:
+        return thr, gacc, iacc
+    rc = _ref_impostors(table, G, ref)
+    total = rc.sum(axis=1)
+    ref_kc = np.zeros(n_kc, bool)
+    ref_kc[G:2 * G if ref == "same-group" else n_kc] = True
+    above_all = np.cumsum(table[:, :, ::-1], axis=2)[:, :, ::-1] - table  # (R, n_kc, C): cells > c
+    ge = rule == ">="
+    for ti, a in enumerate(targets):
+        cstar, nxt = _crossing(rc, a)
+        for r in range(R):
+            c0 = cstar[r]
+            base = int(above_all[r, :, c0][ref_kc].sum())
+            sel = (items.cell == c0) & ref_kc[items.kc] & (items.weight[:, r] > 0)
+            t = np.inf
+            tcell = -1
+            if sel.any():
+                s, w = items.score[sel], items.weight[sel, r]
+                vals = np.unique(s)[::-1]  # descending candidates
+                for v in vals:
+                    acc = base + int(w[(s >= v) if ge else (s > v)].sum())
+                    if acc <= a * total[r]:
+                        t, tcell = float(v), c0
+                    else:
+                        break
+            if tcell < 0 and nxt[r] >= 0:
+                sel = (items.cell == nxt[r]) & ref_kc[items.kc] & (items.weight[:, r] > 0)
+                t, tcell = float(items.score[sel].min()), int(nxt[r])
+            thr[r, ti] = t
+            if tcell < 0:
+                continue
+            acc = above_all[r, :, tcell].copy()
+            ins = items.cell == tcell
+            passing = ins & ((items.score >= t) if ge else (items.score > t))
+            np.add.at(acc, items.kc[passing], items.weight[passing, r])
+            gacc[r, ti], iacc[r, ti] = acc[:G], acc[G:]
+    return thr, gacc, iacc
+
+
+# ---------------------------------------------------------------- comparison-level schemes (two-level, iid)
+
+def _comparison_level(data, scheme, reps, layout, grid, targets, ref, block_rows, progress):
+    ent = _Entries(data, grid, K.SAMPLE if data.protocol == "all-pairs" else K.PRODUCT, False)
+    none = np.zeros(0, np.bool_)
+    parts = []
+    for block in data.blocks(block_rows):
+        if isinstance(block, DenseBlock):
+            for n, keys, us, vs, _ in ent.pieces(block, none):
+                parts.append((keys[:n].copy(), layout.sample_identity[us[:n]], layout.sample_identity[vs[:n]]))
+        else:
+            for n, keys, us, vs, _ in ent.pieces(block, none):
+                parts.append((keys[:n].copy(),))
+    key = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    if data.protocol == "all-pairs":
+        ka = np.concatenate([p[1] for p in parts])
+        kb = np.concatenate([p[2] for p in parts])
+    else:
+        ka, kb = data.pairs.identity_a.astype(np.int64), data.pairs.identity_b.astype(np.int64)
+    C = grid.n_cells
+    G = data.n_groups
+    genuine = (key // C) < G
+    lists = _lists(ka, kb, genuine, data.n_identities)
+    R = reps.size + 1
+    n_kc = ent.n_kc
+    table = np.zeros((ent.n_keys, R), np.int64)
+    table[:, 0] = np.bincount(key, minlength=ent.n_keys)
+    chunk = max(1, (1 << 26) // max(lists.m, 1))
+    for r0 in range(0, reps.size, chunk):
+        w = scheme.comparison_weights(reps[r0:r0 + chunk], layout, lists)
+        K.accumulate_draws(key, w, table, 1 + r0)
+    table = table.T.reshape(R, n_kc, C)
+    items = None
+    if targets.size:
+        want = _needed_cells(table, G, targets, ref)
+        idx = np.flatnonzero(want[key % C])
+        weight = np.ones((idx.size, R), np.int64)
+        for r0 in range(0, reps.size, chunk):
+            w = scheme.comparison_weights(reps[r0:r0 + chunk], layout, lists)
+            weight[:, 1 + r0:1 + r0 + w.shape[0]] = w[:, idx].T
+        sc = _scores_of(data, idx, ent, block_rows)
+        items = _Items(key[idx] % C, key[idx] // C, sc, weight)
+    return table, items
+
+
+def _scores_of(data, idx, ent, block_rows):
+    """Scores of comparisons by their position in block order (refinement of comparison-level schemes)."""
+    if data.protocol == "listed":
+        return data.pairs.score[idx].astype(np.float64)
+    want = np.ones(ent.grid.n_cells, np.bool_)
+    out = []
+    for block in data.blocks(block_rows):
+        for n, _, _, _, sc in ent.pieces(block, want):
+            out.append(sc[:n].copy())
+    return np.concatenate(out)[idx]
+
+
+def _lists(ka, kb, genuine, n_ids) -> ComparisonLists:
+    m = ka.size
+    cid = np.arange(m, dtype=np.int64)
+    g = np.flatnonzero(genuine)
+    go = np.argsort(ka[g], kind="stable")
+    goff = np.concatenate([[0], np.cumsum(np.bincount(ka[g], minlength=n_ids))])
+    imp = np.flatnonzero(~genuine)
+    side = np.concatenate([ka[imp], kb[imp]])
+    ids = np.concatenate([cid[imp], cid[imp]])
+    io = np.argsort(side, kind="stable")
+    ioff = np.concatenate([[0], np.cumsum(np.bincount(side, minlength=n_ids))])
+    return ComparisonLists(m=m, genuine=genuine, genuine_ids=g[go], genuine_off=goff.astype(np.int64),
+                           impostor_ids=ids[io], impostor_off=ioff.astype(np.int64))
+
+
+__all__ = ["Counts", "run"]

@@ -1,0 +1,105 @@
+"""The threshold grid: cell edges built from the data, dense where low FMR targets need them.
+
+Cells (``C`` edges, ``C + 1`` cells): with rule ``>=`` cell ``k`` holds scores with exactly ``k`` edges
+``<= s`` (``[e_{k-1}, e_k)``); with ``>`` exactly ``k`` edges ``< s`` (``(e_{k-1}, e_k]``). Either way the
+comparisons accepted at threshold ``e_c`` are exactly those in cells ``> c``, so counts at every edge are
+exact; requested thresholds are made edges. The grid only sets the curve's resolution: thresholds at FMR
+targets are refined to exact values (see :mod:`matchaudit.engine.driver`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from matchaudit.model import MatchData, Rule
+from matchaudit.scores import quantise
+
+N_BUCKETS = 1 << 16
+
+
+@dataclass(frozen=True)
+class Grid:
+    edges: np.ndarray  # (C,) float64, strictly increasing
+    rule: Rule = ">="
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.edges.shape[0]) + 1
+
+    def cell_of(self, s: np.ndarray | float) -> np.ndarray:
+        """Cell index of scores (vectorised reference for the Numba lookup)."""
+        return np.searchsorted(self.edges, s, side="right" if self.rule == ">=" else "left")
+
+    def edge_index(self, t: float) -> int:
+        """Index of threshold ``t`` among the edges (it must be one)."""
+        i = int(np.searchsorted(self.edges, t))
+        if i >= self.edges.size or self.edges[i] != t:
+            raise KeyError(f"threshold {t!r} is not a grid edge; pass it in `thresholds` when building the grid")
+        return i
+
+    def buckets(self) -> tuple[np.ndarray, float, float]:
+        """Uniform bucket table for the fast lookup: start[b] = #edges below bucket b's lower end."""
+        lo, hi = float(self.edges[0]), float(self.edges[-1])
+        scale = (N_BUCKETS / (hi - lo)) if hi > lo else 0.0
+        bounds = lo + np.arange(N_BUCKETS) / scale if scale > 0 else np.full(N_BUCKETS, lo)
+        start = np.searchsorted(self.edges, bounds, side="left").astype(np.int64)
+        return np.maximum(start - 1, 0), lo, scale
+
+
+def _sample_scores(data: MatchData, max_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Genuine and impostor scores of a deterministic subsample (rows every k-th sample against all)."""
+    if data.protocol == "listed":
+        p = data.pairs
+        assert p is not None
+        step = max(1, len(p) // 20_000_000)
+        return p.score[::step][p.genuine[::step]], p.score[::step][~p.genuine[::step]]
+    assert data.samples is not None and data.samples.embeddings is not None
+    q, scale = quantise(data.samples.embeddings, data.metric)
+    n = q.shape[0]
+    rows = np.arange(0, n, max(1, n // max_rows))
+    sq = np.einsum("ij,ij->i", q, q)
+    dots = q[rows] @ q.T
+    if data.metric == "cosine":
+        s = dots / np.sqrt(np.outer(sq[rows], sq))
+    else:
+        s = -np.sqrt(np.maximum(sq[rows, None] + sq[None, :] - 2 * dots, 0.0)) / scale
+    ident = data.samples.identity
+    gen = ident[rows, None] == ident[None, :]
+    off = rows[:, None] != np.arange(n)[None, :]
+    return s[gen & off], s[~gen]
+
+
+def build_grid(
+    data: MatchData,
+    n_cells: int = 4096,
+    rule: Rule = ">=",
+    thresholds: np.ndarray | list[float] = (),
+    max_rows: int = 1000,
+) -> Grid:
+    """Edges at impostor quantiles log-spaced in FMR (half the cells, down to the sample's resolution),
+    impostor quantiles linear in FMR (a quarter) and genuine quantiles linear in FNMR (a quarter), plus the
+    requested ``thresholds`` (exact edges)."""
+    gen, imp = _sample_scores(data, max_rows)
+    edges = [np.asarray(thresholds, dtype=np.float64)]
+    if imp.size:
+        imp = np.sort(imp)
+        m = imp.size
+        tail = np.unique(np.round(np.geomspace(1, m, n_cells // 2)).astype(np.int64))  # ranks from the top
+        edges += [imp[m - tail], np.quantile(imp, np.linspace(0, 1, n_cells // 4))]
+    if gen.size:
+        edges.append(np.quantile(gen, np.linspace(0, 1, n_cells // 4)))
+    e = np.unique(np.concatenate(edges))
+    e = e[np.isfinite(e)]
+    if e.size == 0:
+        e = np.zeros(1)
+    return Grid(edges=e, rule=rule)
+
+
+def grid_from_edges(edges, rule: Rule = ">=") -> Grid:
+    e = np.unique(np.asarray(edges, dtype=np.float64))
+    return Grid(edges=e, rule=rule)
+
+
+__all__ = ["Grid", "build_grid", "grid_from_edges"]

@@ -1,0 +1,219 @@
+"""Numba kernels: comparisons -> sorted weight entries -> per-replicate weighted cell counts.
+
+An *entry* is (key, u, v, cnt): it adds ``cnt * W[u, b] * W[v, b]`` to ``table[key, b]`` for every
+replicate lane ``b``. ``key`` = (class, category, cell); ``u``/``v`` index rows of the weight matrix ``W``
+whose meaning is set by the entry *mode* (a scheme's level and form):
+
+* ``SAMPLE``:   rows c_i (n), C(c_i, 2) (n), one. Comparison (i, j) -> (i, j); self-pair i -> (n+i, one).
+* ``PRODUCT``:  rows gw_k (K), iw_k (K), one. Genuine -> (k, one); impostor -> (K+k, K+l).
+* ``SUM``:      rows gw_k, iwA_k, iwB_k, one. Genuine -> (k, one); impostor -> (K+k, one) + (2K+l, one).
+* ``RELABEL``:  rows 1{group of k is g} (K*G), one. Every (g[, h]) gets its own entry and category.
+
+Every kernel is integer-only, so counts are exact and independent of order, tiling and threads.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+SAMPLE, PRODUCT, SUM, RELABEL = 0, 1, 2, 3
+ENTRIES_PER_COMPARISON = {SAMPLE: 1, PRODUCT: 1, SUM: 2}
+
+
+@nb.njit(inline="always", cache=True)
+def cell(s, edges, start, lo, scale, ge):
+    """Number of edges <= s (rule >=) or < s (rule >): the bucket gives a start, a short scan finishes."""
+    c = edges.shape[0]
+    x = (s - lo) * scale
+    b = 0 if not x > 0.0 else (start.shape[0] - 1 if x >= start.shape[0] else int(x))
+    i = start[b]
+    if ge:
+        while i > 0 and edges[i - 1] > s:
+            i -= 1
+        while i < c and edges[i] <= s:
+            i += 1
+    else:
+        while i > 0 and edges[i - 1] >= s:
+            i -= 1
+        while i < c and edges[i] < s:
+            i += 1
+    return i
+
+
+@nb.njit(inline="always", cache=True)
+def category(g, h, n_groups):
+    """Unordered group pair -> category: same-group g -> g; cross pairs g<h after them."""
+    if g == h:
+        return g
+    if g > h:
+        g, h = h, g
+    return n_groups + g * (2 * n_groups - g - 1) // 2 + (h - g - 1)
+
+
+@nb.njit(inline="always", cache=True)
+def emit(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells, keys, us, vs, pos):
+    """Write the entries of one comparison at ``pos``; returns the new position.
+
+    Genuine keys: g * n_cells + c; impostor keys: (G + category) * n_cells + c."""
+    if mode == RELABEL:
+        one = n_units * n_groups
+        if genuine:
+            for g in range(n_groups):
+                keys[pos] = g * n_cells + c
+                us[pos] = ka * n_groups + g
+                vs[pos] = one
+                pos += 1
+        else:
+            for g in range(n_groups):
+                for h in range(n_groups):
+                    keys[pos] = (n_groups + category(g, h, n_groups)) * n_cells + c
+                    us[pos] = ka * n_groups + g
+                    vs[pos] = kb * n_groups + h
+                    pos += 1
+        return pos
+    if genuine:
+        key = ga * n_cells + c
+    else:
+        key = (n_groups + category(ga, gb, n_groups)) * n_cells + c
+    if mode == SAMPLE:
+        keys[pos] = key
+        us[pos] = sa
+        vs[pos] = sb
+        return pos + 1
+    if genuine:
+        keys[pos] = key
+        us[pos] = ka
+        vs[pos] = (2 if mode == PRODUCT else 3) * n_units
+        return pos + 1
+    if mode == PRODUCT:
+        keys[pos] = key
+        us[pos] = n_units + ka
+        vs[pos] = n_units + kb
+        return pos + 1
+    one = 3 * n_units  # SUM
+    keys[pos] = key
+    us[pos] = n_units + ka
+    vs[pos] = one
+    keys[pos + 1] = key
+    us[pos + 1] = 2 * n_units + kb
+    vs[pos + 1] = one
+    return pos + 2
+
+
+@nb.njit(cache=True)
+def dense_entries(scores, row0, col0, r_lo, r_hi, ident, igroup, self_score, self_pairs, mode, n_units, n_groups,
+                  edges, start, lo, scale, ge, want, keys, us, vs, score_out):
+    """Entries of tile rows ``r_lo..r_hi`` (local) with global row < column (plus self-pairs).
+
+    ``want``: None-like empty array -> every cell; else a boolean mask of cells to keep (refinement), and
+    the score of each kept entry goes to ``score_out``. Returns the number of entries written."""
+    n_cells = edges.shape[0] + 1
+    filt = want.shape[0] > 0
+    pos = 0
+    c_self = cell(self_score, edges, start, lo, scale, ge)
+    for r in range(r_lo, r_hi):
+        i = row0 + r
+        ki = ident[i]
+        gi = igroup[ki]
+        if self_pairs and i >= col0 and i < col0 + scores.shape[1] and (not filt or want[c_self]):
+            keys[pos] = gi * n_cells + c_self
+            us[pos] = n_units + i
+            vs[pos] = 2 * n_units
+            if filt:
+                score_out[pos] = self_score
+            pos += 1
+        j0 = max(0, i + 1 - col0)
+        for jj in range(j0, scores.shape[1]):
+            s = scores[r, jj]
+            c = cell(s, edges, start, lo, scale, ge)
+            if filt and not want[c]:
+                continue
+            j = col0 + jj
+            kj = ident[j]
+            p0 = pos
+            pos = emit(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells, keys, us, vs, pos)
+            if filt:
+                for p in range(p0, pos):
+                    score_out[p] = s
+    return pos
+
+
+@nb.njit(cache=True)
+def pair_entries(score, genuine, sa, sb, ka, kb, ga, gb, mode, n_units, n_groups, edges, start, lo, scale, ge,
+                 want, keys, us, vs, score_out):
+    """Entries of listed comparisons (same contract as :func:`dense_entries`)."""
+    n_cells = edges.shape[0] + 1
+    filt = want.shape[0] > 0
+    pos = 0
+    for e in range(score.shape[0]):
+        s = score[e]
+        c = cell(s, edges, start, lo, scale, ge)
+        if filt and not want[c]:
+            continue
+        p0 = pos
+        pos = emit(mode, c, genuine[e], sa[e], sb[e], ka[e], kb[e], ga[e], gb[e], n_units, n_groups, n_cells,
+                   keys, us, vs, pos)
+        if filt:
+            for p in range(p0, pos):
+                score_out[p] = s
+    return pos
+
+
+@nb.njit(cache=True)
+def sort_entries(n, keys, us, vs, n_keys, offsets, su, sv):
+    """Counting sort of the first ``n`` entries by key: offsets (n_keys+1,), sorted u/v in su/sv."""
+    offsets[:] = 0
+    for e in range(n):
+        offsets[keys[e] + 1] += 1
+    for k in range(n_keys):
+        offsets[k + 1] += offsets[k]
+    fill = offsets[:-1].copy()
+    for e in range(n):
+        k = keys[e]
+        p = fill[k]
+        su[p] = us[e]
+        sv[p] = vs[e]
+        fill[k] = p + 1
+
+
+@nb.njit(parallel=True, cache=True)
+def accumulate(W, offsets, su, sv, cnt, use_cnt, table):
+    """table[key, t, :] += sum over entries of key of cnt * W[t, u] * W[t, v] (all lanes of batch t).
+
+    W: (n_batches, rows, lanes) int32; table: (n_keys, n_batches, lanes) int64. Entry products and the
+    per-key partial sums are int64 (a product of two int32 weights times a count never overflows it in
+    practice: weights are bounded by the number of draws). One thread per replicate batch: the batch's
+    weight rows and one key's lanes are the working set, the table is touched once per non-empty key."""
+    n_keys = offsets.shape[0] - 1
+    lanes = W.shape[2]
+    for t in nb.prange(W.shape[0]):
+        Wt = W[t]
+        acc = np.zeros(lanes, dtype=np.int64)
+        for k in range(n_keys):
+            lo, hi = offsets[k], offsets[k + 1]
+            if lo == hi:
+                continue
+            acc[:] = 0
+            for e in range(lo, hi):
+                a = Wt[su[e]]
+                b = Wt[sv[e]]
+                if use_cnt:
+                    c = np.int64(cnt[e])
+                    for x in range(lanes):
+                        acc[x] += c * (a[x] * b[x])
+                else:
+                    for x in range(lanes):
+                        acc[x] += a[x] * b[x]
+            for x in range(lanes):
+                table[k, t, x] += acc[x]
+
+
+@nb.njit(parallel=True, cache=True)
+def accumulate_draws(key, weights, table, r0):
+    """Comparison-level schemes: table[key[e], r0 + r] += weights[r, e]."""
+    for r in nb.prange(weights.shape[0]):
+        for e in range(key.shape[0]):
+            w = weights[r, e]
+            if w != 0:
+                table[key[e], r0 + r] += w
