@@ -1,0 +1,398 @@
+"""``estimate``: per-group error rates from unlabelled (or partly labelled) scores, SPE-FR style.
+
+Per group, a Bayesian two-component mixture of two-piece distributions is fitted to the scores (labels,
+where given, enter the likelihood); posterior draws give FNMR-vs-FMR curves, FNMR at FMR targets and FMR /
+FNMR at one global threshold, each with an equal-tailed credible band, in two versions: ``population``
+(the fitted distributions) and ``finite-sample`` (the actual pairs, unknown labels drawn per draw).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from matchaudit.errors import InputError, listing
+from matchaudit.labelfree import curves, diagnostics, ppc, samplers
+from matchaudit.labelfree.curves import Rule, band
+from matchaudit.labelfree.init import Init, initialise
+from matchaudit.labelfree.model import GroupModel, LabelSampling, Priors, component, constrain
+from matchaudit.labelfree.twopiece import family as get_family
+
+RHAT_REFUSE = 1.2  # the paper's criterion
+RHAT_WARN = 1.01
+ESS_WARN = 400.0
+DEFAULTS = {"numpy": (3000, 5000), "numpyro": (500, 500)}  # (warm-up, kept draws) per chain
+KINDS = ("population", "finite-sample")
+KIND_NOTE = {
+    "population": "parametric: rates of the fitted score distributions (what the system does on this population)",
+    "finite-sample": "counted on the actual pairs, labels of unlabelled pairs drawn per posterior draw",
+}
+
+
+class NotConverged(RuntimeError):
+    """The chains disagree (R-hat >= 1.2): no curves are reported. ``diagnostics`` holds the numbers."""
+
+    def __init__(self, message: str, diagnostics: dict):
+        super().__init__(message)
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class GroupFit:
+    """One group's data, start, draws and diagnostics (scores in the user's units)."""
+
+    name: str
+    scores: np.ndarray
+    labels: np.ndarray  # float, NaN = unlabelled
+    init: dict
+    params: dict  # natural parameters, arrays over the kept draws (user's units)
+    diagnostics: dict
+    sampler_info: dict
+
+    @property
+    def n_labelled(self) -> int:
+        return int(np.count_nonzero(~np.isnan(self.labels)))
+
+
+@dataclass
+class Estimate:
+    """Result of :func:`estimate`. ``print(result)`` for a summary, ``to_dict()`` for JSON, ``table()`` for CSV."""
+
+    family: str
+    family_description: str
+    rule: str
+    level: float
+    sampler: str
+    chains: int
+    warmup: int
+    draws: int
+    seed: int
+    fmr_targets: tuple[float, ...]
+    groups: list[GroupFit]
+    results: dict  # kind -> outputs (see _outputs)
+    ppc: dict  # group -> check
+    limits: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def group_names(self) -> list[str]:
+        return [g.name for g in self.groups]
+
+    def table(self) -> pd.DataFrame:
+        """Long table: one row per (kind, quantity, FMR target, group) with median and band."""
+        rows = []
+        for kind, res in self.results.items():
+            for q in ("fnmr_at_fmr", "threshold_at_fmr", "global_threshold", "fmr_at_global", "fnmr_at_global"):
+                for entry in res[q]:
+                    rows.append({"kind": kind, "quantity": q, **entry})
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict:
+        def clean(v):
+            if isinstance(v, dict):
+                return {str(k): clean(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [clean(x) for x in v]
+            if isinstance(v, np.ndarray):
+                return clean(v.tolist())
+            if isinstance(v, (np.floating, float)):
+                return float(v) if np.isfinite(v) else None
+            if isinstance(v, np.integer):
+                return int(v)
+            return v
+
+        return clean({
+            "method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-implementation",
+            "family": self.family, "family_description": self.family_description,
+            "decision_rule": f"accept iff score {self.rule} threshold", "level": self.level,
+            "sampler": self.sampler, "chains": self.chains, "warmup": self.warmup, "draws": self.draws,
+            "seed": self.seed, "fmr_targets": list(self.fmr_targets),
+            "groups": [{
+                "name": g.name, "n_pairs": int(g.scores.size), "n_labelled": g.n_labelled,
+                "init": g.init, "posterior": {k: band(v, self.level) for k, v in g.params.items()},
+                "diagnostics": g.diagnostics, "sampler_info": g.sampler_info,
+            } for g in self.groups],
+            "results": {k: {"note": KIND_NOTE[k], **v} for k, v in self.results.items()},
+            "ppc": {g: {k: v for k, v in c.items() if k in ("ks", "ks_pvalue", "bandwidth")} for g, c in self.ppc.items()},
+            "limits": self.limits, "warnings": self.warnings,
+        })
+
+    def __str__(self) -> str:
+        pct = lambda v: f"{100 * v:.3g}%"  # noqa: E731
+        lines = [
+            f"Label-free estimate (SPE-FR), family {self.family_description}",
+            f"sampler {self.sampler}: {self.chains} chains x {self.draws} draws (+{self.warmup} warm-up), seed {self.seed}; "
+            f"accept iff score {self.rule} t; {100 * self.level:g}% equal-tailed credible bands",
+        ]
+        for g in self.groups:
+            pi = band(g.params["pi"], self.level)
+            d = g.diagnostics["max"]
+            lines.append(f"  {g.name}: {g.scores.size} pairs ({g.n_labelled} labelled), share of matches "
+                         f"{pi['median']:.3f} [{pi['lower']:.3f}, {pi['upper']:.3f}], max R-hat {d['rhat']:.3f}, "
+                         f"min ESS {d['ess']:.0f}, PPC KS p {self.ppc[g.name]['ks_pvalue']:.2f}")
+        for kind, res in self.results.items():
+            lines.append(f"{kind} ({KIND_NOTE[kind]}):")
+            for e in res["fnmr_at_fmr"]:
+                flag = "  [tail extrapolation]" if e["extrapolated"] else ""
+                lines.append(f"  FNMR @ FMR {e['target']:g}  {e['group']}: {pct(e['median'])} "
+                             f"[{pct(e['lower'])}, {pct(e['upper'])}]{flag}")
+            for e in res["fmr_at_global"]:
+                f = next(x for x in res["fnmr_at_global"] if x["target"] == e["target"] and x["group"] == e["group"])
+                lines.append(f"  global threshold (pooled FMR {e['target']:g}) {e['group']}: FMR {pct(e['median'])} "
+                             f"[{pct(e['lower'])}, {pct(e['upper'])}], FNMR {pct(f['median'])} [{pct(f['lower'])}, {pct(f['upper'])}]")
+        lines.append("Limits:")
+        lines += [f"  - {x}" for x in self.limits]
+        lines += [f"Warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def _validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    s = np.asarray(scores, dtype=float)
+    g = np.asarray(groups).astype(str)
+    if s.ndim != 1 or g.shape != s.shape:
+        raise InputError(f"scores and groups must be 1-D and equally long (got {s.shape} and {g.shape})")
+    bad = np.flatnonzero(~np.isfinite(s))
+    if bad.size:
+        raise InputError(f"{bad.size} scores are missing or not finite (rows {listing(bad.tolist())}); "
+                         "failures to acquire must be handled before a label-free estimate")
+    y = np.full(s.shape, np.nan) if labels is None else np.asarray(labels, dtype=float)
+    if y.shape != s.shape:
+        raise InputError(f"labels must be as long as scores ({y.shape} vs {s.shape})")
+    odd = np.flatnonzero(~np.isnan(y) & (y != 0) & (y != 1))
+    if odd.size:
+        raise InputError(f"labels must be 0, 1 or missing; rows {listing(odd.tolist())} are not")
+    names, counts = np.unique(g, return_counts=True)
+    small = names[counts < 100]
+    if small.size:
+        raise InputError(f"groups with fewer than 100 pairs cannot support a mixture fit: {listing(small.tolist())}")
+    return s, g, y
+
+
+def _thin(n_total: int, n: int) -> np.ndarray:
+    return np.unique(np.linspace(0, n_total - 1, min(n, n_total)).astype(np.int64))
+
+
+def _fit_group(name: str, z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: LabelSampling,
+               sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int):
+    init = initialise(z, lam)
+    lab = ~np.isnan(y)
+    model = GroupModel(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling)
+    mode, cov = samplers.laplace(model.log_density, model.start(init))
+    starts = samplers.dispersed_starts(mode, cov, chains, rng)
+    if sampler == "numpyro":
+        import jax.numpy as jnp
+
+        d = samplers.sample_numpyro(lambda th: model.log_density(th, jnp), starts, warmup, draws, seed)
+    else:
+        d = samplers.sample_numpy(model.log_density, starts, cov, warmup, draws, rng)
+    diag = diagnostics.summarise(d.theta, model.names)
+    return init, d, diag
+
+
+def _init_report(init: Init, loc: float, scale: float) -> dict:
+    """Start values in the user's score units."""
+    g = init.gmm
+    return {
+        "gmm": {"weight_match": g.weight1, "means": [loc + scale * m for m in g.means], "sds": [scale * s for s in g.sds]},
+        "kde_modes": [loc + scale * m for m in init.modes], "critical_bandwidth": scale * init.critical_bandwidth,
+        "match_mode": loc + scale * init.match_mode, "match_sd": scale * init.match_sd,
+        "pi_storey": init.pi_storey, "warnings": list(init.warnings),
+    }
+
+
+def _entries(arr: np.ndarray, level: float, targets: Sequence[float], names: Sequence[str], extra=None) -> list[dict]:
+    """Band entries for an array (draws, groups, targets)."""
+    b = band(arr, level)
+    out = []
+    for a, t in enumerate(targets):
+        for gi, nm in enumerate(names):
+            e = {"target": t, "group": nm, **{k: float(v[gi, a]) for k, v in b.items()}}
+            if extra is not None:
+                e.update(extra(gi, a))
+            out.append(e)
+    return out
+
+
+def _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, extrapolated) -> dict:
+    """Summaries of one kind. Arrays: fnmr/thr (M, G, A), gt (M, A), gfmr/gfnmr (M, G, A), curve (M, G, K)."""
+    cb = band(curve, level)
+    out = {
+        "curve": {"fmr": grid, **{nm: {k: v[gi] for k, v in cb.items()} for gi, nm in enumerate(names)}},
+        "fnmr_at_fmr": _entries(fnmr, level, targets, names, lambda g, a: {"extrapolated": bool(extrapolated[g, a])}),
+        "threshold_at_fmr": _entries(thr, level, targets, names),
+        "global_threshold": [{"target": t, "group": "all", **{k: float(v) for k, v in band(gt[:, a], level).items()}}
+                             for a, t in enumerate(targets)],
+        "fmr_at_global": _entries(gfmr, level, targets, names),
+        "fnmr_at_global": _entries(gfnmr, level, targets, names),
+        "p_worse": {},
+        "fairness": {},
+    }
+    for a, t in enumerate(targets if len(names) > 1 else ()):
+        for q, arr in (("fnmr_at_fmr", fnmr), ("fmr_at_global", gfmr), ("fnmr_at_global", gfnmr)):
+            x = arr[:, :, a]
+            p = (x[:, :, None] > x[:, None, :]).mean(axis=0)
+            out["p_worse"][f"{q}@{t:g}"] = {"groups": list(names), "p_row_worse_than_column": p}
+            fm = _fairness(x, level)
+            if fm is not None:
+                out["fairness"][f"{q}@{t:g}"] = fm
+    return out
+
+
+def _fairness(rates: np.ndarray, level: float) -> dict | None:
+    """Fairness summary measures per draw, from ``matchaudit.metrics.fairness`` (None until it is installed)."""
+    try:
+        from matchaudit.metrics.fairness import summary_measures
+    except ImportError:
+        return None
+    return {k: band(np.asarray(v, dtype=float), level) for k, v in summary_measures(rates).items()}
+
+
+def estimate(
+    scores: Sequence[float] | np.ndarray,
+    groups: Sequence | np.ndarray,
+    labels: Sequence[float] | np.ndarray | None = None,
+    *,
+    family: str = "sas",
+    fmr: Sequence[float] = (1e-1, 1e-2, 1e-3),
+    level: float = 0.89,
+    rule: Rule = ">=",
+    sampler: samplers.SamplerName = "auto",
+    chains: int = 4,
+    warmup: int | None = None,
+    draws: int | None = None,
+    seed: int = 0,
+    label_sampling: LabelSampling = "random",
+    storey_lambda: float = 0.05,
+    finite_draws: int = 400,
+    curve_points: int = 60,
+    ppc_replicates: int = 50,
+) -> Estimate:
+    """Per-group FNMR-vs-FMR curves, FNMR@FMR and rates at a global threshold from similarity scores.
+
+    ``labels``: 1 match, 0 non-match, NaN unknown (``None``: none known). ``label_sampling="stratified"``
+    when the labelled pairs were sampled per class. Raises :class:`NotConverged` when any R-hat >= 1.2.
+    """
+    s, g, y = _validate(scores, groups, labels)
+    fam = get_family(family)
+    targets = tuple(sorted(float(a) for a in fmr))
+    if not targets or not all(0.0 < a < 1.0 for a in targets):
+        raise InputError(f"FMR targets must lie strictly between 0 and 1 (got {list(fmr)})")
+    if not 0.0 < level < 1.0:
+        raise InputError(f"level must lie strictly between 0 and 1 (got {level})")
+    if rule not in (">=", ">"):
+        raise InputError(f"decision rule must be '>=' or '>' (got {rule!r})")
+    if chains < 2:
+        raise InputError("at least 2 chains are needed to check convergence (R-hat)")
+    name = samplers.resolve(sampler)
+    warmup = DEFAULTS[name][0] if warmup is None else int(warmup)
+    draws = DEFAULTS[name][1] if draws is None else int(draws)
+    rng = np.random.default_rng(seed)
+    loc, scale = float(np.median(s)), float(np.std(s)) or 1.0  # fit on standardised scores, report in user units
+
+    fits: list[GroupFit] = []
+    for gi, nm in enumerate(np.unique(g)):
+        idx = g == nm
+        init, d, diag = _fit_group(nm, (s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
+                                   name, chains, warmup, draws, rng, seed + gi)
+        flat = d.theta.reshape(-1, d.theta.shape[-1])
+        p = constrain(flat)
+        for k in ("mu0", "mu1"):
+            p[k] = loc + scale * p[k]
+        for k in ("s0L", "s0R", "s1L", "s1R"):
+            p[k] = scale * p[k]
+        worst = {"rhat": max(v["rhat"] for v in diag.values()), "ess": min(v["ess"] for v in diag.values())}
+        fits.append(GroupFit(nm, s[idx], y[idx], _init_report(init, loc, scale), p,
+                             {"per_parameter": diag, "max": worst}, d.info))
+
+    bad = [f"{f.name} (R-hat {f.diagnostics['max']['rhat']:.3f})" for f in fits if not f.diagnostics["max"]["rhat"] < RHAT_REFUSE]
+    if bad:
+        raise NotConverged(
+            f"chains did not converge for {', '.join(bad)}: R-hat must be below {RHAT_REFUSE} before curves are reported. "
+            "Run more warm-up/draws, add a few labelled pairs, or try another family.",
+            {f.name: f.diagnostics for f in fits})
+    notes = []
+    for f in fits:
+        m = f.diagnostics["max"]
+        if m["rhat"] > RHAT_WARN or m["ess"] < ESS_WARN:
+            notes.append(f"group {f.name}: max R-hat {m['rhat']:.3f} (> {RHAT_WARN} is a warning) or min ESS {m['ess']:.0f} "
+                         f"(< {ESS_WARN:.0f}); more draws would make the bands more reliable")
+        if f.sampler_info.get("divergences"):
+            notes.append(f"group {f.name}: {f.sampler_info['divergences']} divergent NUTS transitions")
+        notes += [f"group {f.name}: {w}" for w in f.init["warnings"]]
+    for w in notes:
+        warnings.warn(w, stacklevel=2)
+
+    names = [f.name for f in fits]
+    grid = np.logspace(np.log10(min(1e-5, targets[0])), 0.0, curve_points)[:-1]
+    total = fits[0].params["pi"].size
+    results = {
+        "population": _population(fam, fits, _thin(total, 4000), targets, grid, level, names),
+        "finite-sample": _finite(fam, fits, _thin(total, finite_draws), targets, grid, level, names, rule, rng),
+    }
+    flags = _extrapolated(fits, targets)
+    extrapolated = [f"{nm} at FMR {a:g}" for gi, nm in enumerate(names) for ai, a in enumerate(targets) if flags[gi, ai]]
+    limits = [
+        f"parametric family: {fam.description}; bands are conditional on it (try another --family to see the sensitivity)",
+        "pairs that share identities or images are not independent; the model treats them as independent, "
+        "so the bands are optimistic (too narrow)",
+        "population rates describe the fitted distributions; finite-sample rates the pairs at hand",
+    ]
+    if extrapolated:
+        limits.append("FMR targets below about 10 / (estimated non-match pairs) rely on tail extrapolation of the "
+                      f"parametric family: {', '.join(extrapolated)}")
+    if any(f.n_labelled for f in fits):
+        limits.append(f"labelled pairs are assumed missing at random ({label_sampling} sampling of labels)")
+    checks = {f.name: ppc.check(fam, f.scores, {k: v[_thin(total, 200)] for k, v in f.params.items()}, rng, level,
+                                ppc_replicates) for f in fits}
+    return Estimate(family, fam.description, rule, level, name, chains, warmup, draws, seed, targets, fits, results,
+                    checks, limits, notes)
+
+
+def _extrapolated(fits: list[GroupFit], targets: Sequence[float]) -> np.ndarray:
+    n0 = np.array([f.scores.size * (1.0 - np.median(f.params["pi"])) for f in fits])
+    return np.asarray(targets)[None, :] < 10.0 / n0[:, None]
+
+
+def _population(fam, fits, pick, targets, grid, level, names) -> dict:
+    comps = [[tuple(np.asarray(v)[pick] for v in component(f.params, j)) for f in fits] for j in (0, 1)]
+    at = [curves.population_at_fmr(fam, c0, c1, np.r_[targets, grid]) for c0, c1 in zip(*comps)]
+    a = len(targets)
+    thr = np.stack([t[:, :a] for t, _ in at], axis=1)
+    fnmr = np.stack([f[:, :a] for _, f in at], axis=1)
+    curve = np.stack([f[:, a:] for _, f in at], axis=1)
+    n0 = np.stack([f.scores.size * (1.0 - f.params["pi"][pick]) for f in fits], axis=1)
+    w = n0 / n0.sum(axis=1, keepdims=True)
+    glob = [curves.population_global(fam, comps[0], comps[1], w, t) for t in targets]
+    gt = np.stack([x[0] for x in glob], axis=1)
+    gfmr = np.stack([x[1] for x in glob], axis=2)
+    gfnmr = np.stack([x[2] for x in glob], axis=2)
+    return _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, _extrapolated(fits, targets))
+
+
+def _finite(fam, fits, pick, targets, grid, level, names, rule, rng) -> dict:
+    a = len(targets)
+    z_all, thr, fnmr, curve = [], [], [], []
+    for f in fits:
+        p = {k: np.asarray(v)[pick][:, None] for k, v in f.params.items()}
+        l0 = np.log1p(-p["pi"]) + fam.logpdf(f.scores[None], *component(p, 0))
+        l1 = np.log(p["pi"]) + fam.logpdf(f.scores[None], *component(p, 1))
+        r = np.exp(l1 - np.logaddexp(l0, l1))
+        z = (rng.random(r.shape) < r).astype(float)
+        lab = ~np.isnan(f.labels)
+        z[:, lab] = f.labels[lab]
+        t, _, fn = curves.empirical_at_fmr(f.scores, z, np.r_[targets, grid], rule)
+        thr.append(t[:, :a]), fnmr.append(fn[:, :a]), curve.append(fn[:, a:]), z_all.append(z)
+    pooled_s = np.concatenate([f.scores for f in fits])
+    pooled_z = np.concatenate(z_all, axis=1)
+    gt, _, _ = curves.empirical_at_fmr(pooled_s, pooled_z, np.asarray(targets), rule)
+    gfmr = np.empty((pick.size, len(fits), a))
+    gfnmr = np.empty_like(gfmr)
+    for gi, (f, z) in enumerate(zip(fits, z_all)):
+        for ai in range(a):
+            gfmr[:, gi, ai], gfnmr[:, gi, ai] = curves.rates_at(f.scores, z, gt[:, ai], rule)
+    return _outputs(np.stack(fnmr, 1), np.stack(thr, 1), gt, gfmr, gfnmr, grid, np.stack(curve, 1), level, targets,
+                    names, _extrapolated(fits, targets))
