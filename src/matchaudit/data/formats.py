@@ -314,8 +314,9 @@ def load_identity_embeddings(
 
     ``path``: a ``.npz`` with arrays ``embeddings`` (n, d) and ``identities`` (n,) (optional ``ids``), or a
     CSV/TSV/Parquet table with ``identity_col``, optional ``id_col`` and the embedding: a Parquet list column
-    ``embedding``, or numeric columns -- ``embedding_cols`` (names, or one common prefix such as ``"e"``;
-    default: every column but the identity, id and ``group_by`` ones). ``group_by`` columns come from the table,
+    (``embedding_cols`` naming it; default ``embedding`` if present), or numeric columns (``embedding_cols``:
+    their names, or one common prefix such as ``"e"``; default: every column but the identity, id and
+    ``group_by`` ones). ``group_by`` columns come from the table,
     or from a ``metadata`` table keyed by identity.
 
     Example::
@@ -368,8 +369,9 @@ def _embedding_columns(
     table: pd.DataFrame, embedding_cols: str | Sequence[str] | None, others: set[str], where: v.Where
 ) -> np.ndarray:
     """The embedding as an (n, d) array from a list column or from numeric columns."""
-    if embedding_cols is None and "embedding" in table.columns:
-        return list_column(table["embedding"], where)
+    name = "embedding" if embedding_cols is None else embedding_cols
+    if isinstance(name, str) and name in table.columns:
+        return list_column(table[name], where)
     if isinstance(embedding_cols, str):
         cols = [c for c in table.columns if c.startswith(embedding_cols)]
         if not cols:
