@@ -92,20 +92,7 @@ class Estimate:
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict:
-        def clean(v):
-            if isinstance(v, dict):
-                return {str(k): clean(x) for k, x in v.items()}
-            if isinstance(v, (list, tuple)):
-                return [clean(x) for x in v]
-            if isinstance(v, np.ndarray):
-                return clean(v.tolist())
-            if isinstance(v, (np.floating, float)):
-                return float(v) if np.isfinite(v) else None
-            if isinstance(v, np.integer):
-                return int(v)
-            return v
-
-        return clean({
+        return jsonable({
             "method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-implementation",
             "family": self.family, "family_description": self.family_description,
             "decision_rule": f"accept iff score {self.rule} threshold", "level": self.level,
@@ -150,7 +137,23 @@ class Estimate:
         return "\n".join(lines)
 
 
-def _validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def jsonable(v):
+    """Nested dicts/lists/arrays as plain JSON values (non-finite floats become null)."""
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return jsonable(v.tolist())
+    if isinstance(v, (np.floating, float)):
+        return float(v) if np.isfinite(v) else None
+    if isinstance(v, (np.integer, np.bool_)):
+        return v.item()
+    return v
+
+
+def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scores (finite floats), group names (str) and labels (0/1/NaN) as arrays, or an InputError."""
     s = np.asarray(scores, dtype=float)
     g = np.asarray(groups).astype(str)
     if s.ndim != 1 or g.shape != s.shape:
@@ -276,7 +279,7 @@ def estimate(
     ``labels``: 1 match, 0 non-match, NaN unknown (``None``: none known). ``label_sampling="stratified"``
     when the labelled pairs were sampled per class. Raises :class:`NotConverged` when any R-hat >= 1.2.
     """
-    s, g, y = _validate(scores, groups, labels)
+    s, g, y = validate(scores, groups, labels)
     fam = get_family(family)
     targets = tuple(sorted(float(a) for a in fmr))
     if not targets or not all(0.0 < a < 1.0 for a in targets):
@@ -374,25 +377,31 @@ def _population(fam, fits, pick, targets, grid, level, names) -> dict:
 
 
 def _finite(fam, fits, pick, targets, grid, level, names, rule, rng) -> dict:
-    a = len(targets)
-    z_all, thr, fnmr, curve = [], [], [], []
+    """Finite-sample rates: per draw, labels of unlabelled pairs drawn from their posterior match probability."""
+    weights = []
     for f in fits:
         p = {k: np.asarray(v)[pick][:, None] for k, v in f.params.items()}
         l0 = np.log1p(-p["pi"]) + fam.logpdf(f.scores[None], *component(p, 0))
         l1 = np.log(p["pi"]) + fam.logpdf(f.scores[None], *component(p, 1))
-        r = np.exp(l1 - np.logaddexp(l0, l1))
-        z = (rng.random(r.shape) < r).astype(float)
+        z = (rng.random(l0.shape) < np.exp(l1 - np.logaddexp(l0, l1))).astype(float)
         lab = ~np.isnan(f.labels)
         z[:, lab] = f.labels[lab]
-        t, _, fn = curves.empirical_at_fmr(f.scores, z, np.r_[targets, grid], rule)
-        thr.append(t[:, :a]), fnmr.append(fn[:, :a]), curve.append(fn[:, a:]), z_all.append(z)
-    pooled_s = np.concatenate([f.scores for f in fits])
-    pooled_z = np.concatenate(z_all, axis=1)
-    gt, _, _ = curves.empirical_at_fmr(pooled_s, pooled_z, np.asarray(targets), rule)
-    gfmr = np.empty((pick.size, len(fits), a))
+        weights.append(z)
+    return counted([f.scores for f in fits], weights, targets, grid, level, names, rule, _extrapolated(fits, targets))
+
+
+def counted(scores: list[np.ndarray], weights: list[np.ndarray], targets, grid, level, names, rule, extrapolated) -> dict:
+    """Rates counted on the pairs of each group with match weights (draws, pairs) in [0, 1], global threshold
+    from the pooled pairs; summarised like the population rates."""
+    a = len(targets)
+    at = [curves.empirical_at_fmr(s, w, np.r_[targets, grid], rule) for s, w in zip(scores, weights)]
+    thr = np.stack([t[:, :a] for t, _, _ in at], 1)
+    fnmr = np.stack([fn[:, :a] for _, _, fn in at], 1)
+    curve = np.stack([fn[:, a:] for _, _, fn in at], 1)
+    gt, _, _ = curves.empirical_at_fmr(np.concatenate(scores), np.concatenate(weights, axis=1), np.asarray(targets), rule)
+    gfmr = np.empty((gt.shape[0], len(scores), a))
     gfnmr = np.empty_like(gfmr)
-    for gi, (f, z) in enumerate(zip(fits, z_all)):
+    for gi, (s, w) in enumerate(zip(scores, weights)):
         for ai in range(a):
-            gfmr[:, gi, ai], gfnmr[:, gi, ai] = curves.rates_at(f.scores, z, gt[:, ai], rule)
-    return _outputs(np.stack(fnmr, 1), np.stack(thr, 1), gt, gfmr, gfnmr, grid, np.stack(curve, 1), level, targets,
-                    names, _extrapolated(fits, targets))
+            gfmr[:, gi, ai], gfnmr[:, gi, ai] = curves.rates_at(s, w, gt[:, ai], rule)
+    return _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, extrapolated)

@@ -1,0 +1,129 @@
+"""``matchaudit estimate``: label-free / semi-supervised per-group error rates (SPE-FR) from a scored table."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from enum import Enum
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import typer
+from rich.console import Console
+
+from matchaudit.cli.app import app
+from matchaudit.cli.common import user_errors
+from matchaudit.data.tables import read_table
+from matchaudit.data.validate import Where, as_scores, as_str, parse_labels
+from matchaudit.errors import InputError
+from matchaudit.labelfree import NotConverged, estimate as run_estimate
+from matchaudit.labelfree.figures import plot_det, plot_ppc
+
+console = Console()
+_MISSING = {"", "na", "nan", "none", "null", "?"}
+
+
+class SamplerOpt(str, Enum):
+    auto = "auto"
+    numpyro = "numpyro"
+    numpy = "numpy"
+
+
+class FamilyOpt(str, Enum):
+    sas = "sas"
+    t = "t"
+    normal = "normal"
+
+
+class RuleOpt(str, Enum):
+    ge = ">="
+    gt = ">"
+
+
+def _groups(df: pd.DataFrame, col: str, where: Where) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """Group per row and the rows kept: one column, or per-side ``<col>_a``/``<col>_b`` (rows whose sides
+    differ are dropped, and counted)."""
+    if col in df.columns:
+        return as_str(df[col], where, f"group ({col})"), np.ones(len(df), dtype=bool), None
+    a, b = f"{col}_a", f"{col}_b"
+    if a in df.columns and b in df.columns:
+        ga, gb = as_str(df[a], where, f"group ({a})"), as_str(df[b], where, f"group ({b})")
+        keep = ga == gb
+        note = f"{int((~keep).sum())} of {len(df)} pairs have different {a} and {b} and were excluded" if (~keep).any() else None
+        if not keep.any():
+            raise InputError(f"{where.what}: no pair has the same {a} and {b}; a label-free estimate needs within-group pairs")
+        return ga, keep, note
+    raise InputError(f"{where.what}: no group column {col!r} (nor per-side {a!r}/{b!r}); columns are {', '.join(map(str, df.columns))}. "
+                     "Name it with --group-col.")
+
+
+def _labels(values: pd.Series, where: Where) -> np.ndarray:
+    """1.0 / 0.0 per row, NaN where the label is missing (an unlabelled pair)."""
+    text = values.astype(str).str.strip().str.lower()
+    missing = (values.isna() | text.isin(_MISSING)).to_numpy()
+    out = np.full(len(values), np.nan)
+    if (~missing).any():
+        out[~missing] = parse_labels(values[~missing].to_numpy(), where).astype(float)
+    return out
+
+
+@app.command("estimate")
+@user_errors
+def estimate(
+    table: Path = typer.Argument(..., help="Comparison table (CSV/TSV/Parquet): one row per pair with a score and a group."),
+    out: Path = typer.Option(Path("matchaudit-estimate"), "--out", help="Output directory (created if missing)."),
+    score_col: str = typer.Option("score", "--score-col", help="Score column."),
+    group_col: str = typer.Option("group", "--group-col", help="Group column, or the stem of per-side columns <col>_a/<col>_b."),
+    label_col: str = typer.Option(None, "--label-col", help="Optional label column (1/0, genuine/impostor...); empty/NA = unlabelled."),
+    distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated first."),
+    family: FamilyOpt = typer.Option(FamilyOpt.sas, "--family", help="Two-piece family of both score distributions."),
+    fmr: float = typer.Option(1e-3, "--fmr", help="FMR target (per-group FNMR@FMR and the pooled global threshold)."),
+    level: float = typer.Option(0.89, "--level", help="Credible level of the equal-tailed bands (0.89 as in SPE-FR)."),
+    rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (default) or > t."),
+    sampler: SamplerOpt = typer.Option(SamplerOpt.auto, "--sampler", help="NUTS via NumPyro (extra 'mcmc'), the NumPy sampler, or auto."),
+    chains: int = typer.Option(4, "--chains", help="Number of chains (>= 2, for R-hat)."),
+    draws: int = typer.Option(None, "--draws", help="Kept draws per chain (default 500 NUTS, 5000 NumPy; warm-up alike 500 / 3000)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same numbers)."),
+) -> None:
+    """Per-group FNMR-vs-FMR curves, FNMR@FMR and FMR/FNMR at a global threshold with credible bands,
+    from scores without identity labels (or with a few), by a Bayesian mixture of two-piece distributions.
+
+    Writes estimate.json, estimate.csv, det_bands.png and ppc.png to --out.
+
+    Example:
+
+        matchaudit estimate scores.csv --group-col ethnicity --label-col label --fmr 1e-3 --out est/
+    """
+    df, where = read_table(table, "comparison table")
+    if score_col not in df.columns:
+        raise InputError(f"{where.what}: no score column {score_col!r}; columns are {', '.join(map(str, df.columns))}. Use --score-col.")
+    groups, keep, note = _groups(df, group_col, where)
+    scores = as_scores(df[score_col], where, distance=distance)
+    labels = None
+    if label_col is not None:
+        if label_col not in df.columns:
+            raise InputError(f"{where.what}: no label column {label_col!r}; columns are {', '.join(map(str, df.columns))}.")
+        labels = _labels(df[label_col], where)[keep]
+    targets = sorted({fmr, 1e-1, 1e-2, 1e-3} if 0 < fmr < 1 else {fmr})
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        try:
+            est = run_estimate(scores[keep], groups[keep], labels, family=family.value, fmr=targets, level=level,
+                               rule=rule.value, sampler=sampler.value, chains=chains, draws=draws,
+                               warmup=None if draws is None else draws, seed=seed)
+        except NotConverged as e:
+            console.print(f"[bold red]Not converged:[/] {e}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+    if note:
+        est.limits.append(note)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = est.to_dict()
+    doc["input"] = {"table": str(table), "score_col": score_col, "group_col": group_col, "label_col": label_col,
+                    "score_orientation": "negated distance" if distance else "similarity", "excluded_pairs": note}
+    (out / "estimate.json").write_text(json.dumps(doc, indent=1))
+    est.table().to_csv(out / "estimate.csv", index=False)
+    plot_det(est, out / "det_bands.png")
+    plot_ppc(est, out / "ppc.png")
+    console.print(str(est), highlight=False, soft_wrap=True)
+    console.print(f"Results written to [bold]{out}[/] (estimate.json, estimate.csv, det_bands.png, ppc.png).")
