@@ -189,18 +189,16 @@ def _attributes_by_identity(
     for attr in attrs:
         column(table, attr, mwhere, "a group_by attribute", "group_by")
     index = pd.Index(keys)
-    out = []
-    for ids in sides:
-        rows = index.get_indexer(v.as_str(ids, where, "identity"))
-        bad = np.flatnonzero(rows < 0)
-        if bad.size:
-            absent = listing(sorted({str(ids[i]) for i in bad}))
-            raise InputError(
-                f"{where.what}: identities missing from {mwhere.what} (key '{key}'): {absent} (at "
-                f"{where.rows(bad)}). Add them to the metadata table or remove those comparisons."
-            )
-        out.append({a: table[a].to_numpy(dtype=object)[rows] for a in attrs})
-    return out
+    sides = [v.as_str(ids, where, "identity") for ids in sides]
+    rows = [index.get_indexer(ids) for ids in sides]
+    bad = np.flatnonzero(np.logical_or.reduce([r < 0 for r in rows]))
+    if bad.size:
+        absent = listing(sorted({str(i) for ids, r in zip(sides, rows) for i in ids[r < 0]}))
+        raise InputError(
+            f"{where.what}: identities missing from {mwhere.what} (key '{key}'): {absent} (at {where.rows(bad)}). "
+            "Add them to the metadata table or remove those comparisons."
+        )
+    return [{a: table[a].to_numpy(dtype=object)[r] for a in attrs} for r in rows]
 
 
 def _comparisons(
