@@ -1,0 +1,1 @@
+"""Estimators: intervals, bands, tests and label-free models — pure functions of resampled statistics."""
