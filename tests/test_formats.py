@@ -347,7 +347,8 @@ def test_identity_embeddings_bad_files(tmp_path):
         load_identity_embeddings(tmp_path / "t.csv")
     df.loc[4, "e2"] = "abc"
     df.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.raises(InputError, match=r"embedding columns e2 hold non-numeric, missing or infinite values at rows 5 "):
+    with pytest.raises(InputError, match=r"embedding columns e2 hold non-numeric, missing or infinite values at "
+                                         r"rows 5 "):
         load_identity_embeddings(tmp_path / "t.csv", embedding_cols="e")
     with pytest.raises(InputError, match=r"no column starts with 'emb_'"):
         load_identity_embeddings(FIX / "identity_embeddings.csv", embedding_cols="emb_")

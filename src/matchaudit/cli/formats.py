@@ -79,8 +79,8 @@ def load_by_format(
         return load_kaldi(trials, scores, speaker_of=speaker_of_option(speaker_of),  # type: ignore[arg-type]
                           distance=distance, **meta)
     if fmt == "voxceleb":
-        return load_voxceleb(trials, scores, speaker_of=speaker_of_option(speaker_of) or "path",  # type: ignore[arg-type]
-                             distance=distance, **meta)
+        return load_voxceleb(trials, scores, speaker_of=speaker_of_option(speaker_of) or "path",
+                             distance=distance, **meta)  # type: ignore[arg-type]
     if distance:
         raise InputError("--distance applies to scores; with --format identity-embeddings use --metric euclidean.")
     cols = None if not embedding_cols else embedding_cols[0] if len(embedding_cols) == 1 else list(embedding_cols)

@@ -80,7 +80,7 @@ def _read_columns(path: PathLike, role: str, layouts: Mapping[int, str]) -> tupl
         found = listing(sorted(set(counts[bad].tolist())))
         raise InputError(
             f"{what}: wrong number of columns at {where.rows(bad)} (found {found}; expected {expected}"
-            + (f", as on its first data line" if k > 0 else "") + "). Columns are separated by blanks, so ids "
+            + (", as on its first data line" if k > 0 else "") + "). Columns are separated by blanks, so ids "
             "must not contain spaces; fix or remove those lines."
         )
     return [np.array(c, dtype=object) for c in zip(*rows)], where
