@@ -3,12 +3,13 @@
 a second, filtered pass makes thresholds at FMR targets exact.
 
 Memory bound (all-pairs or listed, any n): the counts table, ``(B+1) x (G + G(G+1)/2) x (C+1)`` int64; the
-weight matrix, ``(B+1) x rows`` int32 (rows = 2n+1 sample-level, 3K+1 identity-level, K*G+1 relabel); one
-sub-tile of entries (``ENTRIES`` x 20 bytes, 20 MiB) per thread; one score tile of ``model.blocks`` (256 MiB
+weight matrix, ``(B+1) x rows`` float32 (rows = 2n+1 sample-level, 3K+1 identity-level, K*G+1 relabel); one
+sub-tile of entries (``ENTRIES`` x 20 bytes, 80 MiB); one score tile of ``model.blocks`` (256 MiB
 at its defaults). Comparison-level schemes (two-level, iid) additionally hold every comparison's key and
 identities (17 bytes per comparison) and a chunk of per-comparison weights (at most 256 MiB). The
 identity-level collapse holds the distinct (class, category, cell, identity, identity) entries (<= 24 bytes
-each, at most the number of comparisons).
+each, at most the number of comparisons). FMR-target refinement holds the entries of the cells where
+some replicate's threshold falls, with their weights: (entries x (B+1)) int64.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from matchaudit.model import DenseBlock, MatchData, PairBlock
 from matchaudit.resampling import ComparisonLists, Layout, Scheme, Vertex
 from matchaudit.scores import self_score
 
-ENTRIES = 1 << 20  # entries per sub-tile (per thread)
+ENTRIES = 1 << 22  # entries per sub-tile (more entries per key: fewer table flushes)
+EXACT = 1 << 24  # float32 represents every integer up to this
+SUB_COLS = 2048  # sub-tile width: the weight rows of a sub-tile stay in L2
 FmrReference = Literal["all", "same-group"]
 
 
@@ -133,7 +136,7 @@ def _weights(scheme: Scheme | None, mode: int, reps: np.ndarray, layout: Layout,
 def _batched(wt: np.ndarray, lanes: int) -> np.ndarray:
     rows, R = wt.shape
     nb_ = -(-R // lanes)
-    out = np.zeros((nb_, rows, lanes), np.int32)
+    out = np.zeros((nb_, rows, lanes), np.float32)  # small integers, exact in float32
     for t in range(nb_):
         part = wt[:, t * lanes:(t + 1) * lanes]
         out[t, :, :part.shape[1]] = part
@@ -164,13 +167,17 @@ class _Entries:
         g = self.grid
         if isinstance(block, DenseBlock):
             r, c = block.scores.shape
-            step = max(1, ENTRIES // (self.per * c + 1))
-            for r_lo in range(0, r, step):
-                r_hi = min(r, r_lo + step)
-                cap = (r_hi - r_lo) * (c * self.per + 1)
+            cstep = min(c, SUB_COLS)
+            step = max(1, ENTRIES // (self.per * cstep + 1))
+            for c_lo, r_lo in ((c_lo, r_lo) for c_lo in range(0, c, cstep) for r_lo in range(0, r, step)):
+                r_hi, c_hi = min(r, r_lo + step), min(c, c_lo + cstep)
+                if block.row0 + r_lo >= block.col0 + c_hi:
+                    continue  # below the diagonal: no comparisons
+                cap = (r_hi - r_lo) * ((c_hi - c_lo) * self.per + 1)
                 keys, us, vs = (np.empty(cap, np.int32) for _ in range(3))
                 sc = np.empty(cap if want.size else 0, np.float64)
-                n = K.dense_entries(block.scores, block.row0, block.col0, r_lo, r_hi, self.ident, self.igroup,
+                n = K.dense_entries(block.scores, block.row0, block.col0, r_lo, r_hi, c_lo, c_hi, self.ident,
+                                    self.igroup,
                                     self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges,
                                     self.start, self.lo, self.scale, self.ge, want, keys, us, vs, sc)
                 yield n, keys, us, vs, sc
@@ -222,7 +229,7 @@ def run(
     fmr_targets: np.ndarray | list[float] = (),
     thresholds: np.ndarray | list[float] = (),
     fmr_reference: FmrReference = "all",
-    lanes: int = 64,
+    lanes: int = 128,
     block_rows: int = 2048,
     collapse: bool | None = None,
     progress: bool = False,
@@ -283,6 +290,9 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
     codes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     rows = W.shape[1]
+    w2 = max(1, int(W.max()) ** 2)
+    if w2 > EXACT:
+        raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
     with _progress(progress, _n_blocks(data, block_rows), "resampling") as bar:
         task = bar.add_task("", total=_n_blocks(data, block_rows))
         for block in data.blocks(block_rows):
@@ -295,7 +305,7 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
                     continue
                 su, sv = np.empty(n, np.int32), np.empty(n, np.int32)
                 K.sort_entries(n, keys, us, vs, ent.n_keys, offsets, su, sv)
-                K.accumulate(W, offsets, su, sv, su, False, table)
+                K.accumulate(W, offsets, su, sv, su, False, EXACT // w2, table)
             bar.advance(task)
     if collapse and codes:
         allc = np.concatenate(codes)
@@ -304,14 +314,19 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
         allc, alln = allc[order], alln[order]
         first = np.flatnonzero(np.concatenate([[True], allc[1:] != allc[:-1]]))
         code = allc[first]
-        cnt = np.add.reduceat(alln, first).astype(np.int32)
+        cnt = np.add.reduceat(alln, first).astype(np.int64)
+        cap = EXACT // w2  # split counts so every term cnt * w * w stays exact
+        reps = -(-cnt // cap)
+        code = np.repeat(code, reps)
+        cnt = np.minimum(np.repeat(cnt, reps) - (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)) * cap,
+                         cap).astype(np.int32)
         v = (code % rows).astype(np.int32)
         u = ((code // rows) % rows).astype(np.int32)
         key = code // (rows * rows)
         offsets[:] = 0
         np.add.at(offsets, key + 1, 1)
         np.cumsum(offsets, out=offsets)
-        K.accumulate(W, offsets, u, v, cnt, True, table)  # codes are sorted by key already
+        K.accumulate(W, offsets, u, v, cnt, True, max(1, EXACT // (w2 * cap)), table)  # codes sorted by key
     return table
 
 

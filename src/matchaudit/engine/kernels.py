@@ -102,9 +102,9 @@ def emit(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells, k
 
 
 @nb.njit(cache=True)
-def dense_entries(scores, row0, col0, r_lo, r_hi, ident, igroup, self_score, self_pairs, mode, n_units, n_groups,
+def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, ident, igroup, self_score, self_pairs, mode, n_units, n_groups,
                   edges, start, lo, scale, ge, want, keys, us, vs, score_out):
-    """Entries of tile rows ``r_lo..r_hi`` (local) with global row < column (plus self-pairs).
+    """Entries of tile rows ``r_lo..r_hi``, columns ``c_lo..c_hi`` (local) with global row < column (+ self-pairs).
 
     ``want``: None-like empty array -> every cell; else a boolean mask of cells to keep (refinement), and
     the score of each kept entry goes to ``score_out``. Returns the number of entries written."""
@@ -116,15 +116,15 @@ def dense_entries(scores, row0, col0, r_lo, r_hi, ident, igroup, self_score, sel
         i = row0 + r
         ki = ident[i]
         gi = igroup[ki]
-        if self_pairs and i >= col0 and i < col0 + scores.shape[1] and (not filt or want[c_self]):
+        if self_pairs and i >= col0 + c_lo and i < col0 + c_hi and (not filt or want[c_self]):
             keys[pos] = gi * n_cells + c_self
             us[pos] = n_units + i
             vs[pos] = 2 * n_units
             if filt:
                 score_out[pos] = self_score
             pos += 1
-        j0 = max(0, i + 1 - col0)
-        for jj in range(j0, scores.shape[1]):
+        j0 = max(c_lo, i + 1 - col0)
+        for jj in range(j0, c_hi):
             s = scores[r, jj]
             c = cell(s, edges, start, lo, scale, ge)
             if filt and not want[c]:
@@ -177,36 +177,52 @@ def sort_entries(n, keys, us, vs, n_keys, offsets, su, sv):
         fill[k] = p + 1
 
 
-@nb.njit(parallel=True, cache=True)
-def accumulate(W, offsets, su, sv, cnt, use_cnt, table):
+@nb.njit(parallel=True, cache=True, fastmath=True)
+def accumulate(W, offsets, su, sv, cnt, use_cnt, flush_every, table):
     """table[key, t, :] += sum over entries of key of cnt * W[t, u] * W[t, v] (all lanes of batch t).
 
-    W: (n_batches, rows, lanes) int32; table: (n_keys, n_batches, lanes) int64. Entry products and the
-    per-key partial sums are int64 (a product of two int32 weights times a count never overflows it in
-    practice: weights are bounded by the number of draws). One thread per replicate batch: the batch's
-    weight rows and one key's lanes are the working set, the table is touched once per non-empty key."""
+    W: (n_batches, rows, lanes) float32 holding small integers; table: (n_keys, n_batches, lanes) int64.
+    Products and partial sums run in float32 SIMD lanes (16 per AVX-512 FMA). Every value is an integer
+    below 2^24, so float32 holds it exactly and any evaluation order (fastmath: FMA contraction,
+    re-association) gives the same exact result; the caller passes ``flush_every`` <= 2^24 // (largest
+    cnt*w*w) and partial sums move to the int64 table at least that often. One thread per replicate batch;
+    working set: the batch's weight rows of one sub-tile (L2) and one key's lanes; the table is touched once
+    per non-empty key. Entries go four at a time to shorten the accumulator's dependency chain."""
     n_keys = offsets.shape[0] - 1
     lanes = W.shape[2]
     for t in nb.prange(W.shape[0]):
         Wt = W[t]
-        acc = np.zeros(lanes, dtype=np.int64)
+        acc = np.zeros(lanes, dtype=np.float32)
         for k in range(n_keys):
             lo, hi = offsets[k], offsets[k + 1]
             if lo == hi:
                 continue
             acc[:] = 0
-            for e in range(lo, hi):
-                a = Wt[su[e]]
-                b = Wt[sv[e]]
+            e = lo
+            while e < hi:
+                stop = min(hi, e + flush_every)
                 if use_cnt:
-                    c = np.int64(cnt[e])
-                    for x in range(lanes):
-                        acc[x] += c * (a[x] * b[x])
+                    while e < stop:
+                        u, v, c = su[e], sv[e], np.float32(cnt[e])
+                        for x in range(lanes):
+                            acc[x] += c * Wt[u, x] * Wt[v, x]
+                        e += 1
                 else:
-                    for x in range(lanes):
-                        acc[x] += a[x] * b[x]
-            for x in range(lanes):
-                table[k, t, x] += acc[x]
+                    while e + 4 <= stop:
+                        u0, v0, u1, v1 = su[e], sv[e], su[e + 1], sv[e + 1]
+                        u2, v2, u3, v3 = su[e + 2], sv[e + 2], su[e + 3], sv[e + 3]
+                        for x in range(lanes):
+                            acc[x] += (Wt[u0, x] * Wt[v0, x] + Wt[u1, x] * Wt[v1, x]) + (
+                                Wt[u2, x] * Wt[v2, x] + Wt[u3, x] * Wt[v3, x])
+                        e += 4
+                    while e < stop:
+                        u, v = su[e], sv[e]
+                        for x in range(lanes):
+                            acc[x] += Wt[u, x] * Wt[v, x]
+                        e += 1
+                for x in range(lanes):
+                    table[k, t, x] += np.int64(acc[x])
+                acc[:] = 0
 
 
 @nb.njit(parallel=True, cache=True)
