@@ -451,6 +451,35 @@ def all_groups_test(data: ClassifierData, metric: str = "fnr", *, comparisons: L
                            METHOD[z.mode], details)
 
 
+def correlation_statistics(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, n_resamples: int = 999,
+                           rng: np.random.Generator | int | None = None, seed: int | None = None) -> GroupStatistics:
+    """Pearson r of ``x`` and ``y``, its variance ``mu22 / (n mu20 mu02)``, both with ``y`` permuted (B times)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    if x.size != y.size or x.size < 3 or not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise InputError("a correlation test needs two finite arrays of the same length (at least 3).")
+    gen, used = _generator(rng, seed)
+    n = x.size
+    xc, yc = x - x.mean(), y - y.mean()
+    s20, s02 = (xc @ xc) / n, (yc @ yc) / n
+    norm, a = n * np.sqrt(s20 * s02), xc ** 2
+
+    def stats(ycm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return ycm @ xc / norm, ((ycm * ycm) @ a / n) / (s20 * s02) / n
+
+    t, v = stats(yc[None, :])
+    batch = max(1, _BATCH_ELEMENTS // n)
+    perm_gen = gen.spawn(1)[0]
+    tt, vv = [], []
+    for start in range(0, n_resamples, batch):
+        r, var = stats(perm_gen.permuted(np.tile(yc, (min(batch, n_resamples - start), 1)), axis=1))
+        tt.append(r)
+        vv.append(var)
+    return GroupStatistics(float(t[0]), float(v[0]), np.concatenate(tt), np.concatenate(vv), False,
+                           ("correlation", "0"), {"metric": "pearson_correlation", "seed": used, "n_rows": n,
+                                                  "permutation": "plain"})
+
+
 def correlation_test(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, studentize: Studentize = True,
                      alternative: Alternative = "two-sided", n_resamples: int = 999,
                      rng: np.random.Generator | int | None = None, seed: int | None = None,
@@ -458,35 +487,9 @@ def correlation_test(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.nd
     """Permutation test of zero Pearson correlation between an attribute ``x`` and a model error ``y``.
 
     Studentized (DiCiccio & Romano 2017, used in the paper's FairTest comparison): ``S = r / se(r)`` with
-    ``n se(r)^2 = mu22 / (mu20 mu02)``, valid for uncorrelatedness; ``studentize=False`` is FairTest's test
-    (valid only for independence).
+    ``n se(r)^2 = mu22 / (mu20 mu02)``, valid for uncorrelatedness; ``studentize=False`` is a plain
+    permutation test of r (valid only for independence, as FairTest's).
     """
-    x = np.asarray(x, dtype=np.float64).reshape(-1)
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
-    if x.size != y.size or x.size < 3 or not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise InputError("correlation_test needs two finite arrays of the same length (at least 3).")
-    gen, used = _generator(rng, seed)
-    n = x.size
-    xc, yc = x - x.mean(), y - y.mean()
-    s20, s02 = (xc @ xc) / n, (yc @ yc) / n
-    norm = n * np.sqrt(s20 * s02)
-    a, b = xc ** 2, yc ** 2
-
-    def stats(ycm: np.ndarray, bm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        r = ycm @ xc / norm
-        return r, (bm @ a / n) / (s20 * s02) / n
-
-    t, v = stats(yc[None, :], b[None, :])
-    batch = max(1, _BATCH_ELEMENTS // n)
-    idx_gen = gen.spawn(1)[0]
-    tt, vv = [], []
-    for start in range(0, n_resamples, batch):
-        k = min(batch, n_resamples - start)
-        perm = idx_gen.permuted(np.tile(np.arange(n), (k, 1)), axis=1)
-        r, var = stats(yc[perm], b[perm])
-        tt.append(r)
-        vv.append(var)
-    return permutation_test(float(t[0]), float(v[0]), np.concatenate(tt), np.concatenate(vv), studentize=studentize,
-                            alternative=alternative, confidence_level=confidence_level, labels=("correlation", "0"),
-                            details={"metric": "pearson_correlation", "seed": used, "n_rows": n,
-                                     "permutation": "plain"})
+    st = correlation_statistics(x, y, n_resamples=n_resamples, rng=rng, seed=seed)
+    return permutation_test(st.t, st.v, st.t_perm, st.v_perm, studentize=studentize, alternative=alternative,
+                            confidence_level=confidence_level, labels=st.labels, details=st.details)
