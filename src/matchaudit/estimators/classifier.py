@@ -24,7 +24,7 @@ import numpy as np
 from matchaudit.data.tabular import ClassifierData, check_support
 from matchaudit.errors import InputError
 from matchaudit.estimators.permutation import (
-    METHOD, Alternative, PermutationTestResult, Studentize, comparison_table, mode_of, permutation_test,
+    METHOD, Alternative, PermutationTestResult, Studentize, comparison_table, jsonable, mode_of, permutation_test,
 )
 
 Scheme = Literal["auto", "within-outcome", "plain"]
@@ -410,6 +410,11 @@ class AllGroupsResult:
         import pandas as pd
 
         return pd.DataFrame(self.rows)
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (without the null distribution)."""
+        return jsonable({"comparisons": self.rows, "level": self.level, "n_resamples": self.n_resamples,
+                         "exact": self.exact, "method": self.method, "details": self.details})
 
 
 def all_groups_test(data: ClassifierData, metric: str = "fnr", *, comparisons: Literal["both", "pairs", "rest"] = "both",

@@ -244,16 +244,17 @@ class PermutationTestResult:
         d = asdict(self)
         d["null_distribution"] = self.null_distribution.tolist() if include_null else None
         d["effect_ci"], d["pvalue_ci"] = list(self.effect_ci), list(self.pvalue_ci)
-        return _jsonable(d)
+        return jsonable(d)
 
 
-def _jsonable(obj: object) -> object:
+def jsonable(obj: object) -> object:
+    """Plain JSON types (non-finite floats become null)."""
     if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items()}
+        return {k: jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
+        return jsonable(obj.tolist())
     if isinstance(obj, (np.floating, float)):
         return None if not np.isfinite(obj) else float(obj)
     if isinstance(obj, np.integer):
