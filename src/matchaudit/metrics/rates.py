@@ -46,6 +46,12 @@ class Rate:
     comparisons: int
 
 
+def _div(num, den):
+    """num / den, NaN where the denominator is 0 (a view with no comparisons of that class)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.divide(num, den) if np.ndim(num) else (num / den if den else np.nan)
+
+
 class Rates:
     """Exact rate queries on one view of a tally."""
 
@@ -119,12 +125,12 @@ class Rates:
 
     def fnmr(self, t: float, rule: Rule = ">=") -> Rate:
         k = int(self._genuine_rejected(t, rule, False))
-        v = self._genuine_rejected(t, rule, self._weighted) / self.genuine_total if self.genuine_total else np.nan
+        v = _div(self._genuine_rejected(t, rule, self._weighted), self.genuine_total)
         return Rate(float(v), k, self.n_genuine)
 
     def fmr(self, t: float, rule: Rule = ">=") -> Rate:
         k = int(self._impostor_accepted(t, rule, False))
-        v = self._impostor_accepted(t, rule, self._weighted) / self.impostor_total if self.impostor_total else np.nan
+        v = _div(self._impostor_accepted(t, rule, self._weighted), self.impostor_total)
         return Rate(float(v), k, self.n_impostor)
 
     def _fmr_at_edges(self, rule: Rule) -> np.ndarray:
@@ -132,7 +138,7 @@ class Rates:
         w = self._weighted
         suf, tie = (self._suf, self._wt) if w else (self._nsuf.astype(float), self._tie.astype(float))
         acc = suf[1 : self.tally.edges.size + 1] - (tie if rule == ">" else 0.0)
-        return acc / self.impostor_total
+        return _div(acc, self.impostor_total)
 
     def target_cell(self, alpha: float, rule: Rule = ">=") -> int:
         """The one cell whose impostors decide the threshold at FMR target ``alpha`` (for refinement)."""
@@ -171,7 +177,7 @@ class Rates:
         edges = self.tally.edges
         fmr = np.concatenate([[1.0], self._fmr_at_edges(">="), [0.0]])
         k = np.searchsorted(self._gs, edges, side="left")
-        fnmr = np.concatenate([[0.0], self._gcum[k] / self.genuine_total, [1.0]])
+        fnmr = np.concatenate([[0.0], _div(self._gcum[k], self.genuine_total), [1.0]])
         return np.concatenate([[-np.inf], edges, [np.inf]]), fmr, fnmr
 
     def auc(self) -> float:
@@ -181,7 +187,7 @@ class Rates:
         gw = np.bincount(j, weights=self._gw, minlength=edges.size)
         below = self._suf[0] - self._suf[1 : edges.size + 1]  # impostor weight < edge
         total_w = self._suf[0]
-        return float((gw * (below + 0.5 * self._wt)).sum() / (self._gcum[-1] * total_w))
+        return float(_div((gw * (below + 0.5 * self._wt)).sum(), self._gcum[-1] * total_w))
 
     def eer(self) -> float:
         """Equal error rate of the ROC convex hull (ROCCH-EER, as BOSARIS and NIST SRE tools): the point where
