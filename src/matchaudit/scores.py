@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
+import numba as nb
 import numpy as np
 
 from matchaudit.model import DenseBlock, Metric
@@ -49,6 +50,19 @@ def self_score(metric: Metric) -> float:
     return 1.0 if metric == "cosine" else 0.0
 
 
+@nb.njit(cache=True, parallel=True)
+def _finish_tile(dots: np.ndarray, sq_r: np.ndarray, sq_c: np.ndarray, cosine: bool, scale: float) -> None:
+    """Exact dot products -> scores, in place, with the same correctly rounded IEEE operations as
+    :func:`pair_scores` (so tiles and listed pairs agree bit for bit), in one parallel pass."""
+    r, c = dots.shape
+    for i in nb.prange(r):
+        for j in range(c):
+            if cosine:
+                dots[i, j] = dots[i, j] / np.sqrt(sq_r[i] * sq_c[j])
+            else:
+                dots[i, j] = -np.sqrt(max(sq_r[i] + sq_c[j] - 2.0 * dots[i, j], 0.0)) / scale
+
+
 def iter_similarity_blocks(
     embeddings: np.ndarray, metric: Metric = "cosine", block_rows: int = 2048
 ) -> Iterator[DenseBlock]:
@@ -65,12 +79,8 @@ def iter_similarity_blocks(
         r1 = min(n, r0 + block_rows)
         for c0 in range(r0, n, TILE_COLS):
             c1 = min(n, c0 + TILE_COLS)
-            dots = q[r0:r1] @ q[c0:c1].T
-            if metric == "cosine":
-                s = dots / np.sqrt(np.outer(sq[r0:r1], sq[c0:c1]))
-            else:
-                d2 = sq[r0:r1, None] + sq[None, c0:c1] - 2.0 * dots
-                s = -np.sqrt(np.maximum(d2, 0.0)) / scale
+            s = q[r0:r1] @ q[c0:c1].T
+            _finish_tile(s, sq[r0:r1], sq[c0:c1], metric == "cosine", scale)
             if c0 == r0:
                 k = np.arange(r1 - r0)
                 s[k, k] = self_score(metric)
