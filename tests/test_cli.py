@@ -101,3 +101,15 @@ def test_bad_input_exits_2_with_a_message_and_no_traceback(demo_dir, tmp_path, a
     assert res.exit_code == 2, res.output
     assert "Error" in res.output and message in res.output
     assert "Traceback" not in res.output
+
+
+def test_audit_reads_other_formats(tmp_path):
+    fx = "tests/fixtures/formats"
+    res = runner.invoke(app, ["audit", "--format", "voxceleb", "--trials", f"{fx}/vox_trials.txt", "--scores",
+                              f"{fx}/vox_scores_aligned.txt", "--metadata", f"{fx}/vox1_meta.csv", "--group-by", "Gender",
+                              "--fmr", "0.1", "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["summary"]["n_genuine"] == 12 and doc["summary"]["n_impostor"] == 54
+    res = runner.invoke(app, ["audit", "--format", "bob", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "--scores" in res.output

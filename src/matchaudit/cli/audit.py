@@ -15,7 +15,8 @@ from rich.table import Table
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import floats, names, user_errors
-from matchaudit.data import load_comparisons, load_samples
+from matchaudit.cli.formats import FORMATS, load_by_format
+from matchaudit.data import load_samples
 from matchaudit.errors import InputError
 from matchaudit.metrics.evaluate import AuditConfig, AuditResult, evaluate
 from matchaudit.model import MatchData
@@ -90,6 +91,10 @@ def audit(
     embedding_col: str = typer.Option(None, "--embedding-col", help="Parquet list column holding embeddings (instead of --embeddings)."),
     pairs: Path = typer.Option(None, "--pairs", help="With --samples: only these sample pairs (columns sample_a, sample_b) instead of all pairs."),
     comparisons: Path = typer.Option(None, "--comparisons", help="Comparison table (CSV/TSV/Parquet): one row per comparison with a score."),
+    fmt: str = typer.Option("tidy", "--format", help=f"Input format: {'|'.join(FORMATS)} (see docs/formats.md)."),
+    trials: Path = typer.Option(None, "--trials", help="Kaldi trials (enrol test target|nontarget) or VoxCeleb trial list (label enrol test)."),
+    scores: Path = typer.Option(None, "--scores", help="bob 4/5-column score file, or the scores for --trials (aligned lines or 'enrol test score')."),
+    speaker_of: str = typer.Option(None, "--speaker-of", help="Speaker of each enrol/test id: prefix, path, or an utt2spk file (kaldi, voxceleb)."),
     id_col: str = typer.Option("sample_id", "--id-col", help="Sample id column of --samples."),
     identity_col: str = typer.Option("identity", "--identity-col", help="Identity column of --samples."),
     metric: MetricOpt = typer.Option(MetricOpt.cosine, "--metric", help="Similarity from embeddings: cosine or negated Euclidean distance."),
@@ -114,24 +119,34 @@ def audit(
 ) -> None:
     """Exact per-group FMR/FNMR, thresholds at FMR targets, DET, EER, AUC, minDCF and fairness measures.
 
-    Give either --samples with --embeddings (all pairs, or --pairs) or --comparisons (a scored table).
+    Give --samples with --embeddings (all pairs, or --pairs), or --comparisons (a scored table), or another
+    --format: bob (--scores), kaldi or voxceleb (--trials, --scores), identity-embeddings (--embeddings).
 
     Example:
 
         matchaudit audit --samples samples.parquet --embeddings embeddings.npy --group-by ethnicity --fmr 1e-3,1e-4 --out results/
 
         matchaudit audit --comparisons scores.csv --identity-cols enrol_id,probe_id --group-by gender --out results/
+
+        matchaudit audit --format voxceleb --trials veri_test2.txt --scores scores.txt --metadata vox1_meta.csv --group-by Gender
     """
-    if (samples is None) == (comparisons is None):
-        raise InputError("give either --samples (with --embeddings or --embedding-col) or --comparisons, not both or neither.")
     groups = names(group_by)
     if samples is not None:
+        if fmt != "tidy" or comparisons is not None:
+            raise InputError("--samples goes alone (with --embeddings or --embedding-col); drop --comparisons/--format.")
         data = load_samples(samples, embeddings, id_col=id_col, identity_col=identity_col, embedding_col=embedding_col,
                             group_by=groups, metric=metric.value, pairs_path=pairs)
     else:
-        data = load_comparisons(comparisons, score_col=score_col, sample_cols=_pair(sample_cols),
-                                identity_cols=_pair(identity_cols), label_col=label_col, group_by=groups,
-                                metadata_path=metadata, metadata_key=metadata_key, distance=distance)
+        if fmt == "tidy" and comparisons is None:
+            raise InputError("give either --samples (with --embeddings or --embedding-col) or --comparisons, "
+                             "or another --format with its files.")
+        data = load_by_format(fmt, comparisons=comparisons, scores=scores, trials=trials,
+                              embeddings=embeddings if fmt == "identity-embeddings" else None, metadata=metadata,
+                              metadata_key=metadata_key, speaker_of=speaker_of, group_by=groups, distance=distance,
+                              metric=metric.value, identity_col=identity_col, id_col=id_col,
+                              embedding_cols=names(embedding_col),
+                              tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols),
+                                        identity_cols=_pair(identity_cols), label_col=label_col))
     weights = names(weighting)
     if not weights or set(weights) - {"pooled", "balanced"}:
         raise InputError(f"--weighting {weighting!r}: use pooled, balanced, or pooled,balanced.")
