@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
+from matchaudit.report.figures import save  # noqa: E402
 from matchaudit.report.results import thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
@@ -61,7 +62,4 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     ax.grid(True, color="0.9")
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return save(fig, path)

@@ -1,0 +1,29 @@
+"""``matchaudit report``: the HTML report of an audit's results.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from matchaudit.cli.app import app
+from matchaudit.cli.common import user_errors
+from matchaudit.errors import InputError
+from matchaudit.report.html import write_report
+
+
+@app.command("report")
+@user_errors
+def report(
+    results: Path = typer.Argument(..., help="results.json written by `matchaudit audit` (figures are read beside it)."),
+    out: Path = typer.Option(None, "--out", help="HTML file to write (default: report.html beside results.json)."),
+) -> None:
+    """Write one self-contained HTML report (opens without network) from an audit's results.json.
+
+    Example:
+
+        matchaudit report matchaudit-demo/results.json --out demo-report.html
+    """
+    if not results.is_file():
+        raise InputError(f"{results}: no such results file; run `matchaudit audit ... --out DIR` first.")
+    typer.echo(f"Report written to {write_report(results, out)}")

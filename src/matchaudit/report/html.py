@@ -1,0 +1,228 @@
+"""One self-contained HTML report (no network needed to open it) from an audit's ``results.json``.
+
+Presentation only: every number comes from the results; figures are read from the results folder (written
+by the audit) and embedded as base64 PNG. Sections appear when their results exist (intervals, group tests,
+model comparison, label-free estimates), each with a plain-language reading.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+from matchaudit.report.figures import plot_cross_group
+
+_CSS = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222;
+line-height:1.45;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.8em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.88em}th,td{border:1px solid #ddd;padding:.25em .6em;
+text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}.reading{background:#f5f9ff;border-left:4px solid
+#5b8def;padding:.5em 1em;margin:.8em 0}.warn{background:#fff8e6;border-left:4px solid #e0a800;padding:.4em 1em}
+figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
+code,pre{background:#f4f4f4;padding:.1em .3em;font-size:.9em}.muted{color:#777;font-size:.9em}
+"""
+
+
+def _esc(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _num(v: Any) -> float:
+    if isinstance(v, str):
+        return float(v)
+    return float("nan") if v is None else float(v)
+
+
+def pct(v: Any, digits: int = 3) -> str:
+    x = _num(v)
+    if math.isnan(x):
+        return "n/a"
+    return f"{100 * x:.{digits}g}%"
+
+
+def rate_with_counts(v: Any, k: int, n: int) -> str:
+    """The field's display convention: ``2.1% (767/36,520)``."""
+    return f"{pct(v)} ({k:,}/{n:,})"
+
+
+def _table(header: list[str], rows: list[list[Any]], left: int = 1) -> str:
+    th = "".join(f"<th class='{'l' if i < left else ''}'>{_esc(h)}</th>" for i, h in enumerate(header))
+    body = "".join(
+        "<tr>" + "".join(f"<td class='{'l' if i < left else ''}'>{c}</td>" for i, c in enumerate(r)) + "</tr>"
+        for r in rows
+    )
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _figure(path: Path, caption: str) -> str:
+    if not path.exists():
+        return ""
+    data = base64.b64encode(path.read_bytes()).decode()
+    return (f"<figure><img alt='{_esc(caption)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{_esc(caption)}</figcaption></figure>")
+
+
+# ------------------------------------------------------------------------------------------ sections
+
+def _summary(res: dict, folder: Path) -> str:
+    s = res["summary"]
+    rows = [[_esc(g["group"]), f"{g.get('samples', '—'):,}" if isinstance(g.get("samples"), int) else "—",
+             f"{g['identities']:,}", f"{g['genuine_comparisons']:,}", f"{g['impostor_comparisons_same_group']:,}"]
+            for g in s["groups"]]
+    warn = "".join(f"<p class='warn'>{_esc(w)}</p>" for w in s["warnings"])
+    cfg = res["config"]
+    return (
+        "<h2>Data</h2>"
+        f"<p>Protocol <b>{_esc(s['protocol'])}</b>, scores: {_esc(s['score_kind'])}; "
+        f"{s['n_identities']:,} identities, {s['n_genuine']:,} genuine and {s['n_impostor']:,} impostor comparisons"
+        f"{' (groups by ' + ', '.join(map(_esc, s['group_by'])) + ')' if s['group_by'] else ''}. "
+        f"Decision rule: accept iff score {_esc(cfg['rule'])} threshold. Global thresholds set by "
+        f"<b>{_esc(cfg['threshold_impostors'])}</b> impostor comparisons.</p>"
+        + _table(["group", "samples", "identities", "genuine", "same-group impostor"], rows) + warn
+    )
+
+
+def _det(res: dict, folder: Path) -> str:
+    figs = "".join(_figure(folder / f"det_{w}.png", f"DET per group, {w} weighting (dots: FMR targets; x: EER)")
+                   for w in res["config"]["weightings"])
+    rows = [[_esc(c["group"]), _esc(c["weighting"]), pct(c["eer"]), f"{_num(c['auc']):.5f}",
+             f"{_num(c['min_dcf']):.4f}"] for c in res["curve_summaries"]]
+    cfg = res["config"]
+    return ("<h2>DET curves</h2>" + figs
+            + _table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})"], rows, 2))
+
+
+def _interval_lookup(res: dict) -> dict[tuple, list[dict]]:
+    out: dict[tuple, list[dict]] = {}
+    for r in res.get("intervals", []):
+        key = (r.get("weighting"), r.get("group"), r.get("metric"), r.get("target"))
+        out.setdefault(key, []).append(r)
+    return out
+
+
+def _operating(res: dict, folder: Path) -> str:
+    ivs = _interval_lookup(res)
+    methods = sorted({r.get("method") for r in res.get("intervals", []) if r.get("metric") == "fnmr_at_fmr"})
+    level = next((r.get("level") for r in res.get("intervals", [])), None)
+    parts = ["<h2>Operating points</h2>"]
+    for w in res["config"]["weightings"]:
+        rows = []
+        for p in res["operating_points"]:
+            if p["weighting"] != w:
+                continue
+            label = f"FMR {p['target']:g}" if p["kind"] == "fmr_target" else f"t = {p['target']:g}"
+            if p["below_resolution"]:
+                label += " ⚠ below resolution"
+            row = [_esc(label), _esc(p["group"]), f"{_num(p['threshold']):.5g}",
+                   rate_with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
+                   rate_with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"])]
+            for m in methods:
+                iv = [r for r in ivs.get((w, p["group"], "fnmr_at_fmr", p["target"]), []) if r.get("method") == m]
+                row.append(f"[{pct(iv[0]['low'])}, {pct(iv[0]['high'])}]" if iv else "—")
+            rows.append(row)
+        head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"]
+        head += [f"FNMR {m} {int(100 * level) if level else ''}%" for m in methods]
+        parts.append(f"<h3>{_esc(w)} weighting</h3>" + _table(head, rows, 2))
+    return "".join(parts)
+
+
+def _cross(res: dict, folder: Path) -> str:
+    recs = [r for r in res["cross_group_fmr"] if r["weighting"] == res["config"]["weightings"][0]]
+    if len({r["group_a"] for r in recs}) < 2:
+        return ""
+    targets = sorted({r["target"] for r in recs if r["kind"] == "fmr_target"})
+    if not targets:
+        return ""
+    target = targets[len(targets) // 2]
+    path = plot_cross_group([r for r in recs if r["target"] == target], target, folder / "cross_group_fmr.png")
+    return ("<h2>Cross-group FMR</h2><p>FMR between every pair of groups at the global threshold for FMR target "
+            f"{target:g} (log10 scale; diagonal: same-group impostors).</p>" + _figure(path, "cross-group FMR"))
+
+
+def _fairness(res: dict, folder: Path) -> str:
+    w = res["config"]["weightings"][0]
+    rows = [r for r in res["fairness"] if r["weighting"] == w and r["kind"] == "fmr_target"]
+    if not rows:
+        return ""
+    targets = sorted({r["target"] for r in rows}, reverse=True)
+    measures = list(dict.fromkeys((r["rate"], r["measure"]) for r in rows))
+    table = []
+    for rate, m in measures:
+        cells = []
+        for t in targets:
+            r = next(x for x in rows if x["rate"] == rate and x["measure"] == m and x["target"] == t)
+            v = _num(r["value"])
+            cells.append(f"{v:.4g}" if math.isfinite(v) else f"<span title='{_esc(r['reason'])}'>{_esc(r['value'])}</span>")
+        table.append([_esc(rate), _esc(m.replace("_", " "))] + cells)
+    return (f"<h2>Fairness measures ({_esc(w)} weighting)</h2><p>Per FMR target, at the global threshold. "
+            "Ratios equal 1 and differences 0 when all groups are equal.</p>"
+            + _table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], table, 2))
+
+
+def _reading(res: dict, folder: Path) -> str:
+    """Plain-language reading of the largest FNMR and FMR gaps at each target."""
+    w = res["config"]["weightings"][0]
+    pts = [p for p in res["operating_points"] if p["weighting"] == w and p["group"] != "all"
+           and p["kind"] == "fmr_target"]
+    if len({p["group"] for p in pts}) < 2:
+        return ""
+    tests = {(t.get("metric"), t.get("target"), t.get("group_a"), t.get("group_b")): t for t in res.get("tests", [])}
+    lines = []
+    for target in sorted({p["target"] for p in pts}, reverse=True):
+        at = [p for p in pts if p["target"] == target]
+        for rate in ("fnmr", "fmr"):
+            hi = max(at, key=lambda p: _num(p[rate]))
+            lo = min(at, key=lambda p: _num(p[rate]))
+            ratio = _num(hi[rate]) / _num(lo[rate]) if _num(lo[rate]) > 0 else math.inf
+            k, n = f"{rate}_errors", f"{rate}_comparisons"
+            text = (f"At FMR target {target:g}, group <b>{_esc(hi['group'])}</b> has the highest {rate.upper()}, "
+                    f"{rate_with_counts(hi[rate], hi[k], hi[n])}, "
+                    f"{'infinitely many' if math.isinf(ratio) else f'{ratio:.3g}'} times group {_esc(lo['group'])}'s "
+                    f"{rate_with_counts(lo[rate], lo[k], lo[n])}.")
+            t = tests.get((rate, target, hi["group"], lo["group"])) or tests.get((rate, target, lo["group"], hi["group"]))
+            if t is not None:
+                p_adj = _num(t.get("pvalue_adjusted", t.get("pvalue")))
+                alpha = t.get("alpha", 0.05)
+                verdict = "is" if p_adj < alpha else "is not"
+                text += (f" The gap {verdict} distinguishable from noise at {100 * (1 - alpha):.0f}% "
+                         f"(adjusted p = {p_adj:.3g}).")
+            else:
+                text += " No test was run on this gap: run <code>matchaudit test</code> to tell it from noise."
+            if hi["below_resolution"]:
+                text += " (This target is below the data's resolution.)"
+            lines.append(f"<li>{text}</li>")
+    return "<h2>Reading</h2><div class='reading'><ul>" + "".join(lines) + "</ul></div>"
+
+
+def _reproducibility(res: dict, folder: Path) -> str:
+    cfg = {k: v for k, v in res["config"].items()}
+    extra = {k: res[k] for k in ("intervals_config", "tests_config") if k in res}
+    return ("<h2>Reproducibility</h2>"
+            f"<p>matchaudit {_esc(res['matchaudit_version'])}. Command:</p><pre>{_esc(res['command'])}</pre>"
+            f"<p>Configuration:</p><pre>{_esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
+
+
+SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _det, _fairness, _cross,
+                                               _reproducibility]
+
+
+def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
+    """The whole page as one string."""
+    body = "".join(section(res, folder) for section in SECTIONS)
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+            f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>"
+            f"<p class='muted'>Per-group performance and fairness of a 1:1 matching system.</p>{body}</body></html>")
+
+
+def write_report(results_json: Path, report: Path | None = None) -> Path:
+    """Write the HTML report for a results.json (figures are taken from the same folder)."""
+    folder = results_json.parent
+    res = json.loads(results_json.read_text())
+    report = report or folder / "report.html"
+    report.write_text(render(res, folder), encoding="utf-8")
+    return report
