@@ -146,13 +146,15 @@ def count(rows, grid, G):
 
 
 def exact_target(rows, alpha, G, rule, reference):
-    """Brute-force t_alpha (lowest reference-impostor score, or +inf, with FMR <= alpha) and accepted counts."""
+    """Brute-force t_alpha and accepted counts. The project definition: the lowest observed score of the data
+    set (any comparison, genuine or impostor: the rows are the comparisons with positive weight) whose FMR
+    over the reference impostors is at most alpha, or +inf (also when there are no reference impostors)."""
     cats = {c: k for k, c in enumerate(_categories(G))}
     ref = [s for s, gen, ga, gb in rows if not gen and (reference == "all" or ga == gb)]
     passes = (lambda s, t: s >= t) if rule == ">=" else (lambda s, t: s > t)
     t = np.inf
-    for v in sorted(set(ref)):
-        if sum(passes(s, v) for s in ref) <= alpha * len(ref):
+    for v in sorted({s for s, *_ in rows}):
+        if ref and sum(passes(s, v) for s in ref) / len(ref) <= alpha:
             t = v
             break
     gacc = np.zeros(G, np.int64)

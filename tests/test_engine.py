@@ -10,7 +10,7 @@ from matchaudit.engine import build_grid, run
 from matchaudit.engine import driver
 from matchaudit.engine.driver import _lists
 
-from engine_reference import count, exact_target, listed, make_data, materialise, materialise_draws
+from tests.engine_reference import count, exact_target, listed, make_data, materialise, materialise_draws
 
 SCHEMES = [rs.WithinIdentity(11), rs.Vertex(12), rs.DoubleOrNothing(13), rs.Subsets(14), rs.GroupPermutation(15)]
 TARGETS = [0.3, 0.1, 0.02, 0.0]
@@ -107,3 +107,40 @@ def test_recentered_totals_and_vertex_imputation():
     lay = rs.Layout(identity_group=data.identity_group, sample_identity=data.samples.identity)
     w = rs.Vertex(2).identity_weights(np.arange(1, 7), lay)[0].astype(np.int64)
     np.testing.assert_array_equal(v.imputed_pairs[1:], (w * (w - 1) // 2).sum(axis=1))
+
+
+EVALUATE_SAME_GROUP_GAP = pytest.mark.xfail(strict=True, reason=(
+    "metrics.rates.Rates.threshold_at_fmr looks for candidates inside the target cell only when the view's own "
+    "(same-group) impostors lie there, so a lower cross-group impostor score with FMR <= target is missed "
+    "(listed seed 2, target 0.3: evaluate 0.596 (genuine), definition 0.5 (cross-group impostor)); "
+    "remove this mark once rates.py tests all impostors of the cell"))
+
+
+@pytest.mark.parametrize("protocol,rule,reference", [
+    (p, r, ref) if (p, r, ref) != ("listed", ">=", "same-group") else pytest.param(p, r, ref,
+                                                                                 marks=EVALUATE_SAME_GROUP_GAP)
+    for p in ("all-pairs", "listed") for r in (">=", ">") for ref in ("all", "same-group")])
+def test_plug_in_thresholds_match_evaluate(protocol, rule, reference):
+    """Replicate 0 of the engine and the exact metrics share one threshold definition and the same counts."""
+    from matchaudit.metrics.evaluate import AuditConfig, evaluate
+
+    targets = [0.5, 0.3, 0.1, 0.05, 0.02, 0.0]
+    for seed in range(4):
+        data = make_data(seed=seed) if protocol == "all-pairs" else listed(make_data(seed=seed), seed=seed)
+        grid = build_grid(data, n_cells=16, rule=rule)
+        c = run(data, rs.DoubleOrNothing(1), 2, grid=grid, fmr_targets=targets, fmr_reference=reference)
+        res = evaluate(data, AuditConfig(fmr_targets=tuple(targets), rule=rule, weightings=("pooled",),
+                                         threshold_impostors=reference))
+        names = list(data.group_names)
+        cat_of = {(names[a], names[b]): k for k, (a, b) in enumerate(c.categories)}
+        for ti, a in enumerate(targets):
+            ops = [r for r in res.operating_points if r["kind"] == "fmr_target" and r["target"] == a]
+            assert c.target_threshold[0, ti] == ops[0]["threshold"], (seed, a)
+            for r in ops[1:]:
+                g = names.index(r["group"])
+                assert c.target_genuine_accepted[0, ti, g] == r["fnmr_comparisons"] - r["fnmr_errors"]
+                assert c.target_impostor_accepted[0, ti, g] == r["fmr_errors"]
+            for r in res.cross_group_fmr:
+                if r["target"] == a:
+                    k = cat_of[(r["group_a"], r["group_b"])]
+                    assert c.target_impostor_accepted[0, ti, k] == r["errors"], (seed, a, k)

@@ -38,8 +38,10 @@ class Counts:
     ``genuine[r, g, c]``: weighted genuine comparisons of group ``g`` in cell ``c``; ``impostor[r, k, c]``:
     impostor comparisons of category ``k`` (same-group ``g`` at ``k = g``, then cross pairs, see
     ``categories``). Accepted at threshold ``edges[e]`` = cells ``> e``. ``target_*``: exact thresholds at
-    the FMR targets (lowest positive-weight impostor score of the reference set, or +inf, whose FMR is at
-    most the target under ``grid.rule``) and the exact accepted counts there.
+    the FMR targets and the exact accepted counts there. The threshold (the project definition, as
+    :meth:`matchaudit.metrics.rates.Rates.threshold_at_fmr`): the lowest score of any comparison with
+    positive weight in the replicate, genuine or impostor, whose FMR over the reference impostors
+    (``fmr_reference``) is at most the target under ``grid.rule``; +inf if none (or no reference impostors).
     """
 
     scheme: str
@@ -330,103 +332,71 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
     return table
 
 
-def _ref_impostors(table: np.ndarray, G: int, ref: FmrReference) -> np.ndarray:
-    imp = table[:, G:2 * G] if ref == "same-group" else table[:, G:]
-    return imp.sum(axis=1)  # (R, n_cells)
+def _ref_mask(n_kc: int, G: int, ref: FmrReference) -> np.ndarray:
+    """Classes/categories whose impostors define the FMR that sets thresholds."""
+    m = np.zeros(n_kc, np.bool_)
+    m[G:2 * G if ref == "same-group" else n_kc] = True
+    return m
 
 
-def _crossing(ref: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per replicate: the cell c* where FMR first drops to <= alpha, and the next cell with impostors."""
-    R, C = ref.shape
-    above = np.cumsum(ref[:, ::-1], axis=1)[:, ::-1] - ref  # weight in cells > c
-    total = ref.sum(axis=1)
-    ok = above <= alpha * total[:, None]
-    cstar = ok.argmax(axis=1)
-    nxt = np.full(R, -1)
-    for r in range(R):
-        later = np.flatnonzero(ref[r, cstar[r] + 1:])
-        if later.size:
-            nxt[r] = cstar[r] + 1 + later[0]
+def _crossings(table: np.ndarray, G: int, targets: np.ndarray, ref: FmrReference) -> tuple[np.ndarray, np.ndarray]:
+    R = table.shape[0]
+    cstar = np.empty((R, targets.size), np.int64)
+    nxt = np.empty((R, targets.size), np.int64)
+    K.crossings(table, _ref_mask(table.shape[1], G, ref), targets, cstar, nxt)
     return cstar, nxt
 
 
 def _needed_cells(table: np.ndarray, G: int, targets: np.ndarray, ref: FmrReference) -> np.ndarray:
-    rc = _ref_impostors(table, G, ref)
+    cstar, nxt = _crossings(table, G, targets, ref)
     want = np.zeros(table.shape[2], np.bool_)
-    for a in targets:
-        cstar, nxt = _crossing(rc, a)
-        want[cstar] = True
-        want[nxt[nxt >= 0]] = True
+    want[cstar[cstar >= 0]] = True
+    want[nxt[nxt >= 0]] = True
     return want
 
 
 @dataclass
 class _Items:
+    """Entries of the cells that can hold a target threshold; an item weighs ``wt[u, r] * wt[v, r]``."""
+
     cell: np.ndarray
     kc: np.ndarray
     score: np.ndarray
-    weight: np.ndarray  # (n_items, R) int64
+    u: np.ndarray
+    v: np.ndarray
+    wt: np.ndarray  # (rows, R) int32
 
 
 def _items(data: MatchData, ent: _Entries, want: np.ndarray, wt: np.ndarray, block_rows: int) -> _Items:
-    """Second pass: the entries of every comparison in the wanted cells, with their per-replicate weights."""
+    """Second pass: the entries of every comparison in the wanted cells."""
     parts = []
     for block in data.blocks(block_rows):
         for n, keys, us, vs, sc in ent.pieces(block, want):
             if n:
                 parts.append((keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy()))
+    C = ent.grid.n_cells
     if not parts:
         z = np.zeros(0, np.int64)
-        return _Items(z, z, np.zeros(0), np.zeros((0, wt.shape[1]), np.int64))
+        return _Items(z, z, np.zeros(0), z, z, wt)
     keys, us, vs, sc = (np.concatenate(x) for x in zip(*parts))
-    w = wt[us].astype(np.int64) * wt[vs]
-    C = ent.grid.n_cells
-    return _Items(keys % C, keys // C, sc, w)
+    return _Items(keys % C, keys // C, sc, us.astype(np.int64), vs.astype(np.int64), wt)
 
 
 def _exact_targets(table, G, targets, ref, items: _Items | None, rule):
+    """Exact per-replicate thresholds at the FMR targets (the project definition: lowest positive-weight
+    score of any comparison whose FMR is <= target, or +inf) and the accepted counts there."""
     R, n_kc, C = table.shape
     T = targets.size
     thr = np.full((R, T), np.inf)
-    gacc = np.zeros((R, T, G), np.int64)
-    iacc = np.zeros((R, T, n_kc - G), np.int64)
+    acc = np.zeros((R, T, n_kc), np.int64)
     if T == 0:
-        return thr, gacc, iacc
-    rc = _ref_impostors(table, G, ref)
-    total = rc.sum(axis=1)
-    ref_kc = np.zeros(n_kc, bool)
-    ref_kc[G:2 * G if ref == "same-group" else n_kc] = True
-    above_all = np.cumsum(table[:, :, ::-1], axis=2)[:, :, ::-1] - table  # (R, n_kc, C): cells > c
-    ge = rule == ">="
-    for ti, a in enumerate(targets):
-        cstar, nxt = _crossing(rc, a)
-        for r in range(R):
-            c0 = cstar[r]
-            base = int(above_all[r, :, c0][ref_kc].sum())
-            sel = (items.cell == c0) & ref_kc[items.kc] & (items.weight[:, r] > 0)
-            t = np.inf
-            tcell = -1
-            if sel.any():
-                s, w = items.score[sel], items.weight[sel, r]
-                vals = np.unique(s)[::-1]  # descending candidates
-                for v in vals:
-                    acc = base + int(w[(s >= v) if ge else (s > v)].sum())
-                    if acc <= a * total[r]:
-                        t, tcell = float(v), c0
-                    else:
-                        break
-            if tcell < 0 and nxt[r] >= 0:
-                sel = (items.cell == nxt[r]) & ref_kc[items.kc] & (items.weight[:, r] > 0)
-                t, tcell = float(items.score[sel].min()), int(nxt[r])
-            thr[r, ti] = t
-            if tcell < 0:
-                continue
-            acc = above_all[r, :, tcell].copy()
-            ins = items.cell == tcell
-            passing = ins & ((items.score >= t) if ge else (items.score > t))
-            np.add.at(acc, items.kc[passing], items.weight[passing, r])
-            gacc[r, ti], iacc[r, ti] = acc[:G], acc[G:]
-    return thr, gacc, iacc
+        return thr, acc[:, :, :G], acc[:, :, G:]
+    cstar, nxt = _crossings(table, G, targets, ref)
+    order = np.lexsort((items.score, items.cell))
+    off = np.searchsorted(items.cell[order], np.arange(C + 1)).astype(np.int64)
+    K.solve_targets(table, _ref_mask(n_kc, G, ref), targets, cstar, nxt, off, items.score[order],
+                    items.kc[order].astype(np.int64), items.u[order], items.v[order], items.wt, rule == ">=", thr, acc)
+    return thr, acc[:, :, :G], acc[:, :, G:]
 
 
 # ---------------------------------------------------------------- comparison-level schemes (two-level, iid)
@@ -465,12 +435,13 @@ def _comparison_level(data, scheme, reps, layout, grid, targets, ref, block_rows
     if targets.size:
         want = _needed_cells(table, G, targets, ref)
         idx = np.flatnonzero(want[key % C])
-        weight = np.ones((idx.size, R), np.int64)
+        wt = np.ones((idx.size + 1, R), np.int32)  # row i: item i's weights; last row: one
         for r0 in range(0, reps.size, chunk):
             w = scheme.comparison_weights(reps[r0:r0 + chunk], layout, lists)
-            weight[:, 1 + r0:1 + r0 + w.shape[0]] = w[:, idx].T
+            wt[:-1, 1 + r0:1 + r0 + w.shape[0]] = w[:, idx].T
         sc = _scores_of(data, idx, ent, block_rows)
-        items = _Items(key[idx] % C, key[idx] // C, sc, weight)
+        items = _Items(key[idx] % C, key[idx] // C, sc, np.arange(idx.size, dtype=np.int64),
+                       np.full(idx.size, idx.size, np.int64), wt)
     return table, items
 
 
