@@ -2,5 +2,6 @@
 
 from matchaudit.engine.driver import Counts, run
 from matchaudit.engine.grid import Grid, build_grid, grid_from_edges
+from matchaudit.engine.identity import IdentityCounts, identity_counts
 
-__all__ = ["Counts", "Grid", "build_grid", "grid_from_edges", "run"]
+__all__ = ["Counts", "Grid", "IdentityCounts", "build_grid", "grid_from_edges", "identity_counts", "run"]

@@ -1,0 +1,218 @@
+"""Identity-level error counts at fixed thresholds: what cluster (identity) variances and jackknives need.
+
+Comparisons of one identity, or of one identity pair, are dependent; variance estimators that respect this
+(the corrected Wilson interval, the identity jackknife) need the counts per identity and per identity pair
+instead of the pooled totals. :func:`identity_counts` computes them exactly in one pass over the blocks.
+
+Memory: ``O(K x T x categories)`` for the per-identity arrays, plus 16 bytes per impostor comparison
+accepted at the *loosest* threshold (the lowest one; identity codes and a level per hit, aggregated into
+the sparse pair lists at the end). Genuine comparisons are only counted. Listed data also holds its
+impostor rows' identity-pair keys (8 bytes per impostor comparison) to count ``m_kl``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from matchaudit.engine.driver import _categories
+from matchaudit.errors import InputError
+from matchaudit.model import DenseBlock, MatchData, Rule
+
+
+@dataclass(frozen=True)
+class IdentityCounts:
+    """Exact identity-level counts at ``thresholds`` (index ``t`` in the order given) under ``rule``.
+
+    Identities are ``k = 0..K-1`` (``MatchData`` codes). A *genuine error* is a rejected genuine comparison
+    (score below the threshold: ``s < t`` under ``">="``, ``s <= t`` under ``">"``); an *impostor error*
+    an accepted impostor comparison. ``m_kl`` is the number of impostor comparisons between identities
+    ``k != l``; all-pairs: ``n_k n_l``.
+
+    Categories (``categories[c] = (g, h)``, as :class:`matchaudit.engine.Counts`): same-group ``(g, g)``
+    at ``c = g``, then cross-group pairs ``g < h``. The impostor comparisons of identity pair ``(k, l)`` all
+    have the category of ``(group[k], group[l])``.
+
+    Per identity:
+      ``n_samples[k]`` (-1 when the input has no samples), ``group[k]``,
+      ``g[k]`` genuine comparisons, ``e[t, k]`` genuine errors;
+      ``m_row[k] = sum_{l != k} m_kl`` and ``e_row[t, k]`` the accepted impostors among them;
+      ``m_row_cat[c, k]``, ``e_row_cat[t, c, k]`` the same restricted to category ``c`` (summing over ``c``
+      gives ``m_row``, ``e_row``). E.g. same-group impostors of group g: ``m_row_cat[g]``, ``e_row_cat[:, g]``
+      (zero for identities outside g).
+    Pair terms:
+      ``sum_m2 = sum_{k<l} m_kl^2`` over all identity pairs (Python int, exact), ``sum_m2_cat[c]`` per
+      category; per threshold ``t`` the identity pairs with at least one accepted impostor, sorted by
+      ``(k, l)`` with ``k < l``: ``pair_k[t]``, ``pair_l[t]``, ``pair_e[t]`` (accepted impostors),
+      ``pair_m[t]`` (``m_kl``), ``pair_cat[t]`` (category); pairs absent there have ``e_kl = 0``.
+
+    Pooled rates follow: FNMR_t = ``e[t].sum() / g.sum()``, FMR_t = ``2 * pair_e[t].sum() / m_row.sum()``
+    (``m_row`` and ``e_row`` count each pair from both sides: ``m_row.sum() == 2 * sum_{k<l} m_kl``).
+    """
+
+    thresholds: np.ndarray  # (T,) float64
+    rule: Rule
+    categories: list[tuple[int, int]]
+    n_samples: np.ndarray  # (K,) int64
+    group: np.ndarray  # (K,) int64
+    g: np.ndarray  # (K,) int64
+    e: np.ndarray  # (T, K) int64
+    m_row: np.ndarray  # (K,) int64
+    e_row: np.ndarray  # (T, K) int64
+    m_row_cat: np.ndarray  # (n_cat, K) int64
+    e_row_cat: np.ndarray  # (T, n_cat, K) int64
+    sum_m2: int
+    sum_m2_cat: tuple[int, ...]
+    pair_k: list[np.ndarray]
+    pair_l: list[np.ndarray]
+    pair_e: list[np.ndarray]
+    pair_m: list[np.ndarray]
+    pair_cat: list[np.ndarray]
+
+
+@nb.njit(inline="always", cache=True)
+def _level(s, ts, ge):
+    """Number of (ascending) thresholds that accept score ``s``."""
+    j = 0
+    if ge:
+        while j < ts.shape[0] and ts[j] <= s:
+            j += 1
+    else:
+        while j < ts.shape[0] and ts[j] < s:
+            j += 1
+    return j
+
+
+@nb.njit(parallel=True, cache=True)
+def _dense(scores, row0, col0, ident, ts, ge, gen_hist, hits_per_chunk, fill, out_k, out_l, out_lev):
+    """One all-pairs tile (global row < column). ``fill`` False: count genuine levels into
+    ``gen_hist[chunk, k, level]`` and accepted impostors per chunk; True: write the impostor hits at the
+    chunk offsets ``hits_per_chunk`` (exclusive prefix sums)."""
+    r, c = scores.shape
+    nt = gen_hist.shape[0]
+    step = (r + nt - 1) // nt
+    for t in nb.prange(nt):
+        pos = hits_per_chunk[t] if fill else 0
+        for a in range(t * step, min(r, (t + 1) * step)):
+            i = row0 + a
+            ki = ident[i]
+            for b in range(max(0, i + 1 - col0), c):
+                s = scores[a, b]
+                kj = ident[col0 + b]
+                lev = _level(s, ts, ge)
+                if kj == ki:
+                    if not fill:
+                        gen_hist[t, ki, lev] += 1
+                elif lev > 0:
+                    if fill:
+                        out_k[pos] = min(ki, kj)
+                        out_l[pos] = max(ki, kj)
+                        out_lev[pos] = lev
+                    pos += 1
+        if not fill:
+            hits_per_chunk[t] = pos
+
+
+def _all_pairs_hits(data: MatchData, ts: np.ndarray, ge: bool, block_rows: int):
+    K = data.n_identities
+    T = ts.size
+    nt = nb.get_num_threads()
+    gen_hist = np.zeros((nt, K, T + 1), np.int64)
+    ident = data.samples.identity.astype(np.int64)
+    ks, ls, levs = [], [], []
+    none = np.zeros(0, np.int64)
+    for block in data.blocks(block_rows):
+        assert isinstance(block, DenseBlock)
+        cnt = np.zeros(nt, np.int64)
+        _dense(block.scores, block.row0, block.col0, ident, ts, ge, gen_hist, cnt, False, none, none, none)
+        starts = np.concatenate([[0], np.cumsum(cnt)[:-1]]).astype(np.int64)
+        n = int(cnt.sum())
+        k, l, lev = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int16)
+        _dense(block.scores, block.row0, block.col0, ident, ts, ge, gen_hist, starts, True, k, l, lev)
+        ks.append(k)
+        ls.append(l)
+        levs.append(lev)
+    return gen_hist.sum(axis=0), np.concatenate(ks), np.concatenate(ls), np.concatenate(levs)
+
+
+def _cat_of(gk: np.ndarray, gl: np.ndarray, G: int) -> np.ndarray:
+    a, b = np.minimum(gk, gl), np.maximum(gk, gl)
+    return np.where(a == b, a, G + a * (2 * G - a - 1) // 2 + (b - a - 1)).astype(np.int64)
+
+
+def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048) -> IdentityCounts:
+    """Exact identity-level genuine/impostor counts at ``thresholds`` (see :class:`IdentityCounts`)."""
+    if not data.has_identities:
+        raise InputError("identity-level counts need identities; this comparison table has labels only. "
+                         "Add identity columns to the table.")
+    thr = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    order = np.argsort(thr, kind="stable")
+    ts = thr[order]
+    T, K, G = thr.size, data.n_identities, data.n_groups
+    ge = rule == ">="
+    group = data.identity_group.astype(np.int64)
+    cats = _categories(G)
+    n_cat = len(cats)
+    sizes = data.identity_sizes
+    if data.protocol == "all-pairs":
+        hist, pk, pl, lev = _all_pairs_hits(data, ts, ge, block_rows)
+        n = sizes.astype(object)  # exact Python ints for the squared sums
+        S = np.bincount(group, weights=sizes, minlength=G).astype(np.int64)
+        m_row_cat = np.zeros((n_cat, K), np.int64)
+        for h in range(G):
+            c = _cat_of(group, np.full(K, h), G)
+            m_row_cat[c, np.arange(K)] += sizes * (S[h] - np.where(group == h, sizes, 0))
+        s2 = [sum(int(x) ** 2 for x in n[group == h]) for h in range(G)]
+        s4 = [sum(int(x) ** 4 for x in n[group == h]) for h in range(G)]
+        sum_m2_cat = tuple((s2[a] ** 2 - s4[a]) // 2 if a == b else s2[a] * s2[b] for a, b in cats)
+        pair_m_of = lambda k, l: sizes[k] * sizes[l]  # noqa: E731
+    else:
+        p = data.pairs
+        lv = np.searchsorted(ts, p.score, side="right" if ge else "left")
+        gen = p.genuine
+        hist = np.zeros((K, T + 1), np.int64)
+        np.add.at(hist, (p.identity_a[gen], lv[gen]), 1)
+        imp = ~gen
+        a, b = p.identity_a[imp], p.identity_b[imp]
+        ka, kb = np.minimum(a, b), np.maximum(a, b)
+        keys, m_kl = np.unique(ka * K + kb, return_counts=True)
+        uk, ul = keys // K, keys % K
+        uc = _cat_of(group[uk], group[ul], G)
+        m_row_cat = np.zeros((n_cat, K), np.int64)
+        np.add.at(m_row_cat, (uc, uk), m_kl)
+        np.add.at(m_row_cat, (uc, ul), m_kl)
+        sq = m_kl.astype(object) ** 2
+        sum_m2_cat = tuple(int(sq[uc == c].sum()) for c in range(n_cat))
+        hit = lv[imp] > 0
+        pk, pl, lev = ka[hit], kb[hit], lv[imp][hit]
+        pair_m_of = lambda k, l: m_kl[np.searchsorted(keys, k * K + l)]  # noqa: E731
+    g = hist.sum(axis=1)
+    accepted_gen = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:]  # (K, T): level > j
+    code = pk.astype(np.int64) * K + pl
+    srt = np.argsort(code, kind="stable")
+    code, lev = code[srt], lev[srt]
+    out = {f: [None] * T for f in ("pair_k", "pair_l", "pair_e", "pair_m", "pair_cat")}
+    e_row_cat = np.zeros((T, n_cat, K), np.int64)
+    e = np.zeros((T, K), np.int64)
+    for j in range(T):
+        ti = order[j]
+        c = code[lev > j]
+        first = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]])) if c.size else np.zeros(0, np.int64)
+        k, l = c[first] // K, c[first] % K
+        cnt = np.diff(np.append(first, c.size)).astype(np.int64)
+        cat = _cat_of(group[k], group[l], G)
+        out["pair_k"][ti], out["pair_l"][ti], out["pair_e"][ti] = k, l, cnt
+        out["pair_m"][ti] = np.asarray(pair_m_of(k, l), np.int64)
+        out["pair_cat"][ti] = cat
+        np.add.at(e_row_cat[ti], (cat, k), cnt)
+        np.add.at(e_row_cat[ti], (cat, l), cnt)
+        e[ti] = g - accepted_gen[:, j]
+    return IdentityCounts(
+        thresholds=thr, rule=rule, categories=cats, n_samples=sizes.astype(np.int64), group=group, g=g, e=e,
+        m_row=m_row_cat.sum(axis=0), e_row=e_row_cat.sum(axis=1), m_row_cat=m_row_cat, e_row_cat=e_row_cat,
+        sum_m2=int(sum(sum_m2_cat)), sum_m2_cat=sum_m2_cat, **out)
+
+
+__all__ = ["IdentityCounts", "identity_counts"]

@@ -1,0 +1,99 @@
+"""identity_counts equals a pure-Python tally over the explicitly listed comparisons."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from matchaudit.engine import identity_counts
+from matchaudit.engine.driver import _categories
+from matchaudit.errors import InputError
+from matchaudit.model import MatchData, PairBlock
+
+from tests.engine_reference import listed, make_data, score_matrix
+
+
+def _comparisons(data):
+    """(k, l, score) of every comparison of the protocol."""
+    ident = data.samples.identity
+    if data.protocol == "listed":
+        p = data.pairs
+        return list(zip(p.identity_a.tolist(), p.identity_b.tolist(), p.score.tolist()))
+    S = score_matrix(data)
+    n = S.shape[0]
+    return [(ident[i], ident[j], S[i, j]) for i in range(n) for j in range(i + 1, n)]
+
+
+def _brute(data, thresholds, rule):
+    K, G = data.n_identities, data.n_groups
+    grp = data.identity_group
+    cats = {c: i for i, c in enumerate(_categories(G))}
+    acc = (lambda s, t: s >= t) if rule == ">=" else (lambda s, t: s > t)
+    T = len(thresholds)
+    g = np.zeros(K, np.int64)
+    e = np.zeros((T, K), np.int64)
+    m = {}
+    pe = [dict() for _ in range(T)]
+    for k, l, s in _comparisons(data):
+        if k == l:
+            g[k] += 1
+            for t, thr in enumerate(thresholds):
+                e[t, k] += not acc(s, thr)
+            continue
+        key = (min(k, l), max(k, l))
+        m[key] = m.get(key, 0) + 1
+        for t, thr in enumerate(thresholds):
+            if acc(s, thr):
+                pe[t][key] = pe[t].get(key, 0) + 1
+    cat = {key: cats[(min(grp[key[0]], grp[key[1]]), max(grp[key[0]], grp[key[1]]))] for key in m}
+    m_row_cat = np.zeros((len(cats), K), np.int64)
+    e_row_cat = np.zeros((T, len(cats), K), np.int64)
+    for key, v in m.items():
+        for side in key:
+            m_row_cat[cat[key], side] += v
+            for t in range(T):
+                e_row_cat[t, cat[key], side] += pe[t].get(key, 0)
+    sum_m2_cat = [sum(v * v for key, v in m.items() if cat[key] == c) for c in range(len(cats))]
+    return g, e, m, pe, cat, m_row_cat, e_row_cat, sum_m2_cat
+
+
+@pytest.mark.parametrize("protocol", ["all-pairs", "listed"])
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_identity_counts_match_brute_force(protocol, rule):
+    for seed in range(3):
+        data = make_data(seed=seed)
+        if protocol == "listed":
+            data = listed(data, seed=seed)
+        scores = sorted({s for *_, s in _comparisons(data)})
+        # thresholds on observed scores (ties), between them, unsorted, repeated, and beyond both ends
+        thresholds = [scores[len(scores) // 2], 0.3, scores[-2], -np.inf, scores[len(scores) // 2], np.inf,
+                      scores[3]]
+        c = identity_counts(data, thresholds, rule, block_rows=3)
+        g, e, m, pe, cat, m_row_cat, e_row_cat, sum_m2_cat = _brute(data, thresholds, rule)
+        np.testing.assert_array_equal(c.g, g)
+        np.testing.assert_array_equal(c.e, e)
+        np.testing.assert_array_equal(c.m_row_cat, m_row_cat)
+        np.testing.assert_array_equal(c.m_row, m_row_cat.sum(axis=0))
+        np.testing.assert_array_equal(c.e_row_cat, e_row_cat)
+        np.testing.assert_array_equal(c.e_row, e_row_cat.sum(axis=1))
+        assert c.sum_m2_cat == tuple(sum_m2_cat) and c.sum_m2 == sum(sum_m2_cat)
+        np.testing.assert_array_equal(c.group, data.identity_group)
+        np.testing.assert_array_equal(c.n_samples, np.bincount(data.samples.identity))
+        for t in range(len(thresholds)):
+            keys = sorted(pe[t])
+            np.testing.assert_array_equal(c.pair_k[t], [k for k, _ in keys])
+            np.testing.assert_array_equal(c.pair_l[t], [l for _, l in keys])
+            np.testing.assert_array_equal(c.pair_e[t], [pe[t][k] for k in keys])
+            np.testing.assert_array_equal(c.pair_m[t], [m[k] for k in keys])
+            np.testing.assert_array_equal(c.pair_cat[t], [cat[k] for k in keys])
+        assert c.pair_e[3].sum() == sum(m.values()) and c.pair_e[5].size == 0  # -inf accepts all, +inf none
+
+
+def test_identity_counts_need_identities():
+    data = listed(make_data())
+    p = data.pairs
+    nolabels = PairBlock(p.score, np.full(len(p), -1), np.full(len(p), -1), p.group_a, p.group_b, p.genuine,
+                         p.sample_a, p.sample_b)
+    bad = MatchData(**{**data.__dict__, "pairs": nolabels})
+    with pytest.raises(InputError, match="identities"):
+        identity_counts(bad, [0.5])
