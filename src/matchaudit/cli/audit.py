@@ -18,6 +18,7 @@ from matchaudit.cli.common import floats, names, user_errors
 from matchaudit.cli.formats import FORMATS, load_by_format
 from matchaudit.data import load_samples
 from matchaudit.errors import InputError
+from matchaudit.estimators.audit_intervals import METHODS, IntervalOptions, compute_intervals
 from matchaudit.metrics.evaluate import AuditConfig, AuditResult, evaluate
 from matchaudit.model import MatchData
 from matchaudit.report.det import plot_det
@@ -68,15 +69,26 @@ def _print_summary(result: AuditResult, out: Path) -> None:
     console.print(f"Results written to [bold]{out}[/] (results.json, CSV tables, DET plots).")
 
 
-def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False) -> AuditResult:
-    """Evaluate, write results.json + CSVs + one DET figure per weighting."""
+def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False,
+              intervals: IntervalOptions | None = None) -> AuditResult:
+    """Evaluate, write results.json + CSVs + one DET figure per weighting (with interval bands on the pooled
+    one when ``intervals`` is given)."""
     result = evaluate(data, config)
-    write_results(result.to_dict(), result.det, out, command)
+    payload = result.to_dict()
+    bands: list = []
+    if intervals is not None:
+        records, bands = compute_intervals(data, config, intervals)
+        payload["intervals"] = records
+        payload["config"]["intervals"] = dict(intervals.__dict__)
+    write_results(payload, result.det, out, command)
     for w in {c["weighting"] for c in result.det}:
+        wb = [b for b in bands if b["weighting"] == w] or None
+        band_note = f"; {intervals.level:.0%} {intervals.band} bands" if wb and intervals is not None else ""
         plot_det([c for c in result.det if c["weighting"] == w],
                  [p for p in result.operating_points if p["weighting"] == w],
                  [s for s in result.curve_summaries if s["weighting"] == w],
-                 f"DET per group ({w} weighting; accept iff s {config.rule} t)", out / f"det_{w}.png")
+                 f"DET per group ({w} weighting; accept iff s {config.rule} t{band_note})", out / f"det_{w}.png",
+                 bands=wb)
     if not quiet:
         _print_summary(result, out)
     return result
@@ -115,6 +127,13 @@ def audit(
     dcf_c_miss: float = typer.Option(1.0, "--dcf-c-miss", help="minDCF cost of a miss."),
     dcf_c_fa: float = typer.Option(1.0, "--dcf-c-fa", help="minDCF cost of a false alarm."),
     zero_policy: ZeroOpt = typer.Option(ZeroOpt.report, "--zero-policy", help="Zero rates in fairness ratios: report inf/NaN with a reason, or substitute one-sided upper bounds."),
+    ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(METHODS)}); default: wilson at fixed thresholds, recentered for FNMR@FMR, curves and fairness."),
+    level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
+    n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
+    ci_seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap replicates."),
+    one_sided: bool = typer.Option(False, "--one-sided", help="One-sided upper bounds (certification; rule of three for zero errors)."),
+    band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
+    no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
     """Exact per-group FMR/FNMR, thresholds at FMR targets, DET, EER, AUC, minDCF and fairness measures.
@@ -157,7 +176,21 @@ def audit(
     bad = [a for a in config.fmr_targets if not 0 <= a <= 1]
     if bad:
         raise InputError(f"--fmr: targets must lie in [0, 1]; got {bad}.")
-    run_audit(data, config, out, _command(), quiet)
+    run_audit(data, config, out, _command(), quiet,
+              None if no_intervals else _interval_options(ci_method, level, n_resamples, ci_seed, one_sided, band))
+
+
+def _interval_options(method, level, n_resamples, seed, one_sided, band) -> IntervalOptions:
+    if method is not None and method not in METHODS:
+        raise InputError(f"--ci-method {method!r}: choose from {', '.join(METHODS)}.")
+    if not 0 < level < 1:
+        raise InputError(f"--level {level}: give a confidence level in (0, 1), e.g. 0.95.")
+    if n_resamples < 1:
+        raise InputError(f"--n-resamples {n_resamples}: give at least 1 (1000 or more for 95% intervals).")
+    if band not in ("simultaneous", "pointwise"):
+        raise InputError(f"--band {band!r}: use simultaneous or pointwise.")
+    return IntervalOptions(method=method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
+                           band=band)
 
 
 def _pair(text: str) -> tuple[str, str] | None:
@@ -205,3 +238,6 @@ def print_schema() -> None:
         matchaudit schema > results.schema.json
     """
     typer.echo(json.dumps(schema(), indent=2))
+
+
+from matchaudit.cli import coverage as _coverage  # noqa: E402,F401  (registers `matchaudit coverage`)

@@ -72,6 +72,11 @@ def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path,
         paths[table] = out / f"{table}.csv"
         rows = [{k: (";".join(v) if isinstance(v, list) else v) for k, v in r.items()} for r in payload[table]]
         pd.DataFrame(rows).to_csv(paths[table], index=False)
+    if payload.get("intervals") is not None:
+        paths["intervals"] = out / "intervals.csv"
+        rows = [{k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
+                for r in jsonable(payload["intervals"])]
+        pd.DataFrame(rows).to_csv(paths["intervals"], index=False)
     paths["det"] = out / "det.csv"
     det_table(det).to_csv(paths["det"], index=False)
     return paths

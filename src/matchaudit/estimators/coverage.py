@@ -1,0 +1,217 @@
+"""Coverage study (the similarity-scoring paper's appendix B.1 protocol, at a configurable size).
+
+Many synthetic vMF data sets (:mod:`matchaudit.simulate`), an interval per data set, method, nominal level
+and FMR target; coverage = the share of intervals containing the truth, with its binomial standard error.
+
+Two protocols (``identities``):
+
+``shared`` (the paper's): one population of K identities, every data set a fresh draw of samples of the
+  same identities. The estimand is conditional on the identities. Truth: FNMR(t) per identity from 20,000
+  simulated genuine pairs at its concentration (exact up to Monte-Carlo error); the threshold at each FMR
+  target from one large fresh draw (``truth_samples`` per identity, all pairs, exact counts) — the
+  paper's "union of the data sets" with independent samples.
+``fresh`` (the 1:1-matching CI work's): a new population per data set; the estimand is the population
+  rate. Truth from the generating model: with centroids uniform on the sphere every sample is marginally
+  uniform, so an impostor cosine ``s`` has ``(s+1)/2 ~ Beta((d-1)/2, (d-1)/2)`` exactly; FNMR by simulation
+  over kappa ~ U[lo, hi].
+
+Metrics: ``ROC`` = FNMR at each data set's own threshold for the FMR target (truth: FNMR at the true
+threshold); ``FMR`` and ``FNMR`` at the fixed true threshold of each target. Rule ``>=``, pooled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy.stats import beta
+
+from matchaudit import resampling as rs
+from matchaudit.data import from_embeddings
+from matchaudit.engine import build_grid, run
+from matchaudit.estimators import bootstrap as bs
+from matchaudit.estimators import intervals as iv
+from matchaudit.estimators.audit_intervals import closed_form, identity_totals
+from matchaudit.simulate import GroupSpec, VmfPopulation, vmf_rvs
+
+ROC_METHODS = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing")
+FIXED_METHODS = ("wilson", "wilson-naive", "wald", "clopper-pearson", "jackknife", "recentered", "vertex",
+                 "double-or-nothing")
+
+
+@dataclass(frozen=True)
+class CoverageConfig:
+    n_datasets: int = 200
+    n_identities: int = 200
+    samples: int = 10
+    dim: int = 128
+    kappa: tuple[float, float] = (100.0, 800.0)
+    n_resamples: int = 200
+    fmr_targets: tuple[float, ...] = (1e-1, 1e-2, 1e-3)
+    levels: tuple[float, ...] = (0.95, 0.9, 0.8, 0.5)
+    identities: str = "shared"
+    truth_samples: int = 200
+    genuine_mc: int = 20_000
+    n_cells: int = 1024
+    seed: int = 0
+    roc_methods: tuple[str, ...] = ROC_METHODS
+    fixed_methods: tuple[str, ...] = FIXED_METHODS
+
+
+@dataclass
+class Truth:
+    thresholds: np.ndarray  # (T,) true threshold at each FMR target
+    fmr: np.ndarray  # (T,) true FMR at it
+    fnmr: np.ndarray  # (T,) true FNMR at it (= ROC truth)
+
+
+@dataclass
+class CoverageResult:
+    config: CoverageConfig
+    rows: list[dict] = field(default_factory=list)
+    truths: list[dict] = field(default_factory=list)
+
+    def table(self):
+        import pandas as pd
+        return pd.DataFrame(self.rows)
+
+
+def _genuine_scores(kappa: float, dim: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    mu = np.zeros(dim)
+    mu[0] = 1.0
+    return np.einsum("ij,ij->i", vmf_rvs(mu, kappa, n, rng), vmf_rvs(mu, kappa, n, rng))
+
+
+def _fnmr_truth(kappas: np.ndarray, dim: int, n: int, thresholds: np.ndarray, seed: int) -> np.ndarray:
+    rng = np.random.default_rng([seed, 7])
+    rejected = np.zeros(thresholds.size)
+    for k in kappas:
+        s = _genuine_scores(float(k), dim, n, rng)
+        rejected += (s[:, None] < thresholds[None, :]).mean(axis=0)
+    return rejected / kappas.size
+
+
+def _population(cfg: CoverageConfig, seed: int) -> VmfPopulation:
+    return VmfPopulation.draw({"all": GroupSpec(cfg.n_identities, cfg.kappa)}, dim=cfg.dim, seed=seed)
+
+
+def _data(sim):
+    return from_embeddings(sim.embeddings, sim.samples.identity.to_numpy())
+
+
+def truth_shared(cfg: CoverageConfig, pop: VmfPopulation) -> Truth:
+    big = _data(pop.sample(cfg.truth_samples, seed=10**6 + cfg.seed))
+    c = run(big, None, grid=build_grid(big, n_cells=cfg.n_cells), fmr_targets=cfg.fmr_targets)
+    t = c.target_threshold[0]
+    fmr = c.target_impostor_accepted[0].sum(axis=1) / c.impostor_total[0].sum()
+    return Truth(t, fmr, _fnmr_truth(pop.kappas, cfg.dim, cfg.genuine_mc, t, cfg.seed))
+
+
+def truth_fresh(cfg: CoverageConfig) -> Truth:
+    h = (cfg.dim - 1) / 2
+    alphas = np.asarray(cfg.fmr_targets, float)
+    t = 2 * beta.isf(alphas, h, h) - 1
+    kappas = np.random.default_rng([cfg.seed, 11]).uniform(*cfg.kappa, size=1000)
+    return Truth(t, alphas.copy(), _fnmr_truth(kappas, cfg.dim, max(cfg.genuine_mc // 5, 1000), t, cfg.seed))
+
+
+def _cover(r: iv.IntervalResult, truth: float) -> tuple[bool, float]:
+    lo, hi = r.confidence_interval
+    return bool(lo <= truth <= hi), float(hi - lo)
+
+
+def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
+    """Intervals of every method / level / target on one data set; rows (method, metric, target, level,
+    covered, width)."""
+    out = []
+    tt = truth.thresholds
+    grid = build_grid(data, n_cells=cfg.n_cells, thresholds=tt)
+    schemes = {m: bs.SCHEME_OF[m] for m in set(cfg.roc_methods) | (set(cfg.fixed_methods) & set(bs.BOOTSTRAP))}
+    runs = {}
+    for name in set(schemes.values()):
+        runs[name] = run(data, rs.SCHEMES[name](cfg.seed * 100_003 + i), cfg.n_resamples, grid=grid,
+                         fmr_targets=cfg.fmr_targets, thresholds=tt)
+    v = bs.v_statistic(data, runs["within-identity"], tt) if "within-identity" in runs else None
+    for method in cfg.roc_methods:
+        c = runs[bs.SCHEME_OF[method]]
+        fn = bs.fnmr_at_targets(c)[..., 0]
+        fv = bs.fnmr_v_at_targets(c, v)[:, 0] if method in ("recentered", "gaussian") else None
+        for ti, a in enumerate(cfg.fmr_targets):
+            for level in cfg.levels:
+                r = bs.interval_from_replicates(method, fn[0, ti], fn[1:, ti], None if fv is None else fv[ti], level)
+                cov, w = _cover(r, truth.fnmr[ti])
+                out.append(dict(metric="ROC", method=method, fmr_target=a, level=level, covered=cov, width=w))
+    closed = [m for m in cfg.fixed_methods if m in iv.CLOSED_FORM]
+    tot = identity_totals(data, tt) if closed else None
+    for ti, a in enumerate(cfg.fmr_targets):
+        for level in cfg.levels:
+            for method in closed:
+                fm, fnr = closed_form(method, tot, ti, data.identity_group, None, level, "two-sided")
+                for metric, r, tr in (("FMR", fm, truth.fmr[ti]), ("FNMR", fnr, truth.fnmr[ti])):
+                    cov, w = _cover(r, tr)
+                    out.append(dict(metric=metric, method=method, fmr_target=a, level=level, covered=cov, width=w))
+            for method in [m for m in cfg.fixed_methods if m in bs.BOOTSTRAP]:
+                c = runs[bs.SCHEME_OF[method]]
+                fnmr, fmr, _, _ = bs.rates_at_threshold(c, float(tt[ti]))
+                vfn = None
+                if method in ("recentered", "gaussian"):
+                    vfn = 1 - v.threshold_genuine_accepted[ti].sum() / c.genuine_total[0].sum()
+                for metric, x, xv, tr in (("FMR", fmr[:, 0], None, truth.fmr[ti]),
+                                          ("FNMR", fnmr[:, 0], vfn, truth.fnmr[ti])):
+                    r = bs.interval_from_replicates(method, x[0], x[1:], xv, level)
+                    cov, w = _cover(r, tr)
+                    out.append(dict(metric=metric, method=method, fmr_target=a, level=level, covered=cov, width=w))
+    return out
+
+
+def run_coverage(cfg: CoverageConfig, progress: Callable[[int], None] | None = None) -> CoverageResult:
+    """Run the study; rows aggregate coverage (share containing the truth), its binomial SE and mean width."""
+    import pandas as pd
+
+    if cfg.identities not in ("shared", "fresh"):
+        raise ValueError("identities must be 'shared' or 'fresh'")
+    result = CoverageResult(cfg)
+    raw = []
+    pop = _population(cfg, cfg.seed) if cfg.identities == "shared" else None
+    truth = truth_shared(cfg, pop) if pop is not None else truth_fresh(cfg)
+    result.truths = [dict(fmr_target=a, threshold=float(t), fmr=float(f), fnmr=float(n))
+                     for a, t, f, n in zip(cfg.fmr_targets, truth.thresholds, truth.fmr, truth.fnmr)]
+    for i in range(cfg.n_datasets):
+        p = pop if pop is not None else _population(cfg, cfg.seed * 1_000_003 + i + 1)
+        data = _data(p.sample(cfg.samples, seed=cfg.seed * 1_000_003 + i + 1))
+        raw += [dict(r, dataset=i) for r in one_dataset(cfg, data, truth, i)]
+        if progress:
+            progress(i + 1)
+    df = pd.DataFrame(raw)
+    g = df.groupby(["metric", "method", "fmr_target", "level"], sort=False)
+    agg = g.agg(coverage=("covered", "mean"), n=("covered", "size"), mean_width=("width", "mean")).reset_index()
+    agg["se"] = np.sqrt(agg["level"] * (1 - agg["level"]) / agg["n"])
+    result.rows = agg.to_dict("records")
+    return result
+
+
+def coverage_tolerance(level: float, n: int, z: float = 3.0) -> float:
+    """``z`` binomial standard errors of a coverage estimate from ``n`` intervals at nominal ``level``."""
+    return z * float(np.sqrt(level * (1 - level) / n))
+
+
+def pivot(result: CoverageResult):
+    """Wide table: rows (metric, method, FMR target), columns nominal levels."""
+    df = result.table()
+    return df.pivot_table(index=["metric", "method", "fmr_target"], columns="level", values="coverage",
+                          sort=False).sort_index(axis=1, ascending=False)
+
+
+def markdown(wide) -> str:
+    """A pivot table as a Markdown table (coverage to 3 decimals)."""
+    cols = [f"{c:g}" for c in wide.columns]
+    lines = ["| metric | method | FMR target | " + " | ".join(cols) + " |", "|---|---|---:|" + "---:|" * len(cols)]
+    for (metric, method, a), row in wide.iterrows():
+        lines.append(f"| {metric} | {method} | {a:g} | " + " | ".join(f"{v:.3f}" for v in row.to_numpy()) + " |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["CoverageConfig", "markdown", "CoverageResult", "Truth", "coverage_tolerance", "one_dataset", "pivot",
+           "run_coverage", "truth_fresh", "truth_shared"]
