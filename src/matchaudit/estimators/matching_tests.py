@@ -1,0 +1,437 @@
+"""Is a gap between groups real, on matching data? Identity-level studentized permutation tests.
+
+For matching data the exchangeable unit is the **identity**: all comparisons of an identity (its genuine
+pairs and its impostor pairs) stay together, and group labels are permuted across identities (the engine's
+:class:`~matchaudit.resampling.GroupPermutation`: group sizes in identities are kept). Permuting labels across
+comparisons treats clustered comparisons as independent; it is kept as a labelled baseline
+(``unit="comparison"``) and over-rejects when identities differ in size between groups (``bench/matching_level.py``).
+
+Metrics (per group ``a``: its identities' genuine comparisons, its same-group impostor comparisons):
+
+``fnmr``, ``fmr``  at a fixed ``threshold``. Studentized with the identity-clustered plug-in variance
+                   (methods.md section 4), recomputed exactly for every relabelling from the per-identity and
+                   per-identity-pair counts of :func:`matchaudit.engine.identity_counts`.
+``fnmr_at_fmr``    FNMR at the threshold where the reference impostors' FMR reaches ``fmr_target``; the
+                   threshold is re-derived in every relabelling from that relabelling's impostors
+                   (``fmr_reference="same-group"`` changes with the labels; ``"all"`` does not). Studentized
+                   with the clustered FNMR variance at each relabelling's own threshold (``studentize=True``),
+                   or by the paper's fast variant.
+``auc``, ``eer``   per group against its same-group impostors (grid resolution, as the audit's bootstrap;
+                   exact when every distinct score is a grid edge). Fast variant only.
+
+Studentization (:mod:`matchaudit.estimators.permutation`): ``True`` (own variance per relabelling),
+``"permutation-sd"`` (``T / se(T)`` against ``T_pi / sd(T_pi)``; ``se(T)`` from the clustered variance or
+an identity bootstrap: ``variance="bootstrap"``, double-or-nothing weights through the engine) or ``False``.
+Two groups of identities are independent, so ``Var(T) = Var_a + Var_b``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from matchaudit import resampling as rs
+from matchaudit.engine import Counts, Grid, build_grid, identity_counts, run
+from matchaudit.engine.driver import FmrReference
+from matchaudit.errors import InputError
+from matchaudit.estimators import bootstrap as bs
+from matchaudit.estimators.classifier import AllGroupsResult, _arrangements, _n_arrangements
+from matchaudit.estimators.permutation import (
+    METHOD, Alternative, PermutationTestResult, Studentize, comparison_table, mode_of, permutation_test,
+)
+from matchaudit.model import MatchData, Rule
+
+MatchingMetric = Literal["fnmr", "fmr", "fnmr_at_fmr", "auc", "eer"]
+METRICS: tuple[str, ...] = ("fnmr", "fmr", "fnmr_at_fmr", "auc", "eer")
+Unit = Literal["identity", "comparison"]
+Variance = Literal["clustered", "bootstrap"]
+_BATCH = 256
+
+
+# ----------------------------------------------------------------------------- relabellings
+
+@dataclass(frozen=True, eq=False)
+class Relabel(rs.GroupPermutation):
+    """Explicit group labels per replicate (``labels[r - 1]`` for replicate ``r``): feeds enumerations and
+    permutations restricted to some identities through the engine's relabel path."""
+
+    labels: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+
+    def identity_groups(self, replicates, layout: rs.Layout) -> np.ndarray:
+        return self.labels[np.asarray(replicates, np.int64) - 1]
+
+
+def relabellings(identity_group: np.ndarray, movable: np.ndarray, n_resamples: int | None, seed: int,
+                 max_exact: int = 100_000) -> tuple[np.ndarray, bool]:
+    """(B, K) group labels: the identities ``movable`` permuted among themselves (all distinct arrangements
+    when ``n_resamples`` is None, the observed one included), the others kept. Random permutations come from
+    :class:`~matchaudit.resampling.GroupPermutation` (counter-based: same seed, same labels)."""
+    g = np.asarray(identity_group, np.int64)
+    sub = g[movable]
+    if n_resamples is None:
+        total = _n_arrangements(sub)
+        if total > max_exact:
+            raise InputError(f"exact enumeration needs {total:,} relabellings of identities (more than max_exact="
+                             f"{max_exact:,}); use a Monte-Carlo test (n_resamples=9999).")
+        perm = _arrangements(sub)
+    else:
+        if n_resamples < 1:
+            raise ValueError("n_resamples must be a positive integer, or 'exact'.")
+        perm = rs.GroupPermutation(seed).identity_groups(np.arange(1, n_resamples + 1),
+                                                          rs.Layout(identity_group=sub))
+    out = np.repeat(g[None, :], perm.shape[0], axis=0)
+    out[:, movable] = perm
+    return out, n_resamples is None
+
+
+# ----------------------------------------------------------------------------- clustered rates per labelling
+
+@dataclass(frozen=True)
+class ClusterTerms:
+    """Per-identity and per-identity-pair sufficient statistics of FNMR and same-group FMR at one threshold.
+
+    Genuine: ``g``, ``e`` (K,). Impostor: sparse symmetric K x K ``E`` (accepted) and, for listed data, ``M``
+    (comparisons); all-pairs data has ``m_kl = n_k n_l`` (``sizes``) and no ``M``.
+    """
+
+    g: np.ndarray
+    e: np.ndarray
+    E: sp.csr_matrix
+    M: sp.csr_matrix | None
+    sizes: np.ndarray
+
+    @classmethod
+    def at(cls, data: MatchData, threshold: float, rule: Rule) -> ClusterTerms:
+        ic = identity_counts(data, [threshold], rule)
+        K = data.n_identities
+        k, l, e = ic.pair_k[0], ic.pair_l[0], ic.pair_e[0].astype(float)
+        E = sp.coo_matrix((np.concatenate([e, e]), (np.concatenate([k, l]), np.concatenate([l, k]))),
+                          shape=(K, K)).tocsr()
+        M = None
+        if data.protocol == "listed":
+            p = data.pairs
+            imp = ~p.genuine
+            a, b = p.identity_a[imp], p.identity_b[imp]
+            keys, m = np.unique(np.minimum(a, b) * K + np.maximum(a, b), return_counts=True)
+            u, v, m = keys // K, keys % K, m.astype(float)
+            M = sp.coo_matrix((np.concatenate([m, m]), (np.concatenate([u, v]), np.concatenate([v, u]))),
+                              shape=(K, K)).tocsr()
+        return cls(ic.g.astype(float), ic.e[0].astype(float), E, M, data.identity_sizes.astype(float))
+
+    def fnmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """FNMR and its clustered variance for each row of the (B, K) 0/1 ``mask`` (the group's identities)."""
+        g, e = self.g, self.e
+        G = mask @ g
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = (mask @ e) / G
+            v = (mask @ (e * e) - 2 * p * (mask @ (e * g)) + p * p * (mask @ (g * g))) / G**2
+        return p, np.maximum(v, 0.0)
+
+    def fmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Same-group FMR of the masked identities and its clustered variance (methods.md 4), per mask row."""
+        mt = mask.T
+        e_row = np.asarray(self.E @ mt).T * mask  # (B, K): accepted impostors with same-group partners
+        q_e2 = 0.5 * np.einsum("bk,bk->b", np.asarray(self.E.multiply(self.E) @ mt).T, mask)
+        if self.M is None:
+            n = self.sizes
+            S = mask @ n
+            m_row = mask * n * (S[:, None] - n)
+            s2, s4 = mask @ n**2, mask @ n**4
+            q_m2 = 0.5 * (s2**2 - s4)
+            q_em = 0.5 * np.einsum("bk,bk->b", np.asarray(self.E @ (mt * n[:, None])).T, mask * n)
+        else:
+            m_row = np.asarray(self.M @ mt).T * mask
+            q_m2 = 0.5 * np.einsum("bk,bk->b", np.asarray(self.M.multiply(self.M) @ mt).T, mask)
+            q_em = 0.5 * np.einsum("bk,bk->b", np.asarray(self.E.multiply(self.M) @ mt).T, mask)
+        Mtot = 0.5 * m_row.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = 0.5 * e_row.sum(axis=1) / Mtot
+            s = np.maximum(q_e2 - 2 * p * q_em + p * p * q_m2, 0.0)
+            rows = e_row - p[:, None] * m_row
+            cov = (rows**2).sum(axis=1) - 2 * s
+            v = (s + np.maximum(cov, 0.0)) / Mtot**2
+        return p, v
+
+
+# ----------------------------------------------------------------------------- statistics
+
+@dataclass(frozen=True)
+class MatchingStatistics:
+    """Observed differences ``t`` (m,) with variances ``v``, their relabelled copies (B, m), and the names.
+
+    ``v_perm`` is None when only the fast variant / baseline is possible. ``estimates[r, g]``: the metric
+    per group on relabelling ``r`` (row 0 observed).
+    """
+
+    t: np.ndarray
+    v: np.ndarray
+    t_perm: np.ndarray
+    v_perm: np.ndarray | None
+    exact: bool
+    names: list[str]
+    labels: list[tuple[str, str]]
+    pairs: list[tuple[int, int]]
+    estimates: np.ndarray
+    details: dict
+
+
+def _group_index(data: MatchData, name: str) -> int:
+    if name not in data.group_names:
+        raise InputError(f"no group {name!r}; groups present: {', '.join(data.group_names)}.")
+    return data.group_names.index(name)
+
+
+def _pair_diffs(x: np.ndarray, vx: np.ndarray | None, pairs: list[tuple[int, int]]):
+    t = np.stack([x[:, a] - x[:, b] for a, b in pairs], axis=1)
+    v = None if vx is None else np.stack([vx[:, a] + vx[:, b] for a, b in pairs], axis=1)
+    return t, v
+
+
+def _engine_metric(counts: Counts, metric: str) -> np.ndarray:
+    """(R, G) per-group metric from engine counts."""
+    if metric == "fnmr_at_fmr":
+        return bs.fnmr_at_targets(counts)[:, 0, 1:]
+    auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
+    return (auc if metric == "auc" else eer)[:, 1:]
+
+
+def _check_args(metric: str, threshold, fmr_target, studentize, variance, unit) -> str:
+    if metric not in METRICS:
+        raise InputError(f"unknown matching metric {metric!r}: use one of {', '.join(METRICS)}.")
+    if metric in ("fnmr", "fmr") and threshold is None:
+        raise InputError(f"metric {metric!r} needs a threshold (threshold=..., CLI --threshold).")
+    if metric == "fnmr_at_fmr" and fmr_target is None:
+        raise InputError("metric 'fnmr_at_fmr' needs fmr_target (CLI --fmr).")
+    mode = mode_of(studentize)
+    if variance not in ("clustered", "bootstrap"):
+        raise ValueError(f"variance={variance!r}: use 'clustered' or 'bootstrap'.")
+    if mode == "studentized" and metric in ("auc", "eer"):
+        raise InputError(f"{metric}: no closed-form clustered variance per relabelling; use "
+                         "studentize='permutation-sd' (with variance='bootstrap').")
+    if mode == "studentized" and variance == "bootstrap":
+        raise ValueError("variance='bootstrap' with studentize=True would bootstrap every relabelling; use "
+                         "studentize='permutation-sd'.")
+    if metric in ("auc", "eer") and variance == "clustered" and mode != "none":
+        raise InputError(f"{metric}: use variance='bootstrap' (identity bootstrap) to studentize.")
+    if unit not in ("identity", "comparison"):
+        raise ValueError(f"unit={unit!r}: use 'identity' or 'comparison'.")
+    return mode
+
+
+def matching_statistics(
+    data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
+    all_pairs: bool = False, threshold: float | None = None, fmr_target: float | None = None,
+    fmr_reference: FmrReference = "all", rule: Rule = ">=", unit: Unit = "identity",
+    studentize: Studentize = True, variance: Variance = "clustered", n_bootstrap: int = 200,
+    n_resamples: int | str | None = 999, seed: int = 0, grid: Grid | None = None, max_exact: int = 100_000,
+) -> MatchingStatistics:
+    """Observed and relabelled group differences of ``metric`` (the inputs of the permutation test).
+
+    ``groups=(A, B)``: one comparison, identities of A and B relabelled among themselves (default: the only
+    two groups). ``all_pairs=True``: every pair of groups on joint relabellings of all identities (for Holm
+    and max-T). ``unit="comparison"``: the baseline permuting labels across comparisons (fixed-threshold rates
+    only; binomial variance). ``n_resamples``: random relabellings, or ``"exact"``/``None`` to enumerate.
+    """
+    mode = _check_args(metric, threshold, fmr_target, studentize, variance, unit)
+    if not data.has_identities:
+        raise InputError("identity-level tests need identities; this comparison table has labels only.")
+    names = data.group_names
+    if all_pairs:
+        if len(names) < 2:
+            raise InputError("an all-pairs test needs at least two groups (group_by=...).")
+        pairs = list(combinations(range(len(names)), 2))
+        movable = np.arange(data.n_identities)
+    else:
+        if groups is None:
+            if len(names) != 2:
+                raise InputError(f"{len(names)} groups; name the two to compare (groups=(A, B)) or use all pairs.")
+            groups = (names[0], names[1])
+        a, b = (_group_index(data, x) for x in groups)
+        if a == b:
+            raise InputError(f"compare two different groups (got {groups[0]!r} twice).")
+        pairs = [(a, b)]
+        movable = np.flatnonzero(np.isin(data.identity_group, [a, b]))
+    exact = n_resamples is None or n_resamples == "exact"
+    if isinstance(n_resamples, str) and not exact:
+        raise ValueError(f"n_resamples={n_resamples!r}: give an integer, or 'exact' / None.")
+    details = {"metric": metric, "unit": unit, "threshold": threshold, "fmr_target": fmr_target,
+               "fmr_reference": fmr_reference, "rule": rule, "seed": seed, "studentize": mode,
+               "variance": variance if mode != "none" else None,
+               "n_bootstrap": n_bootstrap if variance == "bootstrap" and mode != "none" else None,
+               "groups_identities": {n: int((data.identity_group == g).sum()) for g, n in enumerate(names)}}
+    if unit == "comparison":
+        return _comparison_level(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, exact,
+                                 n_resamples, seed, grid, details)
+    labels, exact = relabellings(data.identity_group, movable, None if exact else int(n_resamples), seed, max_exact)
+    G = data.n_groups
+    if metric in ("fnmr", "fmr"):
+        terms = ClusterTerms.at(data, float(threshold), rule)
+        fn = terms.fnmr if metric == "fnmr" else terms.fmr
+        x, vx = _masked(fn, data.identity_group[None, :], G)
+        xp, vp = [], []
+        for r0 in range(0, labels.shape[0], _BATCH):
+            xx, vv = _masked(fn, labels[r0:r0 + _BATCH], G)
+            xp.append(xx)
+            vp.append(vv)
+        xp, vp = np.concatenate(xp), np.concatenate(vp)
+    else:
+        grid = grid or build_grid(data, rule=rule)
+        targets = [fmr_target] if metric == "fnmr_at_fmr" else []
+        counts = run(data, Relabel(seed, labels=labels), labels.shape[0], grid=grid, fmr_targets=targets,
+                     fmr_reference=fmr_reference)
+        allx = _engine_metric(counts, metric)
+        x, xp = allx[:1], allx[1:]
+        vx = vp = None
+        details["grid_resolution"] = counts.resolution
+        if metric == "fnmr_at_fmr":
+            thr = counts.target_threshold[:, 0]
+            details["observed_threshold"] = float(thr[0])
+            if mode == "studentized" or variance == "clustered":
+                vx, vp = _fnmr_variances(data, thr, labels, rule, G, need_perm=mode == "studentized")
+    t, v = _pair_diffs(x, vx, pairs)
+    t_perm, v_perm = _pair_diffs(xp, vp, pairs)
+    if mode != "none" and (variance == "bootstrap" or v is None):
+        v = _bootstrap_variance(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, n_bootstrap,
+                                seed, grid)[None, :]
+    if v is None:
+        v = np.full_like(t, np.nan)
+    return MatchingStatistics(t[0], v[0], t_perm, v_perm if mode == "studentized" else None, exact,
+                              [f"{names[a]} vs {names[b]}" for a, b in pairs], [(names[a], names[b]) for a, b in pairs],
+                              pairs, np.concatenate([x, xp]), details | {"n_resamples": int(t_perm.shape[0])})
+
+
+def _masked(fn, labels: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group metric and variance (R, G) for label matrices (R, K)."""
+    out = [fn((labels == g).astype(float)) for g in range(G)]
+    return np.stack([o[0] for o in out], axis=1), np.stack([o[1] for o in out], axis=1)
+
+
+def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: Rule, G: int, need_perm: bool):
+    """Clustered FNMR variance per group at each relabelling's own threshold (observed: row 0 of ``thr``)."""
+    uniq = np.unique(thr if need_perm else thr[:1])
+    ic = identity_counts(data, uniq, rule)
+    g = ic.g.astype(float)
+    idx = np.searchsorted(uniq, thr)
+    all_labels = np.concatenate([data.identity_group[None, :], labels])
+    v = np.empty((thr.size if need_perm else 1, G))
+    for r in range(v.shape[0]):
+        e = ic.e[idx[r]].astype(float)
+        for gg in range(G):
+            m = all_labels[r] == gg
+            tot = g[m].sum()
+            p = e[m].sum() / tot if tot > 0 else np.nan
+            v[r, gg] = ((e[m] - p * g[m]) ** 2).sum() / tot**2 if tot > 0 else np.nan
+    return v[:1], (v[1:] if need_perm else None)
+
+
+def _bootstrap_variance(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, n_bootstrap, seed, grid):
+    """Variance of each group difference over double-or-nothing identity replicates (engine)."""
+    if metric in ("fnmr", "fmr"):
+        g = Grid(np.unique(np.append(build_grid(data, rule=rule).edges, threshold)), rule) if grid is None else grid
+        c = run(data, rs.DoubleOrNothing(seed), n_bootstrap, grid=g, thresholds=[threshold])
+        fnmr, fmr, _, _ = bs.rates_at_threshold(c, float(threshold))
+        x = (fnmr if metric == "fnmr" else fmr)[1:, 1:]
+    else:
+        c = run(data, rs.DoubleOrNothing(seed), n_bootstrap, grid=grid or build_grid(data, rule=rule),
+                fmr_targets=[fmr_target] if metric == "fnmr_at_fmr" else [], fmr_reference=fmr_reference)
+        x = _engine_metric(c, metric)[1:]
+    d, _ = _pair_diffs(x, None, pairs)
+    with np.errstate(invalid="ignore"):
+        return np.nanvar(np.where(np.isfinite(d), d, np.nan), axis=0, ddof=1)
+
+
+def _comparison_level(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, exact, n_resamples, seed,
+                      grid, details):
+    """Baseline: group labels permuted across comparisons (multivariate hypergeometric error counts)."""
+    if exact:
+        raise InputError("the comparison-level baseline has no exact enumeration; give n_resamples.")
+    if metric == "fnmr_at_fmr":
+        if fmr_reference != "all":
+            raise InputError("comparison-level baseline for fnmr_at_fmr: only with fmr_reference='all' "
+                             "(then the threshold does not depend on the labels).")
+        c = run(data, None, grid=grid or build_grid(data, rule=rule), fmr_targets=[fmr_target])
+        threshold = float(c.target_threshold[0, 0])
+        details["observed_threshold"] = threshold
+        metric = "fnmr"
+    elif metric not in ("fnmr", "fmr"):
+        raise InputError(f"the comparison-level baseline supports fnmr, fmr and fnmr_at_fmr, not {metric!r}.")
+    terms = ClusterTerms.at(data, float(threshold), rule)
+    G = data.n_groups
+    onehot = (data.identity_group[None, :] == np.arange(G)[:, None]).astype(float)
+    if metric == "fnmr":
+        n = onehot @ terms.g
+        err = onehot @ terms.e
+    else:
+        m2, e2 = _same_group_rows(terms, onehot)
+        n, err = 0.5 * m2, 0.5 * e2
+    involved = sorted({g for p in pairs for g in p})
+    n_i = np.round(n[involved]).astype(np.int64)
+    e_tot = int(round(err[involved].sum()))
+    gen = np.random.default_rng(seed)
+    draws = gen.multivariate_hypergeometric(n_i, e_tot, size=int(n_resamples)).astype(float)
+    xp = np.full((draws.shape[0], G), np.nan)
+    xp[:, involved] = draws / n_i
+    x = (err / n)[None, :]
+    binom = lambda p: p * (1 - p) / n  # noqa: E731
+    t, v = _pair_diffs(x, binom(x), pairs)
+    tp, vp = _pair_diffs(xp, binom(xp), pairs)
+    names = data.group_names
+    return MatchingStatistics(t[0], v[0], tp, vp, False, [f"{names[a]} vs {names[b]}" for a, b in pairs],
+                              [(names[a], names[b]) for a, b in pairs], pairs, np.concatenate([x, xp]),
+                              details | {"n_resamples": int(tp.shape[0]), "variance": "binomial (independence)"})
+
+
+def _same_group_rows(terms: ClusterTerms, onehot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: twice the same-group impostor comparisons and twice the accepted ones."""
+    mt = onehot.T
+    e_row = np.asarray(terms.E @ mt).T * onehot
+    if terms.M is None:
+        n = terms.sizes
+        S = onehot @ n
+        m_row = onehot * n * (S[:, None] - n)
+    else:
+        m_row = np.asarray(terms.M @ mt).T * onehot
+    return m_row.sum(axis=1), e_row.sum(axis=1)
+
+
+# ----------------------------------------------------------------------------- results
+
+def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
+                        alternative: Alternative = "two-sided", confidence_level: float = 0.95,
+                        **kwargs) -> PermutationTestResult:
+    """Test ``metric(A) == metric(B)`` on matching data (weak null) by an identity-level permutation test.
+
+    Keyword arguments as :func:`matching_statistics`; the result is the classifier tests' class.
+    """
+    st = matching_statistics(data, metric, groups, **kwargs)
+    studentize = kwargs.get("studentize", True)
+    details = st.details | {"groups": list(st.labels[0]),
+                            "estimates": dict(zip(st.labels[0], map(float, st.estimates[0, list(st.pairs[0])])))}
+    return permutation_test(float(st.t[0]), float(st.v[0]), st.t_perm[:, 0],
+                            None if st.v_perm is None else st.v_perm[:, 0], studentize=studentize,
+                            alternative=alternative, exact=st.exact, confidence_level=confidence_level,
+                            labels=st.labels[0], details=details)
+
+
+def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *, level: float = 0.05,
+                             confidence_level: float = 0.95, **kwargs) -> AllGroupsResult:
+    """Every pair of groups on the same joint relabellings of all identities: raw, Holm and max-T p-values."""
+    st = matching_statistics(data, metric, None, all_pairs=True, **kwargs)
+    studentize = kwargs.get("studentize", True)
+    rows, z = comparison_table(st.names, st.t, st.v, st.t_perm, st.v_perm, studentize=studentize, exact=st.exact,
+                               level=level, confidence_level=confidence_level, labels=st.labels)
+    est = {n: float(x) for n, x in zip(data.group_names, st.estimates[0])}
+    for row, (a, b) in zip(rows, st.labels):
+        row.update(kind="pair", group_a=a, group_b=b, estimate_a=est[a], estimate_b=est[b])
+    return AllGroupsResult(rows, z.null, z.statistic, level, int(st.t_perm.shape[0]), st.exact, METHOD[z.mode],
+                           st.details | {"estimates": est})
+
+
+__all__ = ["METRICS", "ClusterTerms", "MatchingStatistics", "Relabel", "matching_all_groups_test",
+           "matching_group_test", "matching_statistics", "relabellings"]

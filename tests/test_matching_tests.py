@@ -1,0 +1,193 @@
+"""Identity-level permutation tests on matching data: brute force, level and power by simulation."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from matchaudit.data import from_embeddings, from_scores
+from matchaudit.engine import grid_from_edges
+from matchaudit.errors import InputError
+from matchaudit.estimators.matching_tests import (
+    matching_all_groups_test, matching_group_test, matching_statistics, relabellings,
+)
+from matchaudit.simulate import GroupSpec, VmfPopulation, simulate_vmf
+
+TOL = 100 * np.finfo(float).eps
+
+
+def _tiny_listed(seed: int = 3):
+    """6 identities (3 in A, 3 in B), 2-4 samples each, every pair of samples listed, random scores."""
+    rng = np.random.default_rng(seed)
+    sizes = [2, 3, 4, 2, 3, 2]
+    ident = np.repeat(np.arange(6), sizes)
+    samples = np.arange(ident.size)
+    i, j = np.triu_indices(ident.size, 1)
+    gen = ident[i] == ident[j]
+    score = np.round(np.where(gen, rng.normal(0.55, 0.2, i.size), rng.normal(0.0, 0.25, i.size)), 2)
+    group = np.array(["A", "A", "A", "B", "B", "B"])
+    data = from_scores(score, [f"id{k}" for k in ident[i]], [f"id{k}" for k in ident[j]],
+                       sample_a=[f"s{k}" for k in samples[i]], sample_b=[f"s{k}" for k in samples[j]],
+                       attributes_a={"g": group[ident[i]]}, attributes_b={"g": group[ident[j]]}, group_by="g")
+    return data, score, ident[i], ident[j], gen
+
+
+def _clustered(err: np.ndarray, ka: np.ndarray, kb: np.ndarray) -> tuple[float, float]:
+    """Rate and clustered variance by definition (methods.md 4): loops over identities / identity pairs."""
+    p = err.mean()
+    if (ka == kb).all():
+        D = {k: err[ka == k].sum() - p * (ka == k).sum() for k in np.unique(ka)}
+        return p, sum(d * d for d in D.values()) / err.size**2
+    key = [tuple(sorted(x)) for x in zip(ka, kb)]
+    D: dict = {}
+    for kk, e in zip(key, err):
+        D[kk] = D.get(kk, 0.0) + e - p
+    s = sum(d * d for d in D.values())
+    cov = 0.0
+    for (k1, l1), d1 in D.items():
+        for (k2, l2), d2 in D.items():
+            if (k1, l1) != (k2, l2) and len({k1, l1} & {k2, l2}) == 1:
+                cov += d1 * d2
+    return p, (s + max(0.0, cov)) / err.size**2
+
+
+def _threshold(imp_scores: np.ndarray, all_scores: np.ndarray, target: float) -> float:
+    """Project definition: the lowest comparison score whose FMR (accept s >= t) is at most the target."""
+    for t in np.sort(np.unique(all_scores)):
+        if (imp_scores >= t).mean() <= target:
+            return t
+    return np.inf
+
+
+def _brute(score, ka, kb, gen, groups, metric, t=None, target=None):
+    """Per-group metric and clustered variance for a labelling ``groups`` (K,) by definition."""
+    out = {}
+    ref = (~gen) & (groups[ka] == groups[kb])
+    if metric == "fnmr_at_fmr":
+        t = _threshold(score[ref], score, target)
+    for g in ("A", "B"):
+        gm = gen & (groups[ka] == g)
+        im = (~gen) & (groups[ka] == g) & (groups[kb] == g)
+        if metric in ("fnmr", "fnmr_at_fmr"):
+            out[g] = _clustered((score[gm] < t).astype(float), ka[gm], kb[gm])
+        elif metric == "fmr":
+            out[g] = _clustered((score[im] >= t).astype(float), ka[im], kb[im])
+        else:  # auc
+            gs, is_ = score[gm], score[im]
+            out[g] = (((gs[:, None] > is_[None, :]) + 0.5 * (gs[:, None] == is_[None, :])).mean(), np.nan)
+    return out["A"][0] - out["B"][0], out["A"][1] + out["B"][1]
+
+
+@pytest.mark.parametrize("metric,kw,stud", [
+    ("fnmr", {"threshold": 0.45}, True),
+    ("fmr", {"threshold": 0.1}, True),
+    ("fnmr_at_fmr", {"fmr_target": 0.05, "fmr_reference": "same-group"}, True),
+    ("auc", {}, False),
+])
+def test_exact_pvalue_equals_itertools_enumeration(metric, kw, stud):
+    data, score, ka, kb, gen = _tiny_listed()
+    grid = grid_from_edges(np.unique(score))
+    r = matching_group_test(data, metric, n_resamples="exact", studentize=stud, grid=grid, **kw)
+    names = np.array(data.identity_names)
+    order = [int(n[2:]) for n in names]  # MatchData identity code -> our identity number
+    t0, v0 = _brute(score, ka, kb, gen, np.array(["A"] * 3 + ["B"] * 3), metric,
+                    kw.get("threshold"), kw.get("fmr_target"))
+    s0 = t0 / np.sqrt(v0) if stud else t0
+    hits, n = 0, 0
+    for a_set in combinations(range(6), 3):
+        lab = np.array(["B"] * 6)
+        lab[list(a_set)] = "A"
+        t, v = _brute(score, ka, kb, gen, lab, metric, kw.get("threshold"), kw.get("fmr_target"))
+        s = (t / np.sqrt(v) if v > 0 else (0.0 if t == 0 else np.copysign(np.inf, t))) if stud else t
+        hits += abs(s) >= abs(s0) - TOL * abs(s0)
+        n += 1
+    assert r.exact and r.n_resamples == n == 20
+    assert r.effect == pytest.approx(t0, abs=1e-12)
+    assert r.statistic == pytest.approx(s0, rel=1e-9)
+    assert r.pvalue == hits / n
+    assert order == sorted(order)
+
+
+def test_relabellings_keep_group_sizes_and_other_groups():
+    g = np.array([0, 0, 1, 1, 1, 2, 2])
+    movable = np.flatnonzero(np.isin(g, [0, 2]))
+    lab, exact = relabellings(g, movable, 50, seed=1)
+    assert not exact and lab.shape == (50, 7)
+    assert (lab[:, 2:5] == 1).all() and ((lab == 0).sum(axis=1) == 2).all() and ((lab == 2).sum(axis=1) == 2).all()
+    assert np.array_equal(lab, relabellings(g, movable, 50, seed=1)[0])  # same seed, same labels
+    full, exact = relabellings(g, movable, None, seed=0)
+    assert exact and len({tuple(r) for r in full}) == 6
+
+
+def test_all_pairs_view_has_holm_and_maxt():
+    sim = simulate_vmf({"A": GroupSpec(10, (10, 30)), "B": GroupSpec(10, (10, 30)), "C": GroupSpec(10, (3, 6))},
+                       dim=16, samples_per_identity=3, seed=2)
+    data = from_embeddings(sim.embeddings, sim.samples.identity.values, attributes=sim.samples, group_by="group")
+    res = matching_all_groups_test(data, "fnmr", threshold=0.5, n_resamples=199, seed=1)
+    rows = {r["comparison"]: r for r in res.rows}
+    assert set(rows) == {"A vs B", "A vs C", "B vs C"}
+    for r in res.rows:
+        assert r["pvalue"] <= r["pvalue_holm"] + 1e-15 and r["pvalue"] <= r["pvalue_maxt"] + 1e-15
+    assert rows["A vs C"]["significant_maxt"] and rows["B vs C"]["significant_maxt"]
+
+
+def test_bad_arguments():
+    data = _tiny_listed()[0]
+    with pytest.raises(InputError, match="threshold"):
+        matching_statistics(data, "fnmr")
+    with pytest.raises(InputError, match="permutation-sd"):
+        matching_statistics(data, "auc", studentize=True)
+    with pytest.raises(InputError, match="unknown"):
+        matching_statistics(data, "tpr", threshold=0.1)
+
+
+# ----------------------------------------------------------------------------- simulations
+
+def two_group_data(groups: dict, seed: int):
+    """vMF data (dim 16) where each group has its own samples-per-identity law: {name: (GroupSpec, per)}."""
+    pop = VmfPopulation.draw({n: spec for n, (spec, _) in groups.items()}, dim=16, seed=seed)
+    parts = []
+    for name, (_, per) in groups.items():
+        m = pop.identity_groups == name
+        sub = VmfPopulation(pop.centroids[m], pop.kappas[m], pop.identity_names[m], pop.identity_groups[m])
+        parts.append(sub.sample(per, seed=seed))
+    samples = pd.concat([p.samples for p in parts], ignore_index=True)
+    return from_embeddings(np.concatenate([p.embeddings for p in parts]), samples.identity.values,
+                           attributes=samples, group_by="group")
+
+
+def _rejects(groups, n_sets, metric_kw, units, seed0=0, level=0.05, n_resamples=199):
+    """Rejection counts per unit over ``n_sets`` data sets."""
+    hits = dict.fromkeys(units, 0)
+    for i in range(n_sets):
+        data = two_group_data(groups, seed0 + i)
+        for unit in units:
+            r = matching_group_test(data, n_resamples=n_resamples, seed=i, unit=unit, **metric_kw)
+            hits[unit] += r.pvalue <= level
+    return hits
+
+
+def test_identity_permutation_holds_level_where_comparison_permutation_fails():
+    """No group difference (same kappa law); A: 120 identities of 2-3 samples, B: 20 of 8-12, so B's genuine
+    comparisons come in large clusters. Tolerance: binomial, 3 SD above 0.05 for the identity test; the
+    comparison-level baseline rejects about half the time (3 SD above 0.25 here; bench/matching_level.py)."""
+    n = 50
+    groups = {"A": (GroupSpec(120, (8.0, 60.0)), (2, 3)), "B": (GroupSpec(20, (8.0, 60.0)), (8, 12))}
+    hits = _rejects(groups, n, {"metric": "fnmr", "threshold": 0.45},
+                    ("identity", "comparison"), seed0=100)
+    tol = 0.05 + 3 * np.sqrt(0.05 * 0.95 / n)
+    assert hits["identity"] / n <= tol
+    assert hits["comparison"] / n > 0.25
+
+
+def test_power_grows_with_identities():
+    """Planted FNMR gap (B less concentrated): power at 40 identities per group exceeds power at 8."""
+    n = 25
+    power = {}
+    for k in (8, 40):
+        groups = {"A": (GroupSpec(k, (30.0, 60.0)), 4), "B": (GroupSpec(k, (12.0, 30.0)), 4)}
+        power[k] = _rejects(groups, n, {"metric": "fnmr", "threshold": 0.45}, ("identity",), seed0=500)["identity"] / n
+    assert power[40] >= 0.8 and power[40] > power[8] + 0.2
