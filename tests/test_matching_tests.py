@@ -185,9 +185,9 @@ def test_identity_permutation_holds_level_where_comparison_permutation_fails():
 
 def test_power_grows_with_identities():
     """Planted FNMR gap (B less concentrated): power at 40 identities per group exceeds power at 8."""
-    n = 25
+    n = 20
     power = {}
     for k in (8, 40):
-        groups = {"A": (GroupSpec(k, (30.0, 60.0)), 4), "B": (GroupSpec(k, (12.0, 30.0)), 4)}
+        groups = {"A": (GroupSpec(k, (25.0, 60.0)), 4), "B": (GroupSpec(k, (15.0, 40.0)), 4)}
         power[k] = _rejects(groups, n, {"metric": "fnmr", "threshold": 0.45}, ("identity",), seed0=500)["identity"] / n
-    assert power[40] >= 0.8 and power[40] > power[8] + 0.2
+    assert power[40] >= 0.8 and power[40] > power[8] + 0.3  # seen: 1.0 and 0.25
