@@ -113,3 +113,35 @@ def test_audit_reads_other_formats(tmp_path):
     assert doc["summary"]["n_genuine"] == 12 and doc["summary"]["n_impostor"] == 54
     res = runner.invoke(app, ["audit", "--format", "bob", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "--scores" in res.output
+
+
+def test_audit_writes_intervals_and_bands(tmp_path):
+    from matchaudit.simulate import simulate_vmf
+
+    files = simulate_vmf(seed=3).write(tmp_path / "data")
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["audit", "--samples", str(files.samples), "--embeddings", str(files.embeddings),
+                              "--group-by", "group", "--fmr", "1e-2", "--threshold", "0.3", "--n-resamples", "50",
+                              "--seed", "7", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "results.json").read_text())
+    jsonschema.validate(doc, schema())
+    iv = pd.read_csv(out / "intervals.csv")
+    fixed = iv[iv["kind"] == "threshold"]
+    assert set(fixed["method"]) == {"wilson"} and set(iv[iv["kind"] == "fmr_target"]["method"]) == {"recentered"}
+    assert (iv["n_resamples"].dropna() == 50).all() and (iv["seed"].dropna() == 7).all()
+    ok = iv["estimate"].notna() & iv["low"].notna()
+    assert (iv.loc[ok, "low"] <= iv.loc[ok, "estimate"] + 1e-9).all()
+    bad = runner.invoke(app, ["audit", "--samples", str(files.samples), "--embeddings", str(files.embeddings),
+                              "--ci-method", "bogus", "--out", str(out)])
+    assert bad.exit_code == 2 and "--ci-method" in bad.output
+
+
+def test_coverage_command_small(tmp_path):
+    res = runner.invoke(app, ["coverage", "--datasets", "2", "--identities", "20", "--samples", "4", "--dim", "16",
+                              "--n-resamples", "20", "--fmr", "1e-1", "--levels", "0.9", "--out", str(tmp_path),
+                              "--quiet"])
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(tmp_path / "coverage.csv")
+    assert {"recentered", "naive", "wilson", "wilson-naive"} <= set(table["method"])
+    assert table["coverage"].between(0, 1).all() and (table["n"] == 2).all()

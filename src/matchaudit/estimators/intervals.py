@@ -297,6 +297,9 @@ def fmr_interval(method: str, totals: ImpostorTotals, level: float = 0.95, alter
 
 
 def _dispatch(method, x, n, var, jack, level, alternative) -> IntervalResult:
+    if alternative == "less" and x == 0 and n > 0 and method in CLOSED_FORM:
+        return IntervalResult(0.0, ConfidenceInterval(0.0, rule_of_three(n, level)), method, level, 0.0, 0, n,
+                              alternative, note="zero errors: rule of three with N comparisons")
     if method == "wilson":
         return wilson(x, n, level, variance=var(), alternative=alternative)
     if method == "wilson-naive":

@@ -1,0 +1,186 @@
+"""Closed-form intervals against brute-force recomputation from the formulas (methods.md section 4)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest, norm
+
+from matchaudit.estimators import intervals as iv
+from matchaudit.estimators.audit_intervals import closed_form, identity_totals
+
+from tests.engine_reference import make_data, score_matrix
+
+
+def _clustered(seed=0, K=7):
+    """Dense per-pair comparisons m_kl and errors E_kl, per-identity g_k, E_k (with zeros and ones)."""
+    g = np.random.default_rng(seed)
+    n = g.integers(1, 5, K)
+    m = np.outer(n, n).astype(float)
+    np.fill_diagonal(m, 0)
+    e = np.triu(g.binomial(m.astype(int), 0.15), 1)
+    e = (e + e.T).astype(float)
+    gk = n * (n - 1) / 2
+    ek = g.binomial(gk.astype(int), 0.2).astype(float)
+    return m, e, gk, ek
+
+
+def _var_fmr_literal(m, e):
+    K = m.shape[0]
+    M = sum(m[k, l] for k in range(K) for l in range(k + 1, K))
+    p = sum(e[k, l] for k in range(K) for l in range(k + 1, K)) / M
+    D = e - p * m
+    s = sum(D[k, l] ** 2 for k in range(K) for l in range(k + 1, K))
+    c = sum(D[k, l] * D[k, l2] for k in range(K) for l in range(K) for l2 in range(K)
+            if len({k, l, l2}) == 3)
+    return (s + max(0.0, c)) / M**2
+
+
+def _wilson_literal(mu, n, level):
+    z = norm.ppf(0.5 + level / 2)
+    c = (mu + z**2 / (2 * n)) / (1 + z**2 / n)
+    h = z * math.sqrt((mu * (1 - mu) + z**2 / (4 * n)) / n) / (1 + z**2 / n)
+    return max(c - h, 0), c + h
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_corrected_variances_equal_the_literal_double_sums(seed):
+    m, e, gk, ek = _clustered(seed)
+    tot = iv.ImpostorTotals.from_matrices(m, e)
+    assert iv.fmr_variance(tot) == pytest.approx(_var_fmr_literal(m, e), rel=1e-12)
+    # sparse input: only the pairs with errors, plus sum m^2
+    nz = tot.pair_errors > 0
+    sparse = iv.ImpostorTotals(tot.row_comparisons, tot.row_errors, tot.pair_comparisons[nz], tot.pair_errors[nz],
+                               tot.sum_m2)
+    assert iv.fmr_variance(sparse) == pytest.approx(_var_fmr_literal(m, e), rel=1e-12)
+    p = ek.sum() / gk.sum()
+    assert iv.fnmr_variance(gk, ek) == pytest.approx(((ek - p * gk) ** 2).sum() / gk.sum() ** 2, rel=1e-12)
+    p = tot.errors / tot.comparisons
+    assert iv.fmr_variance(tot, binomial_floor=True) >= p * (1 - p) / tot.comparisons * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("level", [0.95, 0.8])
+def test_corrected_wilson_from_the_formulas(seed, level):
+    m, e, gk, ek = _clustered(seed)
+    tot = iv.ImpostorTotals.from_matrices(m, e)
+    r = iv.fmr_interval("wilson", tot, level)
+    mu = tot.errors / tot.comparisons
+    n_eff = mu * (1 - mu) / _var_fmr_literal(m, e)
+    assert r.confidence_interval == pytest.approx(_wilson_literal(mu, n_eff, level), rel=1e-12)
+    assert (r.errors, r.comparisons, r.method, r.level) == (tot.errors, tot.comparisons, "wilson", level)
+    f = iv.fnmr_interval("wilson", gk, ek, level)
+    mu = ek.sum() / gk.sum()
+    assert f.confidence_interval == pytest.approx(_wilson_literal(mu, mu * (1 - mu) / iv.fnmr_variance(gk, ek),
+                                                                  level), rel=1e-12)
+
+
+def test_small_count_rules():
+    a = 0.05
+    g = np.array([10, 10, 10])
+    one = iv.fnmr_interval("wilson", g, np.array([1, 0, 0]))
+    assert one.confidence_interval.low == pytest.approx(-math.log(1 - a) / 30)
+    almost = iv.fnmr_interval("wilson", g, np.array([10, 10, 9]))
+    assert almost.confidence_interval.high == pytest.approx(1 + math.log(1 - a) / 30)
+    zero = iv.fnmr_interval("wilson", g, np.zeros(3))
+    assert zero.confidence_interval.low == 0 and zero.extra["n_eff"] == 30  # N when mu is 0
+    assert zero.confidence_interval.high == pytest.approx(_wilson_literal(0.0, 30, 0.95)[1])
+    full = iv.fnmr_interval("wilson", g, g)
+    assert full.confidence_interval.high == 1.0
+
+
+def test_independence_baselines_match_scipy():
+    for x, n in [(0, 50), (3, 50), (17, 40), (40, 40)]:
+        cp = iv.clopper_pearson(x, n, 0.9).confidence_interval
+        ref = binomtest(x, n).proportion_ci(0.9, method="exact")
+        assert cp == pytest.approx((ref.low, ref.high), abs=1e-10)
+        w = iv.wilson(x, n, 0.9).confidence_interval
+        ref = binomtest(x, n).proportion_ci(0.9, method="wilson")
+        assert w == pytest.approx((ref.low, ref.high), abs=1e-10)
+
+
+def test_wald_and_one_sided_bounds():
+    m, e, gk, ek = _clustered(1)
+    tot = iv.ImpostorTotals.from_matrices(m, e)
+    v = iv.fmr_variance(tot)
+    p = tot.errors / tot.comparisons
+    r = iv.fmr_interval("wald", tot, 0.9)
+    assert r.confidence_interval == pytest.approx((p - norm.ppf(0.95) * v**0.5, p + norm.ppf(0.95) * v**0.5))
+    up = iv.fmr_interval("wilson", tot, 0.95, "less")
+    assert up.confidence_interval.low == 0
+    n_eff = p * (1 - p) / v
+    z = norm.ppf(0.95)
+    assert up.confidence_interval.high == pytest.approx(
+        (p + z * z / (2 * n_eff) + z * math.sqrt((p * (1 - p) + z * z / (4 * n_eff)) / n_eff)) / (1 + z * z / n_eff))
+    for method in iv.CLOSED_FORM:  # zero errors: rule of three with N comparisons
+        r = iv.fnmr_interval(method, np.array([500, 500]), np.zeros(2), 0.95, "less")
+        assert r.confidence_interval.high == pytest.approx(1 - 0.05 ** (1 / 1000))
+        assert r.confidence_interval.high == pytest.approx(3 / 1000, rel=0.01)
+    cp = iv.clopper_pearson(4, 100, 0.95, "less").confidence_interval.high
+    assert cp == pytest.approx(binomtest(4, 100, alternative="less").proportion_ci(0.95).high)
+
+
+def test_jackknife_is_leave_one_identity_out():
+    m, e, gk, ek = _clustered(2, K=8)
+    K = m.shape[0]
+    p = ek.sum() / gk.sum()
+    keep = gk > 0
+    loo = [(ek.sum() - ek[k]) / (gk.sum() - gk[k]) for k in range(K) if keep[k]]
+    n = keep.sum()
+    assert iv.jackknife_variance_fnmr(gk, ek) == pytest.approx((n - 1) / n * ((np.array(loo) - p) ** 2).sum())
+    iu = np.triu_indices(K, 1)
+    M, E = m[iu].sum(), e[iu].sum()
+    q = E / M
+    loo = []
+    for k in range(K):
+        rest = [i for i in range(K) if i != k]
+        sub_m, sub_e = m[np.ix_(rest, rest)], e[np.ix_(rest, rest)]
+        j = np.triu_indices(K - 1, 1)
+        loo.append(sub_e[j].sum() / sub_m[j].sum())
+    s = ((e[iu] - q * m[iu]) ** 2).sum()
+    ref = max((K - 2) ** 2 / K**2 * ((np.array(loo) - q) ** 2).sum() - s / M**2, 0)
+    tot = iv.ImpostorTotals.from_matrices(m, e)
+    assert iv.jackknife_variance_fmr(tot) == pytest.approx(ref, rel=1e-12)
+    r = iv.fmr_interval("jackknife", tot)
+    assert r.standard_error == pytest.approx(ref**0.5)
+
+
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_identity_totals_equal_brute_force_counts(rule):
+    data = make_data(seed=2)
+    S = score_matrix(data)
+    ident = data.samples.identity
+    K = data.n_identities
+    ts = [0.2, 0.5]
+    tot = identity_totals(data, ts, rule)
+    n = S.shape[0]
+    for ti, t in enumerate(ts):
+        acc = (S >= t) if rule == ">=" else (S > t)
+        gk, ek = np.zeros(K), np.zeros(K)
+        m, e = np.zeros((K, K)), np.zeros((K, K))
+        for i, j in itertools.combinations(range(n), 2):
+            a, b = ident[i], ident[j]
+            if a == b:
+                gk[a] += 1
+                ek[a] += not acc[i, j]
+            else:
+                m[a, b] += 1
+                m[b, a] += 1
+                e[a, b] += acc[i, j]
+                e[b, a] += acc[i, j]
+        np.testing.assert_array_equal(tot.genuine, gk)
+        np.testing.assert_array_equal(tot.genuine_errors[ti], ek)
+        got = tot.impostor_totals(ti)
+        ref = iv.ImpostorTotals.from_matrices(m, e)
+        np.testing.assert_array_equal(got.row_comparisons, ref.row_comparisons)
+        np.testing.assert_array_equal(got.row_errors, ref.row_errors)
+        assert got.sum_m2 == ref.sum_m2
+        assert iv.fmr_variance(got) == pytest.approx(_var_fmr_literal(m, e), rel=1e-12)
+        # per group: genuine of the group's identities, its same-group impostor pairs
+        fm, fn = closed_form("wilson", tot, ti, data.identity_group, 0, 0.95, "two-sided")
+        gmask = data.identity_group == 0
+        assert fn.errors == ek[gmask].sum() and fn.comparisons == gk[gmask].sum()
+        assert fm.comparisons == np.triu(m[np.ix_(gmask, gmask)], 1).sum()
