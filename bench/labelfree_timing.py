@@ -47,7 +47,7 @@ def main() -> None:
             truth = float(SAS.cdf(SAS.isf(1e-3, *NONMATCH), mode, 0.08, 0.06, 1.1))
             print(f"  {e['group']}: FNMR@1e-3 {e['median']:.4f} [{e['lower']:.4f}, {e['upper']:.4f}], truth {truth:.4f}")
     for f in est.groups:
-        print(f"  {f.name}: max R-hat {f.diagnostics['max']['rhat']:.3f}, min ESS {f.diagnostics['max']['ess']:.0f}")
+        print(f"  {f.name}: max R-hat {f.diagnostics['max']['rhat']:.3f}, min ESS {f.diagnostics['max']['ess']:.0f}, {f.sampler_info}")
 
 
 if __name__ == "__main__":

@@ -179,7 +179,7 @@ def _thin(n_total: int, n: int) -> np.ndarray:
     return np.unique(np.linspace(0, n_total - 1, min(n, n_total)).astype(np.int64))
 
 
-def _fit_group(name: str, z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: LabelSampling,
+def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: LabelSampling,
                sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int):
     init = initialise(z, lam)
     lab = ~np.isnan(y)
@@ -299,7 +299,7 @@ def estimate(
     fits: list[GroupFit] = []
     for gi, nm in enumerate(np.unique(g)):
         idx = g == nm
-        init, d, diag = _fit_group(nm, (s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
+        init, d, diag = _fit_group((s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
                                    name, chains, warmup, draws, rng, seed + gi)
         flat = d.theta.reshape(-1, d.theta.shape[-1])
         p = constrain(flat)
@@ -320,9 +320,10 @@ def estimate(
     notes = []
     for f in fits:
         m = f.diagnostics["max"]
-        if m["rhat"] > RHAT_WARN or m["ess"] < ESS_WARN:
-            notes.append(f"group {f.name}: max R-hat {m['rhat']:.3f} (> {RHAT_WARN} is a warning) or min ESS {m['ess']:.0f} "
-                         f"(< {ESS_WARN:.0f}); more draws would make the bands more reliable")
+        if m["rhat"] > RHAT_WARN:
+            notes.append(f"group {f.name}: max R-hat {m['rhat']:.3f} > {RHAT_WARN}; more draws would make the bands more reliable")
+        if m["ess"] < ESS_WARN:
+            notes.append(f"group {f.name}: min ESS {m['ess']:.0f} < {ESS_WARN:.0f}; band ends are imprecise, run more draws")
         if f.sampler_info.get("divergences"):
             notes.append(f"group {f.name}: {f.sampler_info['divergences']} divergent NUTS transitions")
         notes += [f"group {f.name}: {w}" for w in f.init["warnings"]]

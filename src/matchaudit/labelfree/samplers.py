@@ -117,16 +117,20 @@ def sample_numpy(f: LogDensity, starts: np.ndarray, cov: np.ndarray, warmup: int
 
 
 def sample_numpyro(log_density_jax: Callable, starts: np.ndarray, warmup: int, draws: int, seed: int) -> Draws:
-    """NUTS (dense mass matrix, float64) with NumPyro; chains vectorised in one program."""
+    """NUTS (dense mass matrix, float64) with NumPyro; chains in parallel on CPU devices when JAX has not yet
+    started (one virtual device per chain), otherwise one after the other."""
     import jax
     import jax.numpy as jnp
+    import numpyro
     from numpyro.infer import MCMC, NUTS
 
+    numpyro.set_host_device_count(starts.shape[0])  # takes effect only before JAX's first computation
     jax.config.update("jax_enable_x64", True)
+    method = "parallel" if jax.local_device_count() >= starts.shape[0] else "sequential"
     kernel = NUTS(potential_fn=lambda th: -log_density_jax(th), dense_mass=True, target_accept_prob=0.85)
     mcmc = MCMC(kernel, num_warmup=warmup, num_samples=draws, num_chains=starts.shape[0],
-                chain_method="sequential", progress_bar=False)
+                chain_method=method, progress_bar=False)
     mcmc.run(jax.random.PRNGKey(seed), init_params=jnp.asarray(starts), extra_fields=("diverging",))
     theta = np.asarray(mcmc.get_samples(group_by_chain=True), dtype=float)
     div = int(np.asarray(mcmc.get_extra_fields()["diverging"]).sum())
-    return Draws(theta, "numpyro", {"divergences": div, "warmup": warmup, "draws": draws})
+    return Draws(theta, "numpyro", {"divergences": div, "warmup": warmup, "draws": draws, "chain_method": method})
