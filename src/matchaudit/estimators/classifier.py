@@ -28,7 +28,7 @@ from matchaudit.estimators.permutation import (
 )
 
 Scheme = Literal["auto", "within-outcome", "plain"]
-Variance = Literal["closed-form", "bootstrap"]
+Variance = Literal["closed-form", "pooled", "bootstrap"]
 _BATCH_ELEMENTS = 1 << 21
 
 
@@ -70,9 +70,14 @@ class _Rate:
     def __init__(self, num: np.ndarray, den: np.ndarray) -> None:
         self.num, self.den = np.flatnonzero(num), np.flatnonzero(den)
 
-    def stats(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def counts(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Numerator and denominator per weight row."""
         k = w[:, self.num].sum(axis=1, dtype=np.int64).astype(np.float64)
         d = w[:, self.den].sum(axis=1, dtype=np.int64).astype(np.float64)
+        return k, d
+
+    def stats(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k, d = self.counts(w)
         with np.errstate(divide="ignore", invalid="ignore"):
             p = k / d
             return p, p * (1 - p) / d
@@ -220,20 +225,33 @@ class _Comparison:
     labels: tuple[str, str]
 
 
-def _stats(ev: _Rate | _AUC, codes: np.ndarray, comps: Sequence[_Comparison]) -> tuple[np.ndarray, np.ndarray]:
-    """Differences (R, m) and their closed-form variances (R, m) for a batch of code matrices (R, n)."""
-    cache: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+def _stats(ev: _Rate | _AUC, codes: np.ndarray, comps: Sequence[_Comparison],
+           pooled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Differences (R, m) and their closed-form variances (R, m) for a batch of code matrices (R, n).
 
-    def group(g: int, rest: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    ``pooled`` (rates only): ``p(1-p)(1/d_a + 1/d_b)`` with ``p`` pooled over both groups — the variance of the
+    difference under the null of equal rates (equal rates imply equal variances for proportions, so it is
+    valid under the weak null), and it cannot collapse to 0 when a small group shows 0 or 1 errors."""
+    cache: dict[tuple[int, bool], tuple[np.ndarray, ...]] = {}
+    use_counts = pooled and isinstance(ev, _Rate)
+
+    def group(g: int, rest: bool = False) -> tuple[np.ndarray, ...]:
         if (g, rest) not in cache:
-            cache[(g, rest)] = ev.stats((codes != g) if rest else (codes == g))
+            w = (codes != g) if rest else (codes == g)
+            cache[(g, rest)] = ev.counts(w) if use_counts else ev.stats(w)  # type: ignore[union-attr]
         return cache[(g, rest)]
 
     t = np.empty((codes.shape[0], len(comps)))
     v = np.empty_like(t)
     for j, c in enumerate(comps):
-        (ea, va), (eb, vb) = group(c.left), group(c.left, True) if c.right is None else group(c.right)
-        t[:, j], v[:, j] = ea - eb, va + vb
+        a, b = group(c.left), group(c.left, True) if c.right is None else group(c.right)
+        if use_counts:
+            (ka, da), (kb, db) = a, b
+            with np.errstate(divide="ignore", invalid="ignore"):
+                p = (ka + kb) / (da + db)
+                t[:, j], v[:, j] = ka / da - kb / db, p * (1 - p) * (1 / da + 1 / db)
+        else:
+            t[:, j], v[:, j] = a[0] - b[0], a[1] + b[1]
     return t, v
 
 
@@ -306,18 +324,19 @@ def _run(setup: _Setup, comps: Sequence[_Comparison], studentize: Studentize, va
          n_bootstrap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Observed (t, v) and relabelled (T, V) for all comparisons on the same relabellings."""
     mode = mode_of(studentize)
-    if variance not in ("closed-form", "bootstrap"):
-        raise ValueError(f"variance={variance!r}: use 'closed-form' or 'bootstrap'.")
+    if variance not in ("closed-form", "pooled", "bootstrap"):
+        raise ValueError(f"variance={variance!r}: use 'closed-form', 'pooled' or 'bootstrap'.")
+    pooled = variance == "pooled"
     if variance == "bootstrap" and mode == "studentized":
         raise ValueError("variance='bootstrap' with studentize=True would bootstrap every relabelling; use "
                          "studentize='permutation-sd' (the paper's fast variant), or the closed-form variance.")
-    t, v = (a[0] for a in _stats(setup.ev, setup.codes[None, :], comps))
+    t, v = (a[0] for a in _stats(setup.ev, setup.codes[None, :], comps, pooled))
     if variance == "bootstrap":
         v = _bootstrap_variance(setup.ev, setup.codes, comps, n_bootstrap, setup.gen.spawn(1)[0],
                                 setup.relabel.batch)
     tt, vv = [], []
     for codes in setup.relabel.batches():
-        a, b = _stats(setup.ev, codes, comps)
+        a, b = _stats(setup.ev, codes, comps, pooled)
         tt.append(a)
         vv.append(b)
     return t, v, np.concatenate(tt), np.concatenate(vv)
@@ -347,7 +366,7 @@ class GroupStatistics:
 
 
 def group_statistics(data: ClassifierData, metric: str = "fnr", groups: tuple[str, str] | None = None, *,
-                     permutation: Scheme = "auto", variance: Variance = "closed-form", n_bootstrap: int = 1000,
+                     permutation: Scheme = "auto", variance: Variance = "pooled", n_bootstrap: int = 1000,
                      n_resamples: int | str | None = 9999, rng: np.random.Generator | int | None = None,
                      seed: int | None = None, max_exact: int = 200_000,
                      studentize: Studentize = True) -> GroupStatistics:
@@ -372,7 +391,7 @@ def group_statistics(data: ClassifierData, metric: str = "fnr", groups: tuple[st
 
 
 def group_test(data: ClassifierData, metric: str = "fnr", groups: tuple[str, str] | None = None, *,
-               permutation: Scheme = "auto", studentize: Studentize = True, variance: Variance = "closed-form",
+               permutation: Scheme = "auto", studentize: Studentize = True, variance: Variance = "pooled",
                n_bootstrap: int = 1000, alternative: Alternative = "two-sided",
                n_resamples: int | str | None = 9999, rng: np.random.Generator | int | None = None,
                seed: int | None = None, confidence_level: float = 0.95, max_exact: int = 200_000
@@ -419,7 +438,7 @@ class AllGroupsResult:
 
 def all_groups_test(data: ClassifierData, metric: str = "fnr", *, comparisons: Literal["both", "pairs", "rest"] = "both",
                     level: float = 0.05, permutation: Scheme = "auto", studentize: Studentize = True,
-                    variance: Variance = "closed-form", n_bootstrap: int = 1000,
+                    variance: Variance = "pooled", n_bootstrap: int = 1000,
                     n_resamples: int | str | None = 9999, rng: np.random.Generator | int | None = None,
                     seed: int | None = None, confidence_level: float = 0.95, max_exact: int = 200_000
                     ) -> AllGroupsResult:
