@@ -144,3 +144,18 @@ def test_plug_in_thresholds_match_evaluate(protocol, rule, reference):
                 if r["target"] == a:
                     k = cat_of[(r["group_a"], r["group_b"])]
                     assert c.target_impostor_accepted[0, ti, k] == r["errors"], (seed, a, k)
+
+
+@pytest.mark.parametrize("scheme", [rs.WithinIdentity(3), rs.Subsets(4), rs.GroupPermutation(5)], ids=lambda s: s.name)
+def test_refinement_window_is_only_a_cost_decision(scheme, monkeypatch):
+    """Target items come from the counting pass (window cells) or a second pass: identical results."""
+    data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4, 4), groups=(0, 1, 1, 0, 1, 0, 1))
+    grid = build_grid(data, n_cells=64)
+    out = []
+    for factor in (driver.WINDOW, 1e-9, 1e9):  # default, nothing kept in one pass, everything kept
+        monkeypatch.setattr(driver, "WINDOW", factor)
+        out.append(run(data, scheme, 6, grid=grid, fmr_targets=[0.2, 0.05, 0.0], block_rows=4))
+    for c in out[1:]:
+        for f in ("target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
+            np.testing.assert_array_equal(getattr(c, f), getattr(out[0], f), err_msg=f)
+    assert driver._window(data, grid, np.array([0.05])).any()

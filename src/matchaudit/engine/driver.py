@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numba as nb
 import numpy as np
 
 from matchaudit.engine import kernels as K
-from matchaudit.engine.grid import Grid, build_grid
+from matchaudit.engine.grid import Grid, _sample_scores, build_grid
 from matchaudit.model import DenseBlock, MatchData, PairBlock
 from matchaudit.resampling import ComparisonLists, Layout, Scheme, Vertex
 from matchaudit.scores import self_score
@@ -164,6 +165,64 @@ class _Entries:
         self.n_keys = self.n_kc * grid.n_cells
         self.self_s = self_score(data.metric)
 
+    def sorted_pieces(self, block, win: np.ndarray):
+        """Yield (n, offsets, su, sv, items) per sub-tile of ``block``: its entries sorted by key (``offsets``
+        (n_keys+1,)) and, when ``win`` (a cell mask) is non-empty, the entries of window cells as items
+        (key, u, v, score), copies. One-entry-per-comparison modes on tiles run in parallel."""
+        if isinstance(block, DenseBlock) and self.mode in (K.SAMPLE, K.PRODUCT):
+            yield from self._parallel_pieces(block, win)
+            return
+        none = np.zeros(0, np.bool_)
+        for n, keys, us, vs, _ in self.pieces(block, none):
+            offsets = np.empty(self.n_keys + 1, np.int64)
+            su, sv = np.empty(n, np.int32), np.empty(n, np.int32)
+            K.sort_entries(n, keys, us, vs, self.n_keys, offsets, su, sv)
+            yield n, offsets, su, sv, None
+        if win.size:
+            for n, keys, us, vs, sc in self.pieces(block, win):
+                if n:
+                    yield 0, None, None, None, (keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy())
+
+    def _parallel_pieces(self, block: DenseBlock, win: np.ndarray):
+        g = self.grid
+        r, c = block.scores.shape
+        cstep = min(c, SUB_COLS)
+        step = max(1, ENTRIES // (cstep + 1))
+        collect = win.size > 0
+        n_chunks = 4 * nb.get_num_threads()
+        for c_lo, r_lo in ((c_lo, r_lo) for c_lo in range(0, c, cstep) for r_lo in range(0, r, step)):
+            r_hi, c_hi = min(r, r_lo + step), min(c, c_lo + cstep)
+            if block.row0 + r_lo >= block.col0 + c_hi:
+                continue  # below the diagonal: no comparisons
+            rows = np.arange(r_lo, r_hi)
+            i = block.row0 + rows
+            cnt = np.maximum(0, c_hi - np.maximum(c_lo, i + 1 - block.col0))
+            if self.self_pairs:
+                cnt = cnt + ((i >= block.col0 + c_lo) & (i < block.col0 + c_hi))
+            cum = np.concatenate([[0], np.cumsum(cnt)]).astype(np.int64)
+            n = int(cum[-1])
+            if n == 0:
+                continue
+            chunks = np.searchsorted(cum, np.linspace(0, n, n_chunks + 1), side="left").astype(np.int64)
+            chunks[0], chunks[-1] = 0, rows.size
+            chunks = np.maximum.accumulate(chunks)
+            keys, us, vs = (np.empty(n, np.int32) for _ in range(3))
+            sc = np.empty(n if collect else 0, np.float64)
+            hist = np.zeros((n_chunks, self.n_keys), np.int64)
+            n_win = np.zeros(n_chunks, np.int64)
+            K.dense_keys(block.scores, block.row0, block.col0, c_lo, c_hi, rows, cum[:-1], chunks, self.ident,
+                         self.igroup, self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges,
+                         self.start, self.lo, self.scale, self.ge, win, keys, us, vs, sc, hist, n_win)
+            tot = hist.sum(axis=0)
+            offsets = np.concatenate([[0], np.cumsum(tot)]).astype(np.int64)
+            fill = offsets[None, :-1] + np.cumsum(hist, axis=0) - hist
+            wpos = np.concatenate([[0], np.cumsum(n_win)[:-1]]).astype(np.int64)
+            m = int(n_win.sum())
+            it = (np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.float64))
+            su, sv = np.empty(n, np.int32), np.empty(n, np.int32)
+            K.scatter(keys, us, vs, sc, cum[chunks], fill, su, sv, g.n_cells, win, wpos, *it)
+            yield n, offsets, su, sv, (it if collect else None)
+
     def pieces(self, block, want: np.ndarray):
         """Yield (n, keys, us, vs, scores) for sub-tiles of ``block`` (at most ENTRIES entries each)."""
         g = self.grid
@@ -263,16 +322,18 @@ def run(
     else:
         ent = _Entries(data, grid, mode, scheme is not None and scheme.self_pairs)
         wt, imputed = _weights(scheme, mode, reps, layout, ent.n_units, ent.G)
-        W = _batched(wt, min(lanes, R))
+        W = _batched(wt, min(lanes, -(-R // 16) * 16))  # whole 16-lane vectors
         if collapse is None:
             collapse = _collapse_pays(data, mode)
-        table = _count_pass(data, ent, W, block_rows, bool(collapse and mode != K.SAMPLE), progress)
-        table = table.reshape(ent.n_keys, -1)[:, :R]
-        table = table.T.reshape(R, ent.n_kc, grid.n_cells)
+        win = _window(data, grid, targets) if targets.size else np.zeros(0, np.bool_)
+        table, found = _count_pass(data, ent, W, block_rows, bool(collapse and mode != K.SAMPLE), progress, win)
+        out = np.empty((R, ent.n_keys), np.int64)
+        K.lanes_to_replicates(table, out)
+        table = out.reshape(R, ent.n_kc, grid.n_cells)
         items = None
         if targets.size:
             want = _needed_cells(table, data.n_groups, targets, fmr_reference)
-            items = _items(data, ent, want, wt, block_rows)
+            items = _items(data, ent, want, wt, block_rows, found, win)
     G = data.n_groups
     thr, gacc, iacc = _exact_targets(table, G, targets, fmr_reference, items, grid.rule)
     return Counts(
@@ -284,13 +345,22 @@ def run(
         info={"collapse": bool(collapse) if mode != -1 else False, "mode": mode})
 
 
+def _key_slices(offsets: np.ndarray, n_batches: int) -> np.ndarray:
+    """Key boundaries splitting the entries into slices of about equal size, so that batches x slices gives
+    every thread a few jobs (the accumulate kernel's parallel grain)."""
+    n = -(-4 * nb.get_num_threads() // n_batches)
+    cuts = np.searchsorted(offsets, np.linspace(0, offsets[-1], n + 1)).clip(0, offsets.size - 1).astype(np.int64)
+    cuts[0], cuts[-1] = 0, offsets.size - 1
+    return cuts
+
+
 def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, collapse: bool,
-                progress: bool) -> np.ndarray:
+                progress: bool, win: np.ndarray) -> tuple[np.ndarray, list]:
+    """Counts table (n_keys, batches, lanes) and the items of the window cells ``win`` (one scoring pass)."""
     table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
-    offsets = np.empty(ent.n_keys + 1, np.int64)
-    none = np.zeros(0, np.bool_)
     codes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
+    found: list = []
     rows = W.shape[1]
     w2 = max(1, int(W.max()) ** 2)
     if w2 > EXACT:
@@ -298,17 +368,21 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
     with _progress(progress, _n_blocks(data, block_rows), "resampling") as bar:
         task = bar.add_task("", total=_n_blocks(data, block_rows))
         for block in data.blocks(block_rows):
-            for n, keys, us, vs, _ in ent.pieces(block, none):
+            for n, offsets, su, sv, items in ent.sorted_pieces(block, win):
+                if items is not None:
+                    found.append(items)
+                if n == 0:
+                    continue
                 if collapse:
-                    code = (keys[:n].astype(np.int64) * rows + us[:n]) * rows + vs[:n]
+                    keys = np.repeat(np.arange(ent.n_keys, dtype=np.int64), np.diff(offsets))
+                    code = (keys * rows + su) * rows + sv
                     u, c = np.unique(code, return_counts=True)
                     codes.append(u)
                     counts.append(c)
                     continue
-                su, sv = np.empty(n, np.int32), np.empty(n, np.int32)
-                K.sort_entries(n, keys, us, vs, ent.n_keys, offsets, su, sv)
-                K.accumulate(W, offsets, su, sv, su, False, EXACT // w2, table)
+                K.accumulate(W, offsets, su, sv, su, False, EXACT // w2, table, _key_slices(offsets, W.shape[0]))
             bar.advance(task)
+    offsets = np.empty(ent.n_keys + 1, np.int64)
     if collapse and codes:
         allc = np.concatenate(codes)
         alln = np.concatenate(counts)
@@ -328,8 +402,9 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
         offsets[:] = 0
         np.add.at(offsets, key + 1, 1)
         np.cumsum(offsets, out=offsets)
-        K.accumulate(W, offsets, u, v, cnt, True, max(1, EXACT // (w2 * cap)), table)  # codes sorted by key
-    return table
+        K.accumulate(W, offsets, u, v, cnt, True, max(1, EXACT // (w2 * cap)), table,  # codes sorted by key
+                     _key_slices(offsets, W.shape[0]))
+    return table, found
 
 
 def _ref_mask(n_kc: int, G: int, ref: FmrReference) -> np.ndarray:
@@ -367,18 +442,49 @@ class _Items:
     wt: np.ndarray  # (rows, R) int32
 
 
-def _items(data: MatchData, ent: _Entries, want: np.ndarray, wt: np.ndarray, block_rows: int) -> _Items:
-    """Second pass: the entries of every comparison in the wanted cells."""
-    parts = []
-    for block in data.blocks(block_rows):
-        for n, keys, us, vs, sc in ent.pieces(block, want):
-            if n:
-                parts.append((keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy()))
+WINDOW = 4.0  # refinement items are kept in one pass for cells whose estimated FMR is within this factor
+WINDOW_SAMPLE = 1 << 20  # impostor scores in the estimate
+
+
+def _window(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray:
+    """Cells likely to hold some replicate's threshold: estimated FMR range within a factor ``WINDOW`` of a
+    target (plus one cell either side), from a deterministic sample of impostor scores. Only a cost
+    decision: cells found needed outside the window are collected by a second pass."""
+    n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
+    _, imp = _sample_scores(data, max_rows=max(1, WINDOW_SAMPLE // max(n, 1)), max_scores=WINDOW_SAMPLE)
+    win = np.zeros(grid.n_cells, np.bool_)
+    if imp.size == 0:
+        return win
+    m = imp.size
+    above = np.cumsum(np.bincount(grid.cell_of(imp), minlength=grid.n_cells)[::-1])[::-1]  # weight in cells >= c
+    f_lo = above / m  # FMR at the cell's lower edge (threshold just above cell c-1)
+    f_hi = np.concatenate([above[1:], [0]]) / m
+    for a in targets:
+        lo, hi = a / WINDOW, max(a * WINDOW, WINDOW / m)
+        win |= (f_hi <= hi) & (f_lo >= lo)
+    win[:-1] |= win[1:]
+    win[1:] |= win[:-1].copy()
+    return win
+
+
+def _items(data: MatchData, ent: _Entries, want: np.ndarray, wt: np.ndarray, block_rows: int, found: list,
+           win: np.ndarray) -> _Items:
+    """The entries of every comparison in the wanted cells: those collected in the window during the
+    counting pass, plus a second (filtered) pass for wanted cells outside it."""
     C = ent.grid.n_cells
+    parts = list(found)
+    missing = want & ~win if win.size else want
+    if missing.any():
+        for block in data.blocks(block_rows):
+            for n, keys, us, vs, sc in ent.pieces(block, missing):
+                if n:
+                    parts.append((keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy()))
     if not parts:
         z = np.zeros(0, np.int64)
         return _Items(z, z, np.zeros(0), z, z, wt)
     keys, us, vs, sc = (np.concatenate(x) for x in zip(*parts))
+    keep = want[keys % C]
+    keys, us, vs, sc = keys[keep].astype(np.int64), us[keep], vs[keep], sc[keep]
     return _Items(keys % C, keys // C, sc, us.astype(np.int64), vs.astype(np.int64), wt)
 
 

@@ -48,12 +48,13 @@ class Grid:
         return np.maximum(start - 1, 0), lo, scale
 
 
-def _sample_scores(data: MatchData, max_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Genuine and impostor scores of a deterministic subsample (rows every k-th sample against all)."""
+def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """Genuine and impostor scores of a deterministic subsample (rows every k-th sample against all; listed:
+    every k-th comparison, at most about ``max_scores``)."""
     if data.protocol == "listed":
         p = data.pairs
         assert p is not None
-        step = max(1, len(p) // 20_000_000)
+        step = max(1, len(p) // max_scores)
         return p.score[::step][p.genuine[::step]], p.score[::step][~p.genuine[::step]]
     assert data.samples is not None and data.samples.embeddings is not None
     q, scale = quantise(data.samples.embeddings, data.metric)

@@ -178,22 +178,25 @@ def sort_entries(n, keys, us, vs, n_keys, offsets, su, sv):
 
 
 @nb.njit(parallel=True, cache=True, fastmath=True)
-def accumulate(W, offsets, su, sv, cnt, use_cnt, flush_every, table):
+def accumulate(W, offsets, su, sv, cnt, use_cnt, flush_every, table, kcuts):
     """table[key, t, :] += sum over entries of key of cnt * W[t, u] * W[t, v] (all lanes of batch t).
 
     W: (n_batches, rows, lanes) float32 holding small integers; table: (n_keys, n_batches, lanes) int64.
     Products and partial sums run in float32 SIMD lanes (16 per AVX-512 FMA). Every value is an integer
     below 2^24, so float32 holds it exactly and any evaluation order (fastmath: FMA contraction,
     re-association) gives the same exact result; the caller passes ``flush_every`` <= 2^24 // (largest
-    cnt*w*w) and partial sums move to the int64 table at least that often. One thread per replicate batch;
-    working set: the batch's weight rows of one sub-tile (L2) and one key's lanes; the table is touched once
-    per non-empty key. Entries go four at a time to shorten the accumulator's dependency chain."""
-    n_keys = offsets.shape[0] - 1
+    cnt*w*w) and partial sums move to the int64 table at least that often. One job per (replicate batch,
+    key slice ``kcuts[s]:kcuts[s+1]``): jobs write disjoint table cells. Working set: the batch's weight rows
+    of one sub-tile (L2) and one key's lanes; the table is touched once per non-empty key. Entries go four
+    at a time to shorten the accumulator's dependency chain."""
     lanes = W.shape[2]
-    for t in nb.prange(W.shape[0]):
+    n_slices = kcuts.shape[0] - 1
+    for job in nb.prange(W.shape[0] * n_slices):
+        t = job // n_slices
+        sl = job % n_slices
         Wt = W[t]
         acc = np.zeros(lanes, dtype=np.float32)
-        for k in range(n_keys):
+        for k in range(kcuts[sl], kcuts[sl + 1]):
             lo, hi = offsets[k], offsets[k + 1]
             if lo == hi:
                 continue
@@ -348,3 +351,83 @@ def solve_targets(table, ref_kc, targets, cstar, nxt, off, score, kc, us, vs, wt
             for e in range(off[tcell], off[tcell + 1]):
                 if score[e] > t or (ge and score[e] == t):
                     acc_out[r, ti, kc[e]] += np.int64(wt[us[e], r]) * np.int64(wt[vs[e], r])
+
+
+@nb.njit(parallel=True, cache=True)
+def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup, self_score, self_pairs, mode,
+               n_units, n_groups, edges, start, lo, scale, ge, win, keys, us, vs, sc, hist, n_win):
+    """Parallel :func:`dense_entries` for modes with one entry per comparison (SAMPLE, PRODUCT).
+
+    Local tile row ``rows[q]`` writes its entries from ``rpos[q]`` (the serial order); thread chunk ``t``
+    takes rows ``chunks[t]:chunks[t+1]``, counts its keys in ``hist[t]`` and, when ``win`` (a cell mask) is
+    non-empty, writes every entry's score to ``sc`` and counts its entries in window cells in ``n_win[t]``."""
+    n_cells = edges.shape[0] + 1
+    collect = win.shape[0] > 0
+    c_self = cell(self_score, edges, start, lo, scale, ge)
+    for t in nb.prange(chunks.shape[0] - 1):
+        h = hist[t]
+        nw = 0
+        for q in range(chunks[t], chunks[t + 1]):
+            r = rows[q]
+            pos = rpos[q]
+            i = row0 + r
+            ki = ident[i]
+            gi = igroup[ki]
+            if self_pairs and i >= col0 + c_lo and i < col0 + c_hi:
+                k = gi * n_cells + c_self
+                keys[pos] = k
+                us[pos] = n_units + i
+                vs[pos] = 2 * n_units
+                h[k] += 1
+                if collect:
+                    sc[pos] = self_score
+                    if win[c_self]:
+                        nw += 1
+                pos += 1
+            for jj in range(max(c_lo, i + 1 - col0), c_hi):
+                s = scores[r, jj]
+                c = cell(s, edges, start, lo, scale, ge)
+                j = col0 + jj
+                kj = ident[j]
+                emit(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells, keys, us, vs, pos)
+                h[keys[pos]] += 1
+                if collect:
+                    sc[pos] = s
+                    if win[c]:
+                        nw += 1
+                pos += 1
+        n_win[t] = nw
+
+
+@nb.njit(parallel=True, cache=True)
+def scatter(keys, us, vs, sc, bounds, fill, su, sv, n_cells, win, wpos, it_key, it_u, it_v, it_s):
+    """Counting-sort scatter of entries ``bounds[t]:bounds[t+1]`` by thread ``t`` from its key positions
+    ``fill[t]`` (order inside a key: the serial order), plus the copy of window-cell entries to the items."""
+    collect = win.shape[0] > 0
+    for t in nb.prange(bounds.shape[0] - 1):
+        f = fill[t]
+        w = wpos[t]
+        for e in range(bounds[t], bounds[t + 1]):
+            k = keys[e]
+            p = f[k]
+            su[p] = us[e]
+            sv[p] = vs[e]
+            f[k] = p + 1
+            if collect and win[k % n_cells]:
+                it_key[w] = k
+                it_u[w] = us[e]
+                it_v[w] = vs[e]
+                it_s[w] = sc[e]
+                w += 1
+
+
+@nb.njit(parallel=True, cache=True)
+def lanes_to_replicates(table, out):
+    """out[r, k] = table[k, r // lanes, r % lanes] (the counts' final layout), in L2-sized key blocks."""
+    n_keys, _, lanes = table.shape
+    R = out.shape[0]
+    for kb in nb.prange((n_keys + 31) // 32):
+        for r in range(R):
+            t, x = r // lanes, r % lanes
+            for k in range(kb * 32, min(n_keys, kb * 32 + 32)):
+                out[r, k] = table[k, t, x]
