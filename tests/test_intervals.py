@@ -10,9 +10,10 @@ import pytest
 from scipy.stats import binomtest, norm
 
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.audit_intervals import closed_form, identity_totals
+from matchaudit.engine import identity_counts
+from matchaudit.estimators import audit_intervals as adapter
 
-from tests.engine_reference import make_data, score_matrix
+from tests.engine_reference import listed, make_data, score_matrix
 
 
 def _clustered(seed=0, K=7):
@@ -148,39 +149,67 @@ def test_jackknife_is_leave_one_identity_out():
     assert r.standard_error == pytest.approx(ref**0.5)
 
 
-@pytest.mark.parametrize("rule", [">=", ">"])
-def test_identity_totals_equal_brute_force_counts(rule):
-    data = make_data(seed=2)
-    S = score_matrix(data)
-    ident = data.samples.identity
+def _brute_counts(data, S, t, rule):
+    """Per identity g_k, E_k and dense symmetric m_kl, E_kl from the protocol's comparisons, in pure Python."""
     K = data.n_identities
-    ts = [0.2, 0.5]
-    tot = identity_totals(data, ts, rule)
-    n = S.shape[0]
+    acc = (S >= t) if rule == ">=" else (S > t)
+    ident = data.samples.identity
+    if data.protocol == "listed":
+        pairs = zip(data.pairs.sample_a, data.pairs.sample_b)
+    else:
+        pairs = itertools.combinations(range(S.shape[0]), 2)
+    gk, ek = np.zeros(K), np.zeros(K)
+    m, e = np.zeros((K, K)), np.zeros((K, K))
+    for i, j in pairs:
+        a, b = ident[i], ident[j]
+        if a == b:
+            gk[a] += 1
+            ek[a] += not acc[i, j]
+        else:
+            for x, y in ((a, b), (b, a)):
+                m[x, y] += 1
+                e[x, y] += acc[i, j]
+    return gk, ek, m, e
+
+
+@pytest.mark.parametrize("protocol", ["all-pairs", "listed"])
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_identity_counts_adapter_equals_brute_force(rule, protocol):
+    """engine.identity_counts -> ImpostorTotals / genuine arrays, per group (same-group impostors) and for all
+    (threshold impostors "all" or "same-group"), equal the dense brute-force matrices restricted likewise."""
+    data = make_data(seed=2)
+    if protocol == "listed":
+        data = listed(data)
+    S = score_matrix(data)
+    ts = [0.2, 0.5, -np.inf, np.inf]
+    ic = identity_counts(data, ts, rule)
+    grp = data.identity_group
+    same = grp[:, None] == grp[None, :]
     for ti, t in enumerate(ts):
-        acc = (S >= t) if rule == ">=" else (S > t)
-        gk, ek = np.zeros(K), np.zeros(K)
-        m, e = np.zeros((K, K)), np.zeros((K, K))
-        for i, j in itertools.combinations(range(n), 2):
-            a, b = ident[i], ident[j]
-            if a == b:
-                gk[a] += 1
-                ek[a] += not acc[i, j]
-            else:
-                m[a, b] += 1
-                m[b, a] += 1
-                e[a, b] += acc[i, j]
-                e[b, a] += acc[i, j]
-        np.testing.assert_array_equal(tot.genuine, gk)
-        np.testing.assert_array_equal(tot.genuine_errors[ti], ek)
-        got = tot.impostor_totals(ti)
-        ref = iv.ImpostorTotals.from_matrices(m, e)
-        np.testing.assert_array_equal(got.row_comparisons, ref.row_comparisons)
-        np.testing.assert_array_equal(got.row_errors, ref.row_errors)
-        assert got.sum_m2 == ref.sum_m2
-        assert iv.fmr_variance(got) == pytest.approx(_var_fmr_literal(m, e), rel=1e-12)
-        # per group: genuine of the group's identities, its same-group impostor pairs
-        fm, fn = closed_form("wilson", tot, ti, data.identity_group, 0, 0.95, "two-sided")
-        gmask = data.identity_group == 0
-        assert fn.errors == ek[gmask].sum() and fn.comparisons == gk[gmask].sum()
-        assert fm.comparisons == np.triu(m[np.ix_(gmask, gmask)], 1).sum()
+        gk, ek, m, e = _brute_counts(data, S, t, rule)
+        views = [(None, "all", np.ones_like(m, bool), np.ones(len(grp), bool)),
+                 (None, "same-group", same, np.ones(len(grp), bool))]
+        views += [(a, "all", same & (grp[:, None] == a), grp == a) for a in range(data.n_groups)]
+        for group, ref, pair_mask, id_mask in views:
+            got = adapter.impostor_totals(ic, ti, adapter.impostor_categories(ic, group, ref))
+            want = iv.ImpostorTotals.from_matrices(np.where(pair_mask, m, 0), np.where(pair_mask, e, 0))
+            np.testing.assert_array_equal(got.row_comparisons, want.row_comparisons)
+            np.testing.assert_array_equal(got.row_errors, want.row_errors)
+            assert got.sum_m2 == want.sum_m2
+            assert (got.errors, got.comparisons) == (want.errors, want.comparisons)
+            nz = want.pair_errors > 0
+            np.testing.assert_array_equal(got.pair_errors, want.pair_errors[nz])  # both in (k, l) order
+            np.testing.assert_array_equal(got.pair_comparisons, want.pair_comparisons[nz])
+            g, err = adapter.genuine_totals(ic, ti, group)
+            np.testing.assert_array_equal(g, gk[id_mask])
+            np.testing.assert_array_equal(err, ek[id_mask])
+            if want.comparisons and 0 < want.errors < want.comparisons:
+                assert iv.fmr_variance(got) == pytest.approx(_var_fmr_literal(np.where(pair_mask, m, 0),
+                                                                              np.where(pair_mask, e, 0)), rel=1e-12)
+            for method in iv.CLOSED_FORM:
+                fm, fn = adapter.closed_form(method, ic, ti, group, 0.9, "two-sided", ref)
+                ref_fm = iv.fmr_interval(method, want, 0.9)
+                ref_fn = iv.fnmr_interval(method, gk[id_mask], ek[id_mask], 0.9)
+                for a, b in ((fm, ref_fm), (fn, ref_fn)):
+                    assert (a.errors, a.comparisons) == (b.errors, b.comparisons)
+                    np.testing.assert_allclose(a.confidence_interval, b.confidence_interval, rtol=1e-12)

@@ -12,14 +12,13 @@ threshold is used as is. All rates are pooled.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from matchaudit import resampling as rs
-from matchaudit.engine import build_grid, grid_from_edges, run
+from matchaudit.engine import IdentityCounts, build_grid, identity_counts, run
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
 from matchaudit.metrics.evaluate import AuditConfig
@@ -47,78 +46,44 @@ class IntervalOptions:
         return "less" if self.one_sided else "two-sided"
 
 
-# ----------------------------------------------------------------------------- exact per-identity counts
+# ----------------------------------------------------------------------------- engine identity counts -> closed forms
 
-@dataclass(frozen=True)
-class IdentityTotals:
-    """Per threshold: per-identity genuine comparisons/errors (K,), per-group masks, and impostor totals."""
-
-    thresholds: np.ndarray
-    genuine: np.ndarray  # (K,)
-    genuine_errors: np.ndarray  # (T, K)
-    pair_a: np.ndarray  # (P,) identity pairs a < b
-    pair_b: np.ndarray
-    pair_comparisons: np.ndarray  # (P,)
-    pair_errors: np.ndarray  # (T, P)
-
-    def impostor_totals(self, ti: int, keep_pair: np.ndarray | None = None) -> iv.ImpostorTotals:
-        K = self.genuine.shape[0]
-        m, e = self.pair_comparisons.astype(float), self.pair_errors[ti].astype(float)
-        if keep_pair is not None:
-            m, e = np.where(keep_pair, m, 0.0), np.where(keep_pair, e, 0.0)
-        rows_m = np.bincount(self.pair_a, m, K) + np.bincount(self.pair_b, m, K)
-        rows_e = np.bincount(self.pair_a, e, K) + np.bincount(self.pair_b, e, K)
-        nz = e > 0
-        return iv.ImpostorTotals(rows_m, rows_e, m[nz], e[nz], float((m**2).sum()))
+def impostor_categories(ic: IdentityCounts, group: int | None, reference: str = "all") -> np.ndarray:
+    """Impostor categories of a view: a group's same-group pairs, or (``group=None``) the threshold's impostor
+    set: every category (``reference="all"``) or the same-group ones (``"same-group"``)."""
+    same = np.array([c for c, (a, b) in enumerate(ic.categories) if a == b], np.int64)
+    if group is not None:
+        return same[group:group + 1]
+    if reference == "same-group":
+        return same
+    if reference != "all":
+        raise ValueError(f"threshold impostors {reference!r}: use 'all' or 'same-group'")
+    return np.arange(len(ic.categories), dtype=np.int64)
 
 
-def identity_totals(data: MatchData, thresholds, rule: str = ">=") -> IdentityTotals:
-    """Exact per-identity counts at ``thresholds`` from one plug-in engine pass with every identity its own
-    group (so the engine's groups are identities and its categories identity pairs). Dense in identity pairs:
-    meant for K up to a few thousand identities."""
-    K = data.n_identities
-    if K > 4000:
-        raise ValueError(f"{K} identities: closed-form cluster intervals need the engine's per-identity counts "
-                         "(too many identity pairs for the dense fallback); use a bootstrap method")
-    thresholds = np.asarray(thresholds, float)
-    codes = np.arange(K, dtype=np.int64)
-    rel = dataclasses.replace(data, identity_group=codes, group_names=tuple(str(k) for k in range(K)))
-    if data.pairs is not None:
-        p = data.pairs
-        rel = dataclasses.replace(rel, pairs=dataclasses.replace(p, group_a=p.identity_a.copy(), group_b=p.identity_b.copy()))
-    fin = thresholds[np.isfinite(thresholds)]
-    c = run(rel, None, grid=grid_from_edges(fin if fin.size else [0.0], rule))
-    gen_tot, imp_tot = c.genuine_total[0], c.impostor_total[0]
-    cats = np.array(c.categories)
-    cross = cats[:, 0] != cats[:, 1]
-    g_err, p_err = [], []
-    for t in thresholds:
-        if np.isfinite(t):
-            ga, ia = c.accepted_at(float(t))
-            ga, ia = ga[0], ia[0]
-        else:
-            ga = np.zeros_like(gen_tot) if t > 0 else gen_tot
-            ia = np.zeros_like(imp_tot) if t > 0 else imp_tot
-        g_err.append(gen_tot - ga)
-        p_err.append(ia[cross])
-    return IdentityTotals(thresholds, gen_tot, np.array(g_err).reshape(-1, K), cats[cross, 0], cats[cross, 1],
-                          imp_tot[cross], np.array(p_err).reshape(len(thresholds), -1))
+def impostor_totals(ic: IdentityCounts, ti: int, categories: np.ndarray) -> iv.ImpostorTotals:
+    """What the FMR variance needs at threshold index ``ti``, restricted to impostor ``categories``: row totals
+    per identity, the identity pairs with accepted impostors (with their ``m_kl``) and ``sum m_kl^2``."""
+    cats = np.asarray(categories, np.int64)
+    keep = np.isin(ic.pair_cat[ti], cats)
+    return iv.ImpostorTotals(ic.m_row_cat[cats].sum(axis=0), ic.e_row_cat[ti][cats].sum(axis=0),
+                             ic.pair_m[ti][keep], ic.pair_e[ti][keep], float(sum(ic.sum_m2_cat[c] for c in cats)))
 
 
-def closed_form(method: str, tot: IdentityTotals, ti: int, identity_group: np.ndarray, group: int | None,
-                level: float, alternative: iv.Alternative, same_group_only: bool = False
-                ) -> tuple[iv.IntervalResult, iv.IntervalResult]:
+def genuine_totals(ic: IdentityCounts, ti: int, group: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per identity (of ``group``, or all): genuine comparisons ``g_k`` and genuine errors ``E_k`` at ``ti``."""
+    keep = slice(None) if group is None else ic.group == group
+    return ic.g[keep], ic.e[ti][keep]
+
+
+def closed_form(method: str, ic: IdentityCounts, ti: int, group: int | None, level: float,
+                alternative: iv.Alternative, reference: str = "all") -> tuple[iv.IntervalResult, iv.IntervalResult]:
     """(FMR, FNMR) intervals at threshold index ``ti`` for one group (its genuine comparisons and its
-    same-group impostors) or all (``group=None``: every genuine comparison; impostors of the reference set)."""
-    ga, gb = identity_group[tot.pair_a], identity_group[tot.pair_b]
-    if group is None:
-        gmask = np.ones_like(identity_group, bool)
-        keep = (ga == gb) if same_group_only else None
-    else:
-        gmask = identity_group == group
-        keep = (ga == group) & (gb == group)
-    fnmr = iv.fnmr_interval(method, tot.genuine[gmask], tot.genuine_errors[ti][gmask], level, alternative)
-    fmr = iv.fmr_interval(method, tot.impostor_totals(ti, keep), level, alternative)
+    same-group impostors) or all (``group=None``: every genuine comparison; impostors of the ``reference``
+    set, ``"all"`` or ``"same-group"``)."""
+    fnmr = iv.fnmr_interval(method, *genuine_totals(ic, ti, group), level, alternative)
+    fmr = iv.fmr_interval(method, impostor_totals(ic, ti, impostor_categories(ic, group, reference)), level,
+                          alternative)
     return fmr, fnmr
 
 
@@ -177,11 +142,11 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     # FMR and FNMR at fixed thresholds
     if thresholds.size:
         if fixed_method in iv.CLOSED_FORM:
-            tot = identity_totals(data, thresholds, config.rule)
+            ic = identity_counts(data, thresholds, config.rule)
             for ti, t in enumerate(thresholds):
                 for j, name in enumerate(names):
-                    fm, fn = closed_form(fixed_method, tot, ti, data.identity_group, None if j == 0 else j - 1,
-                                         level, alt, same_group_only=config.threshold_impostors == "same-group")
+                    fm, fn = closed_form(fixed_method, ic, ti, None if j == 0 else j - 1, level, alt,
+                                         config.threshold_impostors)
                     add(fm, metric="FMR", kind="threshold", target=float(t), threshold=float(t), group=name)
                     add(fn, metric="FNMR", kind="threshold", target=float(t), threshold=float(t), group=name)
         else:
@@ -254,5 +219,5 @@ def det_bands(counts, v, options: IntervalOptions, method: str) -> list[dict[str
     return out
 
 
-__all__ = ["IdentityTotals", "IntervalOptions", "METHODS", "closed_form", "compute_intervals", "det_bands",
-           "identity_totals"]
+__all__ = ["IntervalOptions", "METHODS", "closed_form", "compute_intervals", "det_bands", "genuine_totals",
+           "impostor_categories", "impostor_totals"]

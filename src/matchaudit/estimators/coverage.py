@@ -30,10 +30,10 @@ from scipy.stats import beta
 
 from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings
-from matchaudit.engine import build_grid, run
+from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.audit_intervals import closed_form, identity_totals
+from matchaudit.estimators.audit_intervals import closed_form
 from matchaudit.simulate import GroupSpec, VmfPopulation, vmf_rvs
 
 ROC_METHODS = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing")
@@ -144,11 +144,11 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
                 cov, w = _cover(r, truth.fnmr[ti])
                 out.append(dict(metric="ROC", method=method, fmr_target=a, level=level, covered=cov, width=w))
     closed = [m for m in cfg.fixed_methods if m in iv.CLOSED_FORM]
-    tot = identity_totals(data, tt) if closed else None
+    ic = identity_counts(data, tt) if closed else None
     for ti, a in enumerate(cfg.fmr_targets):
         for level in cfg.levels:
             for method in closed:
-                fm, fnr = closed_form(method, tot, ti, data.identity_group, None, level, "two-sided")
+                fm, fnr = closed_form(method, ic, ti, None, level, "two-sided")
                 for metric, r, tr in (("FMR", fm, truth.fmr[ti]), ("FNMR", fnr, truth.fnmr[ti])):
                     cov, w = _cover(r, tr)
                     out.append(dict(metric=metric, method=method, fmr_target=a, level=level, covered=cov, width=w))

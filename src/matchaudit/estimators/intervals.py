@@ -142,6 +142,8 @@ def wilson(errors: int, comparisons: int, level: float = 0.95, *, variance: floa
                               errors, comparisons, alternative, note="zero errors: rule of three with N comparisons")
     lo, hi = wilson_bounds(p, n, level, alternative)
     note = None
+    if variance is not None and not math.isfinite(variance):
+        note = "variance undefined (too few identities): n_eff = N comparisons"
     if variance is not None and alternative == "two-sided":
         a = 1 - level
         if errors == 1:
@@ -267,13 +269,16 @@ def jackknife_variance_fnmr(genuine: np.ndarray, errors: np.ndarray) -> float:
 def jackknife_variance_fmr(t: ImpostorTotals) -> float:
     """Delete-one-identity jackknife of the pooled FMR with the U-statistic correction of the reference code:
     ``(K-2)^2/K^2 sum_k (FMR_{-k} - FMR)^2 - sum_{k<l} D_kl^2 / M^2`` over the K identities with impostor
-    comparisons (to first order it equals the corrected plug-in variance); floored at 0."""
+    comparisons (to first order it equals the corrected plug-in variance); floored at 0. NaN when fewer than 3
+    identities, or when one identity takes part in every impostor pair (its deletion leaves no comparisons)."""
     rc, re = np.asarray(t.row_comparisons, float), np.asarray(t.row_errors, float)
     keep = rc > 0
     K = int(keep.sum())
     if K < 3:
         return math.nan
     p, M, s = _pair_terms(t)
+    if np.any(rc[keep] >= M):  # an identity in every impostor pair: deleting it leaves no comparisons
+        return math.nan
     loo = (M * p - re[keep]) / (M - rc[keep])
     return float(max((K - 2) ** 2 / K**2 * ((loo - p) ** 2).sum() - s / M**2, 0.0))
 
