@@ -107,3 +107,29 @@ def _reorder(d):
     p = d.pairs
     idx = np.arange(len(p))[::-1]
     return dataclasses.replace(d, pairs=type(p)(*(getattr(p, f)[idx] for f in p.__dataclass_fields__)))
+
+
+def test_compare_cli_writes_json_csv_and_figure(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    import matchaudit.cli.compare  # noqa: F401  (registers the command until cli/__init__ imports it)
+    from matchaudit.cli.app import app
+
+    sim = simulate_vmf({"A": GroupSpec(12, (20.0, 60.0)), "B": GroupSpec(12, (20.0, 60.0))}, dim=16,
+                       samples_per_identity=3, seed=1)
+    sim.write(tmp_path)
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "b.npy", (sim.embeddings + 0.05 * rng.standard_normal(sim.embeddings.shape)).astype(np.float32))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["compare", "--samples", str(tmp_path / "samples.parquet"), "--embeddings-a",
+                                 str(tmp_path / "embeddings.npy"), "--embeddings-b", str(tmp_path / "b.npy"),
+                                 "--group-by", "group", "--fmr", "1e-2", "--n-resamples", "50",
+                                 "--n-permutations", "49", "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "compare.json").read_text())
+    assert doc["result"]["tests"][0]["details"]["fmr_target"] == 0.01
+    assert (out / "differences.csv").exists() and (out / "compare.png").stat().st_size > 0
+    bad = CliRunner().invoke(app, ["compare", "--samples", str(tmp_path / "samples.parquet"), "--out", str(out)])
+    assert bad.exit_code == 2

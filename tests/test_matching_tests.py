@@ -191,3 +191,14 @@ def test_power_grows_with_identities():
         groups = {"A": (GroupSpec(k, (25.0, 60.0)), 4), "B": (GroupSpec(k, (15.0, 40.0)), 4)}
         power[k] = _rejects(groups, n, {"metric": "fnmr", "threshold": 0.45}, ("identity",), seed0=500)["identity"] / n
     assert power[40] >= 0.8 and power[40] > power[8] + 0.3  # seen: 1.0 and 0.25
+
+
+def test_matching_cli_writer(tmp_path):
+    import json
+
+    from matchaudit.cli.matching_test import test_matching_cli as write_test
+
+    data = _tiny_listed()[0]
+    doc, rows = write_test(data, "fnmr", tmp_path, threshold=0.45, n_resamples="exact")
+    assert json.loads((tmp_path / "test.json").read_text())["result"]["exact"] is True
+    assert rows[0]["comparison"] == "A vs B" and (tmp_path / "null_distribution.png").exists()

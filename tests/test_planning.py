@@ -77,3 +77,23 @@ def test_designed_protocol_has_lower_simulated_variance_and_predictions_hold():
     assert ((df.ratio_empirical_to_predicted > 0.7) & (df.ratio_empirical_to_predicted < 1.3)).all()
     pred = df.set_index(["protocol", "rate"]).predicted_sd
     assert pred["designed", "FNMR"] < pred["random", "FNMR"] and pred["designed", "FMR"] <= pred["random", "FMR"]
+
+
+def test_protocol_cli(pilot, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    import matchaudit.cli.protocol  # noqa: F401  (registers the command until cli/__init__ imports it)
+    from matchaudit.cli.app import app
+
+    sim, _ = pilot
+    sim.write(tmp_path)
+    out = tmp_path / "proto"
+    r = CliRunner().invoke(app, ["protocol", "--samples", str(tmp_path / "samples.parquet"), "--embeddings",
+                                 str(tmp_path / "embeddings.npy"), "--genuine", "80", "--impostor", "500",
+                                 "--threshold", "0.45", "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "protocol.json").read_text())
+    assert doc["predicted_designed"]["fnmr_width"] < doc["predicted_random"]["fnmr_width"]
+    assert len((out / "pairs.csv").read_text().splitlines()) == 581
