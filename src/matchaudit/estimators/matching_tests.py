@@ -27,8 +27,6 @@ Two groups of identities are independent, so ``Var(T) = Var_a + Var_b``.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Literal
