@@ -443,7 +443,7 @@ class _Items:
 
 
 WINDOW = 4.0  # refinement items are kept in one pass for cells whose estimated FMR is within this factor
-WINDOW_SAMPLE = 1 << 20  # impostor scores in the estimate
+WINDOW_SAMPLE = 1 << 18  # impostor scores in the estimate
 
 
 def _window(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 from matchaudit.model import MatchData, Rule
 from matchaudit.scores import quantise
 
-N_BUCKETS = 1 << 16
+N_BUCKETS = 1 << 14  # int32 starts: 64 KiB, cache-resident for the per-comparison lookup
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Grid:
         lo, hi = float(self.edges[0]), float(self.edges[-1])
         scale = (N_BUCKETS / (hi - lo)) if hi > lo else 0.0
         bounds = lo + np.arange(N_BUCKETS) / scale if scale > 0 else np.full(N_BUCKETS, lo)
-        start = np.searchsorted(self.edges, bounds, side="left").astype(np.int64)
+        start = np.searchsorted(self.edges, bounds, side="left").astype(np.int32)
         return np.maximum(start - 1, 0), lo, scale
 
 
@@ -72,25 +72,36 @@ def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000)
     return s[gen & off], s[~gen]
 
 
+def _sorted_quantile(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Linear-interpolation quantiles of an already sorted array (no partitioning pass)."""
+    pos = q * (x.size - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, x.size - 1)
+    return x[lo] + (x[hi] - x[lo]) * (pos - lo)
+
+
 def build_grid(
     data: MatchData,
     n_cells: int = 4096,
     rule: Rule = ">=",
     thresholds: np.ndarray | list[float] = (),
     max_rows: int = 1000,
+    max_scores: int = 1 << 21,
 ) -> Grid:
     """Edges at impostor quantiles log-spaced in FMR (half the cells, down to the sample's resolution),
     impostor quantiles linear in FMR (a quarter) and genuine quantiles linear in FNMR (a quarter), plus the
-    requested ``thresholds`` (exact edges)."""
-    gen, imp = _sample_scores(data, max_rows)
+    requested ``thresholds`` (exact edges). The sample: at most ``max_rows`` rows of the score matrix and
+    about ``max_scores`` scores (the sort of the sample is the grid's main cost)."""
+    n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
+    gen, imp = _sample_scores(data, max(1, min(max_rows, max_scores // max(n, 1))), max_scores)
     edges = [np.asarray(thresholds, dtype=np.float64)]
     if imp.size:
         imp = np.sort(imp)
         m = imp.size
         tail = np.unique(np.round(np.geomspace(1, m, n_cells // 2)).astype(np.int64))  # ranks from the top
-        edges += [imp[m - tail], np.quantile(imp, np.linspace(0, 1, n_cells // 4))]
+        edges += [imp[m - tail], _sorted_quantile(imp, np.linspace(0, 1, n_cells // 4))]
     if gen.size:
-        edges.append(np.quantile(gen, np.linspace(0, 1, n_cells // 4)))
+        edges.append(_sorted_quantile(np.sort(gen), np.linspace(0, 1, n_cells // 4)))
     e = np.unique(np.concatenate(edges))
     e = e[np.isfinite(e)]
     if e.size == 0:
