@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,9 @@ from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, run
 from matchaudit.estimators import bootstrap as bs
+from matchaudit.estimators.audit_intervals import METHODS, IntervalOptions, compute_intervals
+from matchaudit.metrics.evaluate import AuditConfig
+from matchaudit.report.results import intervals_table
 from matchaudit.simulate import GroupSpec, VmfPopulation
 from tests.engine_reference import make_data, materialise, score_matrix
 
@@ -103,3 +108,37 @@ def test_sup_t_band_is_simultaneous_and_wider_than_pointwise():
     assert inside >= 0.89
     pw = bs.interval_from_replicates("vertex", est, reps, None, 0.9).confidence_interval
     assert (hi - lo >= pw.high - pw.low - 1e-12).all()
+
+
+@pytest.mark.parametrize("method,one_sided", [(m, False) for m in METHODS] + [("recentered", True), ("wilson", True)])
+def test_audit_intervals_edge_cases_without_warnings(method, one_sided):
+    """A group with a single identity (no same-group impostors, empty in resamples): every method runs without
+    NumPy warnings; undefined intervals are NaN with a note; rate bounds lie in [0, 1]; the counts behind
+    each fixed-threshold estimate are the exact k/n; intervals.csv keeps them integers."""
+    data = make_data(seed=1, groups=(0, 1, 0, 2, 1, 0, 0, 1))  # group "c" = identity 3 only
+    S, ident = score_matrix(data), data.samples.identity
+    config = AuditConfig(fmr_targets=(1e-1, 1e-2), thresholds=(0.3,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        records, bands = compute_intervals(data, config, IntervalOptions(method=method, n_resamples=30, n_cells=64,
+                                                                         one_sided=one_sided))
+    for r in records:
+        low, high = np.asarray(r["low"], float), np.asarray(r["high"], float)
+        if not (np.isfinite(low).all() and np.isfinite(high).all()):
+            assert r["note"], r
+        if r["metric"] in ("FMR", "FNMR", "AUC", "EER"):
+            assert (low[np.isfinite(low)] >= 0).all() and (high[np.isfinite(high)] <= 1).all(), r
+    iu = np.triu_indices(S.shape[0], 1)
+    same = ident[iu[0]] == ident[iu[1]]
+    for r in records:
+        if r["kind"] != "threshold" or r["group"] != "all":
+            continue
+        gen = r["metric"] == "FNMR"
+        k = ((S[iu] < 0.3) if gen else (S[iu] >= 0.3))[same == gen].sum()
+        assert (r["errors"], r["comparisons"]) == (k, (same == gen).sum())
+    fmr_c = [r for r in records if r["kind"] == "threshold" and r["metric"] == "FMR" and r["group"] == "c"]
+    assert np.isnan(fmr_c[0]["estimate"]) and fmr_c[0]["note"]
+    table = intervals_table(records)
+    assert str(table["errors"].dtype) == "Int64" and str(table["comparisons"].dtype) == "Int64"
+    for b in bands:
+        assert (np.nan_to_num(b["lower"]) >= 0).all() and (np.nan_to_num(b["upper"], nan=1) <= 1).all()

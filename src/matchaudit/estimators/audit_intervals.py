@@ -121,9 +121,10 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
             d["scheme"] = None
         records.append(d)
 
-    def boot(est, reps, vest=None, **kw):
+    def boot(est, reps, vest=None, rate=True, **kw):
         return bs.interval_from_replicates(boot_method, est, reps, vest if recentred else None, level, alt,
-                                           seed=options.seed, resolution=res, **kw)
+                                           seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
+                                           **kw)
 
     # FNMR@FMR targets (each replicate at its own threshold)
     fn_t = bs.fnmr_at_targets(counts)
@@ -150,14 +151,15 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                     add(fm, metric="FMR", kind="threshold", target=float(t), threshold=float(t), group=name)
                     add(fn, metric="FNMR", kind="threshold", target=float(t), threshold=float(t), group=name)
         else:
+            imp_n = bs._views_imp(counts.impostor_total[0], counts)
             for ti, t in enumerate(thresholds):
                 fnmr, fmr, errs, n = bs.rates_at_threshold(counts, float(t))
-                _, _, ierr_n = _imp_counts(counts, float(t))
+                imp_e = bs._views_imp(counts.accepted_at(float(t))[1][0], counts)
                 vfn = None
                 if v is not None:
                     vfn = 1 - bs._div(bs._views_gen(v.threshold_genuine_accepted[ti]), gt)
                 for j, name in enumerate(names):
-                    add(boot(fmr[0, j], fmr[1:, j], errors=int(ierr_n[0][j]), comparisons=int(ierr_n[1][j])),
+                    add(boot(fmr[0, j], fmr[1:, j], errors=int(imp_e[j]), comparisons=int(imp_n[j])),
                         metric="FMR", kind="threshold", target=float(t), threshold=float(t), group=name)
                     add(boot(fnmr[0, j], fnmr[1:, j], None if vfn is None else vfn[j], errors=int(errs[0, j]),
                              comparisons=int(n[0, j])),
@@ -183,19 +185,13 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         for (rate, measure), x in meas.items():
             for ti, a in enumerate(config.fmr_targets):
                 xv = None if meas_v is None else meas_v[(rate, measure)][ti]
-                r = boot(x[0, ti], x[1:, ti], xv)
+                r = boot(x[0, ti], x[1:, ti], xv, rate=False)
                 add(r, metric=f"{rate}:{measure}", kind="fmr_target", target=a,
                     threshold=float(counts.target_threshold[0, ti]), group="all",
                     normalized_uncertainty=float(bs.normalized_uncertainty(x[0, ti], x[1:, ti], xv)))
 
     bands = det_bands(counts, v, options, boot_method)
     return records, bands
-
-
-def _imp_counts(counts, t):
-    ga, ia = counts.accepted_at(t)
-    it = bs._views_imp(counts.impostor_total, counts)
-    return None, None, (bs._views_imp(ia, counts), it)
 
 
 def det_bands(counts, v, options: IntervalOptions, method: str) -> list[dict[str, Any]]:
@@ -211,7 +207,7 @@ def det_bands(counts, v, options: IntervalOptions, method: str) -> list[dict[str
         if options.band == "simultaneous":
             low, high, c = bs.sup_t_band(est, r, vc, options.level)
         else:
-            res = bs.interval_from_replicates(method, est, r, vc, options.level)
+            res = bs.interval_from_replicates(method, est, r, vc, options.level, bounds=(0.0, 1.0))
             low, high, c = res.confidence_interval.low, res.confidence_interval.high, None
         out.append({"weighting": "pooled", "group": name, "fmr": grid_fmr, "estimate": est, "lower": low,
                      "upper": high, "band": options.band, "critical_value": c, "method": method,

@@ -213,16 +213,28 @@ def auc_eer(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple
 
 # ----------------------------------------------------------------------------- intervals from replicates
 
+def _mean(x: np.ndarray) -> np.ndarray:
+    """Mean over axis 0 of the finite values; NaN (no warning) where there are none."""
+    fin = np.isfinite(x)
+    n = fin.sum(axis=0)
+    return np.where(n > 0, np.where(fin, x, 0.0).sum(axis=0) / np.maximum(n, 1), np.nan)
+
+
 def _q(x: np.ndarray, p: float) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
-        return np.nanquantile(x, p, axis=0) if x.shape[0] else np.full(x.shape[1:], np.nan)
+    """Quantile over axis 0 of the finite values; NaN (no warning) where there are none."""
+    if not x.shape[0]:
+        return np.full(x.shape[1:], np.nan)
+    ok = np.isfinite(x).any(axis=0)
+    return np.where(ok, np.nanquantile(np.where(ok, x, 0.0), p, axis=0), np.nan)
 
 
 def _sd(x: np.ndarray) -> np.ndarray:
-    n = np.sum(np.isfinite(x), axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        m = np.nanmean(np.where(np.isfinite(x), x, np.nan), axis=0)
-        return np.where(n > 1, np.sqrt(np.nansum((x - m) ** 2, axis=0) / np.maximum(n - 1, 1)), np.nan)
+    """Standard deviation (ddof 1) over axis 0 of the finite values; NaN (no warning) with fewer than two."""
+    fin = np.isfinite(x)
+    n = fin.sum(axis=0)
+    m = _mean(x)
+    d = np.where(fin, x - np.where(np.isfinite(m), m, 0.0), 0.0)
+    return np.where(n > 1, np.sqrt((d**2).sum(axis=0) / np.maximum(n - 1, 1)), np.nan)
 
 
 def _clean(x: np.ndarray) -> np.ndarray:
@@ -231,11 +243,14 @@ def _clean(x: np.ndarray) -> np.ndarray:
 
 def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_estimate=None, level: float = 0.95,
                              alternative: Alternative = "two-sided", *, seed: int | None = None,
-                             resolution: dict | None = None, errors=None, comparisons=None) -> IntervalResult:
+                             resolution: dict | None = None, errors=None, comparisons=None,
+                             bounds: tuple[float, float] | None = None) -> IntervalResult:
     """Interval of ``method`` from replicates ``(B, ...)`` (replicate 0, the plug-in, excluded by the caller).
 
     ``v_estimate``: the V-statistic version (recentered/gaussian; defaults to ``estimate``: no correction).
-    Non-finite replicates (e.g. a resample without comparisons of a group) are ignored and counted.
+    Non-finite replicates (e.g. a resample without comparisons of a group) are ignored and counted; with no
+    finite replicate (or a NaN estimate: no comparisons) the bounds are NaN and the note says why.
+    ``bounds``: the parameter's range (``(0, 1)`` for rates); the interval is clipped to it.
     """
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
@@ -250,17 +265,23 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
             lo, hi = theta + _q(err, lo_p), theta + _q(err, hi_p)
         else:
             z = norm.ppf(level if alternative == "less" else (1 + level) / 2)
-            centre = theta + np.nanmean(err, axis=0) if err.shape[0] else theta
+            centre = theta + _mean(err) if err.shape[0] else theta
             lo, hi = centre - z * sd, centre + z * sd
     elif method in BOOTSTRAP:
         sd = _sd(reps)
         lo, hi = _q(reps, lo_p), _q(reps, hi_p)
     else:
         raise ValueError(f"unknown bootstrap method {method!r}; choose from {BOOTSTRAP}")
+    if bounds is not None:
+        lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
     if alternative == "less":
-        lo = np.zeros_like(np.asarray(hi, float))
+        lo = np.where(np.isnan(hi), np.nan, 0.0 if bounds is None else bounds[0])
     n_bad = int(np.sum(~np.isfinite(reps))) if reps.size else 0
     note = f"{n_bad} non-finite replicate values ignored" if n_bad else None
+    if not np.any(np.isfinite(theta)):
+        note = "no comparisons (or an undefined estimate): NaN"
+    elif not np.any(np.isfinite(reps)):
+        note = "no finite replicate (e.g. a group without comparisons in every resample): NaN"
     if method in ("recentered", "gaussian") and v_estimate is None:
         note = (note + "; " if note else "") + "no V-statistic correction (theta~ = theta)"
     def sc(x):
@@ -287,13 +308,17 @@ def sup_t_band(estimate: np.ndarray, replicates: np.ndarray, v_estimate: np.ndar
     theta = np.asarray(estimate, float)
     tv = theta if v_estimate is None else np.asarray(v_estimate, float)
     err = _clean(np.asarray(replicates, float)) - tv
-    mean = np.nanmean(err, axis=0)
+    mean = _mean(err)
     sd = _sd(err)
     ok = np.isfinite(sd) & (sd > 0)
     if not ok.any():
         return theta + mean, theta + mean, math.nan
     dev = np.abs(err[:, ok] - mean[ok]) / sd[ok]
-    c = float(np.nanquantile(np.nanmax(dev, axis=1), level))
+    worst = np.max(np.where(np.isfinite(dev), dev, -np.inf), axis=1)
+    worst = worst[np.isfinite(worst)]
+    if not worst.size:
+        return theta + mean, theta + mean, math.nan
+    c = float(np.quantile(worst, level))
     half = np.where(ok, c * np.nan_to_num(sd), 0.0)
     return np.clip(theta + mean - half, 0, 1), np.clip(theta + mean + half, 0, 1), c
 

@@ -61,6 +61,16 @@ def det_table(det: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def intervals_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """intervals.csv: one row per interval record; nested values as JSON; counts as integers (empty if none)."""
+    table = pd.DataFrame([{k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
+                          for r in jsonable(records)])
+    for col in ("errors", "comparisons", "n_resamples", "seed"):
+        if col in table:
+            table[col] = table[col].astype("Int64")
+    return table
+
+
 def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path, command: str) -> dict[str, Path]:
     """Write results.json (schema-checked) and the CSV tables into ``out``; return the paths written."""
     out.mkdir(parents=True, exist_ok=True)
@@ -74,9 +84,7 @@ def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path,
         pd.DataFrame(rows).to_csv(paths[table], index=False)
     if payload.get("intervals") is not None:
         paths["intervals"] = out / "intervals.csv"
-        rows = [{k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
-                for r in jsonable(payload["intervals"])]
-        pd.DataFrame(rows).to_csv(paths["intervals"], index=False)
+        intervals_table(payload["intervals"]).to_csv(paths["intervals"], index=False)
     paths["det"] = out / "det.csv"
     det_table(det).to_csv(paths["det"], index=False)
     return paths
