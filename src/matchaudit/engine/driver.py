@@ -1,15 +1,22 @@
 """The driver: one pass over the comparison blocks accumulates, for the plug-in (replicate 0, all weights
-1) and every replicate of a scheme, exact integer weighted counts per class, group (pair) and grid cell;
-a second, filtered pass makes thresholds at FMR targets exact.
+1) and every replicate of a scheme, exact integer weighted counts per class, group (pair) and grid cell,
+and keeps the entries of the cells likely to hold a threshold at an FMR target (a window estimated from a
+sample of impostor scores), which makes those thresholds exact; only if some replicate's threshold falls
+outside the window does a second, filtered pass collect the missing cells (``Counts.info``).
 
-Memory bound (all-pairs or listed, any n): the counts table, ``(B+1) x (G + G(G+1)/2) x (C+1)`` int64; the
-weight matrix, ``(B+1) x rows`` float32 (rows = 2n+1 sample-level, 3K+1 identity-level, K*G+1 relabel); one
-sub-tile of entries (``ENTRIES`` x 20 bytes, 80 MiB); one score tile of ``model.blocks`` (256 MiB
-at its defaults). Comparison-level schemes (two-level, iid) additionally hold every comparison's key and
-identities (17 bytes per comparison) and a chunk of per-comparison weights (at most 256 MiB). The
-identity-level collapse holds the distinct (class, category, cell, identity, identity) entries (<= 24 bytes
-each, at most the number of comparisons). FMR-target refinement holds the entries of the cells where
-some replicate's threshold falls, with their weights: (entries x (B+1)) int64.
+Per sub-tile (one-entry-per-comparison modes on all-pairs tiles): parallel entry generation (cell lookup,
+keys) with per-thread key histograms, a parallel counting-sort scatter, then the accumulate kernel,
+parallel over (replicate batch x key slice).
+
+Memory bound (all-pairs or listed, any n): the counts table, ``(B+1) x (G + G(G+1)/2) x (C+1)`` int64 (twice
+while it is transposed to the final layout); the weight matrix, ``(B+1) x rows`` float32 (rows = 2n+1
+sample-level, 3K+1 identity-level, K*G+1 relabel); one sub-tile of entries (``ENTRIES`` x 28 bytes with
+scores, 112 MiB); one score tile of ``model.blocks`` (256 MiB at its defaults). Comparison-level schemes
+(two-level, iid) additionally hold every comparison's key and identities (17 bytes per comparison) and a
+chunk of per-comparison weights (at most 256 MiB). The identity-level collapse holds the distinct (class,
+category, cell, identity, identity) entries (<= 24 bytes each, at most the number of comparisons). FMR-target
+refinement holds the entries of the window cells (20 bytes each: the comparisons whose scores have an
+estimated FMR within a factor ``WINDOW`` of a target) and computes their per-replicate weights on the fly.
 """
 
 from __future__ import annotations
@@ -334,15 +341,19 @@ def run(
         if targets.size:
             want = _needed_cells(table, data.n_groups, targets, fmr_reference)
             items = _items(data, ent, want, wt, block_rows, found, win)
+            second_pass = int((want & ~win).sum())
     G = data.n_groups
     thr, gacc, iacc = _exact_targets(table, G, targets, fmr_reference, items, grid.rule)
+    info = {"collapse": bool(collapse) if mode != -1 else False, "mode": mode}
+    if targets.size and mode != -1:
+        info["second_pass_cells"] = second_pass  # needed cells outside the one-pass window (0: one pass)
     return Counts(
         scheme="plug-in" if scheme is None else scheme.name, seed=None if scheme is None else scheme.seed,
         replicates=np.concatenate([[0], reps]), grid=grid, group_names=tuple(data.group_names),
         categories=_categories(G), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
         fmr_reference=fmr_reference, target_threshold=thr, target_genuine_accepted=gacc,
         target_impostor_accepted=iacc, imputed_pairs=imputed,
-        info={"collapse": bool(collapse) if mode != -1 else False, "mode": mode})
+        info=info)
 
 
 def _key_slices(offsets: np.ndarray, n_batches: int) -> np.ndarray:
