@@ -145,3 +145,35 @@ def test_coverage_command_small(tmp_path):
     table = pd.read_csv(tmp_path / "coverage.csv")
     assert {"recentered", "naive", "wilson", "wilson-naive"} <= set(table["method"])
     assert table["coverage"].between(0, 1).all() and (table["n"] == 2).all()
+
+
+def test_json_to_stdout_far_alias_fvc_names_and_report(demo_dir, tmp_path):
+    args = ["audit", "--samples", str(demo_dir / "data/samples.parquet"), "--embeddings",
+            str(demo_dir / "data/embeddings.npy"), "--group-by", "group", "--far", "1e-2,0", "--no-intervals",
+            "--out", str(tmp_path / "o"), "--json", "--report", str(tmp_path / "r.html")]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert {p["alias"] for p in doc["operating_points"] if p["kind"] == "fmr_target"} == {"FMR100", "ZeroFMR"}
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_thresholds_from_a_development_set_are_applied_as_fixed_thresholds(demo_dir, tmp_path):
+    dev = json.loads((demo_dir / "results.json").read_text())
+    want = sorted(p["threshold"] for p in dev["operating_points"]
+                  if p["group"] == "all" and p["weighting"] == "pooled" and p["kind"] == "fmr_target")
+    res = runner.invoke(app, ["audit", "--samples", str(demo_dir / "data/samples.parquet"), "--embeddings",
+                              str(demo_dir / "data/embeddings.npy"), "--group-by", "group", "--no-intervals",
+                              "--thresholds-from", str(demo_dir / "results.json"), "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "results.json").read_text())
+    fixed = [p for p in doc["operating_points"] if p["kind"] == "threshold" and p["group"] == "all"
+             and p["weighting"] == "pooled"]
+    assert sorted(p["threshold"] for p in fixed) == want
+    # same data: the dev thresholds reproduce the dev operating points exactly
+    dev_pts = {p["threshold"]: p["fnmr_errors"] for p in dev["operating_points"]
+               if p["group"] == "all" and p["weighting"] == "pooled"}
+    assert all(dev_pts[p["threshold"]] == p["fnmr_errors"] for p in fixed)
+    bad = runner.invoke(app, ["audit", "--samples", str(demo_dir / "data/samples.parquet"), "--embeddings",
+                              str(demo_dir / "data/embeddings.npy"), "--thresholds-from", str(tmp_path / "x.json")])
+    assert bad.exit_code == 2 and "results.json" in bad.output

@@ -22,6 +22,7 @@ from matchaudit.estimators.audit_intervals import METHODS, IntervalOptions, comp
 from matchaudit.metrics.evaluate import AuditConfig, AuditResult, evaluate
 from matchaudit.model import MatchData
 from matchaudit.report.det import plot_det
+from matchaudit.report.html import write_report
 from matchaudit.report.results import schema, write_results
 
 console = Console()
@@ -118,8 +119,9 @@ def audit(
     metadata_key: str = typer.Option(None, "--metadata-key", help="Key column of --metadata."),
     distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated on load."),
     group_by: str = typer.Option(None, "--group-by", help="Attribute(s) defining groups, comma-separated for intersections."),
-    fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", help="FMR targets (comma-separated)."),
+    fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", "--far", help="FMR (alias FAR) targets, comma-separated; 1e-2, 1e-3 and 0 are also reported as FMR100, FMR1000 and ZeroFMR."),
     threshold: str = typer.Option("", "--threshold", help="Fixed thresholds to evaluate too (comma-separated)."),
+    thresholds_from: Path = typer.Option(None, "--thresholds-from", help="results.json of a development set: its thresholds at the FMR targets are applied here as fixed thresholds (dev -> eval protocol)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (NIST, ISO/IEC 19795-1, bob) or > t (the similarity-scoring paper)."),
     weighting: str = typer.Option("pooled,balanced", "--weighting", help="pooled (each comparison equal) and/or balanced (identity-balanced)."),
     threshold_impostors: ImpostorsOpt = typer.Option(ImpostorsOpt.all, "--threshold-impostors", help="Impostors that set the global threshold: all, or same-group only (NIST demographics)."),
@@ -135,6 +137,8 @@ def audit(
     band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
+    as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),
+    report: Path = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file."),
 ) -> None:
     """Exact per-group FMR/FNMR, thresholds at FMR targets, DET, EER, AUC, minDCF and fairness measures.
 
@@ -169,15 +173,35 @@ def audit(
     weights = names(weighting)
     if not weights or set(weights) - {"pooled", "balanced"}:
         raise InputError(f"--weighting {weighting!r}: use pooled, balanced, or pooled,balanced.")
-    config = AuditConfig(fmr_targets=floats(fmr, "--fmr"), thresholds=floats(threshold, "--threshold"),
+    fixed = floats(threshold, "--threshold") + (dev_thresholds(thresholds_from) if thresholds_from else ())
+    config = AuditConfig(fmr_targets=floats(fmr, "--fmr"), thresholds=fixed,
                          rule=rule.value, weightings=weights, threshold_impostors=threshold_impostors.value,
                          dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa,
                          zero_policy=zero_policy.value)
     bad = [a for a in config.fmr_targets if not 0 <= a <= 1]
     if bad:
         raise InputError(f"--fmr: targets must lie in [0, 1]; got {bad}.")
-    run_audit(data, config, out, _command(), quiet,
+    run_audit(data, config, out, _command(), quiet or as_json,
               None if no_intervals else _interval_options(ci_method, level, n_resamples, ci_seed, one_sided, band))
+    if report is not None:
+        write_report(out / "results.json", report)
+    if as_json:
+        typer.echo((out / "results.json").read_text())
+
+
+def dev_thresholds(results: Path) -> tuple[float, ...]:
+    """Thresholds at the FMR targets of a development set's audit (overall group, first weighting)."""
+    try:
+        doc = json.loads(results.read_text())
+        points = doc["operating_points"]
+        first = doc["config"]["weightings"][0]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"--thresholds-from {results}: not a matchaudit results.json ({e}).") from None
+    out = tuple(float(p["threshold"]) for p in points
+                if p["kind"] == "fmr_target" and p["group"] == "all" and p["weighting"] == first)
+    if not out:
+        raise InputError(f"--thresholds-from {results}: it holds no thresholds at FMR targets.")
+    return out
 
 
 def _interval_options(method, level, n_resamples, seed, one_sided, band) -> IntervalOptions:
@@ -215,7 +239,8 @@ def demo(
 ) -> None:
     """Simulate the embedded synthetic data set (vMF embeddings, three groups with known gaps) and audit it.
 
-    Writes the data to OUT/data/ (the same files a user would give) and the audit to OUT/.
+    Writes the data to OUT/data/ (the same files a user would give), the audit with default intervals to OUT/,
+    and the HTML report to OUT/report.html.
 
     Example:
 
@@ -226,7 +251,10 @@ def demo(
     files = simulate_vmf(seed=seed).write(out / "data")
     data = load_samples(files.samples, files.embeddings, group_by=("group",))
     config = AuditConfig(fmr_targets=(1e-2, 1e-3, 1e-4))
-    run_audit(data, config, out, f"matchaudit demo --out {out} --seed {seed}", quiet)
+    run_audit(data, config, out, f"matchaudit demo --out {out} --seed {seed}", quiet, IntervalOptions(seed=seed))
+    report = write_report(out / "results.json")
+    if not quiet:
+        console.print(f"Report: [bold]{report}[/]")
 
 
 @app.command("schema")

@@ -23,6 +23,8 @@ from matchaudit.model import MatchData, Rule
 
 ThresholdImpostors = Literal["all", "same-group"]
 ALL = "all"
+FVC_ALIASES = {1e-2: "FMR100", 1e-3: "FMR1000", 1e-4: "FMR10000", 0.0: "ZeroFMR"}
+"""FVC-style names of FNMR at an FMR target (FMR100 = FNMR at FMR 1%)."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,8 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
 def _operating_point(result: AuditResult, config: AuditConfig, w: Weighting, kind: str, target: float, t: float,
                      global_rates: Rates, per_group: list[Rates], data: MatchData, tally: Tally) -> None:
     base = {"weighting": w, "kind": kind, "target": target, "threshold": t, "rule": config.rule,
-            "threshold_impostors": config.threshold_impostors}
+            "threshold_impostors": config.threshold_impostors,
+            "alias": FVC_ALIASES.get(target) if kind == "fmr_target" else None}
     n_thr = global_rates.n_impostor
     below = bool(kind == "fmr_target" and target * n_thr < 1)
     for name, r in [(ALL, global_rates)] + list(zip(data.group_names, per_group)):

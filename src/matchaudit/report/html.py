@@ -100,35 +100,65 @@ def _det(res: dict, folder: Path) -> str:
 def _interval_lookup(res: dict) -> dict[tuple, list[dict]]:
     out: dict[tuple, list[dict]] = {}
     for r in res.get("intervals", []):
-        key = (r.get("weighting"), r.get("group"), r.get("metric"), r.get("target"))
+        key = (r.get("weighting"), r.get("group"), r.get("metric"), r.get("kind"), r.get("target"))
         out.setdefault(key, []).append(r)
     return out
 
 
+def _span(r: dict) -> str:
+    return f"[{pct(r['low'])}, {pct(r['high'])}]"
+
+
 def _operating(res: dict, folder: Path) -> str:
     ivs = _interval_lookup(res)
-    methods = sorted({r.get("method") for r in res.get("intervals", []) if r.get("metric") == "fnmr_at_fmr"})
+    methods = sorted({r["method"] for r in res.get("intervals", []) if r.get("metric") == "FNMR"})
     level = next((r.get("level") for r in res.get("intervals", [])), None)
     parts = ["<h2>Operating points</h2>"]
+    if methods:
+        parts.append(f"<p>FNMR intervals at {pct(level, 2)} by method, side by side (see the reproducibility block "
+                     "for replicates and seed).</p>")
     for w in res["config"]["weightings"]:
         rows = []
         for p in res["operating_points"]:
             if p["weighting"] != w:
                 continue
             label = f"FMR {p['target']:g}" if p["kind"] == "fmr_target" else f"t = {p['target']:g}"
+            if p.get("alias"):
+                label += f" ({p['alias']})"
             if p["below_resolution"]:
                 label += " ⚠ below resolution"
             row = [_esc(label), _esc(p["group"]), f"{_num(p['threshold']):.5g}",
                    rate_with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
                    rate_with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"])]
+            found = ivs.get((w, p["group"], "FNMR", p["kind"], p["target"]), [])
             for m in methods:
-                iv = [r for r in ivs.get((w, p["group"], "fnmr_at_fmr", p["target"]), []) if r.get("method") == m]
-                row.append(f"[{pct(iv[0]['low'])}, {pct(iv[0]['high'])}]" if iv else "—")
+                iv = [r for r in found if r["method"] == m]
+                row.append(_span(iv[0]) if iv else "—")
             rows.append(row)
-        head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"]
-        head += [f"FNMR {m} {int(100 * level) if level else ''}%" for m in methods]
+        head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"] + [f"FNMR {m}" for m in methods]
         parts.append(f"<h3>{_esc(w)} weighting</h3>" + _table(head, rows, 2))
     return "".join(parts)
+
+
+def _uncertainty(res: dict, folder: Path) -> str:
+    """Normalized uncertainty (the similarity-scoring paper's eq. 11): bootstrap SD relative to the estimate."""
+    rows = [r for r in res.get("intervals", []) if r.get("normalized_uncertainty") is not None
+            and r.get("kind") == "fmr_target"]
+    if not rows:
+        return ""
+    targets = sorted({r["target"] for r in rows}, reverse=True)
+    keys = list(dict.fromkeys((r["metric"], r["group"]) for r in rows))
+    table = []
+    for metric, group in keys:
+        cells = []
+        for t in targets:
+            r = next((x for x in rows if x["metric"] == metric and x["group"] == group and x["target"] == t), None)
+            v = None if r is None else _num(r["normalized_uncertainty"])
+            cells.append("—" if v is None or not math.isfinite(v) else f"{v:.3g}")
+        table.append([_esc(metric), _esc(group)] + cells)
+    return ("<h2>Normalized uncertainty</h2><p>Bootstrap standard deviation divided by the estimate (eq. 11 of the "
+            "similarity-scoring paper): how much of a number is noise. Above about 0.5, the estimate is mostly "
+            "noise at this data size.</p>" + _table(["metric", "group"] + [f"FMR {t:g}" for t in targets], table, 2))
 
 
 def _cross(res: dict, folder: Path) -> str:
@@ -151,16 +181,21 @@ def _fairness(res: dict, folder: Path) -> str:
         return ""
     targets = sorted({r["target"] for r in rows}, reverse=True)
     measures = list(dict.fromkeys((r["rate"], r["measure"]) for r in rows))
+    ivs = _interval_lookup(res)
     table = []
     for rate, m in measures:
         cells = []
         for t in targets:
             r = next(x for x in rows if x["rate"] == rate and x["measure"] == m and x["target"] == t)
             v = _num(r["value"])
-            cells.append(f"{v:.4g}" if math.isfinite(v) else f"<span title='{_esc(r['reason'])}'>{_esc(r['value'])}</span>")
+            cell = f"{v:.4g}" if math.isfinite(v) else f"<span title='{_esc(r['reason'])}'>{_esc(r['value'])}</span>"
+            iv = ivs.get((w, "all", f"{rate}:{m}", "fmr_target", t)) or ivs.get((w, None, f"{rate}:{m}", "fmr_target", t))
+            if iv:
+                cell += f" <span class='muted'>[{_num(iv[0]['low']):.3g}, {_num(iv[0]['high']):.3g}]</span>"
+            cells.append(cell)
         table.append([_esc(rate), _esc(m.replace("_", " "))] + cells)
     return (f"<h2>Fairness measures ({_esc(w)} weighting)</h2><p>Per FMR target, at the global threshold. "
-            "Ratios equal 1 and differences 0 when all groups are equal.</p>"
+            "Ratios equal 1 and differences 0 when all groups are equal; brackets: interval when computed.</p>"
             + _table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], table, 2))
 
 
@@ -207,7 +242,7 @@ def _reproducibility(res: dict, folder: Path) -> str:
             f"<p>Configuration:</p><pre>{_esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
 
 
-SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _det, _fairness, _cross,
+SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _det, _fairness, _uncertainty, _cross,
                                                _reproducibility]
 
 
