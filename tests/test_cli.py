@@ -177,3 +177,15 @@ def test_thresholds_from_a_development_set_are_applied_as_fixed_thresholds(demo_
     bad = runner.invoke(app, ["audit", "--samples", str(demo_dir / "data/samples.parquet"), "--embeddings",
                               str(demo_dir / "data/embeddings.npy"), "--thresholds-from", str(tmp_path / "x.json")])
     assert bad.exit_code == 2 and "results.json" in bad.output
+
+
+def test_test_command_on_matching_data_finds_the_designed_gap(demo_dir, tmp_path):
+    res = runner.invoke(app, ["test", "--samples", str(demo_dir / "data/samples.parquet"), "--embeddings",
+                              str(demo_dir / "data/embeddings.npy"), "--group-by", "group", "--groups", "A,B",
+                              "--metric", "fnmr_at_fmr", "--fmr", "1e-3", "--n-resamples", "99", "--out", str(tmp_path),
+                              "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "test.json").read_text())
+    assert doc["result"]["pvalue"] <= 0.02 and doc["result"]["effect"] < 0  # B's FNMR is far higher than A's
+    both = runner.invoke(app, ["test", "--table", "x.csv", "--samples", "s.parquet"])
+    assert both.exit_code == 2

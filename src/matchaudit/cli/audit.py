@@ -267,5 +267,3 @@ def print_schema() -> None:
     """
     typer.echo(json.dumps(schema(), indent=2))
 
-
-from matchaudit.cli import coverage as _coverage  # noqa: E402,F401  (registers `matchaudit coverage`)

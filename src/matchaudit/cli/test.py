@@ -18,6 +18,8 @@ from rich.table import Table
 from matchaudit import __version__
 from matchaudit.cli.app import app
 from matchaudit.cli.common import names, user_errors
+from matchaudit.cli.matching_test import test_matching_cli
+from matchaudit.data import load_comparisons, load_samples
 from matchaudit.data.tabular import load_classifier_table
 from matchaudit.errors import InputError
 from matchaudit.estimators.classifier import METRICS, all_groups_test, group_test
@@ -38,6 +40,7 @@ class StudOpt(str, Enum):
 
 
 class VarOpt(str, Enum):
+    pooled = "pooled"
     closed = "closed-form"
     bootstrap = "bootstrap"
 
@@ -88,7 +91,14 @@ def _plot(null: np.ndarray, observed: dict[str, float], title: str, xlabel: str,
 @app.command("test")
 @user_errors
 def test(
-    table: Path = typer.Option(..., "--table", help="Classifier table (CSV/TSV/Parquet): one row per example."),
+    table: Path = typer.Option(None, "--table", help="Classifier table (CSV/TSV/Parquet): one row per example."),
+    samples: Path = typer.Option(None, "--samples", help="Matching data: samples table (with --embeddings); all pairs."),
+    embeddings: Path = typer.Option(None, "--embeddings", help="Matching data: .npy embeddings aligned with --samples."),
+    comparisons: Path = typer.Option(None, "--comparisons", help="Matching data: a scored comparison table (identity_a, identity_b, score, <attr>_a/_b)."),
+    group_by: str = typer.Option(None, "--group-by", help="Matching data: the attribute defining groups."),
+    fmr: float = typer.Option(None, "--fmr", help="Matching data, metric fnmr_at_fmr: the FMR target (threshold re-derived in every relabelling)."),
+    threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Matching data: impostors that set the threshold at --fmr: all or same-group."),
+    unit: str = typer.Option("identity", "--unit", help="Matching data: exchangeable unit, identity (valid) or comparison (baseline; ignores dependence)."),
     y_true: str = typer.Option("y_true", "--y-true", help="True label column (0/1 or true/false)."),
     y_pred: str = typer.Option(None, "--y-pred", help="Prediction column (0/1)."),
     y_score: str = typer.Option(None, "--y-score", help="Score column (for AUC, or with --threshold)."),
@@ -98,7 +108,7 @@ def test(
     metric: str = typer.Option("fnr", "--metric", help=f"Metric: {', '.join(METRICS)}."),
     permutation: PermOpt = typer.Option(PermOpt.auto, "--permutation", help="Relabelling: within-outcome (FNR/FPR/TPR/TNR/AUC by default) or plain."),
     studentize: StudOpt = typer.Option(StudOpt.studentized, "--studentize", help="studentized (valid under the weak null), permutation-sd (fast variant) or none (baseline; invalid under the weak null)."),
-    variance: VarOpt = typer.Option(VarOpt.closed, "--variance", help="Observed variance: closed-form (binomial, DeLong) or bootstrap (with --studentize permutation-sd)."),
+    variance: VarOpt = typer.Option(VarOpt.pooled, "--variance", help="Classifier tables: pooled (two-proportion null variance; rates), closed-form (per-group binomial, DeLong for AUC) or bootstrap (with --studentize permutation-sd). Matching data use the identity-clustered variance."),
     n_bootstrap: int = typer.Option(1000, "--n-bootstrap", help="Bootstrap replicates for --variance bootstrap."),
     n_resamples: str = typer.Option("9999", "--n-resamples", help="Random relabellings, or 'exact' to enumerate all (small data)."),
     alternative: AltOpt = typer.Option(AltOpt.two, "--alternative", help="Two-group test only: two-sided, greater (A > B) or less."),
@@ -110,6 +120,10 @@ def test(
 ) -> None:
     """Is the gap real? Test metric(A) = metric(B) by a studentized permutation test.
 
+    Classifier tables (--table): within-outcome relabelling of rows. Matching data (--samples/--embeddings or
+    --comparisons, --group-by): group labels permuted across identities (the identity is the exchangeable unit);
+    metrics fnmr, fmr (with --threshold), fnmr_at_fmr (with --fmr), auc, eer (with --studentize permutation-sd).
+
     Two groups (or --groups A,B): one test. More groups: every pair and each group against the rest, with Holm
     and max-T family-wise adjusted p-values. Writes test.json, comparisons.csv and null_distribution.png.
 
@@ -118,21 +132,40 @@ def test(
         matchaudit test --table predictions.csv --y-true label --y-pred pred --group gender --metric fnr --n-resamples 9999 --seed 0 --out results/
 
         matchaudit test --table scores.parquet --y-true y --y-score s --group ethnicity --metric auc --level 0.05 --out results/
+
+        matchaudit test --samples samples.parquet --embeddings embeddings.npy --group-by group --metric fnmr_at_fmr --fmr 1e-3 --n-resamples 999 --out results/
     """
-    if y_pred is None and y_score is None:
-        raise InputError("give --y-pred (predictions) and/or --y-score (scores).")
     if not 0 < level < 1 or not 0 < confidence_level < 1:
         raise InputError("--level and --confidence-level must lie strictly between 0 and 1.")
-    data = load_classifier_table(table, y_true=y_true, group=group, y_pred=y_pred, y_score=y_score, threshold=threshold)
     pair = names(groups)
     if pair and len(pair) != 2:
         raise InputError(f"--groups {groups!r}: give exactly two groups, e.g. --groups A,B.")
+    meta = {"command": "matchaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]), "version": __version__}
+    if (table is None) == (samples is None and comparisons is None):
+        raise InputError("give --table (classifier data) or matching data (--samples with --embeddings, or "
+                         "--comparisons), not both or neither.")
+    if table is None:
+        data = (load_samples(samples, embeddings, group_by=names(group_by)) if samples is not None
+                else load_comparisons(comparisons, group_by=names(group_by)))
+        if threshold is None and fmr is None and metric in ("fnmr", "fmr"):
+            raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
+        doc, rows = test_matching_cli(
+            data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr_target=fmr,
+            fmr_reference=threshold_impostors, unit=unit, studentize=_STUDENTIZE[studentize.value],
+            variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr") and studentize.value != "permutation-sd"
+            else "bootstrap", n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples),
+            alternative=alternative.value, seed=seed, level=level, confidence_level=confidence_level, meta=meta)
+        if not quiet:
+            _print(rows, doc["result"], out, level)
+        return
+    if y_pred is None and y_score is None:
+        raise InputError("give --y-pred (predictions) and/or --y-score (scores).")
+    data = load_classifier_table(table, y_true=y_true, group=group, y_pred=y_pred, y_score=y_score, threshold=threshold)
     common = dict(permutation=permutation.value, studentize=_STUDENTIZE[studentize.value], variance=variance.value,
                   n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples), seed=seed,
                   confidence_level=confidence_level)
     out.mkdir(parents=True, exist_ok=True)
-    meta = {"command": "matchaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]), "version": __version__,
-            "table": str(table), "level": level}
+    meta |= {"table": str(table), "level": level}
     if pair or len(data.group_names) == 2:
         r = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
         doc = meta | {"kind": "two-group", "result": r.to_dict()}
