@@ -103,12 +103,14 @@ def build_samples(
 
 
 def normalise_group_by(group_by: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``group_by`` as a tuple of attribute names (a string is one attribute; None is none)."""
     if group_by is None:
         return ()
     return (group_by,) if isinstance(group_by, str) else tuple(str(g) for g in group_by)
 
 
 def check_pair_coverage(block: PairBlock, group_names: tuple[str, ...]) -> None:
+    """Every group needs genuine and same-group impostor comparisons (per-group FNMR and FMR); else InputError."""
     same = block.group_a == block.group_b
     k = len(group_names)
     gen = np.bincount(block.group_a[same & block.genuine], minlength=k)

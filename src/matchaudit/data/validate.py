@@ -257,6 +257,7 @@ def check_pairs(a: np.ndarray, b: np.ndarray, names: np.ndarray, where: Where) -
 
 
 def check_unique_ids(ids: np.ndarray, where: Where, what: str = "sample id") -> None:
+    """Duplicate ids are an InputError naming them and their rows."""
     dup = pd.Series(ids).duplicated(keep=False).to_numpy()
     if dup.any():
         rows = np.flatnonzero(dup)
@@ -278,6 +279,7 @@ def single_sample_warnings(identity_names: np.ndarray, sizes: np.ndarray) -> lis
 
 
 def emit(messages: list[str]) -> tuple[str, ...]:
+    """Warn (UserWarning, pointing at the user's call) and return the messages for ``MatchData.warnings``."""
     for msg in messages:
         warnings.warn(msg, UserWarning, stacklevel=4)  # the caller of from_*/load_*
     return tuple(messages)

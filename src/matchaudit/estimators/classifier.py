@@ -57,6 +57,7 @@ ALIASES = {"recall": "tpr", "sensitivity": "tpr", "specificity": "tnr", "miss_ra
 
 
 def get_metric(name: str) -> Metric:
+    """The classifier metric called ``name`` (aliases accepted); InputError for an unknown name."""
     key = ALIASES.get(name.lower(), name.lower())
     if key not in METRICS:
         raise InputError(f"unknown metric {name!r}: use one of {', '.join(METRICS)} "

@@ -102,6 +102,7 @@ def _data(sim):
 
 
 def truth_shared(cfg: CoverageConfig, pop: VmfPopulation) -> Truth:
+    """Ground truth for the paper's protocol (identities fixed): exact metrics on one large sample per identity."""
     big = _data(pop.sample(cfg.truth_samples, seed=10**6 + cfg.seed))
     c = run(big, None, grid=build_grid(big, n_cells=cfg.n_cells), fmr_targets=cfg.fmr_targets)
     t = c.target_threshold[0]
@@ -110,6 +111,7 @@ def truth_shared(cfg: CoverageConfig, pop: VmfPopulation) -> Truth:
 
 
 def truth_fresh(cfg: CoverageConfig) -> Truth:
+    """Ground truth when identities are redrawn per data set: from the generating vMF model."""
     h = (cfg.dim - 1) / 2
     alphas = np.asarray(cfg.fmr_targets, float)
     t = 2 * beta.isf(alphas, h, h) - 1

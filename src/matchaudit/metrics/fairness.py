@@ -32,10 +32,12 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def max_min_ratio(x: np.ndarray) -> np.ndarray:
+    """``max_a X_a / min_a X_a`` (inf with a zero minimum, NaN when all are zero)."""
     return _ratio(x.max(axis=-1), x.min(axis=-1))
 
 
 def max_geomean_ratio(x: np.ndarray) -> np.ndarray:
+    """``max_a X_a / geomean_a X_a`` (NIST's leading candidate)."""
     return _ratio(x.max(axis=-1), _geomean(x))
 
 
@@ -55,6 +57,7 @@ def gini(x: np.ndarray) -> np.ndarray:
 
 
 def max_min_difference(x: np.ndarray) -> np.ndarray:
+    """``max_a X_a - min_a X_a``."""
     return x.max(axis=-1) - x.min(axis=-1)
 
 

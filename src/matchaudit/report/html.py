@@ -39,6 +39,7 @@ def _num(v: Any) -> float:
 
 
 def pct(v: Any, digits: int = 3) -> str:
+    """A rate as a percentage with ``digits`` significant digits (``n/a`` for NaN)."""
     x = _num(v)
     if math.isnan(x):
         return "n/a"
