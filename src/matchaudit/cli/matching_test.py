@@ -10,29 +10,9 @@ import numpy as np
 import pandas as pd
 
 from matchaudit import __version__
+from matchaudit.report.figures import plot_null
 from matchaudit.estimators.matching_tests import matching_all_groups_test, matching_group_test
 from matchaudit.model import MatchData
-
-
-def _plot(values: np.ndarray, observed: dict[str, float], title: str, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    v = values[np.isfinite(values)]
-    ax.hist(v, bins=min(80, max(10, v.size // 50)), color="0.7", edgecolor="0.5")
-    for k, (lab, x) in enumerate(observed.items()):
-        if np.isfinite(x):
-            ax.axvline(x, color=f"C{k % 10}", lw=2, label=f"{lab}: {x:.3g}")
-    ax.set_xlabel("statistic under identity relabelling")
-    ax.set_title(title, fontsize=10)
-    if observed:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def test_matching_cli(data: MatchData, metric: str, out: Path, *, groups: tuple[str, str] | None = None,
@@ -55,15 +35,16 @@ def test_matching_cli(data: MatchData, metric: str, out: Path, *, groups: tuple[
         rows = [{"comparison": " vs ".join(r.details["groups"]), "effect": r.effect, "effect_ci_low": r.effect_ci[0],
                  "effect_ci_high": r.effect_ci[1], "direction": r.direction, "statistic": r.statistic,
                  "pvalue": r.pvalue, "pvalue_se": r.pvalue_se, "significant": r.significant(level), "reason": r.reason}]
-        _plot(r.null_distribution, {"observed": r.statistic}, f"{metric}: {rows[0]['comparison']} ({r.method})",
-              out / "null_distribution.png")
+        plot_null(r.null_distribution, {"observed": r.statistic}, f"{metric}: {rows[0]['comparison']} ({r.method})",
+                  "statistic under identity relabelling", out / "null_distribution.png")
     else:
         res = matching_all_groups_test(data, metric, level=level, confidence_level=confidence_level, **kw)
         doc = meta | {"kind": "all-groups", "result": res.to_dict()}
         rows = res.rows
         top = np.nanmax(np.abs(np.where(np.isnan(res.null_distribution), np.inf, res.null_distribution)), axis=1)
-        _plot(top, {r["comparison"]: abs(r["statistic"]) for r in rows},
-              f"{metric}: max |statistic| over {len(rows)} pairs (max-T null)", out / "null_distribution.png")
+        plot_null(top, {r["comparison"]: abs(r["statistic"]) for r in rows},
+                  f"{metric}: max |statistic| over {len(rows)} pairs (max-T null)", "max |statistic|",
+                  out / "null_distribution.png")
     (out / "test.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
     pd.DataFrame(rows).to_csv(out / "comparisons.csv", index=False)
     return doc, rows

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from matchaudit import __version__
+from matchaudit.report.figures import plot_null
 from matchaudit.cli.app import app
 from matchaudit.cli.common import names, user_errors
 from matchaudit.cli.matching_test import test_matching_cli
@@ -64,28 +65,6 @@ def _resamples(text: str) -> int | str:
     if value < 1:
         raise InputError(f"--n-resamples {text!r}: give a positive integer (e.g. 9999) or 'exact'.")
     return value
-
-
-def _plot(null: np.ndarray, observed: dict[str, float], title: str, xlabel: str, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    finite = null[np.isfinite(null)]
-    ax.hist(finite, bins=min(80, max(10, finite.size // 50)), color="0.7", edgecolor="0.5")
-    for k, (label, value) in enumerate(observed.items()):
-        if np.isfinite(value):
-            ax.axvline(value, color=f"C{k % 10}", lw=2, label=f"{label}: {value:.3g}")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("relabellings")
-    ax.set_title(title, fontsize=10)
-    if observed:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 @app.command("test")
@@ -173,17 +152,17 @@ def test(
                  "effect_ci_high": r.effect_ci[1], "direction": r.direction, "statistic": r.statistic,
                  "pvalue": r.pvalue, "pvalue_se": r.pvalue_se, "significant": r.significant(level),
                  "reason": r.reason}]
-        _plot(r.null_distribution, {"observed": r.statistic}, f"{metric}: {rows[0]['comparison']} ({r.method})",
-              "statistic under relabelling", out / "null_distribution.png")
+        plot_null(r.null_distribution, {"observed": r.statistic}, f"{metric}: {rows[0]['comparison']} ({r.method})",
+                  "statistic under relabelling", out / "null_distribution.png")
     else:
         res = all_groups_test(data, metric, level=level, **common)
         doc = meta | {"kind": "all-groups", "result": res.to_dict()}
         rows = res.rows
         top = np.nanmax(np.abs(np.where(np.isnan(res.null_distribution), np.inf, res.null_distribution)), axis=1) \
             if res.null_distribution.size else np.array([])
-        _plot(top, {r["comparison"]: abs(r["statistic"]) for r in rows},
-              f"{metric}: max |statistic| over {len(rows)} comparisons (max-T null)", "max |statistic|",
-              out / "null_distribution.png")
+        plot_null(top, {r["comparison"]: abs(r["statistic"]) for r in rows},
+                  f"{metric}: max |statistic| over {len(rows)} comparisons (max-T null)", "max |statistic|",
+                  out / "null_distribution.png")
     (out / "test.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
     pd.DataFrame(rows).to_csv(out / "comparisons.csv", index=False)
     if not quiet:

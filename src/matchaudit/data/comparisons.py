@@ -254,13 +254,7 @@ class _Metadata:
         ids: tuple[pd.Series, pd.Series] | None, where: v.Where,
     ) -> _Metadata:
         table, mwhere = read_table(path, "metadata table")
-        if key is None:
-            key = next((k for k in _META_KEYS if k in table.columns), None)
-            if key is None:
-                raise InputError(
-                    f"{mwhere.what}: cannot tell which column is the key (none of {', '.join(_META_KEYS)}); set "
-                    f"metadata_key. Columns present: {listing(list(table.columns), 30)}."
-                )
+        key = v.pick_key(table.columns, key, _META_KEYS, mwhere, "key")
         keys = v.as_str(column(table, key, mwhere, "the metadata key", "metadata_key"), mwhere, f"'{key}'")
         v.check_unique_ids(keys, mwhere, f"'{key}' value")
         index = pd.Index(keys)

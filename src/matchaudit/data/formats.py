@@ -177,13 +177,7 @@ def _attributes_by_identity(
             "VoxCeleb's vox1_meta.csv or a CSV with columns identity,gender); the score file has no attributes."
         )
     table, mwhere = _read_metadata(metadata)
-    if key is None:
-        key = next((k for k in _META_KEYS if k in table.columns), None)
-        if key is None:
-            raise InputError(
-                f"{mwhere.what}: cannot tell which column is the identity (none of {', '.join(_META_KEYS)}); set "
-                f"metadata_key. Columns present: {listing(list(table.columns), 30)}."
-            )
+    key = v.pick_key(table.columns, key, _META_KEYS, mwhere, "identity")
     keys = v.as_str(column(table, key, mwhere, "the identity key", "metadata_key"), mwhere, f"'{key}'")
     v.check_unique_ids(keys, mwhere, f"'{key}' value")
     for attr in attrs:

@@ -283,3 +283,16 @@ def emit(messages: list[str]) -> tuple[str, ...]:
     for msg in messages:
         warnings.warn(msg, UserWarning, stacklevel=4)  # the caller of from_*/load_*
     return tuple(messages)
+
+
+def pick_key(columns: Sequence[object], key: str | None, candidates: Sequence[str], where: Where, what: str) -> str:
+    """The key column of a metadata table: ``key`` if given, else the first of ``candidates`` present."""
+    if key is not None:
+        return key
+    found = next((k for k in candidates if k in columns), None)
+    if found is None:
+        raise InputError(
+            f"{where.what}: cannot tell which column is the {what} (none of {', '.join(candidates)}); set "
+            f"metadata_key. Columns present: {listing(list(columns), 30)}."
+        )
+    return found

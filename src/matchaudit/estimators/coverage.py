@@ -21,7 +21,6 @@ threshold); ``FMR`` and ``FNMR`` at the fixed true threshold of each target. Rul
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 

@@ -40,3 +40,20 @@ def plot_cross_group(records: list[dict[str, Any]], target: float, path: Path) -
     ax.set_title(f"Cross-group FMR at the threshold for FMR {target:g}", fontsize=10)
     fig.tight_layout()
     return save(fig, path)
+
+
+def plot_null(null: np.ndarray, observed: dict[str, float], title: str, xlabel: str, path: Path) -> Path:
+    """Histogram of a permutation null distribution with the observed statistic(s) marked."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    finite = null[np.isfinite(null)]
+    ax.hist(finite, bins=min(80, max(10, finite.size // 50)), color="0.7", edgecolor="0.5")
+    for k, (label, value) in enumerate(observed.items()):
+        if np.isfinite(value):
+            ax.axvline(value, color=f"C{k % 10}", lw=2, label=f"{label}: {value:.3g}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("relabellings")
+    ax.set_title(title, fontsize=10)
+    if observed:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return save(fig, path)
