@@ -106,7 +106,9 @@ def bayesian_calibration(
     rng = np.random.default_rng(seed)
     mode, cov = samplers.laplace(model.log_density, np.zeros(model.dim))
     d = samplers.sample_numpy(model.log_density, samplers.dispersed_starts(mode, cov, chains, rng), cov, warmup, draws, rng)
-    diag = diagnostics.summarise(d.theta, tuple(f"p{i}" for i in range(model.dim)))
+    chains_, kept = d.theta.shape[:2]  # diagnose the identified group coefficients, not the hyper-SDs
+    coefs = np.concatenate(model.coefs(d.theta.reshape(-1, model.dim)), axis=1).reshape(chains_, kept, -1)
+    diag = diagnostics.summarise(coefs, tuple(f"{k}_{n}" for k in "abc" for n in names))
     worst = max(v["rhat"] for v in diag.values())
     if worst > 1.01:
         warnings.warn(f"Bayesian Calibration: max R-hat {worst:.3f} > 1.01", stacklevel=2)
