@@ -53,14 +53,14 @@ def main() -> None:
     wt, _ = driver._weights(rs.WithinIdentity(1), K.SAMPLE, np.arange(1, a.B + 1), lay, ent.n_units, ent.G)
     W = driver._batched(wt, a.lanes)
     block = next(iter(d.blocks(2048)))
-    pieces = [(off, su, sv) for _, off, su, sv, _ in ent.sorted_pieces(block, np.zeros(0, np.bool_))]
+    pieces = [(off, suv) for _, off, suv, _ in ent.sorted_pieces(block, np.zeros(0, np.bool_))]
     entries = sum(int(p[0][-1]) for p in pieces)
     table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
     flush = driver.EXACT // max(1, int(W.max()) ** 2)
 
     def kernel():
-        for off, su, sv in pieces:
-            K.accumulate(W, off, su, sv, su, False, flush, table, driver._key_slices(off, W.shape[0]))
+        for off, suv in pieces:
+            K.accumulate(W, off, suv, suv, False, flush, table, driver._key_slices(off, W.shape[0]))
 
     kernel()  # compilation
     w, c = best(kernel)

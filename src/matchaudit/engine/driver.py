@@ -173,8 +173,8 @@ class _Entries:
         self.self_s = self_score(data.metric)
 
     def sorted_pieces(self, block, win: np.ndarray):
-        """Yield (n, offsets, su, sv, items) per sub-tile of ``block``: its entries sorted by key (``offsets``
-        (n_keys+1,)) and, when ``win`` (a cell mask) is non-empty, the entries of window cells as items
+        """Yield (n, offsets, suv, items) per sub-tile of ``block``: its entries sorted by key (``offsets``
+        (n_keys+1,), weight rows packed as ``u << 32 | v``) and, when ``win`` (a cell mask) is non-empty, the entries of window cells as items
         (key, u, v, score), copies. One-entry-per-comparison modes on tiles run in parallel."""
         if isinstance(block, DenseBlock) and self.mode in (K.SAMPLE, K.PRODUCT):
             yield from self._parallel_pieces(block, win)
@@ -182,13 +182,13 @@ class _Entries:
         none = np.zeros(0, np.bool_)
         for n, keys, us, vs, _ in self.pieces(block, none):
             offsets = np.empty(self.n_keys + 1, np.int64)
-            su, sv = np.empty(n, np.int32), np.empty(n, np.int32)
-            K.sort_entries(n, keys, us, vs, self.n_keys, offsets, su, sv)
-            yield n, offsets, su, sv, None
+            suv = np.empty(n, np.int64)
+            K.sort_entries(n, keys, us, vs, self.n_keys, offsets, suv)
+            yield n, offsets, suv, None
         if win.size:
             for n, keys, us, vs, sc in self.pieces(block, win):
                 if n:
-                    yield 0, None, None, None, (keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy())
+                    yield 0, None, None, (keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy())
 
     def _parallel_pieces(self, block: DenseBlock, win: np.ndarray):
         g = self.grid
@@ -226,9 +226,9 @@ class _Entries:
             wpos = np.concatenate([[0], np.cumsum(n_win)[:-1]]).astype(np.int64)
             m = int(n_win.sum())
             it = (np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.float64))
-            su, sv = np.empty(n, np.int32), np.empty(n, np.int32)
-            K.scatter(keys, us, vs, sc, cum[chunks], fill, su, sv, g.n_cells, win, wpos, *it)
-            yield n, offsets, su, sv, (it if collect else None)
+            suv = np.empty(n, np.int64)
+            K.scatter(keys, us, vs, sc, cum[chunks], fill, suv, g.n_cells, win, wpos, *it)
+            yield n, offsets, suv, (it if collect else None)
 
     def pieces(self, block, want: np.ndarray):
         """Yield (n, keys, us, vs, scores) for sub-tiles of ``block`` (at most ENTRIES entries each)."""
@@ -379,19 +379,19 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
     with _progress(progress, _n_blocks(data, block_rows), "resampling") as bar:
         task = bar.add_task("", total=_n_blocks(data, block_rows))
         for block in data.blocks(block_rows):
-            for n, offsets, su, sv, items in ent.sorted_pieces(block, win):
+            for n, offsets, suv, items in ent.sorted_pieces(block, win):
                 if items is not None:
                     found.append(items)
                 if n == 0:
                     continue
                 if collapse:
                     keys = np.repeat(np.arange(ent.n_keys, dtype=np.int64), np.diff(offsets))
-                    code = (keys * rows + su) * rows + sv
+                    code = (keys * rows + (suv >> 32)) * rows + (suv & 0xFFFFFFFF)
                     u, c = np.unique(code, return_counts=True)
                     codes.append(u)
                     counts.append(c)
                     continue
-                K.accumulate(W, offsets, su, sv, su, False, EXACT // w2, table, _key_slices(offsets, W.shape[0]))
+                K.accumulate(W, offsets, suv, suv, False, EXACT // w2, table, _key_slices(offsets, W.shape[0]))
             bar.advance(task)
     offsets = np.empty(ent.n_keys + 1, np.int64)
     if collapse and codes:
@@ -413,7 +413,7 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
         offsets[:] = 0
         np.add.at(offsets, key + 1, 1)
         np.cumsum(offsets, out=offsets)
-        K.accumulate(W, offsets, u, v, cnt, True, max(1, EXACT // (w2 * cap)), table,  # codes sorted by key
+        K.accumulate(W, offsets, (u.astype(np.int64) << 32) | v, cnt, True, max(1, EXACT // (w2 * cap)), table,  # by key
                      _key_slices(offsets, W.shape[0]))
     return table, found
 

@@ -161,8 +161,8 @@ def pair_entries(score, genuine, sa, sb, ka, kb, ga, gb, mode, n_units, n_groups
 
 
 @nb.njit(cache=True)
-def sort_entries(n, keys, us, vs, n_keys, offsets, su, sv):
-    """Counting sort of the first ``n`` entries by key: offsets (n_keys+1,), sorted u/v in su/sv."""
+def sort_entries(n, keys, us, vs, n_keys, offsets, suv):
+    """Counting sort of the first ``n`` entries by key: offsets (n_keys+1,), sorted (u << 32 | v) in suv."""
     offsets[:] = 0
     for e in range(n):
         offsets[keys[e] + 1] += 1
@@ -172,13 +172,18 @@ def sort_entries(n, keys, us, vs, n_keys, offsets, su, sv):
     for e in range(n):
         k = keys[e]
         p = fill[k]
-        su[p] = us[e]
-        sv[p] = vs[e]
+        suv[p] = pack(us[e], vs[e])
         fill[k] = p + 1
 
 
+@nb.njit(inline="always", cache=True)
+def pack(u, v):
+    """Weight rows u, v of an entry in one int64 (one random write per entry in the scatter, not two)."""
+    return (np.int64(u) << 32) | np.int64(v)
+
+
 @nb.njit(parallel=True, cache=True, fastmath=True)
-def accumulate(W, offsets, su, sv, cnt, use_cnt, flush_every, table, kcuts):
+def accumulate(W, offsets, suv, cnt, use_cnt, flush_every, table, kcuts):
     """table[key, t, :] += sum over entries of key of cnt * W[t, u] * W[t, v] (all lanes of batch t).
 
     W: (n_batches, rows, lanes) float32 holding small integers; table: (n_keys, n_batches, lanes) int64.
@@ -206,20 +211,21 @@ def accumulate(W, offsets, su, sv, cnt, use_cnt, flush_every, table, kcuts):
                 stop = min(hi, e + flush_every)
                 if use_cnt:
                     while e < stop:
-                        u, v, c = su[e], sv[e], np.float32(cnt[e])
+                        u, v, c = suv[e] >> 32, suv[e] & 0xFFFFFFFF, np.float32(cnt[e])
                         for x in range(lanes):
                             acc[x] += c * Wt[u, x] * Wt[v, x]
                         e += 1
                 else:
                     while e + 4 <= stop:
-                        u0, v0, u1, v1 = su[e], sv[e], su[e + 1], sv[e + 1]
-                        u2, v2, u3, v3 = su[e + 2], sv[e + 2], su[e + 3], sv[e + 3]
+                        u0, v0, u1, v1 = suv[e] >> 32, suv[e] & 0xFFFFFFFF, suv[e + 1] >> 32, suv[e + 1] & 0xFFFFFFFF
+                        u2, v2 = suv[e + 2] >> 32, suv[e + 2] & 0xFFFFFFFF
+                        u3, v3 = suv[e + 3] >> 32, suv[e + 3] & 0xFFFFFFFF
                         for x in range(lanes):
                             acc[x] += (Wt[u0, x] * Wt[v0, x] + Wt[u1, x] * Wt[v1, x]) + (
                                 Wt[u2, x] * Wt[v2, x] + Wt[u3, x] * Wt[v3, x])
                         e += 4
                     while e < stop:
-                        u, v = su[e], sv[e]
+                        u, v = suv[e] >> 32, suv[e] & 0xFFFFFFFF
                         for x in range(lanes):
                             acc[x] += Wt[u, x] * Wt[v, x]
                         e += 1
@@ -400,7 +406,7 @@ def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup
 
 
 @nb.njit(parallel=True, cache=True)
-def scatter(keys, us, vs, sc, bounds, fill, su, sv, n_cells, win, wpos, it_key, it_u, it_v, it_s):
+def scatter(keys, us, vs, sc, bounds, fill, suv, n_cells, win, wpos, it_key, it_u, it_v, it_s):
     """Counting-sort scatter of entries ``bounds[t]:bounds[t+1]`` by thread ``t`` from its key positions
     ``fill[t]`` (order inside a key: the serial order), plus the copy of window-cell entries to the items."""
     collect = win.shape[0] > 0
@@ -410,8 +416,7 @@ def scatter(keys, us, vs, sc, bounds, fill, su, sv, n_cells, win, wpos, it_key, 
         for e in range(bounds[t], bounds[t + 1]):
             k = keys[e]
             p = f[k]
-            su[p] = us[e]
-            sv[p] = vs[e]
+            suv[p] = pack(us[e], vs[e])
             f[k] = p + 1
             if collect and win[k % n_cells]:
                 it_key[w] = k
