@@ -48,7 +48,9 @@ def main() -> None:
         imp = np.flatnonzero(~gen)
         keep = np.r_[np.flatnonzero(gen), rng.choice(imp, int(a.impostors_per_genuine * gen.sum()), replace=False)]
         sc = np.einsum("ij,ij->i", emb[idx[i[keep]]], emb[idx[j[keep]]])
-        s.append(sc), g += [name] * keep.size, y.append(gen[keep].astype(float))
+        s.append(sc)
+        g += [name] * keep.size
+        y.append(gen[keep].astype(float))
     s, g, y = np.concatenate(s), np.array(g), np.concatenate(y)
     print("labelled audit (all same-group pairs): " + ", ".join(
         f"{k}: FNMR {v['fnmr']:.4f}, FMR {v['fmr']:.4f}" for k, v in sorted(truth.items())))
