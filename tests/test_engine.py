@@ -109,17 +109,8 @@ def test_recentered_totals_and_vertex_imputation():
     np.testing.assert_array_equal(v.imputed_pairs[1:], (w * (w - 1) // 2).sum(axis=1))
 
 
-EVALUATE_SAME_GROUP_GAP = pytest.mark.xfail(strict=True, reason=(
-    "metrics.rates.Rates.threshold_at_fmr looks for candidates inside the target cell only when the view's own "
-    "(same-group) impostors lie there, so a lower cross-group impostor score with FMR <= target is missed "
-    "(listed seed 2, target 0.3: evaluate 0.596 (genuine), definition 0.5 (cross-group impostor)); "
-    "remove this mark once rates.py tests all impostors of the cell"))
-
-
 @pytest.mark.parametrize("protocol,rule,reference", [
-    (p, r, ref) if (p, r, ref) != ("listed", ">=", "same-group") else pytest.param(p, r, ref,
-                                                                                 marks=EVALUATE_SAME_GROUP_GAP)
-    for p in ("all-pairs", "listed") for r in (">=", ">") for ref in ("all", "same-group")])
+    (p, r, ref) for p in ("all-pairs", "listed") for r in (">=", ">") for ref in ("all", "same-group")])
 def test_plug_in_thresholds_match_evaluate(protocol, rule, reference):
     """Replicate 0 of the engine and the exact metrics share one threshold definition and the same counts."""
     from matchaudit.metrics.evaluate import AuditConfig, evaluate

@@ -150,8 +150,9 @@ class Rates:
         edges = self.tally.edges
         cell = self.target_cell(alpha, rule)
         fallback = float(edges[cell]) if cell < edges.size else np.inf
-        left_ties = self._tie[cell - 1] if cell > 0 else 0
-        if self._cnt[cell] - left_ties > 0:
+        # candidates are the scores of *all* comparisons, so impostors of any category inside the cell count
+        inside = self.tally.counts[:, cell].sum() - (self.tally.ties[:, cell - 1].sum() if cell > 0 else 0)
+        if inside > 0:
             ref = self.tally.refined
             if ref is None or cell not in ref.cells:
                 raise NeedsRefinement(f"cell {cell} (FMR target {alpha}) was not refined")
