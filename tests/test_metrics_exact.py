@@ -50,11 +50,12 @@ def enumerate_comparisons(data: MatchData) -> list[tuple[float, int, int, int, i
         return [(float(p.score[i]), int(p.identity_a[i]), int(p.identity_b[i]), int(p.group_a[i]), int(p.group_b[i]))
                 for i in range(len(p))]
     s = data.samples
+    ij = np.array(list(itertools.combinations(range(s.ids.size), 2)))
+    scores = pair_scores(s.embeddings, ij[:, 0], ij[:, 1])  # the same exact kernel, one pair at a time
     out = []
-    for i, j in itertools.combinations(range(s.ids.size), 2):
-        sc = float(pair_scores(s.embeddings, np.array([i]), np.array([j]))[0])
+    for (i, j), sc in zip(ij, scores):
         ki, kj = int(s.identity[i]), int(s.identity[j])
-        out.append((sc, ki, kj, int(data.identity_group[ki]), int(data.identity_group[kj])))
+        out.append((float(sc), ki, kj, int(data.identity_group[ki]), int(data.identity_group[kj])))
     return out
 
 
