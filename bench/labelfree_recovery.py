@@ -6,6 +6,9 @@ population truth (true distributions), the finite-sample band against the rates 
 pairs with their true labels. Usage:
 
     .venv/bin/python bench/labelfree_recovery.py --reps 50 --n 3000 --workers 2 --out bench/labelfree_recovery.json
+
+``--shape-prior supplement|weak`` picks the prior of the shape parameters (default: the estimator's default);
+``--only t-t,sas-sas`` restricts the scenarios to the given data-fit pairs.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def truth(data_family: str) -> np.ndarray:
 
 
 def one(args: tuple) -> dict:
-    data_family, fit_family, pi, n, rep, warmup, draws = args
+    data_family, fit_family, pi, n, rep, warmup, draws, shape_prior = args
     rng = np.random.default_rng([rep, int(pi * 1000), len(data_family), len(fit_family)])
     fam = family(data_family)
     d0, d1 = SHAPES[data_family]
@@ -49,10 +52,11 @@ def one(args: tuple) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = estimate(s, np.zeros(n, dtype=int), family=fit_family, fmr=TARGETS, sampler="numpy", warmup=warmup,
-                         draws=draws, seed=rep, finite_draws=200, ppc_replicates=5)
+                         draws=draws, seed=rep, finite_draws=200, ppc_replicates=5, shape_prior=shape_prior)
     except NotConverged:
         return {"converged": False}
-    out = {"converged": True, "seconds": time.perf_counter() - t0, "empirical_truth": emp[0].tolist()}
+    out = {"converged": True, "seconds": time.perf_counter() - t0, "empirical_truth": emp[0].tolist(),
+           "delta": [float(np.median(r.groups[0].params[k])) for k in ("delta0", "delta1")]}
     for kind in ("population", "finite-sample"):
         e = sorted(r.results[kind]["fnmr_at_fmr"], key=lambda x: x["target"], reverse=True)
         out[kind] = [[x["lower"], x["median"], x["upper"]] for x in e]
@@ -66,18 +70,23 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=1500)
     ap.add_argument("--draws", type=int, default=1500)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--shape-prior", default=None, choices=["supplement", "weak"])
+    ap.add_argument("--only", default=None, help="comma-separated data-fit pairs, e.g. t-t,sas-sas")
     ap.add_argument("--out", default="bench/labelfree_recovery.json")
     a = ap.parse_args()
-    jobs = [(df, ff, pi, a.n, rep, a.warmup, a.draws) for df, ff, pi in SCENARIOS for rep in range(a.reps)]
+    scenarios = SCENARIOS if a.only is None else [x for x in SCENARIOS if f"{x[0]}-{x[1]}" in a.only.split(",")]
+    jobs = [(df, ff, pi, a.n, rep, a.warmup, a.draws, a.shape_prior) for df, ff, pi in scenarios for rep in range(a.reps)]
     with Pool(a.workers) as pool:
         res = pool.map(one, jobs, chunksize=1)
     table = []
-    for k, (df, ff, pi) in enumerate(SCENARIOS):
+    for k, (df, ff, pi) in enumerate(scenarios):
         rows = [x for x in res[k * a.reps:(k + 1) * a.reps] if x["converged"]]
         tr = truth(df)
         row = {"data": df, "fit": ff, "pi": pi, "n": a.n, "reps": a.reps, "converged": len(rows),
                "seconds_per_fit": float(np.mean([x["seconds"] for x in rows])) if rows else None,
-               "true_fnmr": tr.tolist()}
+               "shape_prior": a.shape_prior or "default", "warmup": a.warmup, "draws": a.draws,
+               "true_fnmr": tr.tolist(),
+               "median_shape_nonmatch": float(np.median([x["delta"][0] for x in rows])) if rows else None}
         for kind in ("population", "finite-sample"):
             cov = []
             for i in range(len(TARGETS)):

@@ -98,6 +98,7 @@ def test_refuses_to_report_unconverged_chains(monkeypatch):
     ({"groups": ["a"] * 150 + ["b"] * 50}, "fewer than 100 pairs"),
     ({"fmr": (0.0,)}, "strictly between 0 and 1"),
     ({"chains": 1}, "at least 2 chains"),
+    ({"shape_prior": "flat"}, "unknown shape prior"),
 ])
 def test_bad_input(bad, match):
     args = {"scores": np.linspace(0, 1, 200), "groups": ["a"] * 200, "labels": None, **bad}
@@ -152,3 +153,34 @@ def test_same_seed_same_numbers():
         a = estimate(s, np.zeros(s.size), **kw).to_dict()
         b = estimate(s, np.zeros(s.size), **kw).to_dict()
     assert a == b
+
+
+
+@pytest.mark.parametrize("fam", ["t", "sas"])
+def test_shape_priors_are_the_documented_densities(fam):
+    """Only the shape-prior term differs between the two options, and it is the documented density of log delta:
+    supplement Gamma(5, rate 0.25) / Gamma(50, 50), weak Gamma(2, rate 0.1) / LogNormal(0, 0.5)."""
+    from scipy import stats
+
+    from matchaudit.labelfree.init import initialise
+    from matchaudit.labelfree.model import GroupModel, Priors
+
+    rng = np.random.default_rng(0)
+    s, _ = _group(rng, 300, 0.5, 0.5)
+    init = initialise(s)
+    model = {k: GroupModel(family(fam), Priors.from_init(init), s, s[:0], s[:0], shape_prior=k) for k in ("supplement", "weak")}
+    dens = {"t": {"supplement": stats.gamma(5.0, scale=4.0), "weak": stats.gamma(2.0, scale=10.0)},
+            "sas": {"supplement": stats.gamma(50.0, scale=1.0 / 50.0), "weak": stats.lognorm(0.5)}}[fam]
+    log_prior = {k: (lambda d, k=k: float(np.sum(dens[k].logpdf(d) + np.log(d)))) for k in dens}  # density of log delta
+    th = np.tile(model["weak"].start(init), (3, 1))
+    th[:, 7:] = np.log([[0.8, 1.1], [0.6, 1.4], [1.0, 1.0]] if fam == "sas" else [[7.0, 25.0], [4.0, 60.0], [15.0, 15.0]])
+    for k in model:
+        got = model[k].log_density(th)
+        want = np.array([log_prior[k](np.exp(t[7:])) for t in th])
+        other = model["weak" if k == "supplement" else "supplement"].log_density(th)
+        lik = got - want  # the rest of the posterior, the same under both priors
+        lik_other = other - np.array([log_prior["weak" if k == "supplement" else "supplement"](np.exp(t[7:])) for t in th])
+        np.testing.assert_allclose(np.diff(lik), np.diff(lik_other), atol=1e-8)
+    with pytest.warns(UserWarning):
+        e = estimate(s, np.zeros(s.size), fmr=(1e-1,), family=fam, shape_prior="weak", seed=1, **FAST)
+    assert "shape prior 'weak'" in e.limits[0]

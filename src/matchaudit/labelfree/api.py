@@ -19,13 +19,14 @@ from matchaudit.errors import InputError, listing
 from matchaudit.labelfree import curves, diagnostics, ppc, samplers
 from matchaudit.labelfree.curves import Rule, band
 from matchaudit.labelfree.init import Init, initialise
-from matchaudit.labelfree.model import GroupModel, LabelSampling, Priors, component, constrain
+from matchaudit.labelfree.model import SHAPE_PRIORS, GroupModel, LabelSampling, Priors, ShapePrior, component, constrain
 from matchaudit.labelfree.twopiece import family as get_family
 
 RHAT_REFUSE = 1.2  # the paper's criterion
 RHAT_WARN = 1.01
 ESS_WARN = 400.0
 DEFAULTS = {"numpy": (3000, 5000), "numpyro": (500, 500)}  # (warm-up, kept draws) per chain
+DEFAULT_SHAPE_PRIOR: ShapePrior = "weak"  # deviation from supplement E.2: docs/labelfree.md, "Recovery"
 KINDS = ("population", "finite-sample")
 KIND_NOTE = {
     "population": "parametric: rates of the fitted score distributions (what the system does on this population)",
@@ -180,10 +181,11 @@ def _thin(n_total: int, n: int) -> np.ndarray:
 
 
 def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: LabelSampling,
-               sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int):
+               sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int,
+               shape_prior: ShapePrior = "supplement"):
     init = initialise(z, lam)
     lab = ~np.isnan(y)
-    model = GroupModel(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling)
+    model = GroupModel(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling, shape_prior)
     mode, cov = samplers.laplace(model.log_density, model.start(init))
     starts = samplers.dispersed_starts(mode, cov, chains, rng)
     if sampler == "numpyro":
@@ -273,11 +275,15 @@ def estimate(
     finite_draws: int = 400,
     curve_points: int = 60,
     ppc_replicates: int = 50,
+    shape_prior: ShapePrior | None = None,
 ) -> Estimate:
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and rates at a global threshold from similarity scores.
 
     ``labels``: 1 match, 0 non-match, NaN unknown (``None``: none known). ``label_sampling="stratified"``
-    when the labelled pairs were sampled per class. Raises :class:`NotConverged` when any R-hat >= 1.2.
+    when the labelled pairs were sampled per class. ``shape_prior``: ``"weak"`` (default; TP-T d.o.f.
+    ``Gamma(2, rate 0.1)``, TP-SAS ``log delta ~ N(0, 0.5^2)``) or ``"supplement"`` (E.2: ``Gamma(5, 0.25)`` /
+    ``Gamma(50, 50)``); the supplement's priors pull heavy non-match tails towards normal (docs/labelfree.md).
+    Raises :class:`NotConverged` when any R-hat >= 1.2.
     """
     s, g, y = validate(scores, groups, labels)
     fam = get_family(family)
@@ -290,6 +296,9 @@ def estimate(
         raise InputError(f"decision rule must be '>=' or '>' (got {rule!r})")
     if chains < 2:
         raise InputError("at least 2 chains are needed to check convergence (R-hat)")
+    shape_prior = DEFAULT_SHAPE_PRIOR if shape_prior is None else shape_prior
+    if shape_prior not in SHAPE_PRIORS:
+        raise InputError(f"unknown shape prior {shape_prior!r}; choose one of {', '.join(SHAPE_PRIORS)}")
     name = samplers.resolve(sampler)
     warmup = DEFAULTS[name][0] if warmup is None else int(warmup)
     draws = DEFAULTS[name][1] if draws is None else int(draws)
@@ -300,7 +309,7 @@ def estimate(
     for gi, nm in enumerate(np.unique(g)):
         idx = g == nm
         init, d, diag = _fit_group((s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
-                                   name, chains, warmup, draws, rng, seed + gi)
+                                   name, chains, warmup, draws, rng, seed + gi, shape_prior)
         flat = d.theta.reshape(-1, d.theta.shape[-1])
         p = constrain(flat)
         for k in ("mu0", "mu1"):
@@ -340,7 +349,8 @@ def estimate(
     flags = _extrapolated(fits, targets)
     extrapolated = [f"{nm} at FMR {a:g}" for gi, nm in enumerate(names) for ai, a in enumerate(targets) if flags[gi, ai]]
     limits = [
-        f"parametric family: {fam.description}; bands are conditional on it (try another --family to see the sensitivity)",
+        f"parametric family: {fam.description}; bands are conditional on it (try another --family to see the sensitivity)"
+        + (f"; shape prior {shape_prior!r}: {_shape_prior_text(shape_prior, fam.name)}" if fam.has_shape else ""),
         "pairs that share identities or images are not independent; the model treats them as independent, "
         "so the bands are optimistic (too narrow)",
         "population rates describe the fitted distributions; finite-sample rates the pairs at hand",
@@ -354,6 +364,11 @@ def estimate(
                                 ppc_replicates) for f in fits}
     return Estimate(family, fam.description, rule, level, name, chains, warmup, draws, seed, targets, fits, results,
                     checks, limits, notes)
+
+
+def _shape_prior_text(shape_prior: str, fam_name: str) -> str:
+    kind, a, b = SHAPE_PRIORS[shape_prior][fam_name]
+    return f"delta ~ Gamma({a:g}, rate {b:g})" if kind == "gamma" else f"log delta ~ N({a:g}, {b:g}^2)"
 
 
 def _extrapolated(fits: list[GroupFit], targets: Sequence[float]) -> np.ndarray:

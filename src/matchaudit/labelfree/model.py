@@ -8,8 +8,9 @@ Component 0 = non-matches, 1 = matches (similarities: ``mu1 > mu0`` by construct
 Likelihood: the marginal mixture for unlabelled scores, the complete-data term for labelled ones; with
 ``label_sampling="stratified"`` (labels drawn per class) the ``log pi`` parts of labelled pairs are dropped.
 Priors (supplement E.2): ``mu_j ~ N(GMM mean_j, GMM sd_j)``, scales ``~ Gamma(2, rate)`` with mean = GMM sd_j,
-shape ``delta ~ Gamma(5, 0.25)`` (TP-T) or ``Gamma(50, 50)`` (TP-SAS), ``pi ~ Beta(1, 1)``; all Gammas in
-shape-rate form. ``log_density`` is written once for NumPy and JAX (``xp``).
+shape ``delta ~ Gamma(5, 0.25)`` (TP-T) or ``Gamma(50, 50)`` (TP-SAS) with ``shape_prior="supplement"``;
+the default ``"weak"`` uses ``Gamma(2, 0.1)`` (TP-T) and ``log delta ~ N(0, 0.5^2)`` (TP-SAS), see
+docs/labelfree.md "Recovery"; ``pi ~ Beta(1, 1)``; all Gammas in shape-rate form. ``log_density`` is written once for NumPy and JAX (``xp``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from matchaudit.labelfree.twopiece import TwoPiece
 
 PARAM_NAMES = ("mu0", "log_gap", "log_s0L", "log_s0R", "log_s1L", "log_s1R", "logit_pi", "log_delta0", "log_delta1")
 SCALE_SHAPE = 2.0
-DELTA_PRIOR = {"t": (5.0, 5.0 / 20.0), "sas": (50.0, 50.0)}
+DELTA_PRIOR = {"t": (5.0, 5.0 / 20.0), "sas": (50.0, 50.0)}  # supplement E.2, Gamma(shape, rate)
+# Shape priors: ("gamma", shape, rate) or ("lognormal", mean of log, sd of log), per family.
+SHAPE_PRIORS = {
+    "supplement": {"t": ("gamma", *DELTA_PRIOR["t"]), "sas": ("gamma", *DELTA_PRIOR["sas"])},
+    "weak": {"t": ("gamma", 2.0, 0.1), "sas": ("lognormal", 0.0, 0.5)},
+}
+ShapePrior = Literal["supplement", "weak"]
 LabelSampling = Literal["random", "stratified"]
 
 
@@ -52,6 +59,7 @@ class GroupModel:
     scores_l: np.ndarray
     labels_l: np.ndarray
     label_sampling: LabelSampling = "random"
+    shape_prior: ShapePrior = "weak"
 
     @property
     def dim(self) -> int:
@@ -87,8 +95,11 @@ class GroupModel:
             for side in "LR":  # Gamma(shape, rate) density times the Jacobian of exp
                 lp = lp + SCALE_SHAPE * theta[..., 2 + 2 * j + (side == "R")] - rate * p[f"s{j}{side}"]
         if fam.has_shape:
-            a, b = DELTA_PRIOR[fam.name]
-            lp = lp + a * (theta[..., 7] + theta[..., 8]) - b * (p["delta0"] + p["delta1"])
+            kind, a, b = SHAPE_PRIORS[self.shape_prior][fam.name]
+            if kind == "gamma":  # Gamma(a, b) density times the Jacobian of exp
+                lp = lp + a * (theta[..., 7] + theta[..., 8]) - b * (p["delta0"] + p["delta1"])
+            else:  # log delta ~ N(a, b): a normal density on the unconstrained coordinate itself
+                lp = lp - 0.5 * (((theta[..., 7] - a) / b) ** 2 + ((theta[..., 8] - a) / b) ** 2)
         lp = lp + log_pi + log_1m  # Beta(1, 1) prior on pi, Jacobian of the logit
         return ll + lp
 
@@ -99,8 +110,8 @@ class GroupModel:
         pi = init.pi_start
         th = [g.means[0], np.log(gap), *np.log([g.sds[0], g.sds[0], g.sds[1], g.sds[1]]), np.log(pi / (1.0 - pi))]
         if self.family.has_shape:
-            a, b = DELTA_PRIOR[self.family.name]
-            th += [np.log(a / b)] * 2
+            kind, a, b = SHAPE_PRIORS[self.shape_prior][self.family.name]
+            th += [np.log(a / b) if kind == "gamma" else a] * 2
         return np.array(th, dtype=float)
 
 
