@@ -78,6 +78,7 @@ def estimate(
     label_col: str = typer.Option(None, "--label-col", help="Optional label column (1/0, genuine/impostor...); empty/NA = unlabelled."),
     distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated first."),
     family: FamilyOpt = typer.Option(FamilyOpt.sas, "--family", help="Two-piece family of both score distributions."),
+    shape_prior: str = typer.Option("weak", "--shape-prior", help="Priors of the tail parameters: weak (default; nominal coverage for sinh-arcsinh in our recovery study) or supplement (the paper's; pulls tails towards normal)."),
     fmr: float = typer.Option(1e-3, "--fmr", help="FMR target (per-group FNMR@FMR and the pooled global threshold)."),
     level: float = typer.Option(0.89, "--level", help="Credible level of the equal-tailed bands (0.89 as in SPE-FR)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (default) or > t."),
@@ -109,7 +110,7 @@ def estimate(
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         try:
-            est = run_estimate(scores[keep], groups[keep], labels, family=family.value, fmr=targets, level=level,
+            est = run_estimate(scores[keep], groups[keep], labels, family=family.value, shape_prior=shape_prior, fmr=targets, level=level,
                                rule=rule.value, sampler=sampler.value, chains=chains, draws=draws,
                                warmup=None if draws is None else draws, seed=seed)
         except NotConverged as e:
