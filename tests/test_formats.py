@@ -15,27 +15,22 @@ import pytest
 
 from matchaudit.cli.formats import load_by_format
 from matchaudit.data import load_comparisons, load_samples
-from matchaudit.data.formats import load_bob, load_identity_embeddings, load_kaldi, load_voxceleb
+from matchaudit.data.formats import (
+    load_bob,
+    load_identity_embeddings,
+    load_kaldi,
+    load_voxceleb,
+)
 from matchaudit.errors import InputError
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.model import MatchData
+from tests.matchdata_assert import assert_same_matchdata
 
 FIX = Path(__file__).parent / "fixtures" / "formats"
 CONFIG = AuditConfig(fmr_targets=(0.1, 0.05), thresholds=(0.5,))
 
 
-def _same(x: MatchData, y: MatchData) -> None:
-    for name in ("identity_names", "identity_group"):
-        assert np.array_equal(getattr(x, name), getattr(y, name)), name
-    assert (x.group_names, x.group_by, x.protocol, x.score_kind, x.metric) == (
-        y.group_names, y.group_by, y.protocol, y.score_kind, y.metric)
-    for part in ("samples", "pairs"):
-        a, b = getattr(x, part), getattr(y, part)
-        assert (a is None) == (b is None), part
-        if a is not None:
-            for f in a.__dataclass_fields__:
-                u, w = getattr(a, f), getattr(b, f)
-                assert (u is None and w is None) or np.array_equal(u, w), f"{part}.{f}"
+_same = assert_same_matchdata
 
 
 def _same_audit(x: MatchData, y: MatchData) -> None:
