@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from matchaudit.data import from_embeddings, from_scores, load_comparisons, load_samples
-from matchaudit.model import DenseBlock, MatchData
+from matchaudit.model import DenseBlock
 from tests.matchdata_assert import assert_same_matchdata
 
 _same = assert_same_matchdata
