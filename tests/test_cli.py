@@ -36,6 +36,33 @@ def test_demo_writes_valid_results_tables_and_plots(demo_dir):
     for target in {p["target"] for p in pts}:
         at = {p["group"]: p["fnmr"] for p in pts if p["target"] == target}
         assert max(at, key=at.get) == "B"
+    # group tests: every pair at every target, estimates are the audit's own FNMRs, B's designed gap is found
+    tests = doc["tests"]
+    fnmr = {(p["target"], p["group"]): p["fnmr"] for p in pts}
+    assert {(t["target"], t["group_a"], t["group_b"]) for t in tests} == {
+        (x, a, b) for x in doc["config"]["fmr_targets"] for a, b in (("A", "B"), ("A", "C"), ("B", "C"))}
+    for t in tests:
+        assert t["estimate_a"] == pytest.approx(fnmr[t["target"], t["group_a"]], abs=1e-12)
+        assert t["effect"] == pytest.approx(t["estimate_a"] - t["estimate_b"], abs=1e-12)
+        assert t["pvalue"] <= t["pvalue_holm"] and t["pvalue_adjusted"] == t["pvalue_maxt"]
+        assert (t["pvalue_maxt"] < t["alpha"]) == ("B" in (t["group_a"], t["group_b"]))
+
+
+def test_audit_tests_option_on_a_small_table(tmp_path):
+    fx = "tests/fixtures/formats"
+    args = ["audit", "--format", "voxceleb", "--trials", f"{fx}/vox_trials.txt", "--scores",
+            f"{fx}/vox_scores_aligned.txt", "--metadata", f"{fx}/vox1_meta.csv", "--group-by", "Gender",
+            "--fmr", "0.1,0.2", "--no-intervals", "--out", str(tmp_path), "--quiet", "--tests"]
+    res = runner.invoke(app, [*args, "--test-resamples", "49", "--seed", "3", "--level", "0.9"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.validate(doc, schema())
+    assert [t["target"] for t in doc["tests"]] == [0.1, 0.2]
+    assert all(t["n_resamples"] == 49 and t["seed"] == 3 and t["alpha"] == pytest.approx(0.1)
+               and 0 < t["pvalue"] <= 1 for t in doc["tests"])
+    assert doc["config"]["tests"]["studentize"] == "permutation-sd"
+    bad = runner.invoke(app, [*args, "--test-resamples", "0"])
+    assert bad.exit_code == 2 and "--test-resamples" in bad.output
 
 
 def test_demo_is_reproducible(demo_dir, tmp_path):

@@ -27,11 +27,21 @@ def report(tmp_path_factory):
 def test_report_is_self_contained_with_all_sections(report):
     page = report.read_text()
     assert not re.search(r"(src|href)=['\"]https?://", page)  # nothing fetched from the network
-    for heading in ("Data", "Reading", "Operating points", "DET curves", "Fairness measures", "Cross-group FMR",
-                    "Reproducibility"):
+    for heading in ("Data", "Reading", "Operating points", "Group tests", "DET curves", "Fairness measures",
+                    "Cross-group FMR", "Reproducibility"):
         assert f"<h2>{heading}" in page, heading
     assert page.count("data:image/png;base64,") == 3  # two DET figures and the cross-group heat map
     assert re.search(r"\d+(\.\d+)?% \([\d,]+/[\d,]+\)", page)  # rates shown with their counts
+
+
+def test_reading_uses_the_group_tests(report):
+    """The demo's FNMR gaps (B against the others) are read with the audit's max-T adjusted p-values."""
+    page = report.read_text()
+    reading = page[page.index("<h2>Reading"):page.index("<h2>Operating points")]
+    fnmr = [li for li in reading.split("<li>")[1:] if "highest FNMR" in li]
+    assert len(fnmr) == 3 and all("is distinguishable from noise at 95% (adjusted p = " in li for li in fnmr)
+    tests = page[page.index("<h2>Group tests"):page.index("<h2>DET curves")]
+    assert tests.count("<tr>") == 1 + 9 and "max-T" in tests and "not distinguishable" in tests
 
 
 def test_report_command_rejects_a_missing_file(tmp_path):

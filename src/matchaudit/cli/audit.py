@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from contextlib import nullcontext
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
@@ -18,7 +20,11 @@ from matchaudit.cli.common import floats, names, user_errors
 from matchaudit.cli.formats import FORMATS, load_by_format
 from matchaudit.data import load_samples
 from matchaudit.errors import InputError
-from matchaudit.estimators.audit_intervals import METHODS, IntervalOptions, compute_intervals
+from matchaudit.estimators.audit_intervals import (
+    METHODS,
+    IntervalOptions,
+    compute_intervals,
+)
 from matchaudit.metrics.evaluate import AuditConfig, AuditResult, evaluate
 from matchaudit.model import MatchData
 from matchaudit.report.det import plot_det
@@ -70,10 +76,54 @@ def _print_summary(result: AuditResult, out: Path) -> None:
     console.print(f"Results written to [bold]{out}[/] (results.json, CSV tables, DET plots).")
 
 
+@dataclass(frozen=True)
+class TestOptions:
+    """``audit --tests``: identity-level all-groups permutation tests of FNMR@FMR, one per FMR target."""
+
+    n_resamples: int = 999
+    seed: int = 0
+    alpha: float = 0.05
+    studentize: str = "permutation-sd"
+
+
+def group_tests(data: MatchData, config: AuditConfig, options: TestOptions) -> tuple[list[dict], list[str]]:
+    """Tidy records of every pair of groups' FNMR@FMR difference (raw, Holm, max-T p-values) per FMR target.
+
+    The threshold is re-derived in every relabelling from the same impostors that set the audit's global
+    threshold (``threshold_impostors``); studentized by the permutation distribution's SD (the fast variant).
+    Targets the test cannot run at are skipped with a warning.
+    """
+    from matchaudit.estimators.matching_tests import matching_all_groups_test
+
+    if not data.has_identities or len(data.group_names) < 2:
+        return [], ["group tests skipped: they need identities and at least two groups (--group-by)."]
+    records: list[dict] = []
+    warnings: list[str] = []
+    for target in config.fmr_targets:
+        try:
+            res = matching_all_groups_test(data, "fnmr_at_fmr", level=options.alpha, fmr_target=target,
+                                           fmr_reference=config.threshold_impostors, rule=config.rule,
+                                           n_resamples=options.n_resamples, seed=options.seed,
+                                           studentize=options.studentize)
+        except (InputError, ValueError) as e:
+            warnings.append(f"group tests at FMR target {target:g} skipped: {e}")
+            continue
+        for r in res.rows:
+            records.append({
+                "metric": "fnmr", "kind": "fmr_target", "target": target, "weighting": "pooled",
+                "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
+                "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
+                "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "pvalue_adjusted": r["pvalue_maxt"],
+                "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
+                "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
+                "reason": r.get("reason")})
+    return records, warnings
+
+
 def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False,
-              intervals: IntervalOptions | None = None) -> AuditResult:
+              intervals: IntervalOptions | None = None, tests: TestOptions | None = None) -> AuditResult:
     """Evaluate, write results.json + CSVs + one DET figure per weighting (with interval bands on the pooled
-    one when ``intervals`` is given)."""
+    one when ``intervals`` is given; with the all-groups tests of FNMR@FMR when ``tests`` is given)."""
     result = evaluate(data, config)
     payload = result.to_dict()
     bands: list = []
@@ -81,6 +131,12 @@ def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, qui
         records, bands = compute_intervals(data, config, intervals)
         payload["intervals"] = records
         payload["config"]["intervals"] = dict(intervals.__dict__)
+    if tests is not None:
+        with console.status("Group tests (identity-level permutations)...", spinner="dots") if not quiet \
+                else nullcontext():
+            payload["tests"], test_warnings = group_tests(data, config, tests)
+        payload["config"]["tests"] = dict(tests.__dict__)
+        payload["summary"]["warnings"] = list(payload["summary"]["warnings"]) + test_warnings
     write_results(payload, result.det, out, command)
     for w in {c["weighting"] for c in result.det}:
         wb = [b for b in bands if b["weighting"] == w] or None
@@ -136,6 +192,8 @@ def audit(
     one_sided: bool = typer.Option(False, "--one-sided", help="One-sided upper bounds (certification; rule of three for zero errors)."),
     band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
+    tests: bool = typer.Option(False, "--tests", help="Also test every pair of groups' FNMR@FMR gap at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level)."),
+    test_resamples: int = typer.Option(999, "--test-resamples", help="Relabellings of the group tests."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),
     report: Path = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file."),
@@ -181,8 +239,11 @@ def audit(
     bad = [a for a in config.fmr_targets if not 0 <= a <= 1]
     if bad:
         raise InputError(f"--fmr: targets must lie in [0, 1]; got {bad}.")
+    if test_resamples < 1:
+        raise InputError(f"--test-resamples {test_resamples}: give at least 1 (999 or more for p-values near 0.001).")
     run_audit(data, config, out, _command(), quiet or as_json,
-              None if no_intervals else _interval_options(ci_method, level, n_resamples, ci_seed, one_sided, band))
+              None if no_intervals else _interval_options(ci_method, level, n_resamples, ci_seed, one_sided, band),
+              TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=round(1 - level, 12)) if tests else None)
     if report is not None:
         write_report(out / "results.json", report)
     if as_json:
@@ -236,11 +297,12 @@ def demo(
     out: Path = typer.Option(Path("matchaudit-demo"), "--out", help="Output directory."),
     seed: int = typer.Option(0, "--seed", help="Seed of the synthetic data set."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
+    test_resamples: int = typer.Option(199, "--test-resamples", help="Relabellings of the group tests."),
 ) -> None:
     """Simulate the embedded synthetic data set (vMF embeddings, three groups with known gaps) and audit it.
 
-    Writes the data to OUT/data/ (the same files a user would give), the audit with default intervals to OUT/,
-    and the HTML report to OUT/report.html.
+    Writes the data to OUT/data/ (the same files a user would give), the audit with default intervals and the
+    group tests of FNMR@FMR (--test-resamples relabellings) to OUT/, and the HTML report to OUT/report.html.
 
     Example:
 
@@ -251,7 +313,8 @@ def demo(
     files = simulate_vmf(seed=seed).write(out / "data")
     data = load_samples(files.samples, files.embeddings, group_by=("group",))
     config = AuditConfig(fmr_targets=(1e-2, 1e-3, 1e-4))
-    run_audit(data, config, out, f"matchaudit demo --out {out} --seed {seed}", quiet, IntervalOptions(seed=seed))
+    run_audit(data, config, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}",
+              quiet, IntervalOptions(seed=seed), TestOptions(n_resamples=test_resamples, seed=seed))
     report = write_report(out / "results.json")
     if not quiet:
         console.print(f"Report: [bold]{report}[/]")

@@ -207,7 +207,8 @@ def _reading(res: dict, folder: Path) -> str:
            and p["kind"] == "fmr_target"]
     if len({p["group"] for p in pts}) < 2:
         return ""
-    tests = {(t.get("metric"), t.get("target"), t.get("group_a"), t.get("group_b")): t for t in res.get("tests", [])}
+    tests = {(t.get("metric"), t.get("target"), t.get("group_a"), t.get("group_b")): t for t in res.get("tests", [])
+             if t.get("weighting", w) == w}
     lines = []
     for target in sorted({p["target"] for p in pts}, reverse=True):
         at = [p for p in pts if p["target"] == target]
@@ -228,11 +229,44 @@ def _reading(res: dict, folder: Path) -> str:
                 text += (f" The gap {verdict} distinguishable from noise at {100 * (1 - alpha):.0f}% "
                          f"(adjusted p = {p_adj:.3g}).")
             else:
-                text += " No test was run on this gap: run <code>matchaudit test</code> to tell it from noise."
+                how = "<code>matchaudit audit --tests</code>" if rate == "fnmr" else "<code>matchaudit test</code>"
+                text += f" No test was run on this gap: run {how} to tell it from noise."
             if hi["below_resolution"]:
                 text += " (This target is below the data's resolution.)"
             lines.append(f"<li>{text}</li>")
     return "<h2>Reading</h2><div class='reading'><ul>" + "".join(lines) + "</ul></div>"
+
+
+def _p(v: Any) -> str:
+    x = _num(v)
+    return "n/a" if math.isnan(x) else f"{x:.3g}"
+
+
+def _tests(res: dict, folder: Path) -> str:
+    """Every pair of groups' FNMR@FMR gap with raw, Holm and max-T p-values (``audit --tests``)."""
+    recs = res.get("tests", [])
+    if not recs:
+        return ""
+    rows = []
+    for t in recs:
+        p_adj, alpha = _num(t.get("pvalue_adjusted", t.get("pvalue"))), _num(t.get("alpha", 0.05))
+        verdict = ("n/a" if math.isnan(p_adj) else
+                   "<b>distinguishable from noise</b>" if p_adj < alpha else "not distinguishable from noise")
+        label = f"FMR {_num(t['target']):g}" if t.get("kind") == "fmr_target" else f"t = {_num(t['target']):g}"
+        effect = _num(t["effect"])
+        rows.append([_esc(label), f"{_esc(t['group_a'])} − {_esc(t['group_b'])}",
+                     "n/a" if math.isnan(effect) else f"{100 * effect:+.3g} points", _p(t["pvalue"]),
+                     _p(t.get("pvalue_holm")), _p(t.get("pvalue_maxt")), verdict])
+    first = recs[0]
+    alpha = _num(first.get("alpha", 0.05))
+    return ("<h2>Group tests</h2>"
+            f"<p>Is each gap in {_esc(str(first['metric']).upper())} between two groups real or noise? Identity-level "
+            f"permutation tests ({_esc(first['n_resamples'])} relabellings of the groups' identities, seed "
+            f"{_esc(first['seed'])}; {_esc(first['method'])}), every pair of groups on the same relabellings at each "
+            "FMR target, the threshold re-derived in every relabelling. Holm and max-T adjust for the pairs tested "
+            f"at one target; the verdict uses max-T at α = {alpha:g}. Effect: FNMR of the first group minus the "
+            "second's, in percentage points.</p>"
+            + _table(["operating point", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "verdict"], rows, 2))
 
 
 def _reproducibility(res: dict, folder: Path) -> str:
@@ -243,8 +277,8 @@ def _reproducibility(res: dict, folder: Path) -> str:
             f"<p>Configuration:</p><pre>{_esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
 
 
-SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _det, _fairness, _uncertainty, _cross,
-                                               _reproducibility]
+SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _tests, _det, _fairness, _uncertainty,
+                                               _cross, _reproducibility]
 
 
 def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
