@@ -64,3 +64,47 @@ def test_report_renders_in_headless_chromium_without_console_errors(report, tmp_
     assert "CONSOLE(" not in dom.stderr  # chromium logs page console messages (errors included) this way
     images = dom.stdout.count("<img")
     assert images == 3
+
+
+COMPARE = {"command": "matchaudit compare ...", "version": "x", "result": {
+    "records": [
+        {"metric": "fnmr_at_fmr", "view": "all", "fmr_target": 1e-3, "model_a": 0.020, "model_b": 0.032,
+         "difference": -0.012, "low": -0.020, "high": -0.004, "level": 0.95, "method": "double-or-nothing",
+         "n_resamples": 1000, "seed": 0},
+        {"metric": "fnmr_at_fmr", "view": "all", "fmr_target": 1e-4, "model_a": 0.05, "model_b": 0.051,
+         "difference": -0.001, "low": -0.01, "high": 0.008, "level": 0.95, "method": "double-or-nothing",
+         "n_resamples": 1000, "seed": 0},
+        {"metric": "fnmr_at_fmr", "view": "B", "fmr_target": 1e-3, "model_a": 0.1, "model_b": 0.12,
+         "difference": -0.02, "low": "nan", "high": "nan", "level": 0.95, "method": "double-or-nothing",
+         "n_resamples": 1000, "seed": 0}],
+    "tests": [], "fmr_targets": [1e-3, 1e-4], "method": "double-or-nothing", "n_resamples": 1000, "seed": 0}}
+
+ESTIMATE = {"method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-implementation", "family": "sas",
+            "family_description": "sinh-arcsinh", "level": 0.89, "limits": ["exchangeable pairs within a group"],
+            "warnings": [], "results": {"population": {"note": "parametric", "fnmr_at_fmr": [
+                {"target": 1e-3, "group": "A", "median": 0.011, "lower": 0.008, "upper": 0.015, "extrapolated": False},
+                {"target": 1e-3, "group": "B", "median": 0.042, "lower": 0.03, "upper": 0.06, "extrapolated": True}]}}}
+
+
+def test_report_includes_model_comparison_and_label_free_estimates(report, tmp_path):
+    import json
+
+    (tmp_path / "results.json").write_text((report.parent / "results.json").read_text())
+    (tmp_path / "compare.json").write_text(json.dumps(COMPARE))  # found beside results.json
+    est = tmp_path / "elsewhere.json"
+    est.write_text(json.dumps(ESTIMATE))
+    res = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--estimate", str(est)])
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "report.html").read_text()
+    cmp = page[page.index("<h2>Model comparison"):page.index("<h2>Label-free")]
+    assert ("Model A's FNMR at FMR 0.001 is lower by 1.2 points, 95% interval [-2, -0.4] points: "
+            "distinguishable from noise.") in cmp
+    assert "FMR 0.0001 is lower by 0.1 points" in cmp and "not distinguishable from noise" in cmp
+    assert cmp.count("<tr>") == 1 + 3 and cmp.count("<li>") == 2  # no sentence for a NaN interval
+    lf = page[page.index("<h2>Label-free"):page.index("<h2>Reproducibility")]
+    assert "label-free estimates" in lf and "89% band" in lf and "[0.8%, 1.5%]" in lf
+    assert "tail extrapolation" in lf and "exchangeable pairs within a group" in lf
+    # without the files, no such sections; a missing --compare file is an error
+    assert "<h2>Model comparison" not in report.read_text() and "<h2>Label-free" not in report.read_text()
+    bad = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--compare", str(tmp_path / "no.json")])
+    assert bad.exit_code == 2 and "--compare" in bad.output

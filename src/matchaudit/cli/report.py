@@ -17,13 +17,20 @@ from matchaudit.report.html import write_report
 def report(
     results: Path = typer.Argument(..., help="results.json written by `matchaudit audit` (figures are read beside it)."),
     out: Path = typer.Option(None, "--out", help="HTML file to write (default: report.html beside results.json)."),
+    compare: Path = typer.Option(None, "--compare", help="compare.json of `matchaudit compare` to include (default: one beside results.json)."),
+    estimate: Path = typer.Option(None, "--estimate", help="estimate.json of `matchaudit estimate` to include (default: one beside results.json)."),
 ) -> None:
     """Write one self-contained HTML report (opens without network) from an audit's results.json.
 
     Example:
 
         matchaudit report matchaudit-demo/results.json --out demo-report.html
+
+        matchaudit report results/results.json --compare cmp/compare.json --estimate est/estimate.json
     """
     if not results.is_file():
         raise InputError(f"{results}: no such results file; run `matchaudit audit ... --out DIR` first.")
-    typer.echo(f"Report written to {write_report(results, out)}")
+    for name, path in (("--compare", compare), ("--estimate", estimate)):
+        if path is not None and not path.is_file():
+            raise InputError(f"{name} {path}: no such file.")
+    typer.echo(f"Report written to {write_report(results, out, compare, estimate)}")

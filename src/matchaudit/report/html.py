@@ -269,6 +269,59 @@ def _tests(res: dict, folder: Path) -> str:
             + _table(["operating point", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "verdict"], rows, 2))
 
 
+def _model_comparison(res: dict, folder: Path) -> str:
+    """``matchaudit compare``'s compare.json: FNMR@FMR of model A minus model B with its paired interval."""
+    doc = res.get("_compare")
+    if not doc:
+        return ""
+    recs = [r for r in doc["result"]["records"] if r["metric"] == "fnmr_at_fmr"]
+    if not recs:
+        return ""
+    rows, lines = [], []
+    for r in recs:
+        d, lo, hi = _num(r["difference"]), _num(r["low"]), _num(r["high"])
+        rows.append([f"FMR {_num(r['fmr_target']):g}", _esc(r["view"]), pct(r["model_a"]), pct(r["model_b"]),
+                     f"{100 * d:+.3g}", f"[{100 * lo:+.3g}, {100 * hi:+.3g}]"])
+        if r["view"] != "all" or not all(map(math.isfinite, (d, lo, hi))):
+            continue
+        noise = ("distinguishable from noise" if lo > 0 or hi < 0
+                 else "not distinguishable from noise (the interval includes 0)")
+        lines.append(f"<li>Model A's FNMR at FMR {_num(r['fmr_target']):g} is "
+                     f"{'lower' if d < 0 else 'higher' if d > 0 else 'equal to model B’s'}"
+                     f"{f' by {abs(100 * d):.3g} points' if d != 0 else ''}, {100 * _num(r['level']):.0f}% interval "
+                     f"[{100 * lo:+.3g}, {100 * hi:+.3g}] points: {noise}.</li>")
+    first = recs[0]
+    return ("<h2>Model comparison</h2><p>Two models on the same comparisons (<code>matchaudit compare</code>): "
+            f"FNMR at each FMR target, each model at its own threshold; paired identity bootstrap "
+            f"({_esc(first['method'])}, {_esc(first['n_resamples'])} replicates, seed {_esc(first['seed'])}). "
+            "Differences A − B in percentage points.</p>"
+            + _table(["operating point", "view", "FNMR model A", "FNMR model B", "A − B (points)", "interval"], rows, 2)
+            + (f"<div class='reading'><ul>{''.join(lines)}</ul></div>" if lines else ""))
+
+
+def _labelfree(res: dict, folder: Path) -> str:
+    """``matchaudit estimate``'s estimate.json: per-group FNMR@FMR with credible bands, without labels."""
+    doc = res.get("_estimate")
+    if not doc:
+        return ""
+    level = _num(doc["level"])
+    parts = [f"<h2>Label-free estimates</h2><p class='warn'>These numbers are <b>label-free estimates</b> "
+             f"({_esc(doc['method'])}; family {_esc(doc.get('family_description', doc.get('family')))}): inferred "
+             "from the score distributions, not counted from identity labels. They are only as good as the fitted "
+             "model; they are not measurements, and the audit's counted numbers above take precedence where labels "
+             f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>"]
+    for kind, out in doc["results"].items():
+        rows = [[_esc(e["group"]), f"FMR {_num(e['target']):g}", pct(e["median"]),
+                 f"[{pct(e['lower'])}, {pct(e['upper'])}]", "tail extrapolation" if e.get("extrapolated") else ""]
+                for e in out["fnmr_at_fmr"]]
+        parts.append(f"<h3>{_esc(kind)}</h3><p class='muted'>{_esc(out.get('note', ''))}</p>"
+                     + _table(["group", "operating point", "FNMR (median)", f"{100 * level:.0f}% band", "note"], rows))
+    limits = doc.get("limits", []) + doc.get("warnings", [])
+    if limits:
+        parts.append("<p>Limits:</p><ul>" + "".join(f"<li>{_esc(x)}</li>" for x in limits) + "</ul>")
+    return "".join(parts)
+
+
 def _reproducibility(res: dict, folder: Path) -> str:
     cfg = {k: v for k, v in res["config"].items()}
     extra = {k: res[k] for k in ("intervals_config", "tests_config") if k in res}
@@ -278,7 +331,7 @@ def _reproducibility(res: dict, folder: Path) -> str:
 
 
 SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _tests, _det, _fairness, _uncertainty,
-                                               _cross, _reproducibility]
+                                               _cross, _model_comparison, _labelfree, _reproducibility]
 
 
 def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
@@ -289,10 +342,18 @@ def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
             f"<p class='muted'>Per-group performance and fairness of a 1:1 matching system.</p>{body}</body></html>")
 
 
-def write_report(results_json: Path, report: Path | None = None) -> Path:
-    """Write the HTML report for a results.json (figures are taken from the same folder)."""
+def write_report(results_json: Path, report: Path | None = None, compare: Path | None = None,
+                 estimate: Path | None = None) -> Path:
+    """Write the HTML report for a results.json (figures are taken from the same folder).
+
+    ``compare``/``estimate``: a ``matchaudit compare`` compare.json and a ``matchaudit estimate`` estimate.json
+    to add as sections; by default those lying beside results.json are used when present.
+    """
     folder = results_json.parent
     res = json.loads(results_json.read_text())
+    for key, path in (("_compare", compare or folder / "compare.json"), ("_estimate", estimate or folder / "estimate.json")):
+        if path.is_file():
+            res[key] = json.loads(path.read_text())
     report = report or folder / "report.html"
     report.write_text(render(res, folder), encoding="utf-8")
     return report
