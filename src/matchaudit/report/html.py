@@ -305,11 +305,11 @@ def _labelfree(res: dict, folder: Path) -> str:
     if not doc:
         return ""
     level = _num(doc["level"])
-    parts = [f"<h2>Label-free estimates</h2><p class='warn'>These numbers are <b>label-free estimates</b> "
+    parts = [(f"<h2>Label-free estimates</h2><p class='warn'>These numbers are <b>label-free estimates</b> "
              f"({_esc(doc['method'])}; family {_esc(doc.get('family_description', doc.get('family')))}): inferred "
              "from the score distributions, not counted from identity labels. They are only as good as the fitted "
              "model; they are not measurements, and the audit's counted numbers above take precedence where labels "
-             f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>"]
+             f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>")]
     for kind, out in doc["results"].items():
         rows = [[_esc(e["group"]), f"FMR {_num(e['target']):g}", pct(e["median"]),
                  f"[{pct(e['lower'])}, {pct(e['upper'])}]", "tail extrapolation" if e.get("extrapolated") else ""]
