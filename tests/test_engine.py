@@ -6,11 +6,16 @@ import numpy as np
 import pytest
 
 from matchaudit import resampling as rs
-from matchaudit.engine import build_grid, run
-from matchaudit.engine import driver
+from matchaudit.engine import build_grid, driver, run
 from matchaudit.engine.driver import _lists
-
-from tests.engine_reference import count, exact_target, listed, make_data, materialise, materialise_draws
+from tests.engine_reference import (
+    count,
+    exact_target,
+    listed,
+    make_data,
+    materialise,
+    materialise_draws,
+)
 
 SCHEMES = [rs.WithinIdentity(11), rs.Vertex(12), rs.DoubleOrNothing(13), rs.Subsets(14), rs.GroupPermutation(15)]
 TARGETS = [0.3, 0.1, 0.02, 0.0]
@@ -150,3 +155,17 @@ def test_refinement_window_is_only_a_cost_decision(scheme, monkeypatch):
         for f in ("target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
             np.testing.assert_array_equal(getattr(c, f), getattr(out[0], f), err_msg=f)
     assert driver._window(data, grid, np.array([0.05])).any()
+
+
+def test_grid_has_at_least_the_requested_number_of_distinct_edges():
+    """Coinciding quantiles are replaced: >= n_cells distinct edges whenever the data have that many scores."""
+    from matchaudit.data import from_embeddings
+    from matchaudit.simulate import simulate_vmf
+
+    sim = simulate_vmf(seed=1)
+    data = from_embeddings(sim.embeddings, sim.samples.identity.values, attributes=sim.samples[["group"]],
+                           group_by="group")
+    grid = build_grid(data, n_cells=4096)
+    assert grid.edges.size >= 4096 and np.unique(grid.edges).size == grid.edges.size
+    tiny = make_data(seed=0)
+    assert build_grid(tiny, n_cells=16).edges.size >= 16

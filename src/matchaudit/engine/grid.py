@@ -90,23 +90,36 @@ def build_grid(
 ) -> Grid:
     """Edges at impostor quantiles log-spaced in FMR (half the cells, down to the sample's resolution),
     impostor quantiles linear in FMR (a quarter) and genuine quantiles linear in FNMR (a quarter), plus the
-    requested ``thresholds`` (exact edges). The sample: at most ``max_rows`` rows of the score matrix and
-    about ``max_scores`` scores (the sort of the sample is the grid's main cost)."""
+    requested ``thresholds`` (exact edges). Quantiles that coincide (the top ranks of the log-spaced part)
+    are replaced by requesting more, so the grid has at least ``n_cells`` distinct edges whenever the sample
+    has that many distinct scores. The sample: at most ``max_rows`` rows of the score matrix and about
+    ``max_scores`` scores (the sort of the sample is the grid's main cost)."""
     n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
     gen, imp = _sample_scores(data, max(1, min(max_rows, max_scores // max(n, 1))), max_scores)
+    imp, gen = np.sort(imp), np.sort(gen)
+    distinct = np.unique(np.concatenate([imp, gen])).size
+    request = n_cells
+    while True:
+        e = _edges(imp, gen, request, thresholds)
+        if e.size >= min(n_cells, distinct) or request >= 16 * n_cells:
+            break
+        request = int(request * 1.25) + 1
+    if e.size == 0:
+        e = np.zeros(1)
+    return Grid(edges=e, rule=rule)
+
+
+def _edges(imp: np.ndarray, gen: np.ndarray, n_cells: int, thresholds) -> np.ndarray:
+    """Distinct finite edges for a request of ``n_cells`` quantiles (sorted samples in)."""
     edges = [np.asarray(thresholds, dtype=np.float64)]
     if imp.size:
-        imp = np.sort(imp)
         m = imp.size
         tail = np.unique(np.round(np.geomspace(1, m, n_cells // 2)).astype(np.int64))  # ranks from the top
         edges += [imp[m - tail], _sorted_quantile(imp, np.linspace(0, 1, n_cells // 4))]
     if gen.size:
-        edges.append(_sorted_quantile(np.sort(gen), np.linspace(0, 1, n_cells // 4)))
+        edges.append(_sorted_quantile(gen, np.linspace(0, 1, n_cells // 4)))
     e = np.unique(np.concatenate(edges))
-    e = e[np.isfinite(e)]
-    if e.size == 0:
-        e = np.zeros(1)
-    return Grid(edges=e, rule=rule)
+    return e[np.isfinite(e)]
 
 
 def grid_from_edges(edges, rule: Rule = ">=") -> Grid:
