@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 import sys
 from pathlib import Path
 
@@ -22,10 +23,13 @@ def _first_paragraph(doc: str | None) -> str:
 
 
 def _signature(obj: object) -> str:
+    """The signature, with machine-specific reprs (module paths, addresses) made portable."""
     try:
-        return str(inspect.signature(obj))  # type: ignore[arg-type]
+        text = str(inspect.signature(obj))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return "(...)"
+    text = re.sub(r"<module '([\w.]+)' from '[^']*'>", r"\1", text)
+    return re.sub(r" at 0x[0-9a-f]+", "", text)
 
 
 def module_section(name: str) -> str:
