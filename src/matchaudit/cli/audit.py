@@ -120,20 +120,25 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions) -> t
     return records, warnings
 
 
+def _status(quiet: bool, message: str):
+    """A Rich spinner for a long step (nothing with --quiet)."""
+    return nullcontext() if quiet else console.status(message, spinner="dots")
+
+
 def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False,
               intervals: IntervalOptions | None = None, tests: TestOptions | None = None) -> AuditResult:
     """Evaluate, write results.json + CSVs + one DET figure per weighting (with interval bands on the pooled
     one when ``intervals`` is given; with the all-groups tests of FNMR@FMR when ``tests`` is given)."""
-    result = evaluate(data, config)
+    with _status(quiet, f"Exact metrics: counting {data.n_comparisons():,} comparisons..."):
+        result = evaluate(data, config)
     payload = result.to_dict()
     bands: list = []
     if intervals is not None:
-        records, bands = compute_intervals(data, config, intervals)
+        records, bands = compute_intervals(data, config, intervals, progress=not quiet)
         payload["intervals"] = records
         payload["config"]["intervals"] = dict(intervals.__dict__)
     if tests is not None:
-        with console.status("Group tests (identity-level permutations)...", spinner="dots") if not quiet \
-                else nullcontext():
+        with _status(quiet, "Group tests (identity-level permutations)..."):
             payload["tests"], test_warnings = group_tests(data, config, tests)
         payload["config"]["tests"] = dict(tests.__dict__)
         payload["summary"]["warnings"] = list(payload["summary"]["warnings"]) + test_warnings

@@ -93,10 +93,11 @@ def _scheme(method: str, seed: int) -> rs.Scheme:
     return rs.SCHEMES[bs.SCHEME_OF[method]](seed)
 
 
-def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions
+def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool = False
                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Interval records (pooled weighting) for operating points, curve summaries, fairness measures and the
-    normalized uncertainty, and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``."""
+    normalized uncertainty, and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``.
+    ``progress``: show the engine's progress bar over comparison blocks."""
     if options.method is not None and options.method not in METHODS:
         raise ValueError(f"unknown interval method {options.method!r}; choose from {METHODS}")
     boot_method = options.method if options.method in bs.BOOTSTRAP else "recentered"
@@ -106,7 +107,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     grid = build_grid(data, n_cells=options.n_cells, rule=config.rule, thresholds=thresholds)
     scheme = _scheme(boot_method, options.seed)
     counts = run(data, scheme, options.n_resamples, grid=grid, fmr_targets=config.fmr_targets,
-                 thresholds=thresholds, fmr_reference=config.threshold_impostors)
+                 thresholds=thresholds, fmr_reference=config.threshold_impostors, progress=progress)
     recentred = boot_method in ("recentered", "gaussian")
     v = bs.v_statistic(data, counts, thresholds) if recentred else None
     names = bs.view_names(counts)
