@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from contextlib import nullcontext
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -16,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, names, user_errors
+from matchaudit.cli.common import floats, names, status, user_errors
 from matchaudit.cli.formats import FORMATS, load_by_format
 from matchaudit.data import load_samples
 from matchaudit.errors import InputError
@@ -120,16 +119,11 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions) -> t
     return records, warnings
 
 
-def _status(quiet: bool, message: str):
-    """A Rich spinner for a long step (nothing with --quiet)."""
-    return nullcontext() if quiet else console.status(message, spinner="dots")
-
-
 def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False,
               intervals: IntervalOptions | None = None, tests: TestOptions | None = None) -> AuditResult:
     """Evaluate, write results.json + CSVs + one DET figure per weighting (with interval bands on the pooled
     one when ``intervals`` is given; with the all-groups tests of FNMR@FMR when ``tests`` is given)."""
-    with _status(quiet, f"Exact metrics: counting {data.n_comparisons():,} comparisons..."):
+    with status(quiet, f"Exact metrics: counting {data.n_comparisons():,} comparisons..."):
         result = evaluate(data, config)
     payload = result.to_dict()
     bands: list = []
@@ -138,7 +132,7 @@ def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, qui
         payload["intervals"] = records
         payload["config"]["intervals"] = dict(intervals.__dict__)
     if tests is not None:
-        with _status(quiet, "Group tests (identity-level permutations)..."):
+        with status(quiet, "Group tests (identity-level permutations)..."):
             payload["tests"], test_warnings = group_tests(data, config, tests)
         payload["config"]["tests"] = dict(tests.__dict__)
         payload["summary"]["warnings"] = list(payload["summary"]["warnings"]) + test_warnings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from contextlib import AbstractContextManager, nullcontext
 from typing import Callable, TypeVar
 
 import typer
@@ -12,6 +13,7 @@ from matchaudit.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., object])
 err_console = Console(stderr=True)
+console = Console()
 
 EXIT_INPUT = 2
 """Exit status for bad input (a message, no traceback). 0 = success; 1 = an unexpected failure."""
@@ -29,6 +31,11 @@ def user_errors(fn: F) -> F:
             raise typer.Exit(EXIT_INPUT) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def status(quiet: bool, message: str) -> AbstractContextManager:
+    """A Rich spinner around a long step (nothing with --quiet)."""
+    return nullcontext() if quiet else console.status(message, spinner="dots")
 
 
 def floats(text: str, option: str) -> tuple[float, ...]:

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from matchaudit import __version__
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, names, user_errors
+from matchaudit.cli.common import floats, names, status, user_errors
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
@@ -116,8 +116,10 @@ def compare(
     if threshold_impostors not in ("all", "same-group"):
         raise InputError("--threshold-impostors: all or same-group.")
     targets = floats(fmr, "--fmr")
-    res = compare_models(a, b, targets, method=method, n_resamples=n_resamples, n_permutations=max(n_permutations, 1),
-                         seed=seed, level=level, fmr_reference=threshold_impostors, test=n_permutations > 0)
+    with status(quiet, "Paired identity bootstrap and swap test..."):
+        res = compare_models(a, b, targets, method=method, n_resamples=n_resamples,
+                             n_permutations=max(n_permutations, 1), seed=seed, level=level,
+                             fmr_reference=threshold_impostors, test=n_permutations > 0)
     out.mkdir(parents=True, exist_ok=True)
     doc = {"command": "matchaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "version": __version__,
            "result": res.to_dict()}

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.console import Console
 
 from matchaudit.cli.app import app
@@ -52,7 +53,10 @@ def coverage(
                          n_resamples=n_resamples, fmr_targets=floats(fmr, "--fmr"), levels=lv,
                          identities=protocol, seed=seed, roc_methods=names(roc_methods),
                          fixed_methods=names(fixed_methods), truth_samples=max(5 * samples, 20))
-    res = run_coverage(cfg)
+    with Progress(TextColumn("coverage study"), BarColumn(), TextColumn("{task.completed}/{task.total} data sets"),
+                  TimeRemainingColumn(), disable=quiet, transient=True) as bar:
+        task = bar.add_task("datasets", total=cfg.n_datasets)
+        res = run_coverage(cfg, progress=lambda i: bar.update(task, completed=i))
     out.mkdir(parents=True, exist_ok=True)
     res.table().to_csv(out / "coverage.csv", index=False)
     (out / "coverage.json").write_text(json.dumps({"config": {k: v for k, v in cfg.__dict__.items()},

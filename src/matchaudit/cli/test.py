@@ -18,7 +18,7 @@ from rich.table import Table
 from matchaudit import __version__
 from matchaudit.report.figures import plot_null
 from matchaudit.cli.app import app
-from matchaudit.cli.common import names, user_errors
+from matchaudit.cli.common import names, status, user_errors
 from matchaudit.cli.matching_test import test_matching_cli
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.data.tabular import load_classifier_table
@@ -128,12 +128,14 @@ def test(
                 else load_comparisons(comparisons, group_by=names(group_by)))
         if threshold is None and fmr is None and metric in ("fnmr", "fmr"):
             raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
-        doc, rows = test_matching_cli(
-            data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr_target=fmr,
-            fmr_reference=threshold_impostors, unit=unit, studentize=_STUDENTIZE[studentize.value],
-            variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr") and studentize.value != "permutation-sd"
-            else "bootstrap", n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples),
-            alternative=alternative.value, seed=seed, level=level, confidence_level=confidence_level, meta=meta)
+        with status(quiet, "Identity-level permutation test..."):
+            doc, rows = test_matching_cli(
+                data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr_target=fmr,
+                fmr_reference=threshold_impostors, unit=unit, studentize=_STUDENTIZE[studentize.value],
+                variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr")
+                and studentize.value != "permutation-sd" else "bootstrap", n_bootstrap=n_bootstrap,
+                n_resamples=_resamples(n_resamples), alternative=alternative.value, seed=seed, level=level,
+                confidence_level=confidence_level, meta=meta)
         if not quiet:
             _print(rows, doc["result"], out, level)
         return
@@ -146,7 +148,8 @@ def test(
     out.mkdir(parents=True, exist_ok=True)
     meta |= {"table": str(table), "level": level}
     if pair or len(data.group_names) == 2:
-        r = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
+        with status(quiet, "Permutation test..."):
+            r = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
         doc = meta | {"kind": "two-group", "result": r.to_dict()}
         rows = [{"comparison": " vs ".join(r.details["groups"]), "effect": r.effect, "effect_ci_low": r.effect_ci[0],
                  "effect_ci_high": r.effect_ci[1], "direction": r.direction, "statistic": r.statistic,
@@ -155,7 +158,8 @@ def test(
         plot_null(r.null_distribution, {"observed": r.statistic}, f"{metric}: {rows[0]['comparison']} ({r.method})",
                   "statistic under relabelling", out / "null_distribution.png")
     else:
-        res = all_groups_test(data, metric, level=level, **common)
+        with status(quiet, "Permutation tests of every pair of groups..."):
+            res = all_groups_test(data, metric, level=level, **common)
         doc = meta | {"kind": "all-groups", "result": res.to_dict()}
         rows = res.rows
         top = np.nanmax(np.abs(np.where(np.isnan(res.null_distribution), np.inf, res.null_distribution)), axis=1) \
