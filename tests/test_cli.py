@@ -216,3 +216,15 @@ def test_test_command_on_matching_data_finds_the_designed_gap(demo_dir, tmp_path
     assert doc["result"]["pvalue"] <= 0.02 and doc["result"]["effect"] < 0  # B's FNMR is far higher than A's
     both = runner.invoke(app, ["test", "--table", "x.csv", "--samples", "s.parquet"])
     assert both.exit_code == 2
+
+
+def test_far_frr_aliases_on_matching_data(demo_dir, tmp_path):
+    """FAR/FRR (conventions.md) name the same tests as FMR/FNMR: identical results for the same seed."""
+    common = ["--samples", str(demo_dir / "data/samples.parquet"), "--embeddings", str(demo_dir / "data/embeddings.npy"),
+              "--group-by", "group", "--groups", "A,C", "--threshold", "0.3", "--n-resamples", "19", "--quiet"]
+    docs = []
+    for metric, sub in (("frr", "a"), ("fnmr", "b")):
+        res = runner.invoke(app, ["test", *common, "--metric", metric, "--out", str(tmp_path / sub)])
+        assert res.exit_code == 0, res.output
+        docs.append(json.loads((tmp_path / sub / "test.json").read_text())["result"])
+    assert docs[0]["statistic"] == docs[1]["statistic"] and docs[0]["pvalue"] == docs[1]["pvalue"]

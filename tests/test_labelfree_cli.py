@@ -38,6 +38,11 @@ def test_estimate_command_writes_outputs(tmp_path):
     assert [g["n_pairs"] for g in doc["groups"]] == [580, 600]
     assert doc["groups"][0]["n_labelled"] > 30
     assert (out / "estimate.csv").exists() and (out / "ppc.png").exists() and (out / "det_bands.png").exists()
+    assert "Results written" in r.output
+    quiet = runner.invoke(app, ["estimate", str(path), "--score-col", "sim", "--group-col", "eth", "--label-col", "lab",
+                                "--sampler", "numpy", "--draws", "1500", "--fmr", "1e-2", "--out", str(out), "--quiet"])
+    assert quiet.exit_code == 0 and "Results written" not in quiet.output
+    assert json.loads((out / "estimate.json").read_text()) == doc  # same seed, same numbers
 
 
 def test_bad_input_exits_2_without_traceback(tmp_path):

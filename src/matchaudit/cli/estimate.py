@@ -86,6 +86,7 @@ def estimate(
     chains: int = typer.Option(4, "--chains", help="Number of chains (>= 2, for R-hat)."),
     draws: int = typer.Option(None, "--draws", help="Kept draws per chain (default 500 NUTS, 5000 NumPy; warm-up alike 500 / 3000)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same numbers)."),
+    quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and FMR/FNMR at a global threshold with credible bands,
     from scores without identity labels (or with a few), by a Bayesian mixture of two-piece distributions.
@@ -110,7 +111,7 @@ def estimate(
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         try:
-            with status(False, f"Fitting SPE-FR ({sampler.value} sampler, {chains} chains)..."):
+            with status(quiet, f"Fitting SPE-FR ({sampler.value} sampler, {chains} chains)..."):
                 est = run_estimate(scores[keep], groups[keep], labels, family=family.value, shape_prior=shape_prior,
                                    fmr=targets, level=level, rule=rule.value, sampler=sampler.value, chains=chains,
                                    draws=draws, warmup=None if draws is None else draws, seed=seed)
@@ -127,5 +128,6 @@ def estimate(
     est.table().to_csv(out / "estimate.csv", index=False)
     plot_det(est, out / "det_bands.png")
     plot_ppc(est, out / "ppc.png")
-    console.print(str(est), highlight=False, soft_wrap=True)
-    console.print(f"Results written to [bold]{out}[/] (estimate.json, estimate.csv, det_bands.png, ppc.png).")
+    if not quiet:
+        console.print(str(est), highlight=False, soft_wrap=True)
+        console.print(f"Results written to [bold]{out}[/] (estimate.json, estimate.csv, det_bands.png, ppc.png).")

@@ -53,6 +53,8 @@ class AltOpt(str, Enum):
 
 
 _STUDENTIZE = {"studentized": True, "permutation-sd": "permutation-sd", "none": False}
+MATCHING_ALIASES = {"far": "fmr", "frr": "fnmr", "frr_at_far": "fnmr_at_fmr"}
+"""FAR/FRR names (conventions.md) accepted for the ISO/IEC 19795-1 FMR/FNMR on matching data."""
 
 
 def _resamples(text: str) -> int | str:
@@ -126,6 +128,7 @@ def test(
     if table is None:
         data = (load_samples(samples, embeddings, group_by=names(group_by)) if samples is not None
                 else load_comparisons(comparisons, group_by=names(group_by)))
+        metric = MATCHING_ALIASES.get(metric.lower(), metric.lower())
         if threshold is None and fmr is None and metric in ("fnmr", "fmr"):
             raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
         with status(quiet, "Identity-level permutation test..."):
