@@ -18,17 +18,17 @@ from matchaudit.cli.app import app
 from matchaudit.cli.common import floats, names, status, user_errors
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.errors import InputError
-from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.compare import SCHEMES, compare_models
-from matchaudit.engine import build_grid, run
+from matchaudit.metrics.evaluate import ALL, AuditConfig, evaluate
 
 console = Console()
 
 
-def _det(data, label: str, ax, grid_fmr: np.ndarray) -> None:
-    c = run(data, None, grid=build_grid(data))
-    reps, _ = bs.det_replicates(c, grid_fmr)
-    ax.plot(grid_fmr, reps[0, 0], label=label)
+def _det(data, label: str, ax) -> None:
+    """The model's exact pooled DET (all groups), from the metrics layer."""
+    curve = next(c for c in evaluate(data, AuditConfig(fmr_targets=(), weightings=("pooled",))).det
+                 if c["group"] == ALL)
+    ax.plot(curve["fmr"], curve["fnmr"], label=label, drawstyle="steps-post")
 
 
 def plot_compare(a, b, result, path: Path) -> None:
@@ -40,14 +40,14 @@ def plot_compare(a, b, result, path: Path) -> None:
     from scipy.stats import norm
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
-    grid_fmr = np.geomspace(1e-5, 0.5, 80)
     for d, lab in ((a, "model A"), (b, "model B")):
-        _det(d, lab, ax1, grid_fmr)
+        _det(d, lab, ax1)
     ax1.set_xscale("function", functions=(lambda x: norm.ppf(np.clip(x, 1e-9, 1 - 1e-9)), norm.cdf))
     ax1.set_yscale("function", functions=(lambda x: norm.ppf(np.clip(x, 1e-9, 1 - 1e-9)), norm.cdf))
     ticks = [1e-4, 1e-3, 1e-2, 0.1, 0.5]
     ax1.set_xticks(ticks, [f"{100 * t:g}%" for t in ticks])
     ax1.set_yticks([0.01, 0.05, 0.2, 0.5, 0.9], ["1%", "5%", "20%", "50%", "90%"])
+    ax1.set_xlim(1e-5, 0.5)
     ax1.set_ylim(5e-3, 0.99)
     ax1.set_xlabel("FMR")
     ax1.set_ylabel("FNMR")
