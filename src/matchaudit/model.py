@@ -121,13 +121,19 @@ class MatchData:
         assert self.pairs is not None
         return len(self.pairs)
 
-    def blocks(self, block_rows: int = 2048) -> Iterator[Block]:
-        """Yield the comparisons in blocks (bounded memory: at most ``block_rows`` x n scores at once)."""
+    def blocks(self, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Iterator[Block]:
+        """Yield the comparisons in blocks (bounded memory: at most ``block_rows`` x n scores at once).
+
+        ``part=(i, P)``: only the i-th of P interleaved shares of the row blocks (all-pairs) or table chunks
+        (listed); the P parts together yield every comparison exactly once (how workers split the work)."""
+        i, n_parts = part
+        if not 0 <= i < n_parts:
+            raise ValueError(f"part {part!r}: need 0 <= i < P")
         if self.protocol == "listed":
             assert self.pairs is not None
             m = len(self.pairs)
             step = max(1, block_rows * 4096)
-            for start in range(0, m, step):
+            for start in range(i * step, m, n_parts * step):
                 stop = min(m, start + step)
                 p = self.pairs
                 yield PairBlock(*(getattr(p, f)[start:stop] for f in PairBlock.__dataclass_fields__))
@@ -135,4 +141,4 @@ class MatchData:
         from matchaudit.scores import iter_similarity_blocks
 
         assert self.samples is not None and self.samples.embeddings is not None
-        yield from iter_similarity_blocks(self.samples.embeddings, self.metric, block_rows)
+        yield from iter_similarity_blocks(self.samples.embeddings, self.metric, block_rows, part)

@@ -64,18 +64,19 @@ def _finish_tile(dots: np.ndarray, sq_r: np.ndarray, sq_c: np.ndarray, cosine: b
 
 
 def iter_similarity_blocks(
-    embeddings: np.ndarray, metric: Metric = "cosine", block_rows: int = 2048
+    embeddings: np.ndarray, metric: Metric = "cosine", block_rows: int = 2048, part: tuple[int, int] = (0, 1)
 ) -> Iterator[DenseBlock]:
     """Yield tiles covering the upper triangle (diagonal included) of the all-pairs score matrix.
 
     Tiles are ``block_rows x TILE_COLS``; a tile starting left of the diagonal is cut at it, so each
     unordered pair lies in exactly one tile with row index < column index. Diagonal entries are set to the
-    exact self-score.
+    exact self-score. ``part=(i, P)``: only row blocks ``i, i+P, i+2P, ...`` (interleaved, so the P parts of
+    the triangle carry similar work).
     """
     q, scale = quantise(embeddings, metric)
     sq = np.einsum("ij,ij->i", q, q)  # exact integers
     n = q.shape[0]
-    for r0 in range(0, n, block_rows):
+    for r0 in range(part[0] * block_rows, n, part[1] * block_rows):
         r1 = min(n, r0 + block_rows)
         for c0 in range(r0, n, TILE_COLS):
             c1 = min(n, c0 + TILE_COLS)

@@ -1,7 +1,7 @@
 """The resampling engine: exact weighted counts for the plug-in and every replicate of a scheme."""
 
-from matchaudit.engine.driver import Counts, run
+from matchaudit.engine.driver import Backend, Counts, CountTask, LocalBackend, run
 from matchaudit.engine.grid import Grid, build_grid, grid_from_edges
 from matchaudit.engine.identity import IdentityCounts, identity_counts
 
-__all__ = ["Counts", "Grid", "IdentityCounts", "build_grid", "grid_from_edges", "identity_counts", "run"]
+__all__ = ["Backend", "CountTask", "Counts", "Grid", "LocalBackend", "IdentityCounts", "build_grid", "grid_from_edges", "identity_counts", "run"]

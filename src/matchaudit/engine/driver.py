@@ -273,13 +273,15 @@ def _progress(enabled: bool, total: int, label: str):
     return p
 
 
-def _n_blocks(data: MatchData, block_rows: int) -> int:
+def _n_blocks(data: MatchData, block_rows: int, part: tuple[int, int] = (0, 1)) -> int:
+    """Blocks :meth:`MatchData.blocks` yields for ``part``."""
+    i, P = part
     if data.protocol == "listed":
-        return max(1, -(-len(data.pairs) // (block_rows * 4096)))
+        return len(range(i, -(-len(data.pairs) // (block_rows * 4096)), P))
     from matchaudit.scores import TILE_COLS
 
     n = data.samples.ids.shape[0]
-    return sum(-(-(n - r0) // TILE_COLS) for r0 in range(0, n, block_rows))
+    return sum(-(-(n - r0) // TILE_COLS) for r0 in range(i * block_rows, n, P * block_rows))
 
 
 def _collapse_pays(data: MatchData, mode: int) -> bool:
@@ -301,13 +303,16 @@ def run(
     block_rows: int = 2048,
     collapse: bool | None = None,
     progress: bool = False,
+    backend: Backend | None = None,
 ) -> Counts:
     """Weighted counts for the plug-in and ``replicates`` of ``scheme`` (an int B means replicates 1..B).
 
     ``thresholds`` become exact grid edges (see :meth:`Counts.accepted_at`); ``fmr_targets`` get exact
     per-replicate thresholds and counts. ``collapse`` (identity-level schemes): merge comparisons with the
     same (class, category, cell, identity pair) before replicating; ``None`` lets the engine choose (the
-    counts are identical either way). Ctrl-C stops between sub-tiles and re-raises KeyboardInterrupt.
+    counts are identical either way). ``backend`` runs the counting passes (default: this process, see
+    :class:`Backend`); every backend gives identical counts. Ctrl-C stops between sub-tiles and re-raises
+    KeyboardInterrupt.
     """
     reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
     if scheme is None:
@@ -318,8 +323,7 @@ def run(
         for t in thresholds:
             grid.edge_index(float(t))
     mode = _mode(scheme)
-    layout = Layout(identity_group=data.identity_group.astype(np.int64),
-                    sample_identity=None if data.samples is None else data.samples.identity.astype(np.int64))
+    layout = _layout(data)
     targets = np.asarray(fmr_targets, dtype=np.float64)
     R = reps.size + 1
     if mode == -1:
@@ -327,21 +331,24 @@ def run(
                                           progress)
         imputed = None
     else:
-        ent = _Entries(data, grid, mode, scheme is not None and scheme.self_pairs)
-        wt, imputed = _weights(scheme, mode, reps, layout, ent.n_units, ent.G)
-        W = _batched(wt, min(lanes, -(-R // 16) * 16))  # whole 16-lane vectors
         if collapse is None:
             collapse = _collapse_pays(data, mode)
         win = _window(data, grid, targets) if targets.size else np.zeros(0, np.bool_)
-        table, found = _count_pass(data, ent, W, block_rows, bool(collapse and mode != K.SAMPLE), progress, win)
+        task = CountTask(grid=grid, mode=mode, scheme=scheme, replicates=reps, lanes=lanes,
+                         collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows)
+        ent, (wt, imputed) = task.entries(data), task.weights(data)
+        table, found = (backend or LocalBackend()).count(data, task, progress, wt)
         out = np.empty((R, ent.n_keys), np.int64)
         K.lanes_to_replicates(table, out)
         table = out.reshape(R, ent.n_kc, grid.n_cells)
         items = None
         if targets.size:
             want = _needed_cells(table, data.n_groups, targets, fmr_reference)
-            items = _items(data, ent, want, wt, block_rows, found, win)
-            second_pass = int((want & ~win).sum())
+            missing = want & ~win
+            if missing.any():
+                found = found + (backend or LocalBackend()).items(data, task, missing)
+            items = _items(ent, want, wt, found)
+            second_pass = int(missing.sum())
     G = data.n_groups
     thr, gacc, iacc = _exact_targets(table, G, targets, fmr_reference, items, grid.rule)
     info = {"collapse": bool(collapse) if mode != -1 else False, "mode": mode}
@@ -365,8 +372,92 @@ def _key_slices(offsets: np.ndarray, n_batches: int) -> np.ndarray:
     return cuts
 
 
+def _layout(data: MatchData) -> Layout:
+    return Layout(identity_group=data.identity_group.astype(np.int64),
+                  sample_identity=None if data.samples is None else data.samples.identity.astype(np.int64))
+
+
+@dataclass(frozen=True)
+class CountTask:
+    """One counting pass as any worker rebuilds it: the weights are regenerated from the scheme's seed and
+    the replicate numbers (counter-based, :mod:`matchaudit.rng`), never shipped. Small and picklable."""
+
+    grid: Grid
+    mode: int
+    scheme: Scheme | None
+    replicates: np.ndarray  # (B,) replicate numbers (lane 0, the plug-in, is implied)
+    lanes: int
+    collapse: bool
+    win: np.ndarray  # cells whose entries are kept (with scores) during the pass
+    block_rows: int
+
+    def entries(self, data: MatchData) -> _Entries:
+        return _Entries(data, self.grid, self.mode, self.scheme is not None and self.scheme.self_pairs)
+
+    def weights(self, data: MatchData) -> tuple[np.ndarray, np.ndarray | None]:
+        """Rows x lanes int32 weight matrix (lane 0 = plug-in) and the vertex imputed draw pairs."""
+        ent = self.entries(data)
+        return _weights(self.scheme, self.mode, self.replicates, _layout(data), ent.n_units, ent.G)
+
+    def n_blocks(self, data: MatchData, part: tuple[int, int] = (0, 1)) -> int:
+        return _n_blocks(data, self.block_rows, part)
+
+    def count(self, data: MatchData, part: tuple[int, int] = (0, 1), advance=None, wt: np.ndarray | None = None
+              ) -> tuple[np.ndarray, list]:
+        """Counts table ``(n_keys, batches, lanes)`` int64 of the comparisons in ``part`` (see
+        :meth:`MatchData.blocks`) and the items of the window cells. Tables of disjoint parts add up to the
+        whole (integer counts). ``advance()`` is called after each block (progress); ``wt``: the weights if
+        already made here (else regenerated)."""
+        ent = self.entries(data)
+        if wt is None:
+            wt, _ = self.weights(data)
+        R = wt.shape[1]
+        W = _batched(wt, min(self.lanes, -(-R // 16) * 16))  # whole 16-lane vectors
+        return _count_pass(data, ent, W, self.block_rows, self.collapse, self.win, part, advance)
+
+    def items(self, data: MatchData, want: np.ndarray, part: tuple[int, int] = (0, 1)) -> list:
+        """Second, filtered pass: (keys, u, v, scores) of every entry of ``part`` in the cells ``want``."""
+        ent = self.entries(data)
+        out = []
+        for block in data.blocks(self.block_rows, part):
+            for n, keys, us, vs, sc in ent.pieces(block, want):
+                if n:
+                    out.append((keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy()))
+        return out
+
+
+class Backend:
+    """Where counting passes run. Subclasses (GPU, Dask) override :meth:`count` and :meth:`items` and must
+    return what :class:`LocalBackend` returns, bit for bit: the same table and the same multiset of items."""
+
+    name = "cpu"
+
+    def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
+              ) -> tuple[np.ndarray, list]:
+        """Counts table and window items of the whole pass (``wt``: the weights, when the caller has them)."""
+        raise NotImplementedError
+
+    def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
+        """Items of the cells ``want`` (the second pass)."""
+        raise NotImplementedError
+
+
+class LocalBackend(Backend):
+    """This process: Numba kernels on every core."""
+
+    def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
+              ) -> tuple[np.ndarray, list]:
+        total = task.n_blocks(data)
+        with _progress(progress, total, "resampling") as bar:
+            job = bar.add_task("", total=total)
+            return task.count(data, advance=lambda: bar.advance(job), wt=wt)
+
+    def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
+        return task.items(data, want)
+
+
 def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, collapse: bool,
-                progress: bool, win: np.ndarray) -> tuple[np.ndarray, list]:
+                win: np.ndarray, part: tuple[int, int], advance) -> tuple[np.ndarray, list]:
     """Counts table (n_keys, batches, lanes) and the items of the window cells ``win`` (one scoring pass)."""
     table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
     codes: list[np.ndarray] = []
@@ -376,23 +467,22 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
     w2 = max(1, int(W.max()) ** 2)
     if w2 > EXACT:
         raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
-    with _progress(progress, _n_blocks(data, block_rows), "resampling") as bar:
-        task = bar.add_task("", total=_n_blocks(data, block_rows))
-        for block in data.blocks(block_rows):
-            for n, offsets, suv, items in ent.sorted_pieces(block, win):
-                if items is not None:
-                    found.append(items)
-                if n == 0:
-                    continue
-                if collapse:
-                    keys = np.repeat(np.arange(ent.n_keys, dtype=np.int64), np.diff(offsets))
-                    code = (keys * rows + (suv >> 32)) * rows + (suv & 0xFFFFFFFF)
-                    u, c = np.unique(code, return_counts=True)
-                    codes.append(u)
-                    counts.append(c)
-                    continue
-                K.accumulate(W, offsets, suv, suv, False, EXACT // w2, table, _key_slices(offsets, W.shape[0]))
-            bar.advance(task)
+    for block in data.blocks(block_rows, part):
+        for n, offsets, suv, items in ent.sorted_pieces(block, win):
+            if items is not None:
+                found.append(items)
+            if n == 0:
+                continue
+            if collapse:
+                keys = np.repeat(np.arange(ent.n_keys, dtype=np.int64), np.diff(offsets))
+                code = (keys * rows + (suv >> 32)) * rows + (suv & 0xFFFFFFFF)
+                u, c = np.unique(code, return_counts=True)
+                codes.append(u)
+                counts.append(c)
+                continue
+            K.accumulate(W, offsets, suv, suv, False, EXACT // w2, table, _key_slices(offsets, W.shape[0]))
+        if advance is not None:
+            advance()
     offsets = np.empty(ent.n_keys + 1, np.int64)
     if collapse and codes:
         allc = np.concatenate(codes)
@@ -478,22 +568,14 @@ def _window(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray:
     return win
 
 
-def _items(data: MatchData, ent: _Entries, want: np.ndarray, wt: np.ndarray, block_rows: int, found: list,
-           win: np.ndarray) -> _Items:
-    """The entries of every comparison in the wanted cells: those collected in the window during the
-    counting pass, plus a second (filtered) pass for wanted cells outside it."""
+def _items(ent: _Entries, want: np.ndarray, wt: np.ndarray, found: list) -> _Items:
+    """The entries of every comparison in the wanted cells (collected in the window during the counting
+    pass, plus those of a second, filtered pass for wanted cells outside it)."""
     C = ent.grid.n_cells
-    parts = list(found)
-    missing = want & ~win if win.size else want
-    if missing.any():
-        for block in data.blocks(block_rows):
-            for n, keys, us, vs, sc in ent.pieces(block, missing):
-                if n:
-                    parts.append((keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy()))
-    if not parts:
+    if not found:
         z = np.zeros(0, np.int64)
         return _Items(z, z, np.zeros(0), z, z, wt)
-    keys, us, vs, sc = (np.concatenate(x) for x in zip(*parts))
+    keys, us, vs, sc = (np.concatenate(x) for x in zip(*found))
     keep = want[keys % C]
     keys, us, vs, sc = keys[keep].astype(np.int64), us[keep], vs[keep], sc[keep]
     return _Items(keys % C, keys // C, sc, us.astype(np.int64), vs.astype(np.int64), wt)
@@ -589,4 +671,4 @@ def _lists(ka, kb, genuine, n_ids) -> ComparisonLists:
                            impostor_ids=ids[io], impostor_off=ioff.astype(np.int64))
 
 
-__all__ = ["Counts", "run"]
+__all__ = ["Backend", "CountTask", "Counts", "LocalBackend", "run"]
