@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import numba as nb
 import numpy as np
 
 from matchaudit.metrics.tally import Tally, cell_of
@@ -194,17 +195,7 @@ class Rates:
         """Equal error rate of the ROC convex hull (ROCCH-EER, as BOSARIS and NIST SRE tools): the point where
         the convex hull of the (FMR, FNMR) vertices crosses FMR = FNMR."""
         _, x, y = self.vertices()
-        order = np.lexsort((y, x))
-        hull = _lower_hull(x[order], y[order])
-        hx, hy = x[order][hull], y[order][hull]
-        d = hy - hx  # decreasing along the hull (x ascending)
-        k = int(np.flatnonzero(d <= 0)[0])
-        if d[k] == 0 or k == 0:
-            return float(hx[k])
-        # crossing between k-1 and k: y = x on the segment
-        x0, y0, x1, y1 = hx[k - 1], hy[k - 1], hx[k], hy[k]
-        lam = (y0 - x0) / ((y0 - x0) - (y1 - x1))
-        return float(x0 + lam * (x1 - x0))
+        return rocch_eer(x, y)
 
     def min_dcf(self, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> tuple[float, float]:
         """Normalised minimum detection cost (NIST SRE form) and the threshold attaining it."""
@@ -214,15 +205,40 @@ class Rates:
         return float(cost[k] / min(c_miss * p_target, c_fa * (1 - p_target))), float(t[k])
 
 
+def roc_hull(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
+    """Indices of the ROC points (FMR, FNMR) on the lower convex hull (the ROCCH), by ascending FMR."""
+    order = np.lexsort((fnmr, fmr))
+    return order[_lower_hull(fmr[order], fnmr[order])]
+
+
+def rocch_eer(fmr: np.ndarray, fnmr: np.ndarray) -> float:
+    """ROCCH-EER of ROC points (any order; include the end points (1, 0) and (0, 1)): where the lower convex
+    hull of the points crosses FMR = FNMR. Shared by :meth:`Rates.eer` and the bootstrap replicates."""
+    hull = roc_hull(fmr, fnmr)
+    hx, hy = fmr[hull], fnmr[hull]
+    d = hy - hx  # decreasing along the hull (x ascending)
+    k = int(np.flatnonzero(d <= 0)[0])
+    if d[k] == 0 or k == 0:
+        return float(hx[k])
+    # crossing between k-1 and k: y = x on the segment
+    x0, y0, x1, y1 = hx[k - 1], hy[k - 1], hx[k], hy[k]
+    lam = (y0 - x0) / ((y0 - x0) - (y1 - x1))
+    return float(x0 + lam * (x1 - x0))
+
+
+@nb.njit(cache=True)
 def _lower_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Indices of the lower convex hull of points sorted by x (monotone chain)."""
-    hull: list[int] = []
+    """Indices of the lower convex hull of points sorted by x (monotone chain; compiled: the bootstrap runs it
+    once per replicate and view)."""
+    hull = np.empty(x.size, np.int64)
+    h = 0
     for i in range(x.size):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
+        while h >= 2:
+            a, b = hull[h - 2], hull[h - 1]
             if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) <= 0:
-                hull.pop()
+                h -= 1
             else:
                 break
-        hull.append(i)
-    return np.array(hull)
+        hull[h] = i
+        h += 1
+    return hull[:h]
