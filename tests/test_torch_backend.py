@@ -1,0 +1,177 @@
+"""The PyTorch backend gives the CPU engine's counts, thresholds and items bit for bit (CPU tensors here;
+the CUDA tests run where a GPU is present and skip cleanly elsewhere)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from matchaudit import resampling as rs  # noqa: E402
+from matchaudit.engine import build_grid, driver, run  # noqa: E402
+from matchaudit.engine import torch_backend as tb  # noqa: E402
+from matchaudit.engine.torch_backend import TorchBackend, tile_scores  # noqa: E402
+from matchaudit.errors import InputError  # noqa: E402
+from matchaudit.scores import iter_similarity_blocks, quantise  # noqa: E402
+from tests.engine_reference import listed, make_data  # noqa: E402
+
+FIELDS = ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted")
+TARGETS = [0.3, 0.1, 0.02, 0.0]
+HOOK_SCHEMES = [s for s in (cls(seed=40 + k) for k, cls in enumerate(rs.SCHEMES.values())) if s.level != "comparison"]
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+def _same(c, ref, msg=""):
+    for f in FIELDS:
+        np.testing.assert_array_equal(getattr(c, f), getattr(ref, f), err_msg=f"{f} {msg}")
+
+
+def _vmf(metric: str = "cosine"):
+    """Mid-size vMF data: three groups, 60 identities x 8 samples (114,960 comparisons)."""
+    from matchaudit.data import from_embeddings
+    from matchaudit.simulate import GroupSpec, simulate_vmf
+
+    groups = {"A": GroupSpec(25, (120.0, 800.0)), "B": GroupSpec(20, (70.0, 250.0)),
+              "C": GroupSpec(15, (120.0, 800.0), centroid_kappa=40.0)}
+    sim = simulate_vmf(groups, dim=32, samples_per_identity=8, seed=3)
+    return from_embeddings(sim.embeddings, sim.samples.identity.values, attributes=sim.samples[["group"]],
+                           group_by="group", metric=metric)
+
+
+def test_hook_schemes_cover_every_entry_mode():
+    assert {driver._mode(s) for s in HOOK_SCHEMES} == {0, 1, 2, 3}  # SAMPLE, PRODUCT, SUM, RELABEL
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_tile_scores_bit_for_bit(metric):
+    g = np.random.default_rng(5)
+    emb = g.standard_normal((300, 48)).astype(np.float32)
+    q, scale = quantise(emb, metric)
+    qt = torch.as_tensor(q)
+    sq = (qt * qt).sum(dim=1)
+    for b in iter_similarity_blocks(emb, metric, block_rows=64):
+        r, c = b.scores.shape
+        s = tile_scores(qt, sq, b.row0, b.row0 + r, b.col0, b.col0 + c, metric == "cosine", scale).numpy()
+        i = np.arange(b.row0, b.row0 + r)[:, None]
+        j = np.arange(b.col0, b.col0 + c)[None, :]
+        off = j > i  # the diagonal holds the self-score, set separately
+        np.testing.assert_array_equal(s[off].view(np.int64), b.scores[off].view(np.int64))
+
+
+@pytest.mark.parametrize("method", ["scatter", "onehot"])
+@pytest.mark.parametrize("protocol", ["all-pairs", "listed"])
+@pytest.mark.parametrize("scheme", HOOK_SCHEMES + [None], ids=lambda s: "plug-in" if s is None else s.name)
+def test_small_data_identical_to_cpu(scheme, protocol, method, monkeypatch):
+    """Tiny tiles and product chunks (many flushes), a narrow window (the second pass runs), both rules."""
+    monkeypatch.setattr(driver, "WINDOW", 1.0)
+    for seed, rule, ref_kind in ((3, ">=", "all"), (7, ">", "same-group")):
+        data = make_data(seed=seed)
+        if protocol == "listed":
+            data = listed(data, seed=seed)
+        grid = build_grid(data, n_cells=16, rule=rule)
+        kw = dict(grid=grid, fmr_targets=TARGETS, fmr_reference=ref_kind)
+        ref = run(data, scheme, 6, **kw)
+        c = run(data, scheme, 6, backend=TorchBackend("cpu", method=method, tile=7, budget=40, lanes=4), **kw)
+        _same(c, ref, f"{seed} {rule}")
+
+
+@pytest.mark.parametrize("metric,rule", [("cosine", ">="), ("euclidean", ">")])
+def test_vmf_identical_to_cpu(metric, rule):
+    data = _vmf(metric)
+    grid = build_grid(data, n_cells=1024, rule=rule)
+    for scheme in HOOK_SCHEMES:
+        ref = run(data, scheme, 12, grid=grid, fmr_targets=[1e-2, 1e-3, 1e-4])
+        for method in ("scatter", "onehot"):
+            c = run(data, scheme, 12, grid=grid, fmr_targets=[1e-2, 1e-3, 1e-4],
+                    backend=TorchBackend("cpu", method=method, tile=1 << 14))
+            _same(c, ref, f"{scheme.name} {method}")
+
+
+@pytest.mark.parametrize("protocol", ["all-pairs", "listed"])
+def test_items_are_the_same_multiset(protocol):
+    data = make_data(seed=2)
+    if protocol == "listed":
+        data = listed(data)
+    grid = build_grid(data, n_cells=16)
+    for scheme in HOOK_SCHEMES:
+        task = driver.CountTask(grid=grid, mode=driver._mode(scheme), scheme=scheme, replicates=np.arange(1, 4),
+                                lanes=16, collapse=False, win=np.zeros(0, np.bool_), block_rows=3)
+        want = np.arange(grid.n_cells) % 3 == 1
+
+        def rows(items):
+            k, u, v, s = (np.concatenate(x) for x in zip(*items))
+            return sorted(zip(k.tolist(), u.tolist(), v.tolist(), s.tolist()))
+
+        got = TorchBackend("cpu", tile=5).items(data, task, want)
+        assert rows(got) == rows(task.items(data, want)) and len(rows(got)) > 0, scheme.name
+
+
+@pytest.mark.parametrize("method", ["scatter", "onehot"])
+def test_exactness_limits_force_flushes_and_fallbacks(method, monkeypatch):
+    """Tiny int32 / fp32 limits: partial tables flush after every chunk and segments fall back to the
+    scatter; the counts do not change (a wrong flush rule would overflow or drop sums)."""
+    data = make_data(seed=4)
+    grid = build_grid(data, n_cells=16)
+    scheme = rs.Vertex(3)
+    ref = run(data, scheme, 8, grid=grid, fmr_targets=[0.1])
+    monkeypatch.setattr(tb, "INT32", 200)
+    c = run(data, scheme, 8, grid=grid, fmr_targets=[0.1], backend=TorchBackend("cpu", method=method, tile=11))
+    _same(c, ref, "int32 limit")
+    monkeypatch.setattr(tb, "INT32", (1 << 31) - 1)
+    monkeypatch.setattr(tb, "EXACT32", 64)
+    c = run(data, scheme, 8, grid=grid, fmr_targets=[0.1], backend=TorchBackend("cpu", method=method, tile=11))
+    _same(c, ref, "fp32 limit")
+
+
+def test_too_large_weights_and_bad_options_are_clear_errors():
+    data = make_data(seed=1)
+    task = driver.CountTask(grid=build_grid(data, n_cells=16), mode=0, scheme=rs.WithinIdentity(1),
+                            replicates=np.arange(1, 3), lanes=16, collapse=False, win=np.zeros(0, np.bool_),
+                            block_rows=3)
+    wt, _ = task.weights(data)
+    with pytest.raises(InputError, match="too large"):
+        TorchBackend("cpu").count(data, task, False, wt * 50000)
+    with pytest.raises(InputError, match="method"):
+        TorchBackend("cpu", method="dense")
+
+
+@cuda
+@pytest.mark.parametrize("method", ["scatter", "onehot"])
+def test_cuda_identical_to_cpu(method):
+    data = _vmf("cosine")
+    grid = build_grid(data, n_cells=1024)
+    for scheme in HOOK_SCHEMES:
+        ref = run(data, scheme, 12, grid=grid, fmr_targets=[1e-2, 1e-3])
+        _same(run(data, scheme, 12, grid=grid, fmr_targets=[1e-2, 1e-3], backend=TorchBackend("cuda", method=method)),
+              ref, f"{scheme.name} {method}")
+
+
+@cuda
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_cuda_tile_scores_bit_for_bit(metric):
+    emb = np.random.default_rng(6).standard_normal((500, 128)).astype(np.float32)
+    q, scale = quantise(emb, metric)
+    qt = torch.as_tensor(q, device="cuda")
+    sq = (qt * qt).sum(dim=1)
+    for b in iter_similarity_blocks(emb, metric, block_rows=128):
+        r, c = b.scores.shape
+        s = tile_scores(qt, sq, b.row0, b.row0 + r, b.col0, b.col0 + c, metric == "cosine", scale).cpu().numpy()
+        off = np.arange(b.col0, b.col0 + c)[None, :] > np.arange(b.row0, b.row0 + r)[:, None]
+        np.testing.assert_array_equal(s[off].view(np.int64), b.scores[off].view(np.int64))
+
+
+@cuda
+def test_cuda_listed_identical_to_cpu():
+    data = listed(make_data(seed=9))
+    grid = build_grid(data, n_cells=16, rule=">")
+    for scheme in HOOK_SCHEMES:
+        ref = run(data, scheme, 6, grid=grid, fmr_targets=TARGETS)
+        _same(run(data, scheme, 6, grid=grid, fmr_targets=TARGETS, backend=TorchBackend("cuda")), ref, scheme.name)
+
+
+def test_cuda_request_without_cuda_is_a_clear_error():
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present")
+    with pytest.raises(InputError, match="CUDA"):
+        TorchBackend("cuda")
