@@ -155,7 +155,9 @@ def test_audit_writes_intervals_and_bands(tmp_path):
     jsonschema.validate(doc, schema())
     iv = pd.read_csv(out / "intervals.csv")
     fixed = iv[iv["kind"] == "threshold"]
-    assert set(fixed["method"]) == {"wilson"} and set(iv[iv["kind"] == "fmr_target"]["method"]) == {"recentered"}
+    assert set(fixed[fixed["weighting"] == "pooled"]["method"]) == {"wilson"}
+    assert set(fixed[fixed["weighting"] == "balanced"]["method"]) == {"recentered"}  # closed forms are pooled only
+    assert set(iv[iv["kind"] == "fmr_target"]["method"]) == {"recentered"}
     assert (iv["n_resamples"].dropna() == 50).all() and (iv["seed"].dropna() == 7).all()
     ok = iv["estimate"].notna() & iv["low"].notna()
     assert (iv.loc[ok, "low"] <= iv.loc[ok, "estimate"] + 1e-9).all()

@@ -22,6 +22,7 @@ from matchaudit.errors import InputError
 from matchaudit.estimators.audit_intervals import (
     METHODS,
     IntervalOptions,
+    balanced_method,
     compute_intervals,
 )
 from matchaudit.metrics.evaluate import AuditConfig, AuditResult, evaluate
@@ -121,15 +122,18 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions) -> t
 
 def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False,
               intervals: IntervalOptions | None = None, tests: TestOptions | None = None) -> AuditResult:
-    """Evaluate, write results.json + CSVs + one DET figure per weighting (with interval bands on the pooled
-    one when ``intervals`` is given; with the all-groups tests of FNMR@FMR when ``tests`` is given)."""
+    """Evaluate, write results.json + CSVs + one DET figure per weighting (with interval bands on each weighting
+    that has intervals when ``intervals`` is given; with the all-groups tests of FNMR@FMR when ``tests`` is given)."""
     with status(quiet, f"Exact metrics: counting {data.n_comparisons():,} comparisons..."):
         result = evaluate(data, config)
     payload = result.to_dict()
     bands: list = []
     if intervals is not None:
-        records, bands = compute_intervals(data, config, intervals, progress=not quiet)
+        records, bands = compute_intervals(data, config, intervals, progress=not quiet, result=result)
         payload["intervals"] = records
+        skipped = balanced_method(data, config, intervals)[1]
+        if skipped:
+            payload["summary"]["warnings"] = list(payload["summary"]["warnings"]) + [skipped]
         payload["config"]["intervals"] = dict(intervals.__dict__)
     if tests is not None:
         with status(quiet, "Group tests (identity-level permutations)..."):

@@ -1,13 +1,23 @@
 """Intervals for an audit: MatchData + AuditConfig + interval options -> tidy interval records and DET bands.
 
-This is the glue between the engine and the pure estimators of :mod:`intervals` and :mod:`bootstrap`:
-it decides which engine runs a method needs (one per resampling scheme, plus the exact per-identity
-counts for the closed forms and the V-statistic pass for recentering) and flattens the results.
+This is the glue between the engine and the pure estimators of :mod:`intervals`, :mod:`bootstrap` and
+:mod:`balanced`: it decides which engine runs a method needs (one per resampling scheme, plus the exact
+per-identity counts for the closed forms, the V-statistic pass for recentering and the size-class run for
+identity-balanced rates) and flattens the results. Point estimates and their counts are the audit's
+(:func:`matchaudit.metrics.evaluate.evaluate`); replicates come from the engine.
 
 Per-metric default methods (``method=None``): ``wilson`` for FMR/FNMR at a fixed threshold, ``recentered``
 for FNMR@FMR, curves (DET, AUC, EER) and fairness measures. A closed-form method asked for a curve or a
 fairness measure falls back to the default (recorded as ``method``); a bootstrap asked for a fixed
-threshold is used as is. All rates are pooled.
+threshold is used as is.
+
+Weightings (``weighting`` in every record): ``pooled``, and ``balanced`` (identity-balanced) when the audit
+computes it. Balanced intervals are bootstraps only: the closed forms of methods.md section 4 are defined
+for pooled rates, so at fixed thresholds they fall back to the bootstrap (``recentered`` unless one is
+asked for), ``two-level`` to ``vertex``; both recorded in ``method`` and ``note``. Balanced replicates'
+thresholds at FMR targets are grid edges (resolution recorded), the plug-in's exact.
+AUC/EER: the estimate is the audit's (exact AUC, ROCCH-EER); replicates are the same statistics of each
+replicate's grid curve (``grid_estimate``: the plug-in's; exact for EER, within ``grid_bound`` for AUC).
 """
 
 from __future__ import annotations
@@ -19,9 +29,11 @@ import numpy as np
 
 from matchaudit import resampling as rs
 from matchaudit.engine import IdentityCounts, build_grid, identity_counts, run
+from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
-from matchaudit.metrics.evaluate import AuditConfig
+from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
+from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import MatchData
 
 METHODS = iv.CLOSED_FORM + bs.BOOTSTRAP
@@ -89,113 +101,193 @@ def closed_form(method: str, ic: IdentityCounts, ti: int, group: int | None, lev
 
 # ----------------------------------------------------------------------------- the audit's records
 
+RECENTRED = ("recentered", "gaussian")
+
+
 def _scheme(method: str, seed: int) -> rs.Scheme:
     return rs.SCHEMES[bs.SCHEME_OF[method]](seed)
 
 
-def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool = False
-                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Interval records (pooled weighting) for operating points, curve summaries, fairness measures and the
-    normalized uncertainty, and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``.
-    ``progress``: show the engine's progress bar over comparison blocks."""
+def balanced_method(data: MatchData, config: AuditConfig, options: IntervalOptions) -> tuple[str | None, str | None]:
+    """The bootstrap of the identity-balanced intervals (the one asked for, or ``recentered`` when none or a
+    closed form is asked for; ``vertex`` for ``two-level``, which has no balanced version), or None with the
+    reason when there are none (:func:`matchaudit.estimators.balanced.unsupported`)."""
+    if "balanced" not in config.weightings:
+        return None, None
+    boot = options.method if options.method in bs.BOOTSTRAP else "recentered"
+    method = "vertex" if boot == "two-level" else boot
+    reason = balanced.unsupported(data, bs.SCHEME_OF[method])
+    return (None, f"identity-balanced intervals skipped: {reason}") if reason else (method, None)
+
+
+def hull_edges(result: AuditResult, rule: str) -> np.ndarray:
+    """Thresholds of the ROCCH vertices of every exact curve of ``result`` (all weightings and views), as grid
+    edges under ``rule`` (``>``: the float just below, which accepts the same comparisons as ``>= t``). With them
+    in the grid, the grid's plug-in ROCCH-EER is the audit's: the grid's ROC points are exact ROC points, on or
+    above the exact hull, and include its vertices."""
+    t = [np.asarray(d["threshold"])[roc_hull(np.asarray(d["fmr"]), np.asarray(d["fnmr"]))] for d in result.det]
+    t = np.concatenate(t) if t else np.zeros(0)
+    t = t[np.isfinite(t)]
+    return t if rule == ">=" else np.nextafter(t, -np.inf)
+
+
+def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool = False,
+                      result: AuditResult | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Interval records for operating points, curve summaries, fairness measures and the normalized
+    uncertainty, per weighting (``pooled``; ``balanced`` when in ``config.weightings`` and
+    :func:`balanced_method` allows), and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``.
+
+    Point estimates and the counts behind them are the audit's (``result``, from
+    :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). ``progress``: show the engine's
+    progress bar over comparison blocks."""
     if options.method is not None and options.method not in METHODS:
         raise ValueError(f"unknown interval method {options.method!r}; choose from {METHODS}")
+    if result is None:
+        result = evaluate(data, config)
     boot_method = options.method if options.method in bs.BOOTSTRAP else "recentered"
     fixed_method = options.method or "wilson"
-    level, alt = options.level, options.alternative
     thresholds = np.asarray(config.thresholds, float)
-    grid = build_grid(data, n_cells=options.n_cells, rule=config.rule, thresholds=thresholds)
-    scheme = _scheme(boot_method, options.seed)
-    counts = run(data, scheme, options.n_resamples, grid=grid, fmr_targets=config.fmr_targets,
-                 thresholds=thresholds, fmr_reference=config.threshold_impostors, progress=progress)
-    recentred = boot_method in ("recentered", "gaussian")
-    v = bs.v_statistic(data, counts, thresholds) if recentred else None
-    names = bs.view_names(counts)
-    res = counts.resolution
-    base = {"weighting": "pooled", "rule": config.rule, "threshold_impostors": config.threshold_impostors,
-            "scheme": counts.scheme}
+    bal_method, _ = balanced_method(data, config, options)
+    exact = _Exact(result)
+    bal_t = np.array([exact.op("balanced", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets]
+                     if bal_method else [], float)
+    edges = np.concatenate([thresholds, bal_t[np.isfinite(bal_t)], hull_edges(result, config.rule)])
+    grid = build_grid(data, n_cells=options.n_cells, rule=config.rule, thresholds=edges)
+    counts = run(data, _scheme(boot_method, options.seed), options.n_resamples, grid=grid,
+                 fmr_targets=config.fmr_targets, thresholds=thresholds, fmr_reference=config.threshold_impostors,
+                 progress=progress)
+    v = None
+    if boot_method in RECENTRED:
+        v = bs.v_statistic(data, counts, thresholds, bal_t if bal_method in RECENTRED else None)
     records: list[dict[str, Any]] = []
-
-    def add(r: iv.IntervalResult, **keys):
-        d = {**base, **keys, **r.to_dict()}
-        if r.method in iv.CLOSED_FORM:
-            d["scheme"] = None
-        records.append(d)
-
-    def boot(est, reps, vest=None, rate=True, **kw):
-        return bs.interval_from_replicates(boot_method, est, reps, vest if recentred else None, level, alt,
-                                           seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
-                                           **kw)
-
-    # FNMR@FMR targets (each replicate at its own threshold)
-    fn_t = bs.fnmr_at_targets(counts)
-    fn_v = bs.fnmr_v_at_targets(counts, v) if v is not None else None
-    gt = bs._views_gen(counts.genuine_total[0])
-    for ti, a in enumerate(config.fmr_targets):
-        t = float(counts.target_threshold[0, ti])
-        for j, name in enumerate(names):
-            errs = gt[j] - bs._views_gen(counts.target_genuine_accepted[0, ti])[j]
-            r = boot(fn_t[0, ti, j], fn_t[1:, ti, j], None if fn_v is None else fn_v[ti, j],
-                     errors=int(errs), comparisons=int(gt[j]))
-            add(r, metric="FNMR", kind="fmr_target", target=a, threshold=t, group=name,
-                normalized_uncertainty=float(bs.normalized_uncertainty(
-                    fn_t[0, ti, j], fn_t[1:, ti, j], None if fn_v is None else fn_v[ti, j])))
-
-    # FMR and FNMR at fixed thresholds
-    if thresholds.size:
-        if fixed_method in iv.CLOSED_FORM:
-            ic = identity_counts(data, thresholds, config.rule)
-            for ti, t in enumerate(thresholds):
-                for j, name in enumerate(names):
-                    fm, fn = closed_form(fixed_method, ic, ti, None if j == 0 else j - 1, level, alt,
-                                         config.threshold_impostors)
-                    add(fm, metric="FMR", kind="threshold", target=float(t), threshold=float(t), group=name)
-                    add(fn, metric="FNMR", kind="threshold", target=float(t), threshold=float(t), group=name)
-        else:
-            imp_n = bs._views_imp(counts.impostor_total[0], counts)
-            for ti, t in enumerate(thresholds):
-                fnmr, fmr, errs, n = bs.rates_at_threshold(counts, float(t))
-                imp_e = bs._views_imp(counts.accepted_at(float(t))[1][0], counts)
-                vfn = None
-                if v is not None:
-                    vfn = 1 - bs._div(bs._views_gen(v.threshold_genuine_accepted[ti]), gt)
-                for j, name in enumerate(names):
-                    add(boot(fmr[0, j], fmr[1:, j], errors=int(imp_e[j]), comparisons=int(imp_n[j])),
-                        metric="FMR", kind="threshold", target=float(t), threshold=float(t), group=name)
-                    add(boot(fnmr[0, j], fnmr[1:, j], None if vfn is None else vfn[j], errors=int(errs[0, j]),
-                             comparisons=int(n[0, j])),
-                        metric="FNMR", kind="threshold", target=float(t), threshold=float(t), group=name)
-
-    # curve summaries: AUC and EER (cell level)
-    auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
-    if v is not None:
-        auc_v, eer_v = bs.auc_eer(counts, v.genuine[None], counts.impostor[:1])
-    for j, name in enumerate(names):
-        for metric, x, xv in (("AUC", auc, None if v is None else auc_v), ("EER", eer, None if v is None else eer_v)):
-            r = boot(x[0, j], x[1:, j], None if xv is None else xv[0, j])
-            add(r, metric=metric, kind="curve", target=None, threshold=None, group=name,
-                normalized_uncertainty=float(bs.normalized_uncertainty(x[0, j], x[1:, j],
-                                                                       None if xv is None else xv[0, j])))
-
-    # fairness measures at each FMR target (replicate's own global threshold)
-    G = data.n_groups
-    if G >= 2 and len(config.fmr_targets):
-        fm_t = bs.fmr_at_targets(counts)[..., 1:]
-        meas = bs.measure_replicates(fm_t, fn_t[..., 1:])
-        meas_v = bs.measure_replicates(fm_t[0], fn_v[:, 1:]) if fn_v is not None else None
-        for (rate, measure), x in meas.items():
-            for ti, a in enumerate(config.fmr_targets):
-                xv = None if meas_v is None else meas_v[(rate, measure)][ti]
-                r = boot(x[0, ti], x[1:, ti], xv, rate=False)
-                add(r, metric=f"{rate}:{measure}", kind="fmr_target", target=a,
-                    threshold=float(counts.target_threshold[0, ti]), group="all",
-                    normalized_uncertainty=float(bs.normalized_uncertainty(x[0, ti], x[1:, ti], xv)))
-
+    if thresholds.size and fixed_method in iv.CLOSED_FORM:
+        ic = identity_counts(data, thresholds, config.rule)
+        for ti, t in enumerate(config.thresholds):
+            for j, name in enumerate(bs.view_names(counts)):
+                fm, fn = closed_form(fixed_method, ic, ti, None if j == 0 else j - 1, options.level,
+                                     options.alternative, config.threshold_impostors)
+                for metric, r in (("FMR", fm), ("FNMR", fn)):
+                    records.append({"weighting": "pooled", "rule": config.rule,
+                                    "threshold_impostors": config.threshold_impostors, "scheme": None,
+                                    "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
+                                    "group": name, **r.to_dict()})
+    records += _bootstrap_records("pooled", counts, v, boot_method, config, options, exact,
+                                  fixed=fixed_method not in iv.CLOSED_FORM)
     bands = det_bands(counts, v, options, boot_method)
+    if bal_method:
+        bc = balanced.balanced_counts(data, _scheme(bal_method, options.seed), options.n_resamples, grid,
+                                      config.threshold_impostors, thresholds, progress)
+        bv = v.balanced if v is not None and bal_method in RECENTRED else None
+        notes = {}
+        if fixed_method in iv.CLOSED_FORM:
+            notes["threshold"] = (f"{fixed_method} is defined for pooled rates only (methods.md section 4): "
+                                  f"{bal_method} bootstrap")
+        if bal_method != boot_method:
+            notes["all"] = f"{boot_method} has no identity-balanced version: {bal_method} bootstrap"
+        records += _bootstrap_records("balanced", bc, bv, bal_method, config, options, exact, fixed=True, notes=notes)
+        bands += det_bands(bc, bv, options, bal_method, "balanced")
     return records, bands
 
 
-def det_bands(counts, v, options: IntervalOptions, method: str) -> list[dict[str, Any]]:
+class _Exact:
+    """The audit's exact numbers, by key."""
+
+    def __init__(self, result: AuditResult):
+        self._ops = {(p["weighting"], p["kind"], p["target"], p["group"]): p for p in result.operating_points}
+        self._curves = {(c["weighting"], c["group"]): c for c in result.curve_summaries}
+
+    def op(self, weighting: str, kind: str, target: float, group: str) -> dict[str, Any]:
+        return self._ops[(weighting, kind, target, group)]
+
+    def curve(self, weighting: str, group: str) -> dict[str, Any]:
+        return self._curves[(weighting, group)]
+
+
+def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConfig, options: IntervalOptions,
+                       exact: _Exact, fixed: bool, notes: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Bootstrap records of one weighting from its counts (engine counts: pooled, exact replicate thresholds at
+    FMR targets; unit-weighted counts: balanced, grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
+    the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes."""
+    notes = notes or {}
+    names = bs.view_names(counts)
+    level, alt, res = options.level, options.alternative, counts.resolution
+    base = {"weighting": weighting, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
+            "scheme": counts.scheme}
+    out: list[dict[str, Any]] = []
+
+    def add(r: iv.IntervalResult, **keys):
+        r.weighting = weighting
+        extra = [n for n in (notes.get("all"), notes.get(keys["kind"])) if n]
+        if extra:
+            r.note = "; ".join([r.note] * bool(r.note) + extra)
+        out.append({**base, **keys, **r.to_dict()})
+
+    def boot(est, reps, vest=None, rate=True, **kw):
+        return bs.interval_from_replicates(method, est, reps, vest if v is not None else None, level, alt,
+                                           seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
+                                           **kw)
+
+    def nu(est, reps, vest):
+        return float(bs.normalized_uncertainty(est, reps, vest))
+
+    # FNMR@FMR targets (each replicate at its own threshold)
+    if weighting == "pooled":
+        fn_t, fm_t = bs.fnmr_at_targets(counts), bs.fmr_at_targets(counts)
+    else:
+        fn_t, fm_t = bs.targets_on_grid(counts, config.fmr_targets)
+    fn_v = bs.fnmr_v_at_targets(counts, v) if v is not None else None
+    for ti, a in enumerate(config.fmr_targets):
+        for j, name in enumerate(names):
+            op = exact.op(weighting, "fmr_target", a, name)
+            vv = None if fn_v is None else fn_v[ti, j]
+            r = boot(op["fnmr"], fn_t[1:, ti, j], vv, errors=op["fnmr_errors"], comparisons=op["fnmr_comparisons"])
+            add(r, metric="FNMR", kind="fmr_target", target=a, threshold=op["threshold"], group=name,
+                normalized_uncertainty=nu(op["fnmr"], fn_t[1:, ti, j], vv))
+
+    # FMR and FNMR at fixed thresholds
+    gt = bs._views_gen(counts.genuine_total[0])
+    for ti, t in enumerate(config.thresholds if fixed else ()):
+        fnmr, fmr, _, _ = bs.rates_at_threshold(counts, float(t))
+        vfn = None if v is None else 1 - bs._div(bs._views_gen(v.threshold_genuine_accepted[ti]), gt)
+        for j, name in enumerate(names):
+            op = exact.op(weighting, "threshold", t, name)
+            keys = {"kind": "threshold", "target": float(t), "threshold": float(t), "group": name}
+            add(boot(op["fmr"], fmr[1:, j], errors=op["fmr_errors"], comparisons=op["fmr_comparisons"]),
+                metric="FMR", **keys)
+            add(boot(op["fnmr"], fnmr[1:, j], None if vfn is None else vfn[j], errors=op["fnmr_errors"],
+                     comparisons=op["fnmr_comparisons"]), metric="FNMR", **keys)
+
+    # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
+    auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
+    auc_v = eer_v = None
+    if v is not None:
+        auc_v, eer_v = bs.auc_eer(counts, v.genuine[None], counts.impostor[:1])
+    bound = bs.auc_grid_bound(counts)
+    for j, name in enumerate(names):
+        c = exact.curve(weighting, name)
+        for metric, x, xv, est in (("AUC", auc, auc_v, c["auc"]), ("EER", eer, eer_v, c["eer"])):
+            vv = None if xv is None else xv[0, j]
+            r = boot(est, x[1:, j], vv)
+            r.extra["grid_estimate"] = float(x[0, j])
+            if metric == "AUC":
+                r.extra["grid_bound"] = float(bound[j])
+            add(r, metric=metric, kind="curve", target=None, threshold=None, group=name,
+                normalized_uncertainty=nu(est, x[1:, j], vv))
+
+    # fairness measures at each FMR target (replicate's own global threshold)
+    if len(names) > 2 and len(config.fmr_targets):
+        meas = bs.measure_replicates(fm_t[..., 1:], fn_t[..., 1:])
+        meas_v = bs.measure_replicates(fm_t[0, :, 1:], fn_v[:, 1:]) if fn_v is not None else None
+        for (rate, measure), x in meas.items():
+            for ti, a in enumerate(config.fmr_targets):
+                xv = None if meas_v is None else meas_v[(rate, measure)][ti]
+                add(boot(x[0, ti], x[1:, ti], xv, rate=False), metric=f"{rate}:{measure}", kind="fmr_target",
+                    target=a, threshold=exact.op(weighting, "fmr_target", a, ALL)["threshold"], group="all",
+                    normalized_uncertainty=nu(x[0, ti], x[1:, ti], xv))
+    return out
+
+
+def det_bands(counts, v, options: IntervalOptions, method: str, weighting: str = "pooled") -> list[dict[str, Any]]:
     """Per view: FNMR band over a log grid of FMR values (from the resolution limit to 0.5)."""
     n_imp = float(counts.impostor_total[0].sum())
     lo = max(1.0 / max(n_imp, 1.0), 1e-6)
@@ -204,17 +296,17 @@ def det_bands(counts, v, options: IntervalOptions, method: str) -> list[dict[str
     out = []
     for j, name in enumerate(bs.view_names(counts)):
         est, r = reps[0, j], reps[1:, j]
-        vc = vcurve[j] if vcurve is not None and method in ("recentered", "gaussian") else None
+        vc = vcurve[j] if vcurve is not None and method in RECENTRED else None
         if options.band == "simultaneous":
             low, high, c = bs.sup_t_band(est, r, vc, options.level)
         else:
             res = bs.interval_from_replicates(method, est, r, vc, options.level, bounds=(0.0, 1.0))
             low, high, c = res.confidence_interval.low, res.confidence_interval.high, None
-        out.append({"weighting": "pooled", "group": name, "fmr": grid_fmr, "estimate": est, "lower": low,
-                     "upper": high, "band": options.band, "critical_value": c, "method": method,
-                     "level": options.level, "n_resamples": int(r.shape[0]), "seed": options.seed})
+        out.append({"weighting": weighting, "group": name, "fmr": grid_fmr, "estimate": est, "lower": low,
+                    "upper": high, "band": options.band, "critical_value": c, "method": method,
+                    "level": options.level, "n_resamples": int(r.shape[0]), "seed": options.seed})
     return out
 
 
-__all__ = ["IntervalOptions", "METHODS", "closed_form", "compute_intervals", "det_bands", "genuine_totals",
-           "impostor_categories", "impostor_totals"]
+__all__ = ["IntervalOptions", "METHODS", "RECENTRED", "balanced_method", "closed_form", "compute_intervals",
+           "det_bands", "genuine_totals", "hull_edges", "impostor_categories", "impostor_totals"]

@@ -1,10 +1,12 @@
 """Bootstrap intervals and bands from the engine's replicate counts (methods.md sections 3-4).
 
 Everything here is a pure function of :class:`matchaudit.engine.Counts` (replicate 0 = the plug-in) and, for
-the recentered bootstrap, of the V-statistic counts (:func:`v_statistic`). Rates are **pooled** (every
-comparison weighs the same): with the within-identity bootstrap each identity's genuine and impostor
-denominators are fixed (``C(n_k, 2)`` and ``n_k n_l``), so with equal identity sizes the pooled and the
-identity-balanced (paper's) rates coincide.
+the recentered bootstrap, of the V-statistic counts (:func:`v_statistic`). The engine's counts give
+**pooled** rates (every comparison weighs the same); the unit-weighted counts of
+:func:`matchaudit.estimators.balanced.balanced_counts` give **identity-balanced** rates through the same
+functions (its replicates' thresholds at FMR targets are grid edges: :func:`targets_on_grid`). With the
+within-identity bootstrap each identity's genuine and impostor denominators are fixed (``C(n_k, 2)`` and
+``n_k n_l``), so with equal identity sizes the two weightings coincide.
 
 Methods (``--ci-method``):
 
@@ -37,7 +39,9 @@ from scipy.stats import norm
 
 from matchaudit.engine import Counts, run
 from matchaudit.engine.grid import Grid
+from matchaudit.estimators.balanced import MAX_CLASSES, relabel, size_classes
 from matchaudit.estimators.intervals import Alternative, ConfidenceInterval, IntervalResult
+from matchaudit.metrics.rates import rocch_eer
 from matchaudit.model import MatchData
 from matchaudit.scores import self_score
 
@@ -60,6 +64,9 @@ class VStatistic:
 
     ``genuine``: (G, C+1) on the main grid's cells; ``target_genuine_accepted``: (T, G) at the ORIGINAL
     (plug-in) thresholds of the FMR targets; ``threshold_genuine_accepted``: (len(thresholds), G).
+    ``balanced``: the same for identity-balanced rates (unit-weighted as :mod:`balanced`: identity k counts
+    ``1 - FNMR~_k``, so ``1 - accepted / identities`` is the balanced FNMR~), with its targets at the balanced
+    plug-in thresholds; None unless asked for.
     """
 
     genuine: np.ndarray
@@ -67,14 +74,17 @@ class VStatistic:
     thresholds: np.ndarray
     threshold_genuine_accepted: np.ndarray
     note: str | None = None
+    balanced: VStatistic | None = None
 
 
-def v_statistic(data: MatchData, counts: Counts, thresholds=()) -> VStatistic:
+def v_statistic(data: MatchData, counts: Counts, thresholds=(), balanced_targets=None) -> VStatistic:
     """The V-statistic genuine counts: ``sum_k (n_k-1)/n_k [E_k(t) + S_k(t)/2]`` per group (methods.md 3).
 
     Exact: one plug-in engine pass over the data with identities relabelled into (group, identity size)
     classes gives the per-class genuine histogram; self-pairs add ``(n_k-1)/2`` at the self-score. A listed
     protocol has no self-pairs: the V-version is the plug-in and recentering changes nothing (noted).
+    ``balanced_targets``: the balanced plug-in thresholds at the FMR targets; given, ``.balanced`` is filled
+    (each class's counts divided by ``C(n, 2)``; all-pairs only).
     """
     thresholds = np.asarray(thresholds, float)
     G = data.n_groups
@@ -84,35 +94,41 @@ def v_statistic(data: MatchData, counts: Counts, thresholds=()) -> VStatistic:
         thr = np.array([counts.accepted_at(t)[0][0] for t in thresholds]).reshape(-1, G).astype(float)
         return VStatistic(gen, counts.target_genuine_accepted[0].astype(float), thresholds, thr,
                           note="listed protocol: no self-pairs, the V-statistic equals the plug-in")
-    sizes = data.identity_sizes
-    group = data.identity_group.astype(np.int64)
-    keys = np.unique(np.stack([group, sizes], axis=1), axis=0)
-    if keys.shape[0] > 64:
+    keys, cls = size_classes(data)
+    if keys.shape[0] > MAX_CLASSES:
         raise ValueError(f"{keys.shape[0]} (group, identity size) classes: too many for the exact V-statistic pass")
-    cls = np.array([np.flatnonzero((keys == (g, n)).all(axis=1))[0] for g, n in zip(group, sizes)], np.int64)
-    relabelled = dataclasses.replace(data, identity_group=cls, group_names=tuple(f"c{i}" for i in range(len(keys))))
+    bal_t = np.zeros(0) if balanced_targets is None else np.asarray(balanced_targets, float)
     main = counts.grid.edges
-    extra = np.concatenate([t_hat[np.isfinite(t_hat)], thresholds[np.isfinite(thresholds)]])
-    fine = Grid(edges=np.unique(np.concatenate([main, extra])), rule=counts.grid.rule)
-    c = run(relabelled, None, grid=fine)
-    factor = (keys[:, 1] - 1) / np.maximum(keys[:, 1], 1)
-    fine_gen = np.zeros((G, fine.n_cells))
-    np.add.at(fine_gen, keys[:, 0], c.genuine[0] * factor[:, None])
-    s = self_score(data.metric)
-    half_self = np.bincount(group, weights=(sizes - 1) / 2.0, minlength=G)
-    fine_gen[:, int(fine.cell_of(s))] += half_self
-    # fine cell f lies in main cell #(main edges <= fine edge f-1)
-    owner = np.concatenate([[0], np.searchsorted(main, fine.edges, side="right")])
-    gen = np.zeros((G, counts.grid.n_cells))
-    np.add.at(gen.T, owner, fine_gen.T)
+    extra = np.concatenate([t_hat, thresholds, bal_t])
+    fine = Grid(edges=np.unique(np.concatenate([main, extra[np.isfinite(extra)]])), rule=counts.grid.rule)
+    c = run(relabel(data, cls), None, grid=fine)
+    n = keys[:, 1].astype(float)
+    pairs = n * (n - 1) / 2
+    s = int(fine.cell_of(self_score(data.metric)))
+    owner = np.concatenate([[0], np.searchsorted(main, fine.edges, side="right")])  # fine cell -> main cell
 
-    def acc(t: float) -> np.ndarray:
-        if not np.isfinite(t):
-            return np.zeros(G) if t > 0 else fine_gen.sum(axis=1)
-        return fine_gen[:, fine.edge_index(t) + 1:].sum(axis=1)
+    def version(per_class: np.ndarray, self_per_identity: np.ndarray, targets: np.ndarray) -> VStatistic:
+        fine_gen = np.zeros((G, fine.n_cells))
+        np.add.at(fine_gen, keys[:, 0], c.genuine[0] * per_class[:, None])
+        fine_gen[:, s] += np.bincount(data.identity_group.astype(np.int64), weights=self_per_identity, minlength=G)
+        gen = np.zeros((G, counts.grid.n_cells))
+        np.add.at(gen.T, owner, fine_gen.T)
 
-    return VStatistic(gen, np.array([acc(t) for t in t_hat]).reshape(-1, G), thresholds,
-                      np.array([acc(t) for t in thresholds]).reshape(-1, G))
+        def acc(t: float) -> np.ndarray:
+            if not np.isfinite(t):
+                return np.zeros(G) if t > 0 else fine_gen.sum(axis=1)
+            return fine_gen[:, fine.edge_index(t) + 1:].sum(axis=1)
+
+        return VStatistic(gen, np.array([acc(t) for t in targets]).reshape(-1, G), thresholds,
+                          np.array([acc(t) for t in thresholds]).reshape(-1, G))
+
+    sizes = data.identity_sizes.astype(float)
+    pooled = version((n - 1) / np.maximum(n, 1), (sizes - 1) / 2.0, t_hat)
+    if balanced_targets is None:
+        return pooled
+    per_pair = np.where(pairs > 0, (n - 1) / np.maximum(n, 1) / np.where(pairs > 0, pairs, 1), 0.0)
+    bal = version(per_pair, np.where(sizes >= 2, 1 / np.maximum(sizes, 1), 0.0), bal_t)
+    return dataclasses.replace(pooled, balanced=bal)
 
 
 # ----------------------------------------------------------------------------- replicate statistics
@@ -192,23 +208,50 @@ def det_replicates(counts: Counts, grid_fmr: np.ndarray, v: VStatistic | None = 
     return reps, fnmr_at_fmr_grid(fmr[0], fnmr_v[0], grid_fmr)
 
 
-def auc_eer(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cell-level AUC (pairs in one cell count 1/2) and EER (linearly interpolated crossing of FNMR - FMR
-    along the grid edges) per replicate and view: each (R, 1+G). Resolution-limited by the grid."""
+def targets_on_grid(counts: Counts, targets) -> tuple[np.ndarray, np.ndarray]:
+    """FNMR and FMR of every view, each (R, T, 1+G), at each replicate's lowest grid edge whose threshold FMR
+    (view 0: the reference impostors) is at most each target; beyond the last edge (+inf) FNMR is 1 and FMR 0.
+    For counts without exact target thresholds (identity-balanced): resolution is the grid's."""
+    fmr, fnmr = _curves(counts, counts.genuine, counts.impostor)
+    t = np.asarray(targets, float)
+    e = (~(fmr[:, :1, None, :] <= t[:, None])).sum(axis=-1)  # (R, 1, T); FMR non-increasing, NaN never passes
+    e = np.broadcast_to(e, fmr.shape[:2] + (t.size,))
+    pad_fn = np.concatenate([fnmr, fnmr[..., -1:] * 0 + 1], axis=-1)  # NaN (no comparisons) stays NaN
+    pad_fm = np.concatenate([fmr, fmr[..., -1:] * 0], axis=-1)
+    return (np.swapaxes(np.take_along_axis(pad_fn, e, -1), 1, 2), np.swapaxes(np.take_along_axis(pad_fm, e, -1), 1, 2))
+
+
+def _cells_by_view(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     g = np.moveaxis(_views_gen(np.moveaxis(gen_hist.astype(float), 1, -1)), -1, 1)
     i = np.moveaxis(_views_imp(np.moveaxis(imp_hist.astype(float), 1, -1), counts), -1, 1)
+    return g, i
+
+
+def auc_eer(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per replicate and view, each (R, 1+G): cell-level AUC (pairs in one cell count 1/2) and the ROCCH-EER
+    of the grid curve (:func:`matchaudit.metrics.rates.rocch_eer` on the (FMR, FNMR) points at every edge
+    plus the end points, as the audit's EER). Resolution-limited by the grid: the grid's points are exact
+    points of the empirical ROC, so with the plug-in's hull vertices as edges the plug-in EER is exact; the
+    AUC is within :func:`auc_grid_bound`."""
+    g, i = _cells_by_view(counts, gen_hist, imp_hist)
     below = np.cumsum(i, axis=-1) - i
     auc = _div((g * (below + 0.5 * i)).sum(axis=-1), g.sum(axis=-1) * i.sum(axis=-1))
     fmr, fnmr = _curves(counts, gen_hist, imp_hist)
-    d = fnmr - fmr  # non-decreasing along the edges
-    C = d.shape[-1]
-    k = np.clip((d < 0).sum(axis=-1), 1, max(C - 1, 1))[..., None]
-    d0, d1 = np.take_along_axis(d, k - 1, -1)[..., 0], np.take_along_axis(d, k, -1)[..., 0]
-    x0, x1 = np.take_along_axis(fmr, k - 1, -1)[..., 0], np.take_along_axis(fmr, k, -1)[..., 0]
-    y0 = np.take_along_axis(fnmr, k - 1, -1)[..., 0]
-    lam = np.nan_to_num(np.clip(_div(-d0, d1 - d0), 0, 1))
-    eer = x0 + lam * (x1 - x0)
-    return auc, np.where(np.isfinite(eer), eer, y0)
+    ends = np.ones(fmr.shape[:-1] + (1,))
+    x = np.concatenate([ends, fmr, 0 * ends], axis=-1)
+    y = np.concatenate([0 * ends, fnmr, ends], axis=-1)
+    eer = np.full(fmr.shape[:-1], np.nan)
+    for idx in np.ndindex(*eer.shape):
+        if np.isfinite(x[idx]).all() and np.isfinite(y[idx]).all():
+            eer[idx] = rocch_eer(x[idx], y[idx])
+    return auc, eer
+
+
+def auc_grid_bound(counts: Counts) -> np.ndarray:
+    """|cell-level AUC - exact AUC| of the plug-in per view (1+G,): half the share of (genuine, impostor) pairs
+    sharing a cell (those are counted 1/2 on the grid, 0, 1/2 or 1 exactly)."""
+    g, i = _cells_by_view(counts, counts.genuine[:1], counts.impostor[:1])
+    return 0.5 * _div((g * i).sum(axis=-1), g.sum(axis=-1) * i.sum(axis=-1))[0]
 
 
 # ----------------------------------------------------------------------------- intervals from replicates
@@ -337,7 +380,7 @@ def measure_replicates(fmr: np.ndarray, fnmr: np.ndarray) -> dict[tuple[str, str
     return out
 
 
-__all__ = ["BOOTSTRAP", "SCHEME_OF", "VStatistic", "auc_eer", "det_replicates", "fmr_at_targets",
+__all__ = ["BOOTSTRAP", "SCHEME_OF", "VStatistic", "auc_eer", "auc_grid_bound", "det_replicates", "fmr_at_targets",
            "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "interval_from_replicates",
-           "measure_replicates", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "v_statistic",
+           "measure_replicates", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_statistic",
            "view_names"]

@@ -144,7 +144,7 @@ def _operating(res: dict, folder: Path) -> str:
 def _uncertainty(res: dict, folder: Path) -> str:
     """Normalized uncertainty (the similarity-scoring paper's eq. 11): bootstrap SD relative to the estimate."""
     rows = [r for r in res.get("intervals", []) if r.get("normalized_uncertainty") is not None
-            and r.get("kind") == "fmr_target"]
+            and r.get("kind") == "fmr_target" and r.get("weighting", "pooled") == "pooled"]
     if not rows:
         return ""
     targets = sorted({r["target"] for r in rows}, reverse=True)

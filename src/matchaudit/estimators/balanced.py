@@ -1,0 +1,108 @@
+"""Identity-balanced replicate counts from the engine (methods.md sections 2-3).
+
+Balanced rates average unit rates: FNMR over identities with genuine comparisons (``FNMR_k``), FMR over
+identity pairs (``FMR_kl``). On all-pairs data a unit's denominator depends only on identity sizes
+(``C(n_k, 2)``, ``n_k n_l``), and every scheme below keeps it fixed per copy of a unit: the within-identity
+bootstrap re-weights pairs by ``c_i c_j`` (plus ``C(c_i, 2)`` self-pairs), which sum to ``C(n_k, 2)`` and
+``n_k n_l``; the identity schemes weight a copy of a unit as a whole (vertex, double-or-nothing: ``w_k``,
+``w_k w_l``; subsets: ``u_k``, ``w_k + w_l``). So the balanced rate of a resampled data set is
+``sum_units W_u x rate_u / sum_units W_u`` with ``W_u`` the unit's replicate weight — computable exactly from
+counts per *size class*: the engine is run with the same scheme and seed (hence the same replicates) on the
+data with identities relabelled into (group, size) classes, and each class's (class pair's) weighted counts
+are divided by its unit size. The result is a :class:`~matchaudit.engine.Counts` whose float "counts" are
+those unit-weighted sums per group and category, so every function of :mod:`bootstrap` applies unchanged
+(rates are still ratios of what is accepted to the total).
+
+Not covered (:func:`unsupported` says why): listed protocols (a unit's denominator ``m_kl`` is not a
+function of identity sizes, and within-identity denominators vary per replicate), the comparison-level
+schemes (two-level redraws comparisons inside identity rows: no fixed unit), and more than
+:data:`MAX_CLASSES` (group, size) classes (the engine's table grows with the square of the classes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from matchaudit.engine import Counts, run
+from matchaudit.engine.driver import _categories
+from matchaudit.engine.grid import Grid
+from matchaudit.model import MatchData
+from matchaudit.resampling import Scheme
+
+MAX_CLASSES = 64
+MAX_BYTES = 1 << 30  # engine table per run; replicates are split into runs below it
+
+
+def size_classes(data: MatchData) -> tuple[np.ndarray, np.ndarray]:
+    """(group, identity size) classes: ``keys`` (C, 2) and the class of every identity (K,)."""
+    sizes = data.identity_sizes
+    group = data.identity_group.astype(np.int64)
+    keys, cls = np.unique(np.stack([group, sizes], axis=1), axis=0, return_inverse=True)
+    return keys, cls.reshape(-1).astype(np.int64)
+
+
+def relabel(data: MatchData, cls: np.ndarray) -> MatchData:
+    """The same data with each identity's group replaced by its class (sample order and identities kept,
+    so every scheme draws the same weights)."""
+    n = int(cls.max()) + 1 if cls.size else 0
+    return dataclasses.replace(data, identity_group=cls, group_names=tuple(f"c{i}" for i in range(n)))
+
+
+def unsupported(data: MatchData, scheme_name: str) -> str | None:
+    """Why balanced replicates cannot be computed for this data and scheme, or None."""
+    if not data.has_identities:
+        return "the input has no identities"
+    if data.protocol != "all-pairs":
+        return "listed protocol: identity-pair denominators m_kl are not functions of identity sizes"
+    if scheme_name in ("two-level", "iid-comparison"):
+        return f"the {scheme_name} scheme redraws comparisons, not whole units"
+    n = size_classes(data)[0].shape[0]
+    if n > MAX_CLASSES:
+        return f"{n} (group, identity size) classes: more than {MAX_CLASSES}"
+    return None
+
+
+def balanced_counts(data: MatchData, scheme: Scheme, replicates: int, grid: Grid, fmr_reference: str = "all",
+                    thresholds=(), progress: bool = False) -> Counts:
+    """Unit-weighted counts (see module doc) for the plug-in and replicates ``1..replicates`` of ``scheme``:
+    ``genuine[r, g, c]`` = sum over identities k of group g of ``W_k x`` (share of k's genuine comparisons in
+    cell c); ``impostor[r, cat, c]`` likewise over identity pairs. No exact FMR-target thresholds (``fmr_targets``
+    is empty): replicate thresholds are grid edges."""
+    reason = unsupported(data, scheme.name)
+    if reason:
+        raise ValueError(f"identity-balanced replicates unavailable: {reason}")
+    keys, cls = size_classes(data)
+    G, C = data.n_groups, keys.shape[0]
+    cats = _categories(G)
+    cat_index = {c: i for i, c in enumerate(cats)}
+    n = keys[:, 1].astype(float)
+    gen_unit = n * (n - 1) / 2
+    to_group = np.zeros((C, G))
+    to_group[np.arange(C), keys[:, 0]] = np.where(gen_unit > 0, 1 / np.where(gen_unit > 0, gen_unit, 1), 0)
+    rel_cats = _categories(C)
+    to_cat = np.zeros((len(rel_cats), len(cats)))
+    for j, (a, b) in enumerate(rel_cats):
+        ga, gb = sorted((int(keys[a, 0]), int(keys[b, 0])))
+        to_cat[j, cat_index[(ga, gb)]] = 1 / (n[a] * n[b])
+    relabelled = relabel(data, cls)
+    per_rep = 3 * (C + len(rel_cats)) * grid.n_cells * 8
+    step = max(1, MAX_BYTES // per_rep)
+    reps = np.arange(1, replicates + 1)
+    gen, imp = [], []
+    for lo in range(0, max(reps.size, 1), step):
+        c = run(relabelled, scheme, reps[lo:lo + step], grid=grid, thresholds=thresholds, progress=progress)
+        first = 0 if lo == 0 else 1  # every run repeats the plug-in as its row 0
+        gen.append(np.einsum("rac,ag->rgc", c.genuine[first:], to_group))
+        imp.append(np.einsum("rkc,kq->rqc", c.impostor[first:], to_cat))
+    R = reps.size + 1
+    return Counts(scheme=scheme.name, seed=scheme.seed, replicates=np.arange(R), grid=grid,
+                  group_names=tuple(data.group_names), categories=cats, genuine=np.concatenate(gen),
+                  impostor=np.concatenate(imp), fmr_targets=np.zeros(0), fmr_reference=fmr_reference,
+                  target_threshold=np.zeros((R, 0)), target_genuine_accepted=np.zeros((R, 0, G)),
+                  target_impostor_accepted=np.zeros((R, 0, len(cats))),
+                  info={"weighting": "balanced", "size_classes": C, "engine_runs": -(-max(reps.size, 1) // step)})
+
+
+__all__ = ["MAX_CLASSES", "balanced_counts", "relabel", "size_classes", "unsupported"]
