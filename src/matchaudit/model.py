@@ -16,7 +16,7 @@ Conventions
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Literal, Union
+from typing import Iterator, Literal, Protocol, Union
 
 import numpy as np
 
@@ -62,6 +62,19 @@ class DenseBlock:
 Block = Union[PairBlock, DenseBlock]
 
 
+class PairSource(Protocol):
+    """Listed comparisons read lazily, a chunk at a time (an out-of-core table, e.g.
+    :class:`matchaudit.data.parquet.ParquetPairs`); picklable, so that workers read their own chunks."""
+
+    has_identities: bool
+
+    def __len__(self) -> int: ...
+
+    def n_blocks(self, part: tuple[int, int] = (0, 1)) -> int: ...
+
+    def blocks(self, part: tuple[int, int] = (0, 1)) -> Iterator[PairBlock]: ...
+
+
 @dataclass(frozen=True)
 class Samples:
     """Per-sample index: ids and identity codes; embeddings only for the all-pairs protocol."""
@@ -76,7 +89,8 @@ class MatchData:
     """Identities, their groups, and the comparisons to evaluate.
 
     ``protocol`` is ``"all-pairs"`` (every unordered pair of samples, scores computed blockwise from
-    embeddings, never holding n x n floats) or ``"listed"`` (exactly the rows of a comparison table).
+    embeddings, never holding n x n floats) or ``"listed"`` (exactly the rows of a comparison table: in
+    memory as ``pairs``, or out of core as ``source``, read a chunk at a time by :meth:`blocks`).
     """
 
     identity_names: np.ndarray  # (K,) str
@@ -86,7 +100,8 @@ class MatchData:
     protocol: Literal["all-pairs", "listed"]
     score_kind: str  # "cosine", "negated euclidean", "similarity", "negated distance"
     samples: Samples | None = None
-    pairs: PairBlock | None = None  # the listed comparisons (protocol "listed")
+    pairs: PairBlock | None = None  # the listed comparisons (protocol "listed"), in memory
+    source: PairSource | None = None  # or the listed comparisons out of core (then pairs is None)
     metric: Metric = "cosine"
     warnings: tuple[str, ...] = field(default=())
 
@@ -103,6 +118,8 @@ class MatchData:
         """False when a listed table carries labels but no identity information."""
         if self.protocol == "all-pairs":
             return True
+        if self.source is not None:
+            return self.source.has_identities
         assert self.pairs is not None
         return bool(len(self.pairs) == 0 or self.pairs.identity_a.min() >= 0)
 
@@ -118,17 +135,58 @@ class MatchData:
             assert self.samples is not None
             n = self.samples.ids.shape[0]
             return n * (n - 1) // 2
+        return len(self._listed)
+
+    @property
+    def out_of_core(self) -> bool:
+        """True when the listed comparisons are read from disk a chunk at a time (``source``)."""
+        return self.source is not None
+
+    @property
+    def _listed(self) -> PairBlock | PairSource:
+        listed = self.source if self.source is not None else self.pairs
+        assert listed is not None, "a listed MatchData has pairs or a source"
+        return listed
+
+    def table(self, feature: str) -> PairBlock:
+        """All listed comparisons as one in-memory block, for the features that need them at once; an
+        InputError naming ``feature`` when the table is out of core."""
+        if self.source is not None:
+            from matchaudit.errors import InputError
+
+            raise InputError(
+                f"{feature} needs the whole comparison table in memory, but this table ({len(self.source):,} "
+                "rows) is read out of core. Load it in memory (--in-memory; enough RAM), or use a feature that "
+                "streams (the audit's exact metrics and its identity-level bootstrap intervals do)."
+            )
         assert self.pairs is not None
-        return len(self.pairs)
+        return self.pairs
+
+    def n_blocks(self, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> int:
+        """How many blocks :meth:`blocks` yields for ``part`` (progress bars)."""
+        i, n_parts = part
+        if self.protocol == "listed":
+            if self.source is not None:
+                return self.source.n_blocks(part)
+            return len(range(i, -(-len(self._listed) // (block_rows * 4096)), n_parts))
+        from matchaudit.scores import TILE_COLS
+
+        assert self.samples is not None
+        n = self.samples.ids.shape[0]
+        return sum(-(-(n - r0) // TILE_COLS) for r0 in range(i * block_rows, n, n_parts * block_rows))
 
     def blocks(self, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Iterator[Block]:
         """Yield the comparisons in blocks (bounded memory: at most ``block_rows`` x n scores at once).
 
         ``part=(i, P)``: only the i-th of P interleaved shares of the row blocks (all-pairs) or table chunks
-        (listed); the P parts together yield every comparison exactly once (how workers split the work)."""
+        (listed; out-of-core tables: their row groups i, i+P, ...); the P parts together yield every
+        comparison exactly once (how workers split the work)."""
         i, n_parts = part
         if not 0 <= i < n_parts:
             raise ValueError(f"part {part!r}: need 0 <= i < P")
+        if self.source is not None:
+            yield from self.source.blocks(part)
+            return
         if self.protocol == "listed":
             assert self.pairs is not None
             m = len(self.pairs)

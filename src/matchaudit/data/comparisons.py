@@ -109,13 +109,7 @@ def build_comparisons(
         identity_names = np.array([], dtype=str)
         identity_group = np.array([], dtype=np.int64)
         na, nb = v.group_names_of(va, group_by, m), v.group_names_of(vb, group_by, m)
-        split = np.flatnonzero(genuine & (na != nb))
-        if split.size:
-            raise InputError(
-                f"{where.what}: genuine comparisons (by label) whose two sides have different attribute values at "
-                f"{where.rows(split)}. Both sides of a genuine comparison are one identity, so its attributes "
-                "must agree: fix the attributes or the labels."
-            )
+        check_split(genuine, na, nb, where)
         names, gcodes = v.encode(np.concatenate([na, nb]).astype(str))
         group_names = tuple(str(g) for g in names)
         ga, gb = gcodes[:m], gcodes[m:]
@@ -135,6 +129,23 @@ def build_comparisons(
         group_by=group_by, protocol="listed", score_kind="negated distance" if distance else "similarity",
         samples=samples, pairs=block, warnings=v.emit(notes),
     )
+
+
+def check_split(genuine: np.ndarray, na: np.ndarray, nb: np.ndarray, where: v.Where) -> None:
+    """Label-only tables: both sides of a genuine comparison have the same attribute values (group)."""
+    split = np.flatnonzero(genuine & (na != nb))
+    if split.size:
+        raise InputError(
+            f"{where.what}: genuine comparisons (by label) whose two sides have different attribute values at "
+            f"{where.rows(split)}. Both sides of a genuine comparison are one identity, so its attributes "
+            "must agree: fix the attributes or the labels."
+        )
+
+
+def missing_attribute(where: v.Where, attr: str, present: list) -> str:
+    """Message for a group_by attribute found neither in the table nor in the metadata."""
+    return (v.missing_column(where, f"{attr}_a", present, f"group_by attribute '{attr}'")
+            + f" Give '{attr}_a' and '{attr}_b' columns, or a metadata table (metadata_path) with a '{attr}' column.")
 
 
 def _check_labels_agree(lab: np.ndarray, genuine: np.ndarray, where: v.Where) -> None:
@@ -191,6 +202,7 @@ def load_comparisons(
     metadata_key: str | None = None,
     metadata_identity_col: str = "identity",
     distance: bool = False,
+    out_of_core: bool | None = False,
 ) -> MatchData:
     """Load a comparison table (CSV/TSV/Parquet, one row per comparison) into a MatchData.
 
@@ -202,7 +214,24 @@ def load_comparisons(
     identity, identity_id, subject, subject_id, id) whose keys are sample ids (a sample metadata table; it may
     also give each sample's identity in ``metadata_identity_col`` when the comparison table has none) or
     identities (a subject metadata table) -- whichever covers every comparison.
+
+    ``out_of_core=True`` (Parquet only, attributes from the table's ``<attr>_a``/``<attr>_b`` columns): read
+    the table a row group at a time, never whole (:mod:`matchaudit.data.parquet`; same checks, same
+    counts); ``None``: out of core when the table would fill a quarter of this machine's memory.
     """
+    if out_of_core is None:
+        from matchaudit.data.parquet import too_big_for_memory
+
+        out_of_core = too_big_for_memory(path)
+    if out_of_core:
+        from matchaudit.data.parquet import load_parquet_pairs
+
+        if metadata_path is not None:
+            raise InputError("an out-of-core comparison table takes its group attributes from its own "
+                             "<attr>_a/<attr>_b columns, not from a metadata table: join the metadata into the "
+                             "Parquet table, or load it in memory.")
+        return load_parquet_pairs(path, score_col=score_col, sample_cols=sample_cols, identity_cols=identity_cols,
+                                  label_col=label_col, group_by=group_by, distance=distance)
     df, where = read_table(path, "comparison table")
     score = column(df, score_col, where, "the score", "score_col")
     samples = _pair_columns(df, sample_cols, ("sample_a", "sample_b"), where, "a sample id column", "sample_cols")
@@ -226,10 +255,7 @@ def load_comparisons(
             attrs_a[attr], attrs_b[attr] = meta.lookup(attr)
         else:
             present = list(df.columns) + (list(meta.table.columns) if meta is not None else [])
-            raise InputError(
-                v.missing_column(where, f"{attr}_a", present, f"group_by attribute '{attr}'")
-                + f" Give '{attr}_a' and '{attr}_b' columns, or a metadata table (metadata_path) with a '{attr}' column."
-            )
+            raise InputError(missing_attribute(where, attr, present))
     return build_comparisons(
         score, *(ids if ids is not None else (None, None)), label=label,
         sample_a=samples[0] if samples is not None else None, sample_b=samples[1] if samples is not None else None,

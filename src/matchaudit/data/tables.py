@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from matchaudit.data.validate import Where, missing_column
 from matchaudit.errors import InputError, listing
@@ -74,6 +75,26 @@ def read_table(path: str | Path, role: str) -> tuple[pd.DataFrame, Where]:
             f"{where.what} has no data rows (columns: {', '.join(df.columns) or 'none'})."
         )
     return df, where
+
+
+def open_parquet(path: str | Path, role: str) -> tuple[pq.ParquetFile, Where]:
+    """Open a Parquet table for reading a row group at a time (the file checks of :func:`read_table`)."""
+    p = Path(path)
+    where = Where(f"{role} '{p.name}'", base=1)
+    if p.suffix.lower() not in _PARQUET:
+        raise InputError(
+            f"{where.what}: out-of-core reading needs a Parquet file (.parquet), not '{p.suffix or '(none)'}'. "
+            "Convert the table to Parquet (with row groups of about 1 million rows), or load it in memory."
+        )
+    if not _head(p, where).startswith(_PARQUET_MAGIC):
+        raise InputError(f"{where.what} is not a Parquet file (no Parquet signature). If it is a CSV, rename it to .csv.")
+    try:
+        f = pq.ParquetFile(p)
+    except Exception as exc:  # pyarrow raises many types for corrupt files
+        raise InputError(f"{where.what}: cannot read as Parquet ({exc}). Re-export the file.") from exc
+    if f.metadata.num_rows == 0:
+        raise InputError(f"{where.what} has no data rows (columns: {', '.join(f.schema_arrow.names) or 'none'}).")
+    return f, where
 
 
 def column(df: pd.DataFrame, name: str, where: Where, role: str, arg: str | None = None) -> pd.Series:

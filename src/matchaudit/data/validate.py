@@ -234,15 +234,18 @@ def check_group_coverage(group_names: tuple[str, ...], n_genuine: np.ndarray, n_
         )
 
 
-def check_pairs(a: np.ndarray, b: np.ndarray, names: np.ndarray, where: Where) -> None:
-    """No sample compared with itself; each unordered comparison once ((a, b) and (b, a) are the same)."""
+def check_pairs(a: np.ndarray, b: np.ndarray, names: np.ndarray, where: Where, rows: np.ndarray | None = None
+                ) -> None:
+    """No sample compared with itself; each unordered comparison once ((a, b) and (b, a) are the same).
+    ``rows``: the positions of ``a``/``b`` in the table (default ``0..m-1``), for messages."""
+    rows = np.arange(a.shape[0]) if rows is None else np.asarray(rows)
     same = np.flatnonzero(a == b)
     if same.size:
         raise InputError(
-            f"{where.what}: a sample is compared with itself at {where.rows(same)} "
+            f"{where.what}: a sample is compared with itself at {where.rows(rows[same])} "
             f"(samples {listing(sorted(set(names[a[same]].tolist())))}). Remove those rows."
         )
-    frame = pd.DataFrame({"lo": np.minimum(a, b), "hi": np.maximum(a, b)})
+    frame = pd.DataFrame({"lo": np.minimum(a, b), "hi": np.maximum(a, b)}, index=rows)
     dup = frame.duplicated(keep=False).to_numpy()
     if dup.any():
         groups = frame[dup].groupby(["lo", "hi"]).groups

@@ -275,13 +275,7 @@ def _progress(enabled: bool, total: int, label: str):
 
 def _n_blocks(data: MatchData, block_rows: int, part: tuple[int, int] = (0, 1)) -> int:
     """Blocks :meth:`MatchData.blocks` yields for ``part``."""
-    i, P = part
-    if data.protocol == "listed":
-        return len(range(i, -(-len(data.pairs) // (block_rows * 4096)), P))
-    from matchaudit.scores import TILE_COLS
-
-    n = data.samples.ids.shape[0]
-    return sum(-(-(n - r0) // TILE_COLS) for r0 in range(i * block_rows, n, P * block_rows))
+    return data.n_blocks(block_rows, part)
 
 
 def _collapse_pays(data: MatchData, mode: int) -> bool:
@@ -616,7 +610,8 @@ def _comparison_level(data, scheme, reps, layout, grid, targets, ref, block_rows
         ka = np.concatenate([p[1] for p in parts])
         kb = np.concatenate([p[2] for p in parts])
     else:
-        ka, kb = data.pairs.identity_a.astype(np.int64), data.pairs.identity_b.astype(np.int64)
+        p = data.table(f"comparison-level resampling ({scheme.name})")
+        ka, kb = p.identity_a.astype(np.int64), p.identity_b.astype(np.int64)
     C = grid.n_cells
     G = data.n_groups
     genuine = (key // C) < G
@@ -647,7 +642,7 @@ def _comparison_level(data, scheme, reps, layout, grid, targets, ref, block_rows
 def _scores_of(data, idx, ent, block_rows):
     """Scores of comparisons by their position in block order (refinement of comparison-level schemes)."""
     if data.protocol == "listed":
-        return data.pairs.score[idx].astype(np.float64)
+        return data.table("comparison-level resampling").score[idx].astype(np.float64)
     want = np.ones(ent.grid.n_cells, np.bool_)
     out = []
     for block in data.blocks(block_rows):

@@ -52,10 +52,15 @@ def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000)
     """Genuine and impostor scores of a deterministic subsample (rows every k-th sample against all; listed:
     every k-th comparison, at most about ``max_scores``)."""
     if data.protocol == "listed":
-        p = data.pairs
-        assert p is not None
-        step = max(1, len(p) // max_scores)
-        return p.score[::step][p.genuine[::step]], p.score[::step][~p.genuine[::step]]
+        step = max(1, data.n_comparisons() // max_scores)
+        gen, imp, at = [], [], 0  # every step-th comparison, streamed (out-of-core tables too)
+        for p in data.blocks():
+            first = -at % step
+            at += len(p)
+            s, g = p.score[first::step], p.genuine[first::step]
+            gen.append(s[g])
+            imp.append(s[~g])
+        return np.concatenate(gen), np.concatenate(imp)
     assert data.samples is not None and data.samples.embeddings is not None
     q, scale = quantise(data.samples.embeddings, data.metric)
     n = q.shape[0]

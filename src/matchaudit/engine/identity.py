@@ -7,7 +7,8 @@ instead of the pooled totals. :func:`identity_counts` computes them exactly in o
 Memory: ``O(K x T x categories)`` for the per-identity arrays, plus 16 bytes per impostor comparison
 accepted at the *loosest* threshold (the lowest one; identity codes and a level per hit, aggregated into
 the sparse pair lists at the end). Genuine comparisons are only counted. Listed data also holds its
-impostor rows' identity-pair keys (8 bytes per impostor comparison) to count ``m_kl``.
+distinct impostor identity pairs with their ``m_kl`` (16 bytes each); its blocks are streamed (out-of-core
+tables too).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from matchaudit.engine.driver import _categories
+from matchaudit.engine.driver import TailHits, _categories
 from matchaudit.errors import InputError
+from matchaudit.metrics.tally import impostor_pair_counts
 from matchaudit.model import DenseBlock, MatchData, Rule
 
 
@@ -142,8 +144,26 @@ def _cat_of(gk: np.ndarray, gl: np.ndarray, G: int) -> np.ndarray:
     return np.where(a == b, a, G + a * (2 * G - a - 1) // 2 + (b - a - 1)).astype(np.int64)
 
 
-def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048) -> IdentityCounts:
-    """Exact identity-level genuine/impostor counts at ``thresholds`` (see :class:`IdentityCounts`)."""
+def _levels_from_tail(hits: TailHits, ts: np.ndarray, ge: bool, sizes: np.ndarray):
+    """What :func:`_all_pairs_hits` returns, from the comparisons a counting pass kept (all thresholds
+    >= ``hits.floor``, so every comparison they accept is among the hits; the other genuine comparisons
+    are rejected by all: level 0)."""
+    side = "right" if ge else "left"
+    K = sizes.shape[0]
+    hist = np.zeros((K, ts.size + 1), np.int64)
+    np.add.at(hist, (hits.genuine_identity, np.searchsorted(ts, hits.genuine_score, side=side)), 1)
+    hist[:, 0] += sizes * (sizes - 1) // 2 - hist.sum(axis=1)
+    lev = np.searchsorted(ts, hits.impostor_score, side=side)
+    hit = lev > 0
+    return hist, hits.impostor_a[hit], hits.impostor_b[hit], lev[hit]
+
+
+def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048,
+                    hits: TailHits | None = None) -> IdentityCounts:
+    """Exact identity-level genuine/impostor counts at ``thresholds`` (see :class:`IdentityCounts`).
+
+    ``hits``: the comparisons an engine pass kept (``run(keep_tail=True).tail``); used instead of a scoring
+    pass when they cover every threshold (the counts are identical)."""
     if not data.has_identities:
         raise InputError("identity-level counts need identities; this comparison table has labels only. "
                          "Add identity columns to the table.")
@@ -157,7 +177,10 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
     n_cat = len(cats)
     sizes = data.identity_sizes
     if data.protocol == "all-pairs":
-        hist, pk, pl, lev = _all_pairs_hits(data, ts, ge, block_rows)
+        if hits is not None and hits.covers(ts):
+            hist, pk, pl, lev = _levels_from_tail(hits, ts, ge, sizes)
+        else:
+            hist, pk, pl, lev = _all_pairs_hits(data, ts, ge, block_rows)
         n = sizes.astype(object)  # exact Python ints for the squared sums
         S = np.bincount(group, weights=sizes, minlength=G).astype(np.int64)
         m_row_cat = np.zeros((n_cat, K), np.int64)
@@ -169,15 +192,17 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         sum_m2_cat = tuple((s2[a] ** 2 - s4[a]) // 2 if a == b else s2[a] * s2[b] for a, b in cats)
         pair_m_of = lambda k, l: sizes[k] * sizes[l]  # noqa: E731
     else:
-        p = data.pairs
-        lv = np.searchsorted(ts, p.score, side="right" if ge else "left")
-        gen = p.genuine
         hist = np.zeros((K, T + 1), np.int64)
-        np.add.at(hist, (p.identity_a[gen], lv[gen]), 1)
-        imp = ~gen
-        a, b = p.identity_a[imp], p.identity_b[imp]
-        ka, kb = np.minimum(a, b), np.maximum(a, b)
-        keys, m_kl = np.unique(ka * K + kb, return_counts=True)
+        hits = []
+        for p in data.blocks(block_rows):
+            lv = np.searchsorted(ts, p.score, side="right" if ge else "left")
+            gen = p.genuine
+            np.add.at(hist, (p.identity_a[gen], lv[gen]), 1)
+            imp = ~gen & (lv > 0)
+            a, b = p.identity_a[imp], p.identity_b[imp]
+            hits.append((np.minimum(a, b), np.maximum(a, b), lv[imp]))
+        pk, pl, lev = (np.concatenate(x) for x in zip(*hits))
+        keys, m_kl = impostor_pair_counts(data, block_rows)
         uk, ul = keys // K, keys % K
         uc = _cat_of(group[uk], group[ul], G)
         m_row_cat = np.zeros((n_cat, K), np.int64)
@@ -185,8 +210,6 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         np.add.at(m_row_cat, (uc, ul), m_kl)
         sq = m_kl.astype(object) ** 2
         sum_m2_cat = tuple(int(sq[uc == c].sum()) for c in range(n_cat))
-        hit = lv[imp] > 0
-        pk, pl, lev = ka[hit], kb[hit], lv[imp][hit]
         pair_m_of = lambda k, l: m_kl[np.searchsorted(keys, k * K + l)]  # noqa: E731
     g = hist.sum(axis=1)
     accepted_gen = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:]  # (K, T): level > j

@@ -211,9 +211,8 @@ def _genuine(data: MatchData) -> GenuineScores:
         score, ident, _ = _genuine_all_pairs(data)
         group = data.identity_group[ident] if ident.size else ident
     else:
-        assert data.pairs is not None
-        g = data.pairs.genuine
-        score, ident, group = data.pairs.score[g], data.pairs.identity_a[g], data.pairs.group_a[g]
+        kept = [(b.score[b.genuine], b.identity_a[b.genuine], b.group_a[b.genuine]) for b in data.blocks()]
+        score, ident, group = (np.concatenate(x) for x in zip(*kept))
     if ident.size and ident.min() >= 0:
         per_identity = np.bincount(ident, minlength=data.n_identities)
         weight = 1.0 / per_identity[ident]
@@ -222,8 +221,37 @@ def _genuine(data: MatchData) -> GenuineScores:
     return GenuineScores(score.astype(np.float64), group.astype(np.int64), ident.astype(np.int64), weight)
 
 
-def _impostor_units(data: MatchData) -> np.ndarray:
-    """Identity pairs with at least one impostor comparison, per category."""
+def impostor_pair_counts(data: MatchData, block_rows: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """Listed data with identities: the identity pairs with impostor comparisons, as sorted keys
+    ``min(k, l) * K + max(k, l)``, and their numbers of comparisons ``m_kl`` (one streamed pass; memory:
+    the distinct pairs)."""
+    K = data.n_identities
+    keys, counts = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+
+    def merge() -> None:
+        u, inv = np.unique(np.concatenate(keys), return_inverse=True)
+        c = np.zeros(u.size, np.int64)
+        np.add.at(c, inv, np.concatenate(counts))
+        keys[:], counts[:] = [u], [c]
+
+    pending = 0
+    for b in data.blocks(block_rows):
+        imp = ~b.genuine
+        u, c = np.unique(np.minimum(b.identity_a[imp], b.identity_b[imp]) * K
+                         + np.maximum(b.identity_a[imp], b.identity_b[imp]), return_counts=True)
+        keys.append(u)
+        counts.append(c.astype(np.int64))
+        pending += u.size
+        if pending > max(keys[0].size, 1 << 20):  # amortised: each key is merged O(log) times
+            merge()
+            pending = 0
+    merge()
+    return keys[0], counts[0]
+
+
+def _impostor_units(data: MatchData, pairs: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Identity pairs with at least one impostor comparison, per category (``pairs``: listed data's
+    :func:`impostor_pair_counts`)."""
     g_count = data.n_groups
     units = np.zeros(g_count * g_count, dtype=np.int64)
     if data.protocol == "all-pairs":
@@ -233,37 +261,33 @@ def _impostor_units(data: MatchData) -> np.ndarray:
             for b in range(a + 1, g_count):
                 units[a * g_count + b] = k_per_group[a] * k_per_group[b]
         return units
-    assert data.pairs is not None
-    p = data.pairs
-    imp = ~p.genuine
-    if not data.has_identities:
+    if pairs is None:
         return units
-    lo = np.minimum(p.identity_a[imp], p.identity_b[imp])
-    hi = np.maximum(p.identity_a[imp], p.identity_b[imp])
-    key, first = np.unique(lo * data.n_identities + hi, return_index=True)
-    cats = _pair_categories(p, g_count)[imp][first]
-    np.add.at(units, cats, 1)
+    K = data.n_identities
+    ga, gb = data.identity_group[pairs[0] // K], data.identity_group[pairs[0] % K]
+    np.add.at(units, np.minimum(ga, gb) * g_count + np.maximum(ga, gb), 1)
     return units
 
 
-def _pair_weights(data: MatchData, block: PairBlock) -> np.ndarray:
+def _pair_weights(pairs: tuple[np.ndarray, np.ndarray] | None, block: PairBlock, n_identities: int) -> np.ndarray:
     """Identity-balanced impostor weight ``1/m_kl`` for listed comparisons (NaN without identities)."""
-    if not data.has_identities:
+    if pairs is None:
         return np.full(len(block), np.nan)
-    assert data.pairs is not None
-    p = data.pairs
-    imp = ~p.genuine
-    k_all = data.n_identities
-    keys_all = np.minimum(p.identity_a[imp], p.identity_b[imp]) * k_all + np.maximum(p.identity_a[imp], p.identity_b[imp])
-    uniq, m_kl = np.unique(keys_all, return_counts=True)
+    uniq, m_kl = pairs
+    k_all = n_identities
     keys = np.minimum(block.identity_a, block.identity_b) * k_all + np.maximum(block.identity_a, block.identity_b)
     return 1.0 / m_kl[np.searchsorted(uniq, keys)]
+
+
+def _pairs_of(data: MatchData, block_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+    return impostor_pair_counts(data, block_rows) if data.protocol == "listed" and data.has_identities else None
 
 
 def build_tally(data: MatchData, block_rows: int = 2048) -> Tally:
     """Pass over all comparisons once: genuine scores kept, impostors binned between them (exact)."""
     g_count = data.n_groups
     genuine = _genuine(data)
+    pairs = _pairs_of(data, block_rows)
     edges = np.unique(genuine.score)
     if edges.size == 0:
         edges = np.array([np.inf])
@@ -291,13 +315,13 @@ def build_tally(data: MatchData, block_rows: int = 2048) -> Tally:
             assert isinstance(blk, PairBlock)
             imp = ~blk.genuine
             sub = PairBlock(*(getattr(blk, f)[imp] for f in PairBlock.__dataclass_fields__))
-            _bin_pairs(sub.score, _pair_categories(sub, g_count), _pair_weights(data, sub), edges, acc, lo, scale,
-                       counts, ties, wcounts, wties)
+            _bin_pairs(sub.score, _pair_categories(sub, g_count), _pair_weights(pairs, sub, data.n_identities),
+                       edges, acc, lo, scale, counts, ties, wcounts, wties)
     gen_units = np.zeros(g_count, dtype=np.int64)
     if genuine.identity.size and genuine.identity.min() >= 0:
         ids = np.unique(genuine.identity)
         np.add.at(gen_units, data.identity_group[ids], 1)
-    return Tally(g_count, genuine, edges, counts, ties, wcounts, wties, gen_units, _impostor_units(data))
+    return Tally(g_count, genuine, edges, counts, ties, wcounts, wties, gen_units, _impostor_units(data, pairs))
 
 
 def refine(tally: Tally, data: MatchData, cells: np.ndarray, block_rows: int = 2048) -> Tally:
@@ -326,12 +350,14 @@ def refine(tally: Tally, data: MatchData, cells: np.ndarray, block_rows: int = 2
             pos = _collect_dense(blk.scores, blk.row0, blk.col0, data.samples.identity, data.identity_group, size,
                                  g_count, edges, acc, lo, scale, selected, s_lo, s_hi, out_s, out_c, out_w, pos)
     else:
-        assert data.pairs is not None
-        p = data.pairs
-        keep = ~p.genuine & selected[cell_of(edges, p.score)]
-        sub = PairBlock(*(getattr(p, f)[keep] for f in PairBlock.__dataclass_fields__))
-        pos = len(sub)
-        out_s, out_c, out_w = sub.score, _pair_categories(sub, g_count), _pair_weights(data, sub)
+        pairs = _pairs_of(data, block_rows)
+        parts = []
+        for p in data.blocks(block_rows):
+            keep = ~p.genuine & selected[cell_of(edges, p.score)]
+            sub = PairBlock(*(getattr(p, f)[keep] for f in PairBlock.__dataclass_fields__))
+            parts.append((sub.score, _pair_categories(sub, g_count), _pair_weights(pairs, sub, data.n_identities)))
+        out_s, out_c, out_w = (np.concatenate(x) for x in zip(*parts))
+        pos = out_s.size
     assert pos == total, "refinement pass disagrees with the tally"
     if tally.refined is not None:
         old = tally.refined
