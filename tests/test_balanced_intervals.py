@@ -190,3 +190,35 @@ def test_balanced_support_and_fallbacks():
     fixed = [r for r in records if r["kind"] == "threshold"]
     assert {(r["weighting"], r["method"]) for r in fixed} == {("pooled", "wilson"), ("balanced", "recentered")}
     assert all("pooled rates only" in r["note"] for r in fixed if r["weighting"] == "balanced")
+
+
+def test_pooled_target_estimates_are_the_engines_plug_in():
+    """Pooled FNMR@FMR records carry evaluate's numbers (errors / n); the engine's exact plug-in (replicate 0) has
+    the same threshold and counts."""
+    data = make_data(seed=3)
+    config = AuditConfig(fmr_targets=(0.3, 0.1, 1e-2), weightings=("pooled",))
+    result = evaluate(data, config)
+    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(n_resamples=5, n_cells=16), result=result)
+    c = run(data, None, grid=build_grid(data, n_cells=16), fmr_targets=config.fmr_targets)
+    fn = bs.fnmr_at_targets(c)[0]
+    got = {(r["target"], r["group"]): r for r in records if r["kind"] == "fmr_target" and r["metric"] == "FNMR"}
+    for ti, a in enumerate(config.fmr_targets):
+        for j, name in enumerate(bs.view_names(c)):
+            r = got[(a, name)]
+            assert r["estimate"] == pytest.approx(fn[ti, j], rel=1e-12, nan_ok=True)  # engine: 1 - accepted/n
+            assert r["errors"] == r["comparisons"] - bs._views_gen(c.target_genuine_accepted[0, ti])[j]
+            assert r["threshold"] == c.target_threshold[0, ti]
+
+
+@pytest.mark.parametrize("scheme", [rs.WithinIdentity(1), rs.Vertex(2)], ids=lambda s: s.name)
+def test_equal_identity_sizes_make_balanced_and_pooled_replicates_equal(scheme):
+    """With equal identity sizes every unit has the same denominator: the two weightings coincide replicate by
+    replicate (and differ with unequal sizes)."""
+    t, B = 0.4, 8
+    for sizes, equal in (((3,) * 8, True), ((1, 2, 3, 4, 1, 5, 2, 3), False)):
+        data = make_data(seed=5, sizes=sizes)
+        grid = build_grid(data, n_cells=16, thresholds=[t])
+        pooled = bs.rates_at_threshold(run(data, scheme, B, grid=grid, thresholds=[t]), t)
+        bal = bs.rates_at_threshold(balanced_counts(data, scheme, B, grid, thresholds=[t]), t)
+        same = all(np.allclose(p, b, rtol=1e-12, equal_nan=True) for p, b in zip(pooled[:2], bal[:2]))
+        assert same == equal
