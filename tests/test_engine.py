@@ -132,6 +132,25 @@ def test_parts_add_up_to_the_whole(scheme, protocol, monkeypatch):
             np.testing.assert_array_equal(getattr(c, f), getattr(ref, f), err_msg=f"{f} {n_parts}")
 
 
+@pytest.mark.parametrize("scheme", [rs.WithinIdentity(2), rs.Vertex(3), rs.DoubleOrNothing(4)], ids=lambda s: s.name)
+def test_direct_and_sorted_counting_agree(scheme, monkeypatch):
+    """The direct (unsorted, cache-resident table) path equals the sorted path, also when its float32 rows are
+    flushed to int64 after every few entries."""
+    data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4), groups=(0, 1, 1, 0, 1, 0))
+    grid = build_grid(data, n_cells=64)
+    direct = run(data, scheme, 7, grid=grid, fmr_targets=[0.05])
+    assert driver._direct_pays(data, driver._Entries(data, grid, driver._mode(scheme), True),
+                               np.zeros((1, 1, 16), np.float32), False)
+    monkeypatch.setattr(driver, "DIRECT_BYTES", 0)
+    srt = run(data, scheme, 7, grid=grid, fmr_targets=[0.05])
+    monkeypatch.setattr(driver, "DIRECT_BYTES", 6 << 20)
+    monkeypatch.setattr(driver, "EXACT", 40)  # cap = 40 // max(w)^2: flush every few entries
+    flushed = run(data, scheme, 7, grid=grid, fmr_targets=[0.05])
+    for c in (srt, flushed):
+        for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
+            np.testing.assert_array_equal(getattr(c, f), getattr(direct, f), err_msg=f)
+
+
 def test_recentered_totals_and_vertex_imputation():
     """Within-identity totals are fixed (C(n_k,2) genuine, n_k n_l impostor); vertex reports C(w_k,2) pairs."""
     data = make_data(seed=8)

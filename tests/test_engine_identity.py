@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from matchaudit.engine import identity_counts
+from matchaudit import resampling as rs
+from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.engine.driver import _categories
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData, PairBlock
@@ -97,3 +98,23 @@ def test_identity_counts_need_identities():
     bad = MatchData(**{**data.__dict__, "pairs": nolabels})
     with pytest.raises(InputError, match="identities"):
         identity_counts(bad, [0.5])
+
+
+@pytest.mark.parametrize("scheme", [rs.WithinIdentity(3), rs.DoubleOrNothing(4), None], ids=str)
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_tail_hits_give_the_same_identity_counts(scheme, rule):
+    """identity_counts from the comparisons the counting pass kept equals the scoring pass, exactly."""
+    data = make_data(seed=5, sizes=(3, 5, 2, 6, 1, 4, 3), groups=(0, 1, 1, 0, 1, 0, 2))
+    grid = build_grid(data, n_cells=32, rule=rule)
+    c = run(data, scheme, 3, grid=grid, fmr_targets=[0.05, 0.2], keep_tail=True)
+    thr = c.target_threshold[0]
+    assert c.tail is not None and c.tail.covers(thr)
+    assert np.isfinite(c.tail.floor) and c.tail.impostor_score.size < c.impostor_total[0].sum()  # a real tail
+    a, b = identity_counts(data, thr, rule), identity_counts(data, thr, rule, hits=c.tail)
+    for f in ("g", "e", "m_row", "e_row", "m_row_cat", "e_row_cat", "sum_m2"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+    for f in ("pair_k", "pair_l", "pair_e", "pair_m", "pair_cat"):
+        for x, y in zip(getattr(a, f), getattr(b, f)):
+            np.testing.assert_array_equal(x, y, err_msg=f)
+    below = np.array([c.tail.floor - 1.0])  # not covered: the scoring pass runs, same answer
+    np.testing.assert_array_equal(identity_counts(data, below, rule, hits=c.tail).e, identity_counts(data, below, rule).e)

@@ -76,16 +76,37 @@ def iter_similarity_blocks(
     q, scale = quantise(embeddings, metric)
     sq = np.einsum("ij,ij->i", q, q)  # exact integers
     n = q.shape[0]
+    cosine = metric == "cosine"
     for r0 in range(part[0] * block_rows, n, part[1] * block_rows):
         r1 = min(n, r0 + block_rows)
         for c0 in range(r0, n, TILE_COLS):
             c1 = min(n, c0 + TILE_COLS)
-            s = q[r0:r1] @ q[c0:c1].T
-            _finish_tile(s, sq[r0:r1], sq[c0:c1], metric == "cosine", scale)
             if c0 == r0:
+                s = _diagonal_tile(q, sq, r0, r1, c1, cosine, scale)
                 k = np.arange(r1 - r0)
                 s[k, k] = self_score(metric)
+            else:
+                s = q[r0:r1] @ q[c0:c1].T
+                _finish_tile(s, sq[r0:r1], sq[c0:c1], cosine, scale)
             yield DenseBlock(row0=r0, col0=c0, scores=s)
+
+
+DIAGONAL_STRIP = 256
+
+
+def _diagonal_tile(q: np.ndarray, sq: np.ndarray, r0: int, r1: int, c1: int, cosine: bool, scale: float) -> np.ndarray:
+    """The tile on the diagonal, rows ``r0:r1`` x columns ``r0:c1``, computed in strips of
+    ``DIAGONAL_STRIP`` rows that start at the diagonal, so the GEMM skips most of the square's lower
+    triangle (half the work of the tile when ``c1 - r0`` is close to ``r1 - r0``). Entries left of a strip's
+    start (below the diagonal: not comparisons) are NaN."""
+    s = np.empty((r1 - r0, c1 - r0))
+    for a in range(r0, r1, DIAGONAL_STRIP):
+        b = min(r1, a + DIAGONAL_STRIP)
+        part = q[a:b] @ q[a:c1].T
+        _finish_tile(part, sq[a:b], sq[a:c1], cosine, scale)
+        s[a - r0:b - r0, a - r0:] = part
+        s[a - r0:b - r0, :a - r0] = np.nan
+    return s
 
 
 def pair_scores(embeddings: np.ndarray, a: np.ndarray, b: np.ndarray, metric: Metric = "cosine") -> np.ndarray:

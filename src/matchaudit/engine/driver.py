@@ -39,6 +39,23 @@ SUB_COLS = 2048  # sub-tile width: the weight rows of a sub-tile stay in L2
 FmrReference = Literal["all", "same-group"]
 
 
+@dataclass(frozen=True)
+class TailHits:
+    """Every comparison with score >= ``floor`` (all-pairs), by identity: what identity-level counts at any
+    threshold >= ``floor`` need (:func:`matchaudit.engine.identity_counts` ``hits=``), kept by the counting
+    pass itself (``run(keep_tail=True)``) instead of scoring everything again."""
+
+    floor: float
+    genuine_identity: np.ndarray  # (h,) int64
+    genuine_score: np.ndarray  # (h,) float64
+    impostor_a: np.ndarray  # (m,) int64, < impostor_b
+    impostor_b: np.ndarray  # (m,) int64
+    impostor_score: np.ndarray  # (m,) float64
+
+    def covers(self, thresholds: np.ndarray) -> bool:
+        return bool(np.all(np.asarray(thresholds) >= self.floor))
+
+
 @dataclass
 class Counts:
     """Weighted counts per replicate (index 0 = plug-in, exact), class, group (pair) and grid cell.
@@ -66,6 +83,7 @@ class Counts:
     target_genuine_accepted: np.ndarray  # (R, T, G) int64
     target_impostor_accepted: np.ndarray  # (R, T, n_cat) int64
     imputed_pairs: np.ndarray | None = None  # (R,) vertex: draw pairs of one identity (no comparisons)
+    tail: TailHits | None = None  # run(keep_tail=True): every comparison scoring at least tail.floor
     info: dict = field(default_factory=dict)
 
     @property
@@ -153,6 +171,38 @@ def _batched(wt: np.ndarray, lanes: int) -> np.ndarray:
     return out
 
 
+DIRECT_BYTES = 6 << 20  # largest float32 counts table (per thread) counted directly, without sorting entries
+
+
+@dataclass
+class _Direct:
+    """State of a direct (unsorted) counting pass: per-thread float32 rows, their entry counters and the
+    per-thread int64 table they are flushed to (see :func:`kernels.direct`)."""
+
+    W: np.ndarray  # (rows, lanes) float32: the one lane batch
+    cap: int
+    acc: np.ndarray  # (threads, n_keys, lanes) float32
+    used: np.ndarray  # (threads, n_keys) int64
+    table: np.ndarray  # (threads, n_keys, lanes) int64
+
+    @classmethod
+    def new(cls, W: np.ndarray, n_keys: int, cap: int) -> _Direct:
+        t, lanes = nb.get_num_threads(), W.shape[2]
+        return cls(W[0], cap, np.zeros((t, n_keys, lanes), np.float32), np.zeros((t, n_keys), np.int64),
+                   np.zeros((t, n_keys, lanes), np.int64))
+
+    def total(self) -> np.ndarray:
+        """(n_keys, 1, lanes) int64: what the sorted path's table holds."""
+        return (self.table.sum(axis=0) + self.acc.astype(np.int64).sum(axis=0))[:, None, :]
+
+
+def _direct_pays(data: MatchData, ent: _Entries, W: np.ndarray, collapse: bool) -> bool:
+    """Direct counting (no entry arrays, no sort) while one lane batch covers every replicate and the
+    per-thread table stays in cache; else entries are sorted by key first (the large-table path)."""
+    return (data.protocol == "all-pairs" and ent.mode in (K.SAMPLE, K.PRODUCT) and not collapse
+            and W.shape[0] == 1 and ent.n_keys * W.shape[2] * 4 <= DIRECT_BYTES)
+
+
 class _Entries:
     """Turns blocks into entries for one mode (shared by the counting pass and the refinement pass)."""
 
@@ -190,13 +240,12 @@ class _Entries:
                 if n:
                     yield 0, None, None, (keys[:n].copy(), us[:n].copy(), vs[:n].copy(), sc[:n].copy())
 
-    def _parallel_pieces(self, block: DenseBlock, win: np.ndarray):
-        g = self.grid
+    def _subtiles(self, block: DenseBlock, n_chunks: int):
+        """Yield (c_lo, c_hi, rows, cum, chunks) per sub-tile: its local rows, their entries' start offsets
+        ``cum`` (serial order, ``cum[-1]`` entries) and ``n_chunks`` row ranges of about equal entries."""
         r, c = block.scores.shape
         cstep = min(c, SUB_COLS)
         step = max(1, ENTRIES // (cstep + 1))
-        collect = win.size > 0
-        n_chunks = 4 * nb.get_num_threads()
         for c_lo, r_lo in ((c_lo, r_lo) for c_lo in range(0, c, cstep) for r_lo in range(0, r, step)):
             r_hi, c_hi = min(r, r_lo + step), min(c, c_lo + cstep)
             if block.row0 + r_lo >= block.col0 + c_hi:
@@ -212,7 +261,14 @@ class _Entries:
                 continue
             chunks = np.searchsorted(cum, np.linspace(0, n, n_chunks + 1), side="left").astype(np.int64)
             chunks[0], chunks[-1] = 0, rows.size
-            chunks = np.maximum.accumulate(chunks)
+            yield c_lo, c_hi, rows, cum, np.maximum.accumulate(chunks)
+
+    def _parallel_pieces(self, block: DenseBlock, win: np.ndarray):
+        g = self.grid
+        collect = win.size > 0
+        n_chunks = 4 * nb.get_num_threads()
+        for c_lo, c_hi, rows, cum, chunks in self._subtiles(block, n_chunks):
+            n = int(cum[-1])
             keys, us, vs = (np.empty(n, np.int32) for _ in range(3))
             sc = np.empty(n if collect else 0, np.float64)
             hist = np.zeros((n_chunks, self.n_keys), np.int64)
@@ -229,6 +285,30 @@ class _Entries:
             suv = np.empty(n, np.int64)
             K.scatter(keys, us, vs, sc, cum[chunks], fill, suv, g.n_cells, win, wpos, *it)
             yield n, offsets, suv, (it if collect else None)
+
+    def direct_pieces(self, block: DenseBlock, win: np.ndarray, acc: _Direct):
+        """Count ``block`` straight into ``acc`` (:func:`kernels.direct`); yield the window items per sub-tile."""
+        g = self.grid
+        collect = win.size > 0
+        if collect:
+            cells = np.flatnonzero(win)
+            lo_edges = np.concatenate([[-np.inf], g.edges])
+            s_lo, s_hi = lo_edges[cells[0]], np.append(g.edges, np.inf)[cells[-1]]
+        n_chunks = acc.acc.shape[0]
+        for c_lo, c_hi, rows, cum, chunks in self._subtiles(block, n_chunks):
+            n_win = np.zeros(rows.size, np.int64)
+            K.direct(block.scores, block.row0, block.col0, c_lo, c_hi, rows, chunks, self.ident, self.igroup,
+                     self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges, self.start, self.lo,
+                     self.scale, self.ge, win, acc.W, acc.cap, acc.acc, acc.used, acc.table, n_win)
+            if not collect:
+                continue
+            wpos = np.concatenate([[0], np.cumsum(n_win)]).astype(np.int64)
+            m = int(wpos[-1])
+            it = (np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.float64))
+            K.window_items(block.scores, block.row0, block.col0, c_lo, c_hi, rows, chunks, wpos[:-1], self.ident,
+                           self.igroup, self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges,
+                           self.start, self.lo, self.scale, self.ge, win, s_lo, s_hi, *it)
+            yield it
 
     def pieces(self, block, want: np.ndarray):
         """Yield (n, keys, us, vs, scores) for sub-tiles of ``block`` (at most ENTRIES entries each)."""
@@ -298,6 +378,7 @@ def run(
     collapse: bool | None = None,
     progress: bool = False,
     backend: Backend | None = None,
+    keep_tail: bool = False,
 ) -> Counts:
     """Weighted counts for the plug-in and ``replicates`` of ``scheme`` (an int B means replicates 1..B).
 
@@ -305,7 +386,11 @@ def run(
     per-replicate thresholds and counts. ``collapse`` (identity-level schemes): merge comparisons with the
     same (class, category, cell, identity pair) before replicating; ``None`` lets the engine choose (the
     counts are identical either way). ``backend`` runs the counting passes (default: this process, see
-    :class:`Backend`); every backend gives identical counts. Ctrl-C stops between sub-tiles and re-raises
+    :class:`Backend`); every backend gives identical counts. ``keep_tail`` (all-pairs, sample- and
+    identity-multinomial-level schemes, with FMR targets): the pass also keeps every comparison above the
+    lowest target's window (``Counts.tail``), so identity-level counts at the plug-in thresholds (corrected
+    Wilson, jackknife) need no second scoring pass; memory: 20 bytes per comparison above that floor (about
+    ``WINDOW x`` the largest FMR target of the impostors). Ctrl-C stops between sub-tiles and re-raises
     KeyboardInterrupt.
     """
     reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
@@ -323,15 +408,19 @@ def run(
     if mode == -1:
         table, items = _comparison_level(data, scheme, reps, layout, grid, targets, fmr_reference, block_rows,
                                           progress)
-        imputed = None
+        imputed = tail = None
     else:
         if collapse is None:
             collapse = _collapse_pays(data, mode)
         win = _window(data, grid, targets) if targets.size else np.zeros(0, np.bool_)
+        keep_tail = keep_tail and bool(win.any()) and mode in (K.SAMPLE, K.PRODUCT) and data.protocol == "all-pairs"
+        if keep_tail:
+            win[np.argmax(win):] = True
         task = CountTask(grid=grid, mode=mode, scheme=scheme, replicates=reps, lanes=lanes,
                          collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows)
         ent, (wt, imputed) = task.entries(data), task.weights(data)
         table, found = (backend or LocalBackend()).count(data, task, progress, wt)
+        tail = _tail_hits(ent, found, grid, win) if keep_tail else None
         out = np.empty((R, ent.n_keys), np.int64)
         K.lanes_to_replicates(table, out)
         table = out.reshape(R, ent.n_kc, grid.n_cells)
@@ -353,8 +442,32 @@ def run(
         replicates=np.concatenate([[0], reps]), grid=grid, group_names=tuple(data.group_names),
         categories=_categories(G), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
         fmr_reference=fmr_reference, target_threshold=thr, target_genuine_accepted=gacc,
-        target_impostor_accepted=iacc, imputed_pairs=imputed,
-        info=info)
+        target_impostor_accepted=iacc, imputed_pairs=imputed, tail=tail, info=info)
+
+
+def _tail_hits(ent: _Entries, found: list, grid: Grid, win: np.ndarray) -> TailHits:
+    """The comparisons among the items of a tail window (every cell from the first window cell up), by
+    identity: entry rows are samples (SAMPLE; self-pairs dropped) or identities (PRODUCT)."""
+    first = int(np.argmax(win))
+    floor = -np.inf if first == 0 else float(grid.edges[first - 1])
+    if found:
+        keys, us, vs, sc = (np.concatenate(x).astype(np.float64 if i == 3 else np.int64) for i, x in
+                            enumerate(zip(*found)))
+    else:
+        keys = us = vs = np.zeros(0, np.int64)
+        sc = np.zeros(0)
+    genuine = keys // grid.n_cells < ent.G
+    n = ent.n_units
+    if ent.mode == K.SAMPLE:
+        real = us < n  # self-pair rows are n + i
+        ka, kb = ent.ident[us[real]], ent.ident[vs[real]]
+        genuine, sc = genuine[real], sc[real]
+    else:
+        ka, kb = np.where(genuine, us, us - n), np.where(genuine, us, vs - n)
+    imp = ~genuine
+    return TailHits(floor=floor, genuine_identity=ka[genuine], genuine_score=sc[genuine],
+                    impostor_a=np.minimum(ka[imp], kb[imp]), impostor_b=np.maximum(ka[imp], kb[imp]),
+                    impostor_score=sc[imp])
 
 
 def _key_slices(offsets: np.ndarray, n_batches: int) -> np.ndarray:
@@ -461,6 +574,13 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
     w2 = max(1, int(W.max()) ** 2)
     if w2 > EXACT:
         raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
+    if _direct_pays(data, ent, W, collapse):
+        state = _Direct.new(W, ent.n_keys, EXACT // w2)
+        for block in data.blocks(block_rows, part):
+            found.extend(ent.direct_pieces(block, win, state))
+            if advance is not None:
+                advance()
+        return state.total(), found
     for block in data.blocks(block_rows, part):
         for n, offsets, suv, items in ent.sorted_pieces(block, win):
             if items is not None:
@@ -543,15 +663,20 @@ WINDOW_SAMPLE = 1 << 18  # impostor scores in the estimate
 
 def _window(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray:
     """Cells likely to hold some replicate's threshold: estimated FMR range within a factor ``WINDOW`` of a
-    target (plus one cell either side), from a deterministic sample of impostor scores. Only a cost
-    decision: cells found needed outside the window are collected by a second pass."""
-    n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
-    _, imp = _sample_scores(data, max_rows=max(1, WINDOW_SAMPLE // max(n, 1)), max_scores=WINDOW_SAMPLE)
+    target (plus one cell either side), from the grid's impostor sample (or a deterministic sample of
+    impostor scores). Only a cost decision: cells found needed outside the window are collected by a
+    second pass."""
+    imp = grid.impostor_sample
+    if imp is None:
+        n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
+        _, imp = _sample_scores(data, max_rows=max(1, WINDOW_SAMPLE // max(n, 1)), max_scores=WINDOW_SAMPLE)
+        imp = np.sort(imp)
     win = np.zeros(grid.n_cells, np.bool_)
     if imp.size == 0:
         return win
     m = imp.size
-    above = np.cumsum(np.bincount(grid.cell_of(imp), minlength=grid.n_cells)[::-1])[::-1]  # weight in cells >= c
+    side = "left" if grid.rule == ">=" else "right"  # cells >= c: scores >= (or >) edge c-1
+    above = np.concatenate([[m], m - np.searchsorted(imp, grid.edges, side=side)])  # sample share in cells >= c
     f_lo = above / m  # FMR at the cell's lower edge (threshold just above cell c-1)
     f_hi = np.concatenate([above[1:], [0]]) / m
     for a in targets:
@@ -666,4 +791,4 @@ def _lists(ka, kb, genuine, n_ids) -> ComparisonLists:
                            impostor_ids=ids[io], impostor_off=ioff.astype(np.int64))
 
 
-__all__ = ["Backend", "CountTask", "Counts", "LocalBackend", "run"]
+__all__ = ["Backend", "CountTask", "Counts", "LocalBackend", "TailHits", "run"]

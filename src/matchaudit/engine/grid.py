@@ -9,7 +9,7 @@ targets are refined to exact values (see :mod:`matchaudit.engine.driver`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,6 +23,9 @@ N_BUCKETS = 1 << 14  # int32 starts: 64 KiB, cache-resident for the per-comparis
 class Grid:
     edges: np.ndarray  # (C,) float64, strictly increasing
     rule: Rule = ">="
+    impostor_sample: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """The sorted impostor scores the grid was built from (a deterministic subsample), when built from data:
+    the engine reuses it to estimate where FMR targets fall instead of scoring a second sample."""
 
     @property
     def n_cells(self) -> int:
@@ -91,18 +94,20 @@ def build_grid(
     rule: Rule = ">=",
     thresholds: np.ndarray | list[float] = (),
     max_rows: int = 1000,
-    max_scores: int = 1 << 21,
+    max_scores: int = 1 << 19,
 ) -> Grid:
     """Edges at impostor quantiles log-spaced in FMR (half the cells, down to the sample's resolution),
     impostor quantiles linear in FMR (a quarter) and genuine quantiles linear in FNMR (a quarter), plus the
     requested ``thresholds`` (exact edges). Quantiles that coincide (the top ranks of the log-spaced part)
     are replaced by requesting more, so the grid has at least ``n_cells`` distinct edges whenever the sample
     has that many distinct scores. The sample: at most ``max_rows`` rows of the score matrix and about
-    ``max_scores`` scores (the sort of the sample is the grid's main cost)."""
+    ``max_scores`` scores (the sort of the sample is the grid's main cost). Thresholds at FMR targets are
+    exact whatever the sample (see :mod:`matchaudit.engine.driver`); the sample sets the curve's resolution in
+    the far tail (FMR steps below about ``1 / max_scores`` share one cell's range)."""
     n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
     gen, imp = _sample_scores(data, max(1, min(max_rows, max_scores // max(n, 1))), max_scores)
     imp, gen = np.sort(imp), np.sort(gen)
-    distinct = np.unique(np.concatenate([imp, gen])).size
+    distinct = _n_distinct(imp, gen)
     request = n_cells
     while True:
         e = _edges(imp, gen, request, thresholds)
@@ -111,7 +116,17 @@ def build_grid(
         request = int(request * 1.25) + 1
     if e.size == 0:
         e = np.zeros(1)
-    return Grid(edges=e, rule=rule)
+    return Grid(edges=e, rule=rule, impostor_sample=imp)
+
+
+def _n_distinct(a: np.ndarray, b: np.ndarray) -> int:
+    """Distinct values in the union of two sorted arrays (without sorting their concatenation)."""
+    ua = a[np.concatenate([[True], a[1:] != a[:-1]])] if a.size else a
+    ub = b[np.concatenate([[True], b[1:] != b[:-1]])] if b.size else b
+    if ua.size == 0 or ub.size == 0:
+        return int(ua.size + ub.size)
+    i = np.searchsorted(ua, ub).clip(0, ua.size - 1)
+    return int(ua.size + ub.size - np.count_nonzero(ua[i] == ub))
 
 
 def _edges(imp: np.ndarray, gen: np.ndarray, n_cells: int, thresholds) -> np.ndarray:

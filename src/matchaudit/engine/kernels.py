@@ -52,6 +52,20 @@ def category(g, h, n_groups):
 
 
 @nb.njit(inline="always", cache=True)
+def single(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells):
+    """(key, u, v) of a comparison in the modes with one entry per comparison (SAMPLE, PRODUCT; SUM genuine)."""
+    if genuine:
+        key = ga * n_cells + c
+    else:
+        key = (n_groups + category(ga, gb, n_groups)) * n_cells + c
+    if mode == SAMPLE:
+        return key, sa, sb
+    if genuine:
+        return key, ka, (2 if mode == PRODUCT else 3) * n_units
+    return key, n_units + ka, n_units + kb
+
+
+@nb.njit(inline="always", cache=True)
 def emit(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells, keys, us, vs, pos):
     """Write the entries of one comparison at ``pos``; returns the new position.
 
@@ -72,25 +86,10 @@ def emit(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells, k
                     vs[pos] = kb * n_groups + h
                     pos += 1
         return pos
-    if genuine:
-        key = ga * n_cells + c
-    else:
-        key = (n_groups + category(ga, gb, n_groups)) * n_cells + c
-    if mode == SAMPLE:
-        keys[pos] = key
-        us[pos] = sa
-        vs[pos] = sb
+    if mode != SUM or genuine:
+        keys[pos], us[pos], vs[pos] = single(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells)
         return pos + 1
-    if genuine:
-        keys[pos] = key
-        us[pos] = ka
-        vs[pos] = (2 if mode == PRODUCT else 3) * n_units
-        return pos + 1
-    if mode == PRODUCT:
-        keys[pos] = key
-        us[pos] = n_units + ka
-        vs[pos] = n_units + kb
-        return pos + 1
+    key = (n_groups + category(ga, gb, n_groups)) * n_cells + c
     one = 3 * n_units  # SUM
     keys[pos] = key
     us[pos] = n_units + ka
@@ -366,7 +365,8 @@ def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup
 
     Local tile row ``rows[q]`` writes its entries from ``rpos[q]`` (the serial order); thread chunk ``t``
     takes rows ``chunks[t]:chunks[t+1]``, counts its keys in ``hist[t]`` and, when ``win`` (a cell mask) is
-    non-empty, writes every entry's score to ``sc`` and counts its entries in window cells in ``n_win[t]``."""
+    non-empty, writes the scores of entries in window cells to ``sc`` (the others are left unwritten: only
+    window entries are read back) and counts them in ``n_win[t]``."""
     n_cells = edges.shape[0] + 1
     collect = win.shape[0] > 0
     c_self = cell(self_score, edges, start, lo, scale, ge)
@@ -385,10 +385,9 @@ def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup
                 us[pos] = n_units + i
                 vs[pos] = 2 * n_units
                 h[k] += 1
-                if collect:
+                if collect and win[c_self]:
                     sc[pos] = self_score
-                    if win[c_self]:
-                        nw += 1
+                    nw += 1
                 pos += 1
             for jj in range(max(c_lo, i + 1 - col0), c_hi):
                 s = scores[r, jj]
@@ -397,12 +396,90 @@ def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup
                 kj = ident[j]
                 emit(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells, keys, us, vs, pos)
                 h[keys[pos]] += 1
-                if collect:
+                if collect and win[c]:
                     sc[pos] = s
-                    if win[c]:
-                        nw += 1
+                    nw += 1
                 pos += 1
         n_win[t] = nw
+
+
+@nb.njit(parallel=True, cache=True, fastmath=True)
+def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_score, self_pairs, mode, n_units,
+           n_groups, edges, start, lo, scale, ge, win, W, cap, acc, used, table, n_win):
+    """Fused :func:`dense_keys` + :func:`accumulate` for one lane batch and a small table: thread chunk ``t``
+    (rows ``chunks[t]:chunks[t+1]``) adds ``W[u] * W[v]`` straight into its float32 rows ``acc[t, key]``,
+    no entry arrays, no sort. Exact: every addend is an integer, and a key's row moves to the int64
+    ``table[t, key]`` once ``cap`` entries (``cap * max(W)^2 <= 2^24``) have gone into it (``used[t, key]``
+    counts them). ``n_win[q]``: entries of row ``q`` in window cells ``win`` (for :func:`window_items`).
+    Worth it while ``acc`` stays in cache: the caller decides (see ``driver._direct_pays``)."""
+    n_cells = edges.shape[0] + 1
+    lanes = W.shape[1]
+    collect = win.shape[0] > 0
+    c_self = cell(self_score, edges, start, lo, scale, ge)
+    for t in nb.prange(chunks.shape[0] - 1):
+        a = acc[t]
+        cnt = used[t]
+        for q in range(chunks[t], chunks[t + 1]):
+            r = rows[q]
+            i = row0 + r
+            ki = ident[i]
+            gi = igroup[ki]
+            nw = 0
+            j0 = max(c_lo, i + 1 - col0)
+            if self_pairs and i >= col0 + c_lo and i < col0 + c_hi:
+                j0 -= 1  # jj = i - col0: the self-pair
+            for jj in range(j0, c_hi):
+                j = col0 + jj
+                if j == i:
+                    c = c_self
+                    key, u, v = gi * n_cells + c, n_units + i, 2 * n_units
+                else:
+                    c = cell(scores[r, jj], edges, start, lo, scale, ge)
+                    kj = ident[j]
+                    key, u, v = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells)
+                if collect and win[c]:
+                    nw += 1
+                for x in range(lanes):
+                    a[key, x] += W[u, x] * W[v, x]
+                cnt[key] += 1
+                if cnt[key] == cap:
+                    for x in range(lanes):
+                        table[t, key, x] += np.int64(a[key, x])
+                        a[key, x] = 0
+                    cnt[key] = 0
+            n_win[q] = nw
+
+
+@nb.njit(parallel=True, cache=True)
+def window_items(scores, row0, col0, c_lo, c_hi, rows, chunks, wpos, ident, igroup, self_score, self_pairs, mode,
+                 n_units, n_groups, edges, start, lo, scale, ge, win, s_lo, s_hi, it_key, it_u, it_v, it_s):
+    """The window-cell entries of :func:`direct`'s rows as items (key, u, v, score) from ``wpos[q]``; only
+    scores in ``[s_lo, s_hi]`` (the window's range) are looked up."""
+    n_cells = edges.shape[0] + 1
+    c_self = cell(self_score, edges, start, lo, scale, ge)
+    for t in nb.prange(chunks.shape[0] - 1):
+        for q in range(chunks[t], chunks[t + 1]):
+            r = rows[q]
+            i = row0 + r
+            ki = ident[i]
+            gi = igroup[ki]
+            w = wpos[q]
+            if self_pairs and i >= col0 + c_lo and i < col0 + c_hi and win[c_self]:
+                it_key[w], it_u[w], it_v[w], it_s[w] = gi * n_cells + c_self, n_units + i, 2 * n_units, self_score
+                w += 1
+            for jj in range(max(c_lo, i + 1 - col0), c_hi):
+                s = scores[r, jj]
+                if s < s_lo or s > s_hi:
+                    continue
+                c = cell(s, edges, start, lo, scale, ge)
+                if not win[c]:
+                    continue
+                j = col0 + jj
+                kj = ident[j]
+                it_key[w], it_u[w], it_v[w] = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units,
+                                                     n_groups, n_cells)
+                it_s[w] = s
+                w += 1
 
 
 @nb.njit(parallel=True, cache=True)
