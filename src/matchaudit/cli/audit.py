@@ -18,6 +18,7 @@ from matchaudit.cli.app import app
 from matchaudit.cli.common import floats, names, status, user_errors
 from matchaudit.cli.formats import FORMATS, load_by_format
 from matchaudit.data import load_samples
+from matchaudit.engine import Backend, backends
 from matchaudit.errors import InputError
 from matchaudit.estimators.audit_intervals import (
     METHODS,
@@ -121,15 +122,18 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions) -> t
 
 
 def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False,
-              intervals: IntervalOptions | None = None, tests: TestOptions | None = None) -> AuditResult:
+              intervals: IntervalOptions | None = None, tests: TestOptions | None = None,
+              backend: Backend | None = None) -> AuditResult:
     """Evaluate, write results.json + CSVs + one DET figure per weighting (with interval bands on each weighting
-    that has intervals when ``intervals`` is given; with the all-groups tests of FNMR@FMR when ``tests`` is given)."""
+    that has intervals when ``intervals`` is given; with the all-groups tests of FNMR@FMR when ``tests`` is given).
+    ``backend``: where the bootstrap's counting pass runs (default: this process)."""
     with status(quiet, f"Exact metrics: counting {data.n_comparisons():,} comparisons..."):
         result = evaluate(data, config)
     payload = result.to_dict()
     bands: list = []
     if intervals is not None:
-        records, bands = compute_intervals(data, config, intervals, progress=not quiet, result=result)
+        records, bands = compute_intervals(data, config, intervals, progress=not quiet, result=result,
+                                           backend=backend)
         payload["intervals"] = records
         skipped = balanced_method(data, config, intervals)[1]
         if skipped:
@@ -200,6 +204,10 @@ def audit(
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),
     report: Path = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file."),
+    backend: str = typer.Option("cpu", "--backend", help=f"Where the bootstrap's counting passes run: {'|'.join(backends.names())} (dask: a cluster, the optional extra 'distributed'; see docs/scaling.md)."),
+    scheduler: str = typer.Option(None, "--scheduler", help="--backend dask: address of a running scheduler (tcp://host:8786); default: a local cluster."),
+    workers: int = typer.Option(None, "--workers", help="--backend dask: worker processes of the local cluster (default 2)."),
+    out_of_core: bool = typer.Option(None, "--out-of-core/--in-memory", help="Parquet --comparisons: read it one row group at a time, or load it whole; default: out of core when it would take over a quarter of memory."),
 ) -> None:
     """Exact per-group FMR/FNMR, thresholds at FMR targets, DET, EER, AUC, minDCF and fairness measures.
 
@@ -215,6 +223,8 @@ def audit(
         matchaudit audit --format voxceleb --trials veri_test2.txt --scores scores.txt --metadata vox1_meta.csv --group-by Gender
     """
     groups = names(group_by)
+    if out_of_core and (samples is not None or fmt != "tidy"):
+        raise InputError("--out-of-core reads a Parquet comparison table (--comparisons, --format tidy); drop it.")
     if samples is not None:
         if fmt != "tidy" or comparisons is not None:
             raise InputError("--samples goes alone (with --embeddings or --embedding-col); drop --comparisons/--format.")
@@ -230,7 +240,13 @@ def audit(
                               metric=metric.value, identity_col=identity_col, id_col=id_col,
                               embedding_cols=names(embedding_col),
                               tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols),
-                                        identity_cols=_pair(identity_cols), label_col=label_col))
+                                        identity_cols=_pair(identity_cols), label_col=label_col,
+                                        out_of_core=out_of_core))
+    if data.out_of_core and not (quiet or as_json):
+        console.print(f"Reading the comparison table out of core ({data.n_comparisons():,} rows, one Parquet row "
+                      "group at a time)" + (": it would take over a quarter of memory." if out_of_core is None else "."))
+    if tests and data.out_of_core:
+        data.table("--tests (the group permutation tests)")
     weights = names(weighting)
     if not weights or set(weights) - {"pooled", "balanced"}:
         raise InputError(f"--weighting {weighting!r}: use pooled, balanced, or pooled,balanced.")
@@ -244,9 +260,14 @@ def audit(
         raise InputError(f"--fmr: targets must lie in [0, 1]; got {bad}.")
     if test_resamples < 1:
         raise InputError(f"--test-resamples {test_resamples}: give at least 1 (999 or more for p-values near 0.001).")
-    run_audit(data, config, out, _command(), quiet or as_json,
-              None if no_intervals else _interval_options(ci_method, level, n_resamples, ci_seed, one_sided, band),
-              TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=round(1 - level, 12)) if tests else None)
+    intervals = None if no_intervals else _interval_options(ci_method, level, n_resamples, ci_seed, one_sided, band)
+    engine = backends.make_backend(backend, scheduler=scheduler, workers=workers) if intervals else None
+    try:
+        run_audit(data, config, out, _command(), quiet or as_json, intervals,
+                  TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=round(1 - level, 12)) if tests else None,
+                  engine)
+    finally:
+        getattr(engine, "close", lambda: None)()
     if report is not None:
         write_report(out / "results.json", report)
     if as_json:

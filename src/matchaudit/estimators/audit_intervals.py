@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from matchaudit import resampling as rs
-from matchaudit.engine import IdentityCounts, build_grid, identity_counts, run
+from matchaudit.engine import Backend, IdentityCounts, build_grid, identity_counts, run
 from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
@@ -132,14 +132,16 @@ def hull_edges(result: AuditResult, rule: str) -> np.ndarray:
 
 
 def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool = False,
-                      result: AuditResult | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                      result: AuditResult | None = None, backend: Backend | None = None
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Interval records for operating points, curve summaries, fairness measures and the normalized
     uncertainty, per weighting (``pooled``; ``balanced`` when in ``config.weightings`` and
     :func:`balanced_method` allows), and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``.
 
     Point estimates and the counts behind them are the audit's (``result``, from
     :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). ``progress``: show the engine's
-    progress bar over comparison blocks."""
+    progress bar over comparison blocks. ``backend``: where the main bootstrap pass runs (default: this
+    process; see :mod:`matchaudit.engine.backends`)."""
     if options.method is not None and options.method not in METHODS:
         raise ValueError(f"unknown interval method {options.method!r}; choose from {METHODS}")
     if result is None:
@@ -155,7 +157,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     grid = build_grid(data, n_cells=options.n_cells, rule=config.rule, thresholds=edges)
     counts = run(data, _scheme(boot_method, options.seed), options.n_resamples, grid=grid,
                  fmr_targets=config.fmr_targets, thresholds=thresholds, fmr_reference=config.threshold_impostors,
-                 progress=progress)
+                 progress=progress, backend=backend)
     v = None
     if boot_method in RECENTRED:
         v = bs.v_statistic(data, counts, thresholds, bal_t if bal_method in RECENTRED else None)

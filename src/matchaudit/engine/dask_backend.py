@@ -1,0 +1,133 @@
+"""The Dask backend: counting passes cut into parts that run on dask.distributed workers.
+
+What runs where: the client builds the grid, the window and the :class:`CountTask` (small: grid edges,
+scheme and seed, replicate numbers), and ships the :class:`MatchData` to every worker once (embeddings or
+an in-memory table; an out-of-core table ships only its path and name maps, and each worker reads its own
+row groups, so the file must be reachable under the same path from every worker). Worker ``i`` of ``P``
+parts counts ``MatchData.blocks(part=(i, P))`` -- row blocks of the similarity matrix or row groups of the
+table -- regenerating the replicate weights from the seed (counter-based, never shipped). Partial tables
+(``(B+1) x keys`` int64) are added on the workers in pairs as they finish, and the client fetches one
+(exact: integer sums); window items are concatenated. Comparison-level schemes (two-level,
+iid-comparison) do not take this path: their weights couple all comparisons of an identity, so they run on
+the client (see :mod:`matchaudit.engine.driver`).
+
+Threads: a worker runs one task at a time (``threads_per_worker=1``) and its Numba kernels use
+``NUMBA_NUM_THREADS`` threads; the local cluster sets that to ``cores // workers`` so the workers together
+use each core once. For a remote cluster, start workers with ``--nthreads 1`` and ``NUMBA_NUM_THREADS`` =
+cores per worker.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from matchaudit.engine.driver import Backend, CountTask, _progress
+from matchaudit.errors import InputError
+from matchaudit.model import MatchData
+
+
+def _count(data: MatchData, task: CountTask, part: tuple[int, int]) -> tuple[np.ndarray, list]:
+    return task.count(data, part)
+
+
+def _add(x: tuple[np.ndarray, list], y: tuple[np.ndarray, list]) -> tuple[np.ndarray, list]:
+    return x[0] + y[0], x[1] + y[1]
+
+
+def _items(data: MatchData, task: CountTask, want: np.ndarray, part: tuple[int, int]) -> list:
+    return task.items(data, want, part)
+
+
+class DaskBackend(Backend):
+    """Counting passes on a dask.distributed cluster: ``client``, or the scheduler at ``scheduler``
+    (``tcp://host:8786``), or a new local cluster of ``n_workers`` processes. ``n_parts``: parts per pass
+    (default: twice the workers, for balance). Gives the same counts as :class:`LocalBackend`."""
+
+    name = "dask"
+
+    def __init__(self, client: Any = None, scheduler: str | None = None, n_parts: int | None = None,
+                 n_workers: int = 2):
+        try:
+            import distributed
+        except ImportError:
+            raise InputError("the dask backend needs the optional extra: pip install 'matchaudit[distributed]'.") from None
+        self._own = None
+        if client is None:
+            if scheduler is not None:
+                try:
+                    client = distributed.Client(scheduler, timeout=30)
+                except OSError as e:
+                    raise InputError(f"--scheduler {scheduler}: cannot connect ({e}).") from None
+            else:
+                threads = max(1, (os.cpu_count() or 1) // n_workers)
+                self._own = distributed.LocalCluster(
+                    n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    env={"NUMBA_NUM_THREADS": str(threads)})
+                client = distributed.Client(self._own)
+        self.client = client
+        self.n_parts = n_parts
+        self._data: tuple[MatchData, Any] | None = None
+
+    def close(self) -> None:
+        """Close the client and the local cluster this backend started (a given client stays open)."""
+        if self._own is not None:
+            self.client.close()
+            self._own.close()
+            self._own = None
+
+    def __enter__(self) -> DaskBackend:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _parts(self, data: MatchData, task: CountTask) -> int:
+        workers = max(1, len(self.client.nthreads()))
+        return max(1, min(self.n_parts or 2 * workers, task.n_blocks(data)))
+
+    def _scattered(self, data: MatchData):
+        """The data on every worker (shipped once per MatchData)."""
+        if self._data is None or self._data[0] is not data:
+            self._data = (data, self.client.scatter(data, broadcast=True, hash=False))
+        return self._data[1]
+
+    def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
+              ) -> tuple[np.ndarray, list]:
+        from distributed import as_completed
+
+        P = self._parts(data, task)
+        remote, rtask = self._scattered(data), self.client.scatter(task, broadcast=True, hash=False)
+        futures = [self.client.submit(_count, remote, rtask, (i, P), pure=False) for i in range(P)]
+        blocks = {f.key: task.n_blocks(data, (i, P)) for i, f in enumerate(futures)}
+        pending = list(futures)
+        try:
+            with _progress(progress, task.n_blocks(data), "resampling") as bar:
+                job = bar.add_task("", total=task.n_blocks(data))
+                done = None
+                for f in as_completed(futures):
+                    bar.advance(job, blocks[f.key])
+                    if done is None:
+                        done = f
+                    else:  # add pairs on the workers as they finish: the client fetches one table
+                        done = self.client.submit(_add, done, f, pure=False)
+                        pending.append(done)
+                return done.result()
+        except KeyboardInterrupt:
+            self.client.cancel(pending)
+            raise
+
+    def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
+        P = self._parts(data, task)
+        remote, rtask = self._scattered(data), self.client.scatter(task, broadcast=True, hash=False)
+        futures = [self.client.submit(_items, remote, rtask, want, (i, P), pure=False) for i in range(P)]
+        try:
+            return [it for part in self.client.gather(futures) for it in part]
+        except KeyboardInterrupt:
+            self.client.cancel(futures)
+            raise
+
+
+__all__ = ["DaskBackend"]
