@@ -144,9 +144,12 @@ def test_direct_and_sorted_counting_agree(scheme, monkeypatch):
     monkeypatch.setattr(driver, "DIRECT_BYTES", 0)
     srt = run(data, scheme, 7, grid=grid, fmr_targets=[0.05])
     monkeypatch.setattr(driver, "DIRECT_BYTES", 6 << 20)
-    monkeypatch.setattr(driver, "EXACT", 40)  # cap = 40 // max(w)^2: flush every few entries
-    flushed = run(data, scheme, 7, grid=grid, fmr_targets=[0.05])
-    for c in (srt, flushed):
+    monkeypatch.setattr(driver, "SMALL_EXACT", 40)  # int8/int16 path while max(w)^2 <= 5, flushed every few entries
+    flushed = [run(data, scheme, 7, grid=grid, fmr_targets=[0.05])]
+    monkeypatch.setattr(driver, "SMALL_EXACT", 0)
+    monkeypatch.setattr(driver, "EXACT", 40)  # the float32 path, flushed every few entries
+    flushed.append(run(data, scheme, 7, grid=grid, fmr_targets=[0.05]))
+    for c in [srt] + flushed:
         for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
             np.testing.assert_array_equal(getattr(c, f), getattr(direct, f), err_msg=f)
 

@@ -174,21 +174,30 @@ def _batched(wt: np.ndarray, lanes: int) -> np.ndarray:
 DIRECT_BYTES = 6 << 20  # largest float32 counts table (per thread) counted directly, without sorting entries
 
 
+SMALL_EXACT = (1 << 15) - 1  # int16 accumulators hold every integer up to this
+
+
 @dataclass
 class _Direct:
-    """State of a direct (unsorted) counting pass: per-thread float32 rows, their entry counters and the
-    per-thread int64 table they are flushed to (see :func:`kernels.direct`)."""
+    """State of a direct (unsorted) counting pass: per-thread accumulator rows, their entry counters and the
+    per-thread int64 table they are flushed to (see :func:`kernels.direct`). Small weights (the usual case:
+    double-or-nothing, multinomial counts of small identities) go as int8 with int16 accumulators: a row
+    then spans a quarter of the cache lines, which roughly halves the time per entry; larger weights use
+    float32 (exact below 2^24)."""
 
-    W: np.ndarray  # (rows, lanes) float32: the one lane batch
+    W: np.ndarray  # (rows, lanes) int8 or float32: the one lane batch
     cap: int
-    acc: np.ndarray  # (threads, n_keys, lanes) float32
+    acc: np.ndarray  # (threads, n_keys, lanes) int16 or float32
     used: np.ndarray  # (threads, n_keys) int64
     table: np.ndarray  # (threads, n_keys, lanes) int64
 
     @classmethod
-    def new(cls, W: np.ndarray, n_keys: int, cap: int) -> _Direct:
+    def new(cls, W: np.ndarray, n_keys: int) -> _Direct:
         t, lanes = nb.get_num_threads(), W.shape[2]
-        return cls(W[0], cap, np.zeros((t, n_keys, lanes), np.float32), np.zeros((t, n_keys), np.int64),
+        w2 = max(1, int(W.max()) ** 2)
+        small = w2 <= SMALL_EXACT // 8
+        w, dt, cap = (W[0].astype(np.int8), np.int16, SMALL_EXACT // w2) if small else (W[0], np.float32, EXACT // w2)
+        return cls(w, cap, np.zeros((t, n_keys, lanes), dt), np.zeros((t, n_keys), np.int64),
                    np.zeros((t, n_keys, lanes), np.int64))
 
     def total(self) -> np.ndarray:
@@ -575,7 +584,7 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
     if w2 > EXACT:
         raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
     if _direct_pays(data, ent, W, collapse):
-        state = _Direct.new(W, ent.n_keys, EXACT // w2)
+        state = _Direct.new(W, ent.n_keys)
         for block in data.blocks(block_rows, part):
             found.extend(ent.direct_pieces(block, win, state))
             if advance is not None:

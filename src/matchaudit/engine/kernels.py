@@ -407,10 +407,10 @@ def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup
 def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_score, self_pairs, mode, n_units,
            n_groups, edges, start, lo, scale, ge, win, W, cap, acc, used, table, n_win):
     """Fused :func:`dense_keys` + :func:`accumulate` for one lane batch and a small table: thread chunk ``t``
-    (rows ``chunks[t]:chunks[t+1]``) adds ``W[u] * W[v]`` straight into its float32 rows ``acc[t, key]``,
-    no entry arrays, no sort. Exact: every addend is an integer, and a key's row moves to the int64
-    ``table[t, key]`` once ``cap`` entries (``cap * max(W)^2 <= 2^24``) have gone into it (``used[t, key]``
-    counts them). ``n_win[q]``: entries of row ``q`` in window cells ``win`` (for :func:`window_items`).
+    (rows ``chunks[t]:chunks[t+1]``) adds ``W[u] * W[v]`` straight into its rows ``acc[t, key]``, no entry
+    arrays, no sort. Exact: every addend is an integer and a key's row moves to the int64 ``table[t, key]``
+    once ``cap`` entries have gone into it (``used[t, key]`` counts them; ``cap * max(W)^2`` fits the
+    accumulator exactly: int8 weights into int16, or float32 below 2^24). ``n_win[q]``: entries of row ``q`` in window cells ``win`` (for :func:`window_items`).
     Worth it while ``acc`` stays in cache: the caller decides (see ``driver._direct_pays``)."""
     n_cells = edges.shape[0] + 1
     lanes = W.shape[1]
