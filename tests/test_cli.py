@@ -230,3 +230,26 @@ def test_far_frr_aliases_on_matching_data(demo_dir, tmp_path):
         assert res.exit_code == 0, res.output
         docs.append(json.loads((tmp_path / sub / "test.json").read_text())["result"])
     assert docs[0]["statistic"] == docs[1]["statistic"] and docs[0]["pvalue"] == docs[1]["pvalue"]
+
+
+def test_ctrl_c_stops_cleanly_with_exit_130(tmp_path):
+    """SIGINT during the resampling ends the run within seconds: exit 130, one line, no traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from matchaudit.simulate import simulate_vmf
+
+    files = simulate_vmf(seed=3).write(tmp_path / "data")
+    cmd = [sys.executable, "-m", "matchaudit.cli.main", "audit", "--samples", str(files.samples), "--embeddings",
+           str(files.embeddings), "--n-resamples", "20000", "--out", str(tmp_path / "out"), "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)  # imports, the exact metrics, then the 20,000 replicates (4e10 comparison-replicates)
+    assert proc.poll() is None, proc.communicate()
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert "Interrupted." in err and "Traceback" not in err + out
+    assert time.monotonic() - start < 30

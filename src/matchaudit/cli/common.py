@@ -16,11 +16,14 @@ err_console = Console(stderr=True)
 console = Console()
 
 EXIT_INPUT = 2
+EXIT_INTERRUPTED = 130
 """Exit status for bad input (a message, no traceback). 0 = success; 1 = an unexpected failure."""
 
 
 def user_errors(fn: F) -> F:
-    """Run a command; an :class:`InputError` becomes ``Error: <message>`` on stderr and exit status 2."""
+    """Run a command; an :class:`InputError` becomes ``Error: <message>`` on stderr and exit status 2, and
+    Ctrl-C a one-line notice and exit status 130 (the shell's convention), without a traceback (the engine
+    stops between sub-tiles, so that comes within a fraction of a second)."""
 
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:
@@ -29,6 +32,9 @@ def user_errors(fn: F) -> F:
         except InputError as e:
             err_console.print(f"[bold red]Error:[/] {e}", highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
+        except KeyboardInterrupt:
+            err_console.print("Interrupted.", highlight=False)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -36,6 +36,7 @@ from matchaudit.scores import self_score
 ENTRIES = 1 << 22  # entries per sub-tile (more entries per key: fewer table flushes)
 EXACT = 1 << 24  # float32 represents every integer up to this
 SUB_COLS = 2048  # sub-tile width: the weight rows of a sub-tile stay in L2
+CALL_WORK = 1 << 31  # entry-lanes per accumulate call (about a second at most): Ctrl-C is seen between calls
 FmrReference = Literal["all", "same-group"]
 
 
@@ -603,7 +604,11 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
                 codes.append(u)
                 counts.append(c)
                 continue
-            K.accumulate(W, offsets, suv, suv, False, EXACT // w2, table, _key_slices(offsets, W.shape[0]))
+            step = max(1, CALL_WORK // max(n * W.shape[2], 1))  # batches per call: Ctrl-C is seen between calls
+            for b0 in range(0, W.shape[0], step):
+                sub = slice(b0, b0 + step)
+                K.accumulate(W[sub], offsets, suv, suv, False, EXACT // w2, table[:, sub],
+                             _key_slices(offsets, W[sub].shape[0]))
         if advance is not None:
             advance()
     offsets = np.empty(ent.n_keys + 1, np.int64)
