@@ -1,7 +1,9 @@
 """Out-of-core comparison tables: a Parquet file read one row group at a time, never whole.
 
 :func:`load_parquet_pairs` validates the table in streaming passes -- every check of
-:func:`matchaudit.data.load_comparisons`, with the same messages naming file rows -- and builds the maps
+:func:`matchaudit.data.load_comparisons`, with the same messages naming file rows (a check of single rows
+names those of the first row group that has any; the whole-table checks, e.g. duplicate comparisons, name
+all) -- and builds the maps
 that fit in memory: identity, sample and group names (O(K) and O(samples)). The result is a
 :class:`MatchData` whose ``source`` is a :class:`ParquetPairs`: it re-reads row groups and encodes them
 with those maps into the same :class:`PairBlock` codes an in-memory load gives, so every count is
@@ -77,12 +79,19 @@ def _labels(col: pa.ChunkedArray, where: v.Where) -> np.ndarray:
     return parsed[pc.index_in(col, value_set=uniq).to_numpy(zero_copy_only=False)]
 
 
-def _codes(text: pa.Array, names: pa.Array) -> np.ndarray:
-    """Codes of (validated) strings into the sorted ``names`` of the validation pass."""
-    idx = pc.index_in(text, value_set=names)
+def _codes(col: pa.ChunkedArray, names: pa.Array, where: v.Where, what: str) -> np.ndarray:
+    """Codes of a validated string column into the sorted ``names`` of the validation pass. Fast path: Arrow's
+    stripping (every name is stable under Python's, so a value it leaves unstripped is not found and takes
+    the loader's own path)."""
+    col = _plain(col)
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        idx = pc.index_in(pc.utf8_trim_whitespace(col), value_set=names)
+        if idx.null_count == 0:
+            return idx.to_numpy().astype(np.int64)
+    idx = pc.index_in(pa.array(v.as_str(col.to_pandas(), where, what), pa.string()), value_set=names)
     if idx.null_count:
-        raise InputError("the comparison table changed on disk since it was validated (unknown names); load it again.")
-    return idx.to_numpy(zero_copy_only=False).astype(np.int64)
+        raise InputError(f"{where.what} changed on disk since it was validated (unknown names); load it again.")
+    return idx.to_numpy().astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- the lazy table
@@ -143,18 +152,19 @@ class ParquetPairs:
         none = np.full(m, -1, dtype=np.int64)
         if self.identity_cols is not None:
             ids = pa.array(self.identity_names, pa.string())
-            ia, ib = (_codes(_strings(t[c], where, c), ids) for c in self.identity_cols)
+            ia, ib = (_codes(t[c], ids, where, c) for c in self.identity_cols)
             genuine = ia == ib
             ga, gb = self.identity_group[ia], self.identity_group[ib]
         else:
             genuine = _labels(t[self.label_col], where)
             ia = ib = none
             groups = pa.array(self.group_names, pa.string())
-            ga, gb = (_codes(pa.array(self.row_groups(t, side, where), pa.string()), groups) for side in (0, 1))
+            ga, gb = (_codes(pa.chunked_array([pa.array(self.row_groups(t, side, where), pa.string())]), groups,
+                             where, "group") for side in (0, 1))
         sa = sb = none
         if self.sample_cols is not None:
             names = pa.array(self.sample_names, pa.string())
-            sa, sb = (_codes(_strings(t[c], where, c), names) for c in self.sample_cols)
+            sa, sb = (_codes(t[c], names, where, c) for c in self.sample_cols)
         return PairBlock(score=s, identity_a=ia, identity_b=ib, group_a=ga, group_b=gb, genuine=genuine,
                          sample_a=sa, sample_b=sb)
 
@@ -343,7 +353,7 @@ def _check_duplicates(f: pq.ParquetFile, cols: tuple[str, str], names: np.ndarra
 
     def keys() -> Iterator[tuple[int, np.ndarray]]:
         for offset, t in _row_groups(f, list(cols)):
-            a, b = (_codes(_strings(t[c], where, c), arrow_names) for c in cols)
+            a, b = (_codes(t[c], arrow_names, where, c) for c in cols)
             yield offset, np.minimum(a, b) * n + np.maximum(a, b)
 
     for j in range(shares):
