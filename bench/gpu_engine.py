@@ -60,15 +60,15 @@ def main() -> None:
         grid = build_grid(data, n_cells=4096)
         m = data.n_comparisons()
         for B in a.B:
-            def go(be):
-                return run(data, scheme, B, grid=grid, fmr_targets=[1e-4, 1e-3], backend=be)
+            def go(be, data=data, B=B, grid=grid):
+                return lambda: run(data, scheme, B, grid=grid, fmr_targets=[1e-4, 1e-3], backend=be)
 
             ref = None
             if n <= a.numba_max_n:
-                ref = _best(lambda: go(None), a.repeat)
+                ref = _best(go(None), a.repeat)
                 print(f"{n:>7} {B:>5} {'numba':>13} {ref:>8.2f} {B * m / ref:>10.3g}", flush=True)
             for meth, be in backends.items():
-                dt = _best(lambda: go(be), a.repeat)
+                dt = _best(go(be), a.repeat)
                 ratio = f"{ref / dt:>9.3f}" if ref else ""
                 print(f"{n:>7} {B:>5} {'torch-' + meth:>13} {dt:>8.2f} {B * m / dt:>10.3g} {ratio}", flush=True)
 

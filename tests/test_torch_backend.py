@@ -8,13 +8,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from matchaudit import resampling as rs  # noqa: E402
-from matchaudit.engine import build_grid, driver, run  # noqa: E402
-from matchaudit.engine import torch_backend as tb  # noqa: E402
-from matchaudit.engine.torch_backend import TorchBackend, tile_scores  # noqa: E402
-from matchaudit.errors import InputError  # noqa: E402
-from matchaudit.scores import iter_similarity_blocks, quantise  # noqa: E402
-from tests.engine_reference import listed, make_data  # noqa: E402
+from matchaudit import resampling as rs
+from matchaudit.engine import build_grid, driver, run
+from matchaudit.engine import torch_backend as tb
+from matchaudit.engine.torch_backend import TorchBackend, tile_scores
+from matchaudit.errors import InputError
+from matchaudit.scores import iter_similarity_blocks, quantise
+from tests.engine_reference import listed, make_data
 
 FIELDS = ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted")
 TARGETS = [0.3, 0.1, 0.02, 0.0]
@@ -70,7 +70,7 @@ def test_small_data_identical_to_cpu(scheme, protocol, method, monkeypatch):
         if protocol == "listed":
             data = listed(data, seed=seed)
         grid = build_grid(data, n_cells=16, rule=rule)
-        kw = dict(grid=grid, fmr_targets=TARGETS, fmr_reference=ref_kind)
+        kw = {"grid": grid, "fmr_targets": TARGETS, "fmr_reference": ref_kind}
         ref = run(data, scheme, 6, **kw)
         c = run(data, scheme, 6, backend=TorchBackend("cpu", method=method, tile=7, budget=40, lanes=4), **kw)
         _same(c, ref, f"{seed} {rule}")
@@ -175,3 +175,32 @@ def test_cuda_request_without_cuda_is_a_clear_error():
         pytest.skip("CUDA present")
     with pytest.raises(InputError, match="CUDA"):
         TorchBackend("cuda")
+
+
+def test_registered_as_gpu():
+    from matchaudit.engine import backends
+
+    data = make_data(seed=5)
+    grid = build_grid(data, n_cells=16)
+    ref = run(data, rs.Subsets(2), 5, grid=grid, fmr_targets=TARGETS)
+    _same(run(data, rs.Subsets(2), 5, grid=grid, fmr_targets=TARGETS,
+              backend=backends.make_backend("gpu", device="cpu", method="onehot")), ref)
+    with pytest.raises(InputError, match="no options"):
+        backends.make_backend("gpu", workers=2)
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError, match="CUDA"):
+            backends.make_backend("gpu", scheduler=None)  # the CLI's --backend gpu, on a machine without CUDA
+
+
+def test_tail_hits_same_comparisons():
+    """``keep_tail`` reads the window items: the same comparisons (as multisets) from either backend."""
+    data = _vmf()
+    grid = build_grid(data, n_cells=256)
+    for scheme in (rs.WithinIdentity(4), rs.Vertex(5)):
+        ref = run(data, scheme, 3, grid=grid, fmr_targets=[1e-3], keep_tail=True).tail
+        got = run(data, scheme, 3, grid=grid, fmr_targets=[1e-3], keep_tail=True, backend=TorchBackend("cpu")).tail
+        assert got.floor == ref.floor and ref.impostor_score.size > 0
+        for fields in (("genuine_identity", "genuine_score"), ("impostor_a", "impostor_b", "impostor_score")):
+            order = [np.lexsort([getattr(t, f) for f in fields][::-1]) for t in (got, ref)]
+            for f in fields:
+                np.testing.assert_array_equal(getattr(got, f)[order[0]], getattr(ref, f)[order[1]], err_msg=f)

@@ -1,7 +1,8 @@
 """Where the engine's counting passes run: a registry of backends by name (``--backend``).
 
 ``cpu``: this process (:class:`matchaudit.engine.driver.LocalBackend`); ``dask``: a dask.distributed
-cluster (:class:`matchaudit.engine.dask_backend.DaskBackend`, the optional extra ``distributed``). Every
+cluster (:class:`matchaudit.engine.dask_backend.DaskBackend`, the optional extra ``distributed``); ``gpu``: a
+PyTorch device (:class:`matchaudit.engine.torch_backend.TorchBackend`, the optional extra ``gpu``). Every
 backend gives the CPU engine's counts bit for bit. A new backend registers a factory with :func:`register`
 (imported lazily, so optional dependencies load only when chosen).
 """
@@ -49,7 +50,16 @@ def _dask(scheduler: str | None = None, workers: int | None = None, n_parts: int
     return DaskBackend(scheduler=scheduler, n_workers=workers or 2, n_parts=n_parts)
 
 
+def _gpu(device: str = "cuda", method: str = "scatter", **opts: Any) -> Backend:
+    from matchaudit.engine.torch_backend import TorchBackend
+
+    if opts:
+        raise InputError(f"the gpu backend takes no options (got {', '.join(sorted(opts))}); they are for dask.")
+    return TorchBackend(device=device, method=method)
+
+
 register("cpu", _cpu)
 register("dask", _dask)
+register("gpu", _gpu)
 
 __all__ = ["make_backend", "names", "register"]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from matchaudit.engine import kernels as K
-from matchaudit.engine.driver import Backend, CountTask, _Entries, _progress
+from matchaudit.engine.driver import Backend, CountTask, _progress
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 from matchaudit.scores import quantise
