@@ -44,12 +44,13 @@ def _items(data: MatchData, task: CountTask, want: np.ndarray, part: tuple[int, 
 class DaskBackend(Backend):
     """Counting passes on a dask.distributed cluster: ``client``, or the scheduler at ``scheduler``
     (``tcp://host:8786``), or a new local cluster of ``n_workers`` processes. ``n_parts``: parts per pass
-    (default: twice the workers, for balance). Gives the same counts as :class:`LocalBackend`."""
+    (default: twice the workers, for balance); ``timeout``: seconds to connect to ``scheduler``. Gives the
+    same counts as :class:`LocalBackend`."""
 
     name = "dask"
 
     def __init__(self, client: Any = None, scheduler: str | None = None, n_parts: int | None = None,
-                 n_workers: int = 2):
+                 n_workers: int = 2, timeout: float = 30):
         try:
             import distributed
         except ImportError:
@@ -58,7 +59,7 @@ class DaskBackend(Backend):
         if client is None:
             if scheduler is not None:
                 try:
-                    client = distributed.Client(scheduler, timeout=30)
+                    client = distributed.Client(scheduler, timeout=timeout)
                 except OSError as e:
                     raise InputError(f"--scheduler {scheduler}: cannot connect ({e}).") from None
             else:

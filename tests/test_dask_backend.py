@@ -1,0 +1,99 @@
+"""The Dask backend (LocalCluster: 2 worker processes) gives the CPU engine's counts bit for bit, for every
+resampling scheme, on all-pairs, listed and out-of-core data; the audit's results are identical."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("distributed")
+
+from matchaudit import resampling as rs  # noqa: E402
+from matchaudit.cli import app  # noqa: E402
+from matchaudit.data import load_comparisons  # noqa: E402
+from matchaudit.engine import LocalBackend, build_grid, driver, run  # noqa: E402
+from matchaudit.engine.backends import make_backend  # noqa: E402
+from matchaudit.engine.dask_backend import DaskBackend  # noqa: E402
+from matchaudit.errors import InputError  # noqa: E402
+from tests.engine_reference import listed, make_data  # noqa: E402
+from tests.test_out_of_core import comparisons, write  # noqa: E402
+
+FIELDS = ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted",
+          "imputed_pairs")
+
+
+@pytest.fixture(scope="module")
+def dask():
+    with DaskBackend(n_workers=2) as backend:
+        assert len(backend.client.nthreads()) == 2
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    small = make_data(seed=8, sizes=(3, 5, 2, 6, 1, 4), groups=(0, 1, 1, 0, 1, 0))
+    big = make_data(seed=9, sizes=tuple(range(1, 9)) * 5, groups=(0, 1, 2, 1, 0) * 8)  # ~ 9k listed rows
+    path = write(comparisons(seed=4), tmp_path_factory.mktemp("dask") / "c.parquet", rows=300)
+    return {"all-pairs": (small, 2), "listed": (listed(big, keep=0.7), 1),
+            "out-of-core": (load_comparisons(path, group_by="sex", out_of_core=True), 2048)}
+
+
+@pytest.mark.parametrize("name", rs.SCHEMES)
+@pytest.mark.parametrize("kind", ["all-pairs", "listed", "out-of-core"])
+def test_dask_counts_equal_cpu(dask, datasets, kind, name, monkeypatch):
+    data, block_rows = datasets[kind]
+    assert data.n_blocks(block_rows) > 1  # several parts, on both workers
+    scheme = rs.SCHEMES[name](17)
+    grid = build_grid(data, n_cells=64)
+    if kind == "out-of-core" and scheme.level == "comparison":
+        with pytest.raises(InputError, match="needs the whole comparison table"):
+            run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2], backend=dask)
+        return
+    ref = run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2], block_rows=block_rows)
+    monkeypatch.setattr(driver, "WINDOW", 1.0)  # a narrow window: the second pass runs on the workers too
+    got = run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2], block_rows=block_rows, backend=dask)
+    for f in FIELDS:
+        np.testing.assert_array_equal(getattr(got, f), getattr(ref, f), err_msg=f)
+
+
+def test_audit_results_identical(dask, tmp_path):
+    path = write(comparisons(seed=5), tmp_path / "c.parquet")
+    runner = CliRunner()
+    base = ["audit", "--comparisons", str(path), "--group-by", "sex", "--n-resamples", "60", "--threshold", "1",
+            "--quiet"]
+    cpu = runner.invoke(app, base + ["--out", str(tmp_path / "cpu")])
+    address = dask.client.scheduler.address
+    dist = runner.invoke(app, base + ["--out", str(tmp_path / "dask"), "--backend", "dask", "--scheduler", address,
+                                      "--out-of-core"])
+    assert cpu.exit_code == 0 and dist.exit_code == 0, cpu.output + dist.output
+    docs = [json.loads((tmp_path / d / "results.json").read_text()) for d in ("cpu", "dask")]
+    for d in docs:
+        d.pop("command", None)
+    assert docs[0]["intervals"] and docs[0] == docs[1]
+
+
+def test_registry_and_options():
+    assert isinstance(make_backend("cpu"), LocalBackend)
+    with pytest.raises(InputError, match="choose from cpu, dask"):
+        make_backend("tpu")
+    with pytest.raises(InputError, match="--workers starts a local cluster"):
+        make_backend("dask", scheduler="tcp://127.0.0.1:1", workers=2)
+    with pytest.raises(InputError, match="cannot connect"):
+        DaskBackend(scheduler="tcp://127.0.0.1:1", timeout=1)
+    res = CliRunner().invoke(app, ["audit", "--comparisons", "x.parquet", "--backend", "tpu"])
+    assert res.exit_code == 2
+
+
+def test_ctrl_c_cancels_the_parts(dask, datasets, monkeypatch):
+    import distributed
+
+    data, block_rows = datasets["all-pairs"]
+    cancelled = []
+    monkeypatch.setattr(distributed, "as_completed", lambda fs: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(dask.client, "cancel", lambda fs: cancelled.extend(fs))
+    with pytest.raises(KeyboardInterrupt):
+        run(data, rs.Vertex(1), 4, block_rows=block_rows, backend=dask)
+    assert len(cancelled) > 1
