@@ -222,3 +222,31 @@ def test_equal_identity_sizes_make_balanced_and_pooled_replicates_equal(scheme):
         bal = bs.rates_at_threshold(balanced_counts(data, scheme, B, grid, thresholds=[t]), t)
         same = all(np.allclose(p, b, rtol=1e-12, equal_nan=True) for p, b in zip(pooled[:2], bal[:2]))
         assert same == equal
+
+
+def test_balanced_recentering_on_all_pairs_vmf_data():
+    """Unequal identity sizes: the naive balanced replicates are centred on the balanced V-statistic
+    (mean of (n_k-1)/n_k FNMR_k: self-pairs are never rejected), below the empirical balanced FNMR; the
+    recentered interval is centred on the empirical value (the paper's section 3.2, for its eq. 2)."""
+    from matchaudit.data import from_embeddings
+    from matchaudit.simulate import GroupSpec, VmfPopulation
+
+    pop = VmfPopulation.draw({"all": GroupSpec(60, (20.0, 60.0))}, dim=16, seed=4)
+    sim = pop.sample((4, 10), seed=5)
+    data = from_embeddings(sim.embeddings, sim.samples.identity.to_numpy())
+    t = 0.55
+    grid = build_grid(data, n_cells=256, thresholds=[t])
+    c = balanced_counts(data, rs.WithinIdentity(9), 400, grid, thresholds=[t])
+    fnmr, _, _, _ = bs.rates_at_threshold(c, t)
+    theta, reps = fnmr[0, 0], fnmr[1:, 0]
+    pooled = run(data, rs.WithinIdentity(9), 0, grid=grid, thresholds=[t])
+    v = bs.v_statistic(data, pooled, [t], balanced_targets=[]).balanced
+    tv = 1 - v.threshold_genuine_accepted[0].sum() / c.genuine_total[0].sum()
+    per_k = [(n - 1) / n for n in data.identity_sizes if n >= 2]
+    assert len(set(per_k)) > 3  # unequal sizes: balanced and pooled differ
+    se = reps.std(ddof=1) / np.sqrt(reps.size)
+    assert abs(reps.mean() - tv) < 4 * se
+    assert theta - reps.mean() > 6 * se
+    rec = bs.interval_from_replicates("recentered", theta, reps, tv, 0.9)
+    naive = bs.interval_from_replicates("naive", theta, reps, None, 0.9)
+    assert abs(np.mean(rec.confidence_interval) - theta) < abs(np.mean(naive.confidence_interval) - theta) / 3

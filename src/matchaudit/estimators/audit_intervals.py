@@ -310,5 +310,16 @@ def det_bands(counts, v, options: IntervalOptions, method: str, weighting: str =
     return out
 
 
-__all__ = ["IntervalOptions", "METHODS", "RECENTRED", "balanced_method", "closed_form", "compute_intervals",
-           "det_bands", "genuine_totals", "hull_edges", "impostor_categories", "impostor_totals"]
+__all__ = [
+    "METHODS",
+    "RECENTRED",
+    "IntervalOptions",
+    "balanced_method",
+    "closed_form",
+    "compute_intervals",
+    "det_bands",
+    "genuine_totals",
+    "hull_edges",
+    "impostor_categories",
+    "impostor_totals",
+]

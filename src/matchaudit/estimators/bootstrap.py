@@ -40,7 +40,11 @@ from scipy.stats import norm
 from matchaudit.engine import Counts, run
 from matchaudit.engine.grid import Grid
 from matchaudit.estimators.balanced import MAX_CLASSES, relabel, size_classes
-from matchaudit.estimators.intervals import Alternative, ConfidenceInterval, IntervalResult
+from matchaudit.estimators.intervals import (
+    Alternative,
+    ConfidenceInterval,
+    IntervalResult,
+)
 from matchaudit.metrics.rates import rocch_eer
 from matchaudit.model import MatchData
 from matchaudit.scores import self_score
