@@ -16,7 +16,8 @@ from matchaudit.errors import InputError
 from matchaudit.scores import iter_similarity_blocks, quantise
 from tests.engine_reference import listed, make_data
 
-FIELDS = ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted")
+FIELDS = ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted",
+          "imputed_pairs")
 TARGETS = [0.3, 0.1, 0.02, 0.0]
 HOOK_SCHEMES = [s for s in (cls(seed=40 + k) for k, cls in enumerate(rs.SCHEMES.values())) if s.level != "comparison"]
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
@@ -122,6 +123,14 @@ def test_exactness_limits_force_flushes_and_fallbacks(method, monkeypatch):
     monkeypatch.setattr(tb, "EXACT32", 64)
     c = run(data, scheme, 8, grid=grid, fmr_targets=[0.1], backend=TorchBackend("cpu", method=method, tile=11))
     _same(c, ref, "fp32 limit")
+    monkeypatch.setattr(tb, "EXACT32", 1 << 24)
+    prec = torch.get_float32_matmul_precision()
+    try:  # reduced-precision matmul inputs (TF32 / bf16): products above 256 go to the scatter
+        torch.set_float32_matmul_precision("medium")
+        c = run(data, scheme, 8, grid=grid, fmr_targets=[0.1], backend=TorchBackend("cpu", method=method, tile=11))
+    finally:
+        torch.set_float32_matmul_precision(prec)
+    _same(c, ref, "reduced matmul precision")
 
 
 def test_too_large_weights_and_bad_options_are_clear_errors():
@@ -204,3 +213,27 @@ def test_tail_hits_same_comparisons():
             order = [np.lexsort([getattr(t, f) for f in fields][::-1]) for t in (got, ref)]
             for f in fields:
                 np.testing.assert_array_equal(getattr(got, f)[order[0]], getattr(ref, f)[order[1]], err_msg=f)
+
+
+def test_cli_backend_gpu(tmp_path):
+    """``audit --backend gpu``: without CUDA one clear line and exit 2; with CUDA the CPU's results."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from matchaudit.cli import app
+    from tests.test_out_of_core import comparisons, write
+
+    path = write(comparisons(seed=5), tmp_path / "c.parquet")
+    base = ["audit", "--comparisons", str(path), "--group-by", "sex", "--n-resamples", "30", "--threshold", "1",
+            "--quiet"]
+    res = CliRunner().invoke(app, base + ["--out", str(tmp_path / "gpu"), "--backend", "gpu"])
+    if not torch.cuda.is_available():
+        assert res.exit_code == 2 and "CUDA" in res.output and "Traceback" not in res.output, res.output
+        return
+    cpu = CliRunner().invoke(app, base + ["--out", str(tmp_path / "cpu")])
+    assert res.exit_code == 0 and cpu.exit_code == 0, res.output + cpu.output
+    docs = [json.loads((tmp_path / d / "results.json").read_text()) for d in ("cpu", "gpu")]
+    for d in docs:
+        d.pop("command", None)
+    assert docs[0]["intervals"] and docs[0] == docs[1]

@@ -15,14 +15,15 @@ Same counts as :class:`~matchaudit.engine.driver.LocalBackend`, bit for bit (tes
   flushed into the int64 table. ``method="onehot"``: entries sorted by key, cut into segments of ``SEG``
   entries, each segment's per-key sums by a batched matrix product of a ``SPAN x SEG`` 0/1 matrix with the
   segment's products (the tensor-core form; exact while SEG x the largest product < 2^24 in the fp32
-  accumulator; segments spanning more than ``SPAN`` keys fall back to the scatter). docs/gpu.md compares
+  accumulator, and, when ``torch.set_float32_matmul_precision`` allows TF32/bf16 inputs, while every
+  product is at most 256; segments spanning more than ``SPAN`` keys go to the scatter). docs/gpu.md compares
   the two (FLOPs and bytes per comparison-replicate against the device's limits).
 
 Memory on the device (all-pairs): the embeddings (n x d float64), the weights ``rows x R`` int32 (rows =
 2n+1 sample-level, 3K+1 identity-level, K*G+1 relabel), the counts table ``n_keys x R`` int64 plus one
 int32 partial table of ``n_keys x lanes``, one tile of ``tile`` comparisons (scores, cells and ~6 int64
-per entry: ~80 bytes per comparison, x G^2 entries for RELABEL) and one product chunk (three arrays of
-``budget`` int32: the two gathered weight rows and their product).
+per entry: ~80 bytes per comparison, x G^2 entries for RELABEL) and one product chunk (two buffers of
+``budget`` int32: the gathered weight rows; the product is taken in place).
 Listed data: the same, with a chunk of ``tile`` table rows in place of the tile.
 """
 
@@ -300,8 +301,9 @@ class _Pass:
     def _onehot(self, key, u, v) -> None:
         """Per-key sums as batched products of 0/1 segment matrices with the products (tensor-core form)."""
         torch = self.torch
-        if SEG * self.w2 >= EXACT32:
-            self._scatter(key, u, v)  # fp32 sums of a segment would not be exact
+        reduced = torch.get_float32_matmul_precision() != "highest"  # TF32 / bf16 inputs: 8 exact bits
+        if SEG * self.w2 >= EXACT32 or (reduced and self.w2 > 256):
+            self._scatter(key, u, v)  # a segment's sums (or its inputs) would not be exact
             return
         E = key.numel()
         S = -(-E // SEG)
