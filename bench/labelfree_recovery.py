@@ -7,8 +7,9 @@ pairs with their true labels. Usage:
 
     .venv/bin/python bench/labelfree_recovery.py --reps 50 --n 3000 --workers 2 --out bench/labelfree_recovery.json
 
-``--shape-prior supplement|weak`` picks the prior of the shape parameters (default: the estimator's default);
-``--only t-t,sas-sas`` restricts the scenarios to the given data-fit pairs.
+``--shape-prior jeffreys|weak|supplement`` picks the prior of the shape parameters (default: the estimator's default);
+``--only t-t,sas-sas`` restricts the scenarios to the given data-fit pairs; ``--shapes 30,20`` replaces the
+data family's (non-match, match) shapes (robustness checks of the shape prior).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from multiprocessing import Pool
 import numpy as np
 
 from matchaudit.labelfree import NotConverged, estimate, family
+from matchaudit.labelfree.api import DEFAULT_SHAPE_PRIOR
 from matchaudit.labelfree.curves import empirical_at_fmr
 
 TARGETS = (1e-1, 1e-2, 1e-3)
@@ -32,20 +34,27 @@ SCENARIOS = [(d, d, pi) for d in ("normal", "t", "sas") for pi in (0.5, 0.05)] +
             [("t", "sas", pi) for pi in (0.5, 0.05)] + [("sas", "t", pi) for pi in (0.5, 0.05)]
 
 
-def truth(data_family: str) -> np.ndarray:
+def truth(data_family: str, shapes: tuple[float, float] | None = None) -> np.ndarray:
+    """True FNMR at the FMR targets of the generating distributions."""
     fam = family(data_family)
-    d0, d1 = SHAPES[data_family]
+    d0, d1 = shapes or SHAPES[data_family]
     t = fam.isf(np.asarray(TARGETS), *NONMATCH, d0)
     return fam.cdf(t, *MATCH, d1)
 
 
-def one(args: tuple) -> dict:
-    data_family, fit_family, pi, n, rep, warmup, draws, shape_prior = args
+def simulate(data_family: str, fit_family: str, pi: float, n: int, rep: int,
+             shapes: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and true labels of replication ``rep`` (the seed depends on the replication, pi and the families)."""
     rng = np.random.default_rng([rep, int(pi * 1000), len(data_family), len(fit_family)])
     fam = family(data_family)
-    d0, d1 = SHAPES[data_family]
+    d0, d1 = shapes or SHAPES[data_family]
     y = (rng.random(n) < pi).astype(float)
-    s = np.where(y == 1, fam.rvs(rng, n, *MATCH, d1), fam.rvs(rng, n, *NONMATCH, d0))
+    return np.where(y == 1, fam.rvs(rng, n, *MATCH, d1), fam.rvs(rng, n, *NONMATCH, d0)), y
+
+
+def one(args: tuple) -> dict:
+    data_family, fit_family, pi, n, rep, warmup, draws, shape_prior, shapes = args
+    s, y = simulate(data_family, fit_family, pi, n, rep, shapes)
     _, _, emp = empirical_at_fmr(s, y[None], np.asarray(TARGETS))
     t0 = time.perf_counter()
     try:
@@ -70,22 +79,26 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=1500)
     ap.add_argument("--draws", type=int, default=1500)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--shape-prior", default=None, choices=["supplement", "weak"])
+    ap.add_argument("--shape-prior", default=None, choices=["jeffreys", "weak", "supplement"])
     ap.add_argument("--only", default=None, help="comma-separated data-fit pairs, e.g. t-t,sas-sas")
+    ap.add_argument("--shapes", default=None, help="non-match,match shapes of the data family instead of SHAPES, "
+                    "e.g. 30,20 (use with --only and one data family)")
     ap.add_argument("--out", default="bench/labelfree_recovery.json")
     a = ap.parse_args()
     scenarios = SCENARIOS if a.only is None else [x for x in SCENARIOS if f"{x[0]}-{x[1]}" in a.only.split(",")]
-    jobs = [(df, ff, pi, a.n, rep, a.warmup, a.draws, a.shape_prior) for df, ff, pi in scenarios for rep in range(a.reps)]
+    shapes = None if a.shapes is None else tuple(float(v) for v in a.shapes.split(","))
+    jobs = [(df, ff, pi, a.n, rep, a.warmup, a.draws, a.shape_prior, shapes) for df, ff, pi in scenarios
+            for rep in range(a.reps)]
     with Pool(a.workers) as pool:
         res = pool.map(one, jobs, chunksize=1)
     table = []
     for k, (df, ff, pi) in enumerate(scenarios):
         rows = [x for x in res[k * a.reps:(k + 1) * a.reps] if x["converged"]]
-        tr = truth(df)
+        tr = truth(df, shapes)
         row = {"data": df, "fit": ff, "pi": pi, "n": a.n, "reps": a.reps, "converged": len(rows),
                "seconds_per_fit": float(np.mean([x["seconds"] for x in rows])) if rows else None,
-               "shape_prior": a.shape_prior or "default", "warmup": a.warmup, "draws": a.draws,
-               "true_fnmr": tr.tolist(),
+               "shape_prior": a.shape_prior or DEFAULT_SHAPE_PRIOR, "warmup": a.warmup, "draws": a.draws,
+               "data_shapes": list(shapes or SHAPES[df]), "true_fnmr": tr.tolist(),
                "median_shape_nonmatch": float(np.median([x["delta"][0] for x in rows])) if rows else None}
         for kind in ("population", "finite-sample"):
             cov = []

@@ -156,10 +156,19 @@ def test_same_seed_same_numbers():
 
 
 
+def _jeffreys_t(nu):
+    """Fonseca et al. (2008), eq. of the independence Jeffreys prior, written out independently (unnormalised)."""
+    from scipy.special import polygamma
+
+    b = polygamma(1, nu / 2) - polygamma(1, (nu + 1) / 2) - 2 * (nu + 3) / (nu * (nu + 1) ** 2)
+    return np.sqrt(nu / (nu + 3) * b)
+
+
 @pytest.mark.parametrize("fam", ["t", "sas"])
 def test_shape_priors_are_the_documented_densities(fam):
-    """Only the shape-prior term differs between the two options, and it is the documented density of log delta:
-    supplement Gamma(5, rate 0.25) / Gamma(50, 50), weak Gamma(2, rate 0.1) / LogNormal(0, 0.5)."""
+    """Only the shape-prior term differs between the options, and it is the documented density of log delta:
+    supplement Gamma(5, rate 0.25) / Gamma(50, 50), weak Gamma(2, rate 0.1) / LogNormal(0, 0.5), jeffreys the
+    t's independence Jeffreys prior / LogNormal(0, 0.5)."""
     from scipy import stats
 
     from matchaudit.labelfree.init import initialise
@@ -168,19 +177,75 @@ def test_shape_priors_are_the_documented_densities(fam):
     rng = np.random.default_rng(0)
     s, _ = _group(rng, 300, 0.5, 0.5)
     init = initialise(s)
-    model = {k: GroupModel(family(fam), Priors.from_init(init), s, s[:0], s[:0], shape_prior=k) for k in ("supplement", "weak")}
-    dens = {"t": {"supplement": stats.gamma(5.0, scale=4.0), "weak": stats.gamma(2.0, scale=10.0)},
-            "sas": {"supplement": stats.gamma(50.0, scale=1.0 / 50.0), "weak": stats.lognorm(0.5)}}[fam]
-    log_prior = {k: (lambda d, k=k: float(np.sum(dens[k].logpdf(d) + np.log(d)))) for k in dens}  # density of log delta
-    th = np.tile(model["weak"].start(init), (3, 1))
-    th[:, 7:] = np.log([[0.8, 1.1], [0.6, 1.4], [1.0, 1.0]] if fam == "sas" else [[7.0, 25.0], [4.0, 60.0], [15.0, 15.0]])
-    for k in model:
-        got = model[k].log_density(th)
-        want = np.array([log_prior[k](np.exp(t[7:])) for t in th])
-        other = model["weak" if k == "supplement" else "supplement"].log_density(th)
-        lik = got - want  # the rest of the posterior, the same under both priors
-        lik_other = other - np.array([log_prior["weak" if k == "supplement" else "supplement"](np.exp(t[7:])) for t in th])
-        np.testing.assert_allclose(np.diff(lik), np.diff(lik_other), atol=1e-8)
+    names = ("supplement", "weak", "jeffreys")
+    model = {k: GroupModel(family(fam), Priors.from_init(init), s, s[:0], s[:0], shape_prior=k) for k in names}
+    logpdf = {"t": {"supplement": stats.gamma(5.0, scale=4.0).logpdf, "weak": stats.gamma(2.0, scale=10.0).logpdf,
+                    "jeffreys": lambda d: np.log(_jeffreys_t(d))},
+              "sas": {"supplement": stats.gamma(50.0, scale=1.0 / 50.0).logpdf, "weak": stats.lognorm(0.5).logpdf,
+                      "jeffreys": stats.lognorm(0.5).logpdf}}[fam]
+    th = np.tile(model["weak"].start(init), (4, 1))
+    th[:, 7:] = np.log([[0.8, 1.1], [0.6, 1.4], [1.0, 1.0], [0.3, 2.0]] if fam == "sas" else
+                       [[7.0, 25.0], [4.0, 60.0], [15.0, 15.0], [1.5, 3000.0]])
+    rest = []  # the posterior without the shape prior (density of log delta): the same under every option
+    for k in names:
+        prior = np.array([np.sum(logpdf[k](np.exp(t[7:])) + t[7:]) for t in th])
+        rest.append(model[k].log_density(th) - prior)
+    for r in rest[1:]:
+        np.testing.assert_allclose(np.diff(r), np.diff(rest[0]), atol=1e-7)
     with pytest.warns(UserWarning):
-        e = estimate(s, np.zeros(s.size), fmr=(1e-1,), family=fam, shape_prior="weak", seed=1, **FAST)
-    assert "shape prior 'weak'" in e.limits[0]
+        e = estimate(s, np.zeros(s.size), fmr=(1e-1,), family=fam, seed=1, **FAST)
+    assert "shape prior 'jeffreys'" in e.limits[0]
+    assert ("Jeffreys" if fam == "t" else "log delta ~ N(0, 0.5^2)") in e.limits[0]
+
+
+def test_jeffreys_t_prior_is_the_fisher_information_of_scale_and_dof():
+    """Brute force: sqrt(det) of the Fisher information of (scale, d.o.f.) of the Student-t, by quadrature of the
+    scores, is proportional to the implemented prior; the large-nu expansion continues the exact formula."""
+    from scipy import integrate, special, stats
+
+    from matchaudit.labelfree.model import log_jeffreys_t
+
+    def info(nu):
+        def scores(x):
+            d_scale = -1.0 + (nu + 1) * x * x / (nu + x * x)
+            d_nu = 0.5 * (special.digamma((nu + 1) / 2) - special.digamma(nu / 2) - 1 / nu - np.log1p(x * x / nu)
+                          + (nu + 1) * x * x / (nu * (nu + x * x)))
+            return d_scale, d_nu
+
+        def moment(i, j):
+            return integrate.quad(lambda x: np.prod([scores(x)[k] for k in (i, j)]) * stats.t.pdf(x, nu),
+                                  -np.inf, np.inf, epsabs=0, epsrel=1e-11, limit=400)[0]
+
+        return moment(0, 0) * moment(1, 1) - moment(0, 1) ** 2
+
+    nus = np.array([0.7, 2.0, 5.0, 12.0, 40.0])
+    ratio = 0.5 * np.log([info(v) for v in nus]) - log_jeffreys_t(nus)
+    np.testing.assert_allclose(ratio - ratio[0], 0.0, atol=1e-5)
+    edge = log_jeffreys_t(np.array([200.0 - 1e-9, 200.0]))  # the switch to the expansion
+    assert edge[0] == pytest.approx(edge[1], abs=1e-8)
+    big = np.array([1e4, 1e6, 1e9])  # tail sqrt(6) / nu^2
+    np.testing.assert_allclose(log_jeffreys_t(big) + 2 * np.log(big), 0.5 * np.log(6.0), atol=1e-3)
+    assert np.isfinite(log_jeffreys_t(np.array([1e-3, 1e15]))).all()
+
+
+@pytest.mark.parametrize("prior", ["jeffreys", "weak", "supplement"])
+def test_jax_log_density_equals_numpy(prior):
+    """The NUTS sampler evaluates the very same posterior (TP-T, every shape prior, both sides of the Jeffreys
+    expansion switch), with finite gradients even at huge d.o.f."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from matchaudit.labelfree.init import initialise
+    from matchaudit.labelfree.model import GroupModel, Priors
+
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(3)
+    s, y = _group(rng, 300, 0.5, 0.5)
+    init = initialise(s)
+    model = GroupModel(family("t"), Priors.from_init(init), s[:250], s[250:], y[250:], shape_prior=prior)
+    th = np.tile(model.start(init), (4, 1))
+    th[:, 7:] = np.log([[0.5, 3.0], [8.0, 150.0], [250.0, 20.0], [1e6, 1e9]])
+    # rtol: at 1e9 d.o.f. the t kernel's gammaln((nu+1)/2) - gammaln(nu/2) cancels to ~1e-9 relative
+    np.testing.assert_allclose(np.asarray(model.log_density(jnp.asarray(th), jnp)), model.log_density(th), rtol=1e-8)
+    grad = np.asarray(jax.vmap(jax.grad(lambda t: model.log_density(t, jnp)))(jnp.asarray(th)))
+    assert np.isfinite(grad).all()

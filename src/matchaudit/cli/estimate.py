@@ -78,7 +78,7 @@ def estimate(
     label_col: str = typer.Option(None, "--label-col", help="Optional label column (1/0, genuine/impostor...); empty/NA = unlabelled."),
     distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated first."),
     family: FamilyOpt = typer.Option(FamilyOpt.sas, "--family", help="Two-piece family of both score distributions."),
-    shape_prior: str = typer.Option("weak", "--shape-prior", help="Priors of the tail parameters: weak (default; nominal coverage for sinh-arcsinh in our recovery study) or supplement (the paper's; pulls tails towards normal)."),
+    shape_prior: str = typer.Option("jeffreys", "--shape-prior", help="Priors of the tail parameters: jeffreys (default; Jeffreys prior of the t d.o.f., weak log-normal for sinh-arcsinh; nominal coverage in our recovery study), weak (Gamma(2, 0.1) d.o.f.) or supplement (the paper's; both pull heavy tails towards normal)."),
     fmr: float = typer.Option(1e-3, "--fmr", help="FMR target (per-group FNMR@FMR and the pooled global threshold)."),
     level: float = typer.Option(0.89, "--level", help="Credible level of the equal-tailed bands (0.89 as in SPE-FR)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (default) or > t."),

@@ -26,7 +26,7 @@ RHAT_REFUSE = 1.2  # the paper's criterion
 RHAT_WARN = 1.01
 ESS_WARN = 400.0
 DEFAULTS = {"numpy": (3000, 5000), "numpyro": (500, 500)}  # (warm-up, kept draws) per chain
-DEFAULT_SHAPE_PRIOR: ShapePrior = "weak"  # deviation from supplement E.2: docs/labelfree.md, "Recovery"
+DEFAULT_SHAPE_PRIOR: ShapePrior = "jeffreys"  # deviation from supplement E.2: docs/labelfree.md, "Recovery"
 KINDS = ("population", "finite-sample")
 KIND_NOTE = {
     "population": "parametric: rates of the fitted score distributions (what the system does on this population)",
@@ -182,7 +182,7 @@ def _thin(n_total: int, n: int) -> np.ndarray:
 
 def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: LabelSampling,
                sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int,
-               shape_prior: ShapePrior = "supplement"):
+               shape_prior: ShapePrior = DEFAULT_SHAPE_PRIOR):
     init = initialise(z, lam)
     lab = ~np.isnan(y)
     model = GroupModel(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling, shape_prior)
@@ -280,9 +280,10 @@ def estimate(
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and rates at a global threshold from similarity scores.
 
     ``labels``: 1 match, 0 non-match, NaN unknown (``None``: none known). ``label_sampling="stratified"``
-    when the labelled pairs were sampled per class. ``shape_prior``: ``"weak"`` (default; TP-T d.o.f.
-    ``Gamma(2, rate 0.1)``, TP-SAS ``log delta ~ N(0, 0.5^2)``) or ``"supplement"`` (E.2: ``Gamma(5, 0.25)`` /
-    ``Gamma(50, 50)``); the supplement's priors pull heavy non-match tails towards normal (docs/labelfree.md).
+    when the labelled pairs were sampled per class. ``shape_prior``: ``"jeffreys"`` (default; TP-T d.o.f.
+    independence Jeffreys prior, TP-SAS ``log delta ~ N(0, 0.5^2)``), ``"weak"`` (TP-T ``Gamma(2, rate 0.1)``,
+    TP-SAS as before) or ``"supplement"`` (E.2: ``Gamma(5, 0.25)`` / ``Gamma(50, 50)``); the latter two pull
+    heavy non-match tails towards normal (docs/labelfree.md, "Recovery").
     Raises :class:`NotConverged` when any R-hat >= 1.2.
     """
     s, g, y = validate(scores, groups, labels)
@@ -367,8 +368,12 @@ def estimate(
 
 
 def _shape_prior_text(shape_prior: str, fam_name: str) -> str:
-    kind, a, b = SHAPE_PRIORS[shape_prior][fam_name]
-    return f"delta ~ Gamma({a:g}, rate {b:g})" if kind == "gamma" else f"log delta ~ N({a:g}, {b:g}^2)"
+    spec = SHAPE_PRIORS[shape_prior][fam_name]
+    if spec[0] == "gamma":
+        return f"delta ~ Gamma({spec[1]:g}, rate {spec[2]:g})"
+    if spec[0] == "lognormal":
+        return f"log delta ~ N({spec[1]:g}, {spec[2]:g}^2)"
+    return "independence Jeffreys prior of the t degrees of freedom (Fonseca et al. 2008)"
 
 
 def _extrapolated(fits: list[GroupFit], targets: Sequence[float]) -> np.ndarray:

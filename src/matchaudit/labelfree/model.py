@@ -8,9 +8,11 @@ Component 0 = non-matches, 1 = matches (similarities: ``mu1 > mu0`` by construct
 Likelihood: the marginal mixture for unlabelled scores, the complete-data term for labelled ones; with
 ``label_sampling="stratified"`` (labels drawn per class) the ``log pi`` parts of labelled pairs are dropped.
 Priors (supplement E.2): ``mu_j ~ N(GMM mean_j, GMM sd_j)``, scales ``~ Gamma(2, rate)`` with mean = GMM sd_j,
-shape ``delta ~ Gamma(5, 0.25)`` (TP-T) or ``Gamma(50, 50)`` (TP-SAS) with ``shape_prior="supplement"``;
-the default ``"weak"`` uses ``Gamma(2, 0.1)`` (TP-T) and ``log delta ~ N(0, 0.5^2)`` (TP-SAS), see
-docs/labelfree.md "Recovery"; ``pi ~ Beta(1, 1)``; all Gammas in shape-rate form. ``log_density`` is written once for NumPy and JAX (``xp``).
+``pi ~ Beta(1, 1)``; shape priors per ``shape_prior`` (:data:`SHAPE_PRIORS`): ``"jeffreys"`` (default) the
+independence Jeffreys prior of the t d.o.f. (Fonseca, Ferreira & Migon 2008) for TP-T and
+``log delta ~ N(0, 0.5^2)`` for TP-SAS; ``"weak"`` ``Gamma(2, 0.1)`` (TP-T) and the same TP-SAS prior;
+``"supplement"`` E.2's ``Gamma(5, 0.25)`` (TP-T) / ``Gamma(50, 50)`` (TP-SAS). Why: docs/labelfree.md
+"Recovery". All Gammas in shape-rate form. ``log_density`` is written once for NumPy and JAX (``xp``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from types import ModuleType
 from typing import Literal
 
 import numpy as np
+from scipy import special
 
 from matchaudit.labelfree.init import Init
 from matchaudit.labelfree.twopiece import TwoPiece
@@ -27,12 +30,14 @@ from matchaudit.labelfree.twopiece import TwoPiece
 PARAM_NAMES = ("mu0", "log_gap", "log_s0L", "log_s0R", "log_s1L", "log_s1R", "logit_pi", "log_delta0", "log_delta1")
 SCALE_SHAPE = 2.0
 DELTA_PRIOR = {"t": (5.0, 5.0 / 20.0), "sas": (50.0, 50.0)}  # supplement E.2, Gamma(shape, rate)
-# Shape priors: ("gamma", shape, rate) or ("lognormal", mean of log, sd of log), per family.
+# Shape priors per family: ("gamma", shape, rate), ("lognormal", mean of log, sd of log) or ("jeffreys-t",).
 SHAPE_PRIORS = {
-    "supplement": {"t": ("gamma", *DELTA_PRIOR["t"]), "sas": ("gamma", *DELTA_PRIOR["sas"])},
+    "jeffreys": {"t": ("jeffreys-t",), "sas": ("lognormal", 0.0, 0.5)},
     "weak": {"t": ("gamma", 2.0, 0.1), "sas": ("lognormal", 0.0, 0.5)},
+    "supplement": {"t": ("gamma", *DELTA_PRIOR["t"]), "sas": ("gamma", *DELTA_PRIOR["sas"])},
 }
-ShapePrior = Literal["supplement", "weak"]
+ShapePrior = Literal["jeffreys", "weak", "supplement"]
+_JEFFREYS_SERIES = 200.0  # above this many d.o.f. the Jeffreys bracket is taken from its expansion in 1/nu
 LabelSampling = Literal["random", "stratified"]
 
 
@@ -59,7 +64,7 @@ class GroupModel:
     scores_l: np.ndarray
     labels_l: np.ndarray
     label_sampling: LabelSampling = "random"
-    shape_prior: ShapePrior = "weak"
+    shape_prior: ShapePrior = "jeffreys"
 
     @property
     def dim(self) -> int:
@@ -71,6 +76,10 @@ class GroupModel:
 
     def log_density(self, theta, xp: ModuleType = np):
         """Log posterior (up to a constant) of unconstrained ``theta`` shaped (..., dim); returns shape (...)."""
+        return self.log_likelihood(theta, xp) + self.log_prior(theta, xp)
+
+    def log_likelihood(self, theta, xp: ModuleType = np):
+        """Log-likelihood of the scores (unlabelled: mixture; labelled: complete data) at ``theta`` (..., dim)."""
         p = constrain(theta, xp)
         fam = self.family
         col = {k: v[..., None] for k, v in p.items()}
@@ -87,6 +96,14 @@ class GroupModel:
             if self.label_sampling == "random":
                 n1 = float(y.sum())
                 ll = ll + n1 * log_pi + (y.size - n1) * log_1m
+        return ll
+
+    def log_prior(self, theta, xp: ModuleType = np):
+        """Log prior density of unconstrained ``theta`` (..., dim), Jacobians of the transforms included."""
+        p = constrain(theta, xp)
+        log_pi = -xp.logaddexp(0.0, -theta[..., 6])
+        log_1m = -xp.logaddexp(0.0, theta[..., 6])
+        fam = self.family
         pr = self.priors
         lp = -0.5 * ((p["mu0"] - pr.mu_mean[0]) / pr.mu_sd[0]) ** 2 - 0.5 * ((p["mu1"] - pr.mu_mean[1]) / pr.mu_sd[1]) ** 2
         lp = lp + theta[..., 1]  # Jacobian of mu1 = mu0 + exp(log_gap)
@@ -95,24 +112,61 @@ class GroupModel:
             for side in "LR":  # Gamma(shape, rate) density times the Jacobian of exp
                 lp = lp + SCALE_SHAPE * theta[..., 2 + 2 * j + (side == "R")] - rate * p[f"s{j}{side}"]
         if fam.has_shape:
-            kind, a, b = SHAPE_PRIORS[self.shape_prior][fam.name]
-            if kind == "gamma":  # Gamma(a, b) density times the Jacobian of exp
-                lp = lp + a * (theta[..., 7] + theta[..., 8]) - b * (p["delta0"] + p["delta1"])
-            else:  # log delta ~ N(a, b): a normal density on the unconstrained coordinate itself
-                lp = lp - 0.5 * (((theta[..., 7] - a) / b) ** 2 + ((theta[..., 8] - a) / b) ** 2)
-        lp = lp + log_pi + log_1m  # Beta(1, 1) prior on pi, Jacobian of the logit
-        return ll + lp
+            spec = SHAPE_PRIORS[self.shape_prior][fam.name]
+            lp = lp + shape_log_prior(spec, theta[..., 7], xp) + shape_log_prior(spec, theta[..., 8], xp)
+        return lp + log_pi + log_1m  # Beta(1, 1) prior on pi, Jacobian of the logit
 
     def start(self, init: Init) -> np.ndarray:
-        """The unconstrained point the supplement starts from: GMM means/SDs, Storey's pi, delta at its prior mean."""
+        """The unconstrained point the supplement starts from: GMM means/SDs, Storey's pi, delta at its prior centre."""
         g = init.gmm
         gap = max(g.means[1] - g.means[0], 1e-3 * (g.sds[0] + g.sds[1]))
         pi = init.pi_start
         th = [g.means[0], np.log(gap), *np.log([g.sds[0], g.sds[0], g.sds[1], g.sds[1]]), np.log(pi / (1.0 - pi))]
         if self.family.has_shape:
-            kind, a, b = SHAPE_PRIORS[self.shape_prior][self.family.name]
-            th += [np.log(a / b) if kind == "gamma" else a] * 2
+            th += [_shape_start(SHAPE_PRIORS[self.shape_prior][self.family.name])] * 2
         return np.array(th, dtype=float)
+
+
+def _shape_start(spec: tuple) -> float:
+    """Start of ``log delta``: the prior mean of a Gamma, the centre of a log-normal, 10 d.o.f. for Jeffreys."""
+    if spec[0] == "gamma":
+        return float(np.log(spec[1] / spec[2]))
+    return float(spec[1]) if spec[0] == "lognormal" else float(np.log(10.0))
+
+
+def _trigamma(xp: ModuleType):
+    if xp is np:
+        return lambda x: special.polygamma(1, x)
+    from jax.scipy.special import polygamma  # only reached from the NumPyro sampler
+
+    return lambda x: polygamma(1, x)
+
+
+def log_jeffreys_t(nu, xp: ModuleType = np):
+    """Log of the independence Jeffreys prior of the Student-t d.o.f. (Fonseca et al. 2008), unnormalised:
+
+        p(nu) ~ (nu / (nu + 3))^(1/2) * (psi'(nu/2) - psi'((nu+1)/2) - 2 (nu+3) / (nu (nu+1)^2))^(1/2).
+
+    Proper, ``~ nu^(-1/2)`` at 0 and ``~ sqrt(6) nu^(-2)`` at infinity: uniform-like on the tail scale
+    ``1/nu``. The bracket cancels catastrophically for large ``nu``; above ``nu = 200`` its expansion
+    ``6 e^4 (1 - 2e + 7/3 e^2 - 2e^3 + 11/3 e^4 - 10 e^5)``, ``e = 1/nu``, is used (log-density error below
+    1e-9 on both sides of the switch; both branches stay finite, so JAX gradients do too)."""
+    tg = _trigamma(xp)
+    small = xp.minimum(nu, _JEFFREYS_SERIES)
+    direct = tg(small / 2.0) - tg((small + 1.0) / 2.0) - 2.0 * (small + 3.0) / (small * (small + 1.0) ** 2)
+    e = 1.0 / xp.maximum(nu, _JEFFREYS_SERIES)
+    series = 6.0 * e**4 * (1.0 - 2.0 * e + 7.0 / 3.0 * e**2 - 2.0 * e**3 + 11.0 / 3.0 * e**4 - 10.0 * e**5)
+    bracket = xp.where(nu < _JEFFREYS_SERIES, direct, series)
+    return 0.5 * (xp.log(nu) - xp.log(nu + 3.0) + xp.log(bracket))
+
+
+def shape_log_prior(spec: tuple, log_delta, xp: ModuleType = np):
+    """Log prior density of the unconstrained ``log delta`` (Jacobian of ``exp`` included) for one spec."""
+    if spec[0] == "gamma":  # Gamma(a, b) density of delta times delta
+        return spec[1] * log_delta - spec[2] * xp.exp(log_delta)
+    if spec[0] == "lognormal":  # log delta ~ N(a, b): a normal density on the coordinate itself
+        return -0.5 * ((log_delta - spec[1]) / spec[2]) ** 2
+    return log_jeffreys_t(xp.exp(log_delta), xp) + log_delta
 
 
 def constrain(theta, xp: ModuleType = np) -> dict:

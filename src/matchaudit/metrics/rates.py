@@ -53,6 +53,14 @@ def _div(num, den):
         return np.divide(num, den) if np.ndim(num) else (num / den if den else np.nan)
 
 
+def lowest_at_most(fmr: np.ndarray, alpha: float | np.ndarray) -> np.ndarray:
+    """The project's threshold at FMR target ``alpha``: the position of the lowest candidate threshold whose FMR
+    is at most ``alpha``, given ``fmr`` at the candidates in ascending order (so non-increasing); ``len(fmr)``
+    when none qualifies (the threshold is then +inf). Shared by :meth:`Rates.threshold_at_fmr` and the
+    label-free counted rates."""
+    return np.searchsorted(-np.asarray(fmr, dtype=float), -np.asarray(alpha, dtype=float), side="left")
+
+
 class Rates:
     """Exact rate queries on one view of a tally."""
 
@@ -143,8 +151,7 @@ class Rates:
 
     def target_cell(self, alpha: float, rule: Rule = ">=") -> int:
         """The one cell whose impostors decide the threshold at FMR target ``alpha`` (for refinement)."""
-        fmr = self._fmr_at_edges(rule)
-        return int(np.searchsorted(-fmr, -alpha, side="left"))  # first edge with FMR <= alpha
+        return int(lowest_at_most(self._fmr_at_edges(rule), alpha))
 
     def threshold_at_fmr(self, alpha: float, rule: Rule = ">=") -> float:
         """``t_alpha``: the lowest observed score (or +inf) whose FMR is at most ``alpha`` ("at most" rule)."""
