@@ -12,9 +12,9 @@ iid-comparison) do not take this path: their weights couple all comparisons of a
 the client (see :mod:`matchaudit.engine.driver`).
 
 Threads: a worker runs one task at a time (``threads_per_worker=1``) and its Numba kernels use
-``NUMBA_NUM_THREADS`` threads; the local cluster sets that to ``cores // workers`` so the workers together
-use each core once. For a remote cluster, start workers with ``--nthreads 1`` and ``NUMBA_NUM_THREADS`` =
-cores per worker.
+``cores // workers`` threads on the local cluster (set in each task: ``numba.set_num_threads``), so the
+workers together use each core once. On a remote cluster they use the workers' ``NUMBA_NUM_THREADS``: start
+workers with ``--nthreads 1`` and ``NUMBA_NUM_THREADS`` = cores per worker process.
 """
 
 from __future__ import annotations
@@ -29,7 +29,16 @@ from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 
 
-def _count(data: MatchData, task: CountTask, part: tuple[int, int]) -> tuple[np.ndarray, list]:
+def _threads(n: int | None) -> None:
+    """Numba threads of this worker: ``n`` (the local cluster's share of the cores), else as configured."""
+    if n is not None:
+        import numba
+
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+
+
+def _count(data: MatchData, task: CountTask, part: tuple[int, int], threads: int | None) -> tuple[np.ndarray, list]:
+    _threads(threads)
     return task.count(data, part)
 
 
@@ -37,25 +46,28 @@ def _add(x: tuple[np.ndarray, list], y: tuple[np.ndarray, list]) -> tuple[np.nda
     return x[0] + y[0], x[1] + y[1]
 
 
-def _items(data: MatchData, task: CountTask, want: np.ndarray, part: tuple[int, int]) -> list:
+def _items(data: MatchData, task: CountTask, want: np.ndarray, part: tuple[int, int], threads: int | None) -> list:
+    _threads(threads)
     return task.items(data, want, part)
 
 
 class DaskBackend(Backend):
     """Counting passes on a dask.distributed cluster: ``client``, or the scheduler at ``scheduler``
     (``tcp://host:8786``), or a new local cluster of ``n_workers`` processes. ``n_parts``: parts per pass
-    (default: twice the workers, for balance); ``timeout``: seconds to connect to ``scheduler``. Gives the
-    same counts as :class:`LocalBackend`."""
+    (default: twice the workers, for balance); ``timeout``: seconds to connect to ``scheduler``; ``threads``:
+    Numba threads per worker (default: cores // n_workers on the local cluster, else the workers' own
+    ``NUMBA_NUM_THREADS``). Gives the same counts as :class:`LocalBackend`."""
 
     name = "dask"
 
     def __init__(self, client: Any = None, scheduler: str | None = None, n_parts: int | None = None,
-                 n_workers: int = 2, timeout: float = 30):
+                 n_workers: int = 2, timeout: float = 30, threads: int | None = None):
         try:
             import distributed
         except ImportError:
             raise InputError("the dask backend needs the optional extra: pip install 'matchaudit[distributed]'.") from None
         self._own = None
+        self.threads = threads
         if client is None:
             if scheduler is not None:
                 try:
@@ -63,10 +75,9 @@ class DaskBackend(Backend):
                 except OSError as e:
                     raise InputError(f"--scheduler {scheduler}: cannot connect ({e}).") from None
             else:
-                threads = max(1, (os.cpu_count() or 1) // n_workers)
-                self._own = distributed.LocalCluster(
-                    n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                    env={"NUMBA_NUM_THREADS": str(threads)})
+                self.threads = threads or max(1, (os.cpu_count() or 1) // n_workers)
+                self._own = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                                     dashboard_address=None)
                 client = distributed.Client(self._own)
         self.client = client
         self.n_parts = n_parts
@@ -101,7 +112,7 @@ class DaskBackend(Backend):
 
         P = self._parts(data, task)
         remote, rtask = self._scattered(data), self.client.scatter(task, broadcast=True, hash=False)
-        futures = [self.client.submit(_count, remote, rtask, (i, P), pure=False) for i in range(P)]
+        futures = [self.client.submit(_count, remote, rtask, (i, P), self.threads, pure=False) for i in range(P)]
         blocks = {f.key: task.n_blocks(data, (i, P)) for i, f in enumerate(futures)}
         pending = list(futures)
         try:
@@ -123,7 +134,7 @@ class DaskBackend(Backend):
     def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
         P = self._parts(data, task)
         remote, rtask = self._scattered(data), self.client.scatter(task, broadcast=True, hash=False)
-        futures = [self.client.submit(_items, remote, rtask, want, (i, P), pure=False) for i in range(P)]
+        futures = [self.client.submit(_items, remote, rtask, want, (i, P), self.threads, pure=False) for i in range(P)]
         try:
             return [it for part in self.client.gather(futures) for it in part]
         except KeyboardInterrupt:
