@@ -138,7 +138,7 @@ class _Pass:
             self.rows = max(1, min(n, self.be.tile // max(n, 1)))
             self.n_steps = -(-n // self.rows)
         else:
-            self.n_steps = -(-len(data.pairs) // self.be.tile)
+            self.n_steps = -(-len(data.table("the gpu backend")) // self.be.tile)
 
     def _weights(self, wt: np.ndarray) -> None:
         torch = self.torch
@@ -193,7 +193,7 @@ class _Pass:
                 advance()
 
     def _listed(self, advance) -> None:
-        torch, p = self.torch, self.data.pairs
+        torch, p = self.torch, self.data.table("the gpu backend")
 
         def t(x, dtype=torch.int64):
             return torch.as_tensor(np.ascontiguousarray(x), dtype=dtype, device=self.dev)

@@ -40,7 +40,7 @@ def check_paired(a: MatchData, b: MatchData) -> None:
             or not np.array_equal(a.identity_group, b.identity_group):
         why = "their identities or groups differ"
     elif a.protocol == "listed":
-        pa, pb = a.pairs, b.pairs
+        pa, pb = a.table("model comparison"), b.table("model comparison")
         for f in ("identity_a", "identity_b", "sample_a", "sample_b", "genuine"):
             if not np.array_equal(getattr(pa, f), getattr(pb, f)):
                 rows = np.flatnonzero(getattr(pa, f) != getattr(pb, f))[:5] if len(pa) == len(pb) else []
@@ -127,7 +127,7 @@ def comparison_arrays(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarr
     All-pairs data is listed out (meant for data sets small enough to hold every score)."""
     g = data.identity_group
     if data.protocol == "listed":
-        p = data.pairs
+        p = data.table("model comparison")
         return (p.score.astype(float), p.genuine.copy(), p.identity_a.astype(np.int64),
                 (~p.genuine) & (g[p.identity_a] == g[p.identity_b]))
     ident = data.samples.identity.astype(np.int64)

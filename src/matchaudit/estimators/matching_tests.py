@@ -113,7 +113,7 @@ class ClusterTerms:
                           shape=(K, K)).tocsr()
         M = None
         if data.protocol == "listed":
-            p = data.pairs
+            p = data.table("the group tests")
             imp = ~p.genuine
             a, b = p.identity_a[imp], p.identity_b[imp]
             keys, m = np.unique(np.minimum(a, b) * K + np.maximum(a, b), return_counts=True)
