@@ -3,9 +3,10 @@
 Simulates one group of N pairs from a two-component two-piece mixture per replication, fits it label-free and
 records whether the 89% bands contain the true FNMR at FMR 1e-1, 1e-2, 1e-3: the population band against the
 population truth (true distributions), the finite-sample band against the rates counted on the simulated
-pairs with their true labels. Usage:
+pairs with their true labels. Usage (writes the rows it ran to ``--out``; the committed
+``bench/labelfree_recovery.json`` collects the rows of all tables in the docs, each with its shape prior):
 
-    .venv/bin/python bench/labelfree_recovery.py --reps 50 --n 3000 --workers 2 --out bench/labelfree_recovery.json
+    .venv/bin/python bench/labelfree_recovery.py --reps 50 --n 3000 --workers 1 --out results.json
 
 ``--shape-prior jeffreys|weak|supplement`` picks the prior of the shape parameters (default: the estimator's default);
 ``--only t-t,sas-sas`` restricts the scenarios to the given data-fit pairs; ``--shapes 30,20`` replaces the
