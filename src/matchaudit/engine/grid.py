@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from matchaudit.model import MatchData, Rule
 from matchaudit.scores import quantise
@@ -69,7 +70,8 @@ def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000)
     n = q.shape[0]
     rows = np.arange(0, n, max(1, n // max_rows))
     sq = np.einsum("ij,ij->i", q, q)
-    dots = q[rows] @ q.T
+    with threadpool_limits(limits=1, user_api="blas"):  # no spinning BLAS threads left behind (see scores)
+        dots = q[rows] @ q.T
     if data.metric == "cosine":
         s = dots / np.sqrt(np.outer(sq[rows], sq))
     else:
