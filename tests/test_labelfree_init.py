@@ -5,6 +5,7 @@ import pytest
 from scipy import special, stats
 
 from matchaudit.labelfree.init import critical_modes, gmm2, initialise, kde_grid, match_normal_fit, storey
+from matchaudit.labelfree.model import Priors
 from matchaudit.labelfree.twopiece import family
 
 
@@ -87,4 +88,24 @@ def test_initialise_falls_back_to_gmm_when_unimodal():
     x = np.random.default_rng(4).normal(size=3000)
     init = initialise(x)
     assert init.warnings and "GMM" in init.warnings[0]
-    assert 0 < init.pi_start < 1
+    assert not init.separate_match_mode
+    assert init.match_centre == (init.gmm.means[1], init.gmm.sds[1])
+    assert init.pi_start == init.gmm.weight1  # Storey's p-values are centred in the bulk: meaningless here
+
+
+def test_match_centre_is_the_mode_fit_when_the_gmm_models_the_nonmatch_tail():
+    # 5% matches, skewed heavy-tailed non-matches (the recovery bench's TP-T data): the GMM's upper
+    # component (weight ~0.2, mean ~0.25, SD ~0.19) fits the non-match tail, not the matches (0.50, 0.06-0.08)
+    rng = np.random.default_rng(0)
+    y = rng.random(3000) < 0.05
+    t = family("t")
+    s = np.where(y, t.rvs(rng, 3000, 0.50, 0.08, 0.06, 20.0), t.rvs(rng, 3000, 0.10, 0.07, 0.09, 8.0))
+    init = initialise(s)
+    assert init.separate_match_mode
+    assert init.gmm.weight1 > 0.1 and init.gmm.means[1] < 0.35 and init.gmm.sds[1] > 0.15
+    mean, sd = init.match_centre
+    assert mean == init.match_mode and sd == pytest.approx(init.match_sd / np.sqrt(2.0))
+    assert abs(mean - 0.50) < 0.05 and 0.04 < sd < 0.1
+    assert init.pi_start == pytest.approx(init.pi_storey)
+    pr = Priors.from_init(init)  # match priors centred there, non-match priors on the GMM's lower component
+    assert pr.mu_mean == (init.gmm.means[0], mean) and pr.mu_sd == pr.scale_mean == (init.gmm.sds[0], sd)

@@ -9,7 +9,12 @@ Follows the SPE-FR supplement, appendix D (share of true matches) and E.2 (hyper
    label-free Storey(0.05) and Storey(0.10) columns sit about 5% and 9% above the truth, which is what the
    factor 2 predicts (docs/labelfree.md);
 3. two-sided p-values ``p = 2 (1 - Phi(|s - mu| / sigma))`` and Storey(lambda) ``#{p > lambda} / (n (1 - lambda))``;
-4. a two-component Gaussian mixture (EM) whose means and SDs centre the priors of the modes and scales.
+4. a two-component Gaussian mixture (EM) whose means and SDs centre the priors of the non-match mode and
+   scales, and of the match component's when the KDE has no separate match mode (then Storey's p-values,
+   centred in the non-match bulk, say nothing and the GMM weight starts ``pi``). When it has one, the match
+   priors are centred on the mode fit of step 2 (``mu``, ``sigma / sqrt(2)``, the RMS distance of the
+   scores above the mode): with few matches the GMM's upper component models the non-matches' skew and
+   tail instead (docs/labelfree.md, "Recovery").
 """
 
 from __future__ import annotations
@@ -137,6 +142,15 @@ class Init:
     pi_storey: float
     pi_start: float
     warnings: tuple[str, ...]
+    separate_match_mode: bool = True
+
+    @property
+    def match_centre(self) -> tuple[float, float]:
+        """(mean, SD) the match component's priors are centred on: the KDE mode fit when the KDE has a
+        separate match mode (``sigma / sqrt(2)`` undoes step 2's factor 2), else the GMM's upper component."""
+        if self.separate_match_mode:
+            return self.match_mode, self.match_sd / np.sqrt(2.0)
+        return self.gmm.means[1], self.gmm.sds[1]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -149,7 +163,8 @@ def initialise(x: np.ndarray, lam: float = 0.05, support: tuple[float, float] | 
     warnings: list[str] = []
     modes = critical_modes(x, 2, support)
     mu = float(modes.locations[-1])
-    if modes.locations.size < 2 or mu < 0.5 * (g.means[0] + g.means[1]):
+    separate = bool(modes.locations.size >= 2 and mu >= 0.5 * (g.means[0] + g.means[1]))
+    if not separate:
         warnings.append(
             f"the KDE's upper mode ({mu:.4g}) is not a separate match mode (GMM means {g.means[0]:.4g}, "
             f"{g.means[1]:.4g}); the match-mode fit uses the GMM's upper component instead"
@@ -159,7 +174,8 @@ def initialise(x: np.ndarray, lam: float = 0.05, support: tuple[float, float] | 
     if not np.isfinite(sigma) or sigma <= 0:
         sigma = g.sds[1]
     pi_hat = storey(x, mu, sigma, lam)
-    pi_start = float(np.clip(pi_hat, 1.0 / x.size, 1.0 - 1.0 / x.size))
+    pi_start = float(np.clip(pi_hat if separate else g.weight1, 1.0 / x.size, 1.0 - 1.0 / x.size))
     if x.size * pi_start < 200:
         warnings.append(f"only about {x.size * pi_start:.0f} true matches expected: the match component is weakly identified")
-    return Init(g, tuple(float(v) for v in modes.locations), modes.bandwidth, mu, sigma, pi_hat, pi_start, tuple(warnings))
+    return Init(g, tuple(float(v) for v in modes.locations), modes.bandwidth, mu, sigma, pi_hat, pi_start, tuple(warnings),
+                separate)

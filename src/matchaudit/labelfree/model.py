@@ -7,9 +7,11 @@ Unconstrained parameter vector (``theta``, last axis), the order samplers and di
 Component 0 = non-matches, 1 = matches (similarities: ``mu1 > mu0`` by construction, no label switching).
 Likelihood: the marginal mixture for unlabelled scores, the complete-data term for labelled ones; with
 ``label_sampling="stratified"`` (labels drawn per class) the ``log pi`` parts of labelled pairs are dropped.
-Priors (supplement E.2): ``mu_j ~ N(GMM mean_j, GMM sd_j)``, scales ``~ Gamma(2, rate)`` with mean = GMM sd_j,
-``pi ~ Beta(1, 1)``; shape priors per ``shape_prior`` (:data:`SHAPE_PRIORS`): ``"jeffreys"`` (default) the
-independence Jeffreys prior of the t d.o.f. (Fonseca, Ferreira & Migon 2008) for TP-T and
+Priors (supplement E.2): ``mu_j ~ N(m_j, sd_j)``, scales ``~ Gamma(2, rate)`` with mean = sd_j,
+``pi ~ Beta(1, 1)``, with ``(m_0, sd_0)`` the GMM's lower component and ``(m_1, sd_1)``
+:attr:`Init.match_centre` (the KDE match-mode fit; the GMM's upper component only when the KDE has no
+separate match mode: a deviation from E.2). Shape priors per ``shape_prior`` (:data:`SHAPE_PRIORS`):
+``"jeffreys"`` (default) the independence Jeffreys prior of the t d.o.f. (Fonseca, Ferreira & Migon 2008) for TP-T and
 ``log delta ~ N(0, 0.5^2)`` for TP-SAS; ``"weak"`` ``Gamma(2, 0.1)`` (TP-T) and the same TP-SAS prior;
 ``"supplement"`` E.2's ``Gamma(5, 0.25)`` (TP-T) / ``Gamma(50, 50)`` (TP-SAS). Why: docs/labelfree.md
 "Recovery". All Gammas in shape-rate form. ``log_density`` is written once for NumPy and JAX (``xp``).
@@ -51,7 +53,8 @@ class Priors:
 
     @classmethod
     def from_init(cls, init: Init) -> "Priors":
-        return cls(init.gmm.means, init.gmm.sds, init.gmm.sds)
+        m1, sd1 = init.match_centre
+        return cls((init.gmm.means[0], m1), (init.gmm.sds[0], sd1), (init.gmm.sds[0], sd1))
 
 
 @dataclass(frozen=True)
@@ -117,11 +120,12 @@ class GroupModel:
         return lp + log_pi + log_1m  # Beta(1, 1) prior on pi, Jacobian of the logit
 
     def start(self, init: Init) -> np.ndarray:
-        """The unconstrained point the supplement starts from: GMM means/SDs, Storey's pi, delta at its prior centre."""
-        g = init.gmm
-        gap = max(g.means[1] - g.means[0], 1e-3 * (g.sds[0] + g.sds[1]))
+        """The unconstrained start: the prior centres of modes and scales, ``init.pi_start``, delta at its prior centre."""
+        pr = self.priors
+        gap = max(pr.mu_mean[1] - pr.mu_mean[0], 1e-3 * (pr.mu_sd[0] + pr.mu_sd[1]))
         pi = init.pi_start
-        th = [g.means[0], np.log(gap), *np.log([g.sds[0], g.sds[0], g.sds[1], g.sds[1]]), np.log(pi / (1.0 - pi))]
+        s0, s1 = pr.scale_mean
+        th = [pr.mu_mean[0], np.log(gap), *np.log([s0, s0, s1, s1]), np.log(pi / (1.0 - pi))]
         if self.family.has_shape:
             th += [_shape_start(SHAPE_PRIORS[self.shape_prior][self.family.name])] * 2
         return np.array(th, dtype=float)
