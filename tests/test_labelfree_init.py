@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from matchaudit.labelfree.init import critical_modes, gmm2, initialise, kde_grid, match_normal_fit, storey
+from matchaudit.labelfree.init import critical_modes, gmm2, initialise, kde_grid, match_mode, match_normal_fit, storey
 from matchaudit.labelfree.model import Priors
 from matchaudit.labelfree.twopiece import family
 
@@ -109,3 +109,18 @@ def test_match_centre_is_the_mode_fit_when_the_gmm_models_the_nonmatch_tail():
     assert init.pi_start == pytest.approx(init.pi_storey)
     pr = Priors.from_init(init)  # match priors centred there, non-match priors on the GMM's lower component
     assert pr.mu_mean == (init.gmm.means[0], mean) and pr.mu_sd == pr.scale_mean == (init.gmm.sds[0], sd)
+
+
+def test_match_mode_skips_modes_on_a_few_outlying_scores():
+    rng = np.random.default_rng(5)
+    bulk, match = rng.normal(0.0, 1.0, 2850), rng.normal(3.5, 0.5, 150)
+    x = np.r_[bulk, match, -9.0, -9.1, -9.2]  # three far non-match outliers: the 2-mode KDE puts a mode there
+    assert critical_modes(x, 2).locations[0] < -8 and critical_modes(x, 2).locations[-1] < 1
+    modes, mu = match_mode(x, gmm2(x))
+    assert mu == pytest.approx(3.5, abs=0.3) and mu == modes.locations.max()
+    init = initialise(x)
+    assert init.separate_match_mode and init.match_mode == mu
+    # a few outliers above a unimodal bulk are not a match mode: no separate mode, GMM fallback
+    y = np.r_[rng.normal(size=3000), 6.0, 6.1, 6.2]
+    assert critical_modes(y, 3).locations.max() > 5
+    assert match_mode(y, gmm2(y))[1] is None and not initialise(y).separate_match_mode
