@@ -17,6 +17,7 @@ import numpy as np
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.estimators import audit_intervals as ai
+from matchaudit.estimators import bootstrap as bs
 from matchaudit.model import MatchData, Samples
 
 
@@ -40,8 +41,9 @@ def job(d: MatchData, verbose: bool = True) -> dict[str, float]:
     t2 = time.perf_counter()
     ic = identity_counts(d, c.target_threshold[0], hits=c.tail)
     wilson = [ai.closed_form("wilson", ic, t, None, 0.95, "two-sided") for t in range(len(targets))]
-    fnmr = 1 - c.target_genuine_accepted.sum(axis=2) / c.genuine_total.sum(axis=1)[:, None]  # (R, T)
-    lo, hi = np.quantile(fnmr[1:], [0.025, 0.975], axis=0)
+    fnmr = bs.fnmr_at_targets(c)[:, :, 0]  # (R, T), all groups
+    don = bs.interval_from_replicates("double-or-nothing", fnmr[0], fnmr[1:], bounds=(0.0, 1.0))
+    lo, hi = don.confidence_interval
     t3 = time.perf_counter()
     cpu = time.process_time() - c0
     for a, p, l, h, (fm, fn) in zip(targets, fnmr[0], lo, hi, wilson):
