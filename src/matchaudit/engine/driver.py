@@ -460,12 +460,7 @@ def _tail_hits(ent: _Entries, found: list, grid: Grid, win: np.ndarray) -> TailH
     identity: entry rows are samples (SAMPLE; self-pairs dropped) or identities (PRODUCT)."""
     first = int(np.argmax(win))
     floor = -np.inf if first == 0 else float(grid.edges[first - 1])
-    if found:
-        keys, us, vs, sc = (np.concatenate(x).astype(np.float64 if i == 3 else np.int64) for i, x in
-                            enumerate(zip(*found)))
-    else:
-        keys = us = vs = np.zeros(0, np.int64)
-        sc = np.zeros(0)
+    keys, us, vs, sc = _entries_in(found, win, grid.n_cells)
     genuine = keys // grid.n_cells < ent.G
     n = ent.n_units
     if ent.mode == K.SAMPLE:
@@ -701,17 +696,23 @@ def _window(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray:
     return win
 
 
+def _entries_in(found: list, cells: np.ndarray, n_cells: int) -> tuple[np.ndarray, ...]:
+    """The collected entries (chunks of key, u, v, score) whose cell is in the mask ``cells``, as int64
+    keys, u, v and float64 scores."""
+    if not found:
+        z = np.zeros(0, np.int64)
+        return z, z, z, np.zeros(0)
+    keys, us, vs, sc = (np.concatenate(x) for x in zip(*found))
+    keep = cells[keys % n_cells]
+    return keys[keep].astype(np.int64), us[keep].astype(np.int64), vs[keep].astype(np.int64), sc[keep]
+
+
 def _items(ent: _Entries, want: np.ndarray, wt: np.ndarray, found: list) -> _Items:
     """The entries of every comparison in the wanted cells (collected in the window during the counting
     pass, plus those of a second, filtered pass for wanted cells outside it)."""
     C = ent.grid.n_cells
-    if not found:
-        z = np.zeros(0, np.int64)
-        return _Items(z, z, np.zeros(0), z, z, wt)
-    keys, us, vs, sc = (np.concatenate(x) for x in zip(*found))
-    keep = want[keys % C]
-    keys, us, vs, sc = keys[keep].astype(np.int64), us[keep], vs[keep], sc[keep]
-    return _Items(keys % C, keys // C, sc, us.astype(np.int64), vs.astype(np.int64), wt)
+    keys, us, vs, sc = _entries_in(found, want, C)
+    return _Items(keys % C, keys // C, sc, us, vs, wt)
 
 
 def _exact_targets(table, G, targets, ref, items: _Items | None, rule):
