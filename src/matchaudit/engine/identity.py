@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from matchaudit.engine import kernels as K
 from matchaudit.engine.driver import TailHits, _categories
 from matchaudit.errors import InputError
 from matchaudit.metrics.tally import impostor_pair_counts
@@ -140,8 +141,9 @@ def _all_pairs_hits(data: MatchData, ts: np.ndarray, ge: bool, block_rows: int):
 
 
 def _cat_of(gk: np.ndarray, gl: np.ndarray, G: int) -> np.ndarray:
-    a, b = np.minimum(gk, gl), np.maximum(gk, gl)
-    return np.where(a == b, a, G + a * (2 * G - a - 1) // 2 + (b - a - 1)).astype(np.int64)
+    """Categories of group pairs, element-wise (the engine's :func:`kernels.category`)."""
+    table = np.array([[K.category(a, b, G) for b in range(G)] for a in range(G)], np.int64)
+    return table[gk, gl]
 
 
 def _levels_from_tail(hits: TailHits, ts: np.ndarray, ge: bool, sizes: np.ndarray):
