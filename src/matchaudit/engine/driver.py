@@ -428,7 +428,8 @@ def run(
             win[np.argmax(win):] = True
         task = CountTask(grid=grid, mode=mode, scheme=scheme, replicates=reps, lanes=lanes,
                          collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows)
-        ent, (wt, imputed) = task.entries(data), task.weights(data)
+        ent = task.entries(data)
+        wt, imputed = task.weights(data, ent)
         table, found = (backend or LocalBackend()).count(data, task, progress, wt)
         tail = _tail_hits(ent, found, grid, win) if keep_tail else None
         out = np.empty((R, ent.n_keys), np.int64)
@@ -506,9 +507,10 @@ class CountTask:
     def entries(self, data: MatchData) -> _Entries:
         return _Entries(data, self.grid, self.mode, self.scheme is not None and self.scheme.self_pairs)
 
-    def weights(self, data: MatchData) -> tuple[np.ndarray, np.ndarray | None]:
-        """Rows x lanes int32 weight matrix (lane 0 = plug-in) and the vertex imputed draw pairs."""
-        ent = self.entries(data)
+    def weights(self, data: MatchData, ent: _Entries | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Rows x lanes int32 weight matrix (lane 0 = plug-in) and the vertex imputed draw pairs (``ent``: this
+        task's entries, if already built)."""
+        ent = ent or self.entries(data)
         return _weights(self.scheme, self.mode, self.replicates, _layout(data), ent.n_units, ent.G)
 
     def n_blocks(self, data: MatchData, part: tuple[int, int] = (0, 1)) -> int:
@@ -522,7 +524,7 @@ class CountTask:
         already made here (else regenerated)."""
         ent = self.entries(data)
         if wt is None:
-            wt, _ = self.weights(data)
+            wt, _ = self.weights(data, ent)
         R = wt.shape[1]
         W = _batched(wt, min(self.lanes, -(-R // 16) * 16))  # whole 16-lane vectors
         return _count_pass(data, ent, W, self.block_rows, self.collapse, self.win, part, advance)
