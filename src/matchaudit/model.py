@@ -20,6 +20,8 @@ from typing import Iterator, Literal, Protocol, Union
 
 import numpy as np
 
+from matchaudit import interrupt
+
 Rule = Literal[">=", ">"]
 """Decision rule: accept iff ``s >= t`` (default: NIST, ISO/IEC 19795-1, bob) or ``s > t`` (the paper's)."""
 
@@ -180,10 +182,17 @@ class MatchData:
 
         ``part=(i, P)``: only the i-th of P interleaved shares of the row blocks (all-pairs) or table chunks
         (listed; out-of-core tables: their row groups i, i+P, ...); the P parts together yield every
-        comparison exactly once (how workers split the work)."""
+        comparison exactly once (how workers split the work). A Ctrl-C deferred by
+        :mod:`matchaudit.interrupt` is raised before the next block."""
         i, n_parts = part
         if not 0 <= i < n_parts:
             raise ValueError(f"part {part!r}: need 0 <= i < P")
+        for block in self._blocks(block_rows, part):
+            interrupt.check()
+            yield block
+
+    def _blocks(self, block_rows: int, part: tuple[int, int]) -> Iterator[Block]:
+        i, n_parts = part
         if self.source is not None:
             yield from self.source.blocks(part)
             return

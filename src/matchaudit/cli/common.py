@@ -9,6 +9,7 @@ from typing import Callable, TypeVar
 import typer
 from rich.console import Console
 
+from matchaudit import interrupt
 from matchaudit.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -23,12 +24,16 @@ EXIT_INTERRUPTED = 130
 def user_errors(fn: F) -> F:
     """Run a command; an :class:`InputError` becomes ``Error: <message>`` on stderr and exit status 2, and
     Ctrl-C a one-line notice and exit status 130 (the shell's convention), without a traceback (the engine
-    stops between sub-tiles, so that comes within a fraction of a second)."""
+    stops between sub-tiles, so that comes within a fraction of a second; a Ctrl-C during JIT compilation
+    waits for the compiler, see :mod:`matchaudit.interrupt`)."""
 
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:
         try:
-            return fn(*args, **kwargs)
+            with interrupt.sigint_deferred_in_compiler():
+                out = fn(*args, **kwargs)
+            interrupt.check()  # a Ctrl-C deferred past the last pass still ends the run as interrupted
+            return out
         except InputError as e:
             err_console.print(f"[bold red]Error:[/] {e}", highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None

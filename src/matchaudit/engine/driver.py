@@ -27,6 +27,7 @@ from typing import Literal
 import numba as nb
 import numpy as np
 
+from matchaudit import interrupt
 from matchaudit.engine import kernels as K
 from matchaudit.engine.grid import Grid, _sample_scores, build_grid
 from matchaudit.model import DenseBlock, MatchData, PairBlock
@@ -603,6 +604,7 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
                 continue
             step = max(1, CALL_WORK // max(n * W.shape[2], 1))  # batches per call: Ctrl-C is seen between calls
             for b0 in range(0, W.shape[0], step):
+                interrupt.check()
                 sub = slice(b0, b0 + step)
                 K.accumulate(W[sub], offsets, suv, suv, False, EXACT // w2, table[:, sub],
                              _key_slices(offsets, W[sub].shape[0]))

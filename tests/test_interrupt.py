@@ -1,0 +1,66 @@
+"""Ctrl-C during JIT compilation is deferred to the next block, never dropped (matchaudit.interrupt)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numba
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from matchaudit import interrupt
+from matchaudit.cli.common import EXIT_INTERRUPTED, user_errors
+from matchaudit.data import from_embeddings
+
+NUMBA_DIR = os.path.dirname(numba.__file__)
+
+
+def _call_from(filename: str) -> None:
+    """Deliver a real SIGINT while the innermost Python frame's code lives in ``filename``."""
+    exec(compile("signal.raise_signal(signal.SIGINT)", filename, "exec"), {"signal": signal})
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((12, 4)).astype(np.float32)
+    return from_embeddings(x, identities=np.repeat(np.arange(4), 3))
+
+
+def test_sigint_in_the_compiler_is_deferred_and_raised_by_the_next_block():
+    data = _data()
+    with interrupt.sigint_deferred_in_compiler():
+        _call_from(os.path.join(NUMBA_DIR, "core", "dispatcher.py"))  # no exception here: the compiler runs on
+        assert interrupt.requested()
+        with pytest.raises(KeyboardInterrupt):
+            next(data.blocks())
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the old handler is back
+
+
+def test_sigint_elsewhere_raises_at_once_and_a_new_context_starts_clean():
+    with interrupt.sigint_deferred_in_compiler():
+        with pytest.raises(KeyboardInterrupt):
+            _call_from(os.path.join("somewhere", "user_code.py"))
+    with interrupt.sigint_deferred_in_compiler():
+        assert not interrupt.requested()
+        interrupt.check()  # nothing pending: returns
+
+
+def test_without_the_context_sigint_is_python_s_own():
+    with pytest.raises(KeyboardInterrupt):
+        _call_from(os.path.join(NUMBA_DIR, "core", "dispatcher.py"))
+
+
+def test_a_deferred_ctrl_c_after_the_last_pass_still_ends_the_command_with_130():
+    app = typer.Typer()
+
+    @app.command()
+    @user_errors
+    def job() -> None:
+        _call_from(os.path.join(NUMBA_DIR, "core", "compiler.py"))
+        print("finished")
+
+    res = CliRunner().invoke(app, [])
+    assert res.exit_code == EXIT_INTERRUPTED and "Interrupted." in res.output
