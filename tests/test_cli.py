@@ -121,6 +121,8 @@ def test_schema_command_prints_the_schema():
       "--fmr", "2"], "[0, 1]"),
     (["audit", "--samples", "{demo}/data/samples.parquet", "--embeddings", "{demo}/data/embeddings.npy",
       "--group-by", "ethnicity"], "ethnicity"),
+    (["audit", "--samples", "{demo}/data/samples.parquet", "--embeddings", "{demo}/data/embeddings.npy",
+      "--no-intervals", "--backend", "tpu"], "'tpu'"),
 ])
 def test_bad_input_exits_2_with_a_message_and_no_traceback(demo_dir, tmp_path, args, message):
     args = [a.replace("{demo}", str(demo_dir)) for a in args] + ["--out", str(tmp_path / "o")]

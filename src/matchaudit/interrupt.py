@@ -47,7 +47,8 @@ def _handler(signum: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def sigint_deferred_in_compiler() -> Iterator[None]:
-    """Install the handler for the duration (main thread only; elsewhere a no-op) and restore the old one."""
+    """Install the handler for the duration (main thread only; elsewhere a no-op), then restore the old one
+    and forget any request (a deferred Ctrl-C never leaks into later work of the same process)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -57,3 +58,4 @@ def sigint_deferred_in_compiler() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, old)
+        _requested.clear()

@@ -261,6 +261,7 @@ def audit(
     if test_resamples < 1:
         raise InputError(f"--test-resamples {test_resamples}: give at least 1 (999 or more for p-values near 0.001).")
     intervals = None if no_intervals else _interval_options(ci_method, level, n_resamples, ci_seed, one_sided, band)
+    backends.check_name(backend)
     engine = backends.make_backend(backend, scheduler=scheduler, workers=workers) if intervals else None
     try:
         run_audit(data, config, out, _command(), quiet or as_json, intervals,

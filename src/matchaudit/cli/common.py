@@ -32,7 +32,7 @@ def user_errors(fn: F) -> F:
         try:
             with interrupt.sigint_deferred_in_compiler():
                 out = fn(*args, **kwargs)
-            interrupt.check()  # a Ctrl-C deferred past the last pass still ends the run as interrupted
+                interrupt.check()  # a Ctrl-C deferred past the last pass still ends the run as interrupted
             return out
         except InputError as e:
             err_console.print(f"[bold red]Error:[/] {e}", highlight=False, soft_wrap=True)

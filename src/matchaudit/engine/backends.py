@@ -29,9 +29,14 @@ def names() -> tuple[str, ...]:
 
 def make_backend(name: str, **opts: Any) -> Backend:
     """The backend ``name`` with its options (``None`` values are left to the backend's defaults)."""
+    check_name(name)
+    return _FACTORIES[name](**{k: v for k, v in opts.items() if v is not None})
+
+
+def check_name(name: str) -> None:
+    """A clear error for an unknown backend name (checked even when no counting pass will run)."""
     if name not in _FACTORIES:
         raise InputError(f"--backend {name!r}: choose from {', '.join(_FACTORIES)}.")
-    return _FACTORIES[name](**{k: v for k, v in opts.items() if v is not None})
 
 
 def _cpu(**opts: Any) -> Backend:
