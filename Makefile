@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+# the test extra plus the mcmc extra (NumPyro/JAX: the NUTS sampler and its log-density checks run in CI too)
+	$(BIN)/pip install --quiet -e '.[test,mcmc]'
 # PyTorch for tests/test_torch_backend.py (the gpu backend on CPU tensors): exactly 2.13.0, the CPU build these
 # machines hold on disk (any other spec pulls GBs of CUDA wheels from the registry)
 	$(BIN)/pip install --quiet 'torch==2.13.0'
