@@ -20,7 +20,7 @@ if not (root / "data" / "embeddings.npy").exists():
     k = n // 10
     groups = {"A": GroupSpec(k // 2, (300, 1500)), "B": GroupSpec(k - k // 2, (200, 1000), centroid_kappa=20.0)}
     simulate_vmf(groups, dim=dim, samples_per_identity=10, seed=0).write(root / "data")
-cmd = [sys.executable, "-m", "matchaudit.cli.main", "audit", "--samples", str(root / "data/samples.parquet"),
+cmd = [sys.executable, "-m", "matchaudit", "audit", "--samples", str(root / "data/samples.parquet"),
        "--embeddings", str(root / "data/embeddings.npy"), "--group-by", "group", "--fmr", "1e-2,1e-3,1e-4,1e-5,1e-6",
        "--out", str(root / "out"), "--quiet", "--no-intervals"]
 t0 = time.perf_counter()

@@ -33,7 +33,7 @@ table = pd.DataFrame({"sample_a": s.sample_id.values[i], "sample_b": s.sample_id
                       "score": pair_scores(sim.embeddings, i, j)})
 root = Path(tempfile.mkdtemp(prefix="report500k-"))
 table.to_parquet(root / "scores.parquet")
-cmd = [sys.executable, "-m", "matchaudit.cli.main", "audit", "--comparisons", str(root / "scores.parquet"),
+cmd = [sys.executable, "-m", "matchaudit", "audit", "--comparisons", str(root / "scores.parquet"),
        "--group-by", "group", "--fmr", "1e-2,1e-3,1e-4", "--n-resamples", "1000", "--out", str(root / "out"),
        "--report", str(root / "report.html"), "--quiet"]
 t0 = time.perf_counter()

@@ -246,7 +246,7 @@ def test_ctrl_c_stops_cleanly_with_exit_130(tmp_path):
     from matchaudit.simulate import simulate_vmf
 
     files = simulate_vmf(seed=3).write(tmp_path / "data")
-    cmd = [sys.executable, "-m", "matchaudit.cli.main", "audit", "--samples", str(files.samples), "--embeddings",
+    cmd = [sys.executable, "-m", "matchaudit", "audit", "--samples", str(files.samples), "--embeddings",
            str(files.embeddings), "--n-resamples", "20000", "--out", str(tmp_path / "out"), "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(6)  # imports, JIT compilation (cold cache), the exact metrics, then 20,000 replicates (~5 min)

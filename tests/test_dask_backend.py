@@ -87,6 +87,21 @@ def test_registry_and_options():
     assert res.exit_code == 2
 
 
+def _sigint_disposition() -> str:
+    import signal
+
+    return str(signal.getsignal(signal.SIGINT))
+
+
+def test_local_workers_leave_ctrl_c_to_the_client(dask):
+    """A terminal's Ctrl-C reaches the whole process group: the local cluster's workers ignore it (no
+    tracebacks of theirs), and this process handles it as before."""
+    import signal
+
+    assert set(dask.client.run(_sigint_disposition).values()) == {str(signal.SIG_IGN)}
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_ctrl_c_cancels_the_parts(dask, datasets, monkeypatch):
     import distributed
 

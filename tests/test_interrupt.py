@@ -12,8 +12,10 @@ import typer
 from typer.testing import CliRunner
 
 from matchaudit import interrupt
-from matchaudit.cli.common import EXIT_INTERRUPTED, user_errors
+from matchaudit.__main__ import main
+from matchaudit.cli.common import user_errors
 from matchaudit.data import from_embeddings
+from matchaudit.interrupt import EXIT_INTERRUPTED
 
 NUMBA_DIR = os.path.dirname(numba.__file__)
 
@@ -67,3 +69,28 @@ def test_a_deferred_ctrl_c_after_the_last_pass_still_ends_the_command_with_130()
     res = CliRunner().invoke(app, [])
     assert res.exit_code == EXIT_INTERRUPTED and "Interrupted." in res.output
     assert not interrupt.requested()
+
+
+def test_ctrl_c_while_the_commands_load_exits_130_with_one_line(monkeypatch, capsys):
+    """The console script imports the commands inside its own handler (imports take a second or two)."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def interrupted(name, *args, **kwargs):
+        if name == "matchaudit.cli":
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == EXIT_INTERRUPTED and capsys.readouterr().err == "Interrupted.\n"
+
+
+def test_the_console_script_runs_a_command():
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "matchaudit", "schema"], capture_output=True, text=True)
+    assert res.returncode == 0 and '"$schema"' in res.stdout

@@ -14,7 +14,10 @@ import signal
 import threading
 from contextlib import contextmanager
 from types import FrameType
-from typing import Iterator
+from typing import Any, Callable, Iterator
+
+EXIT_INTERRUPTED = 130
+"""Exit status of a command stopped by Ctrl-C (the shell's convention: 128 + SIGINT)."""
 
 _requested = threading.Event()
 _COMPILER = ("/numba/", "/llvmlite/")
@@ -46,16 +49,26 @@ def _handler(signum: int, frame: FrameType | None) -> None:
 
 
 @contextmanager
-def sigint_deferred_in_compiler() -> Iterator[None]:
-    """Install the handler for the duration (main thread only; elsewhere a no-op), then restore the old one
-    and forget any request (a deferred Ctrl-C never leaks into later work of the same process)."""
+def sigint_handler(handler: Callable[[int, FrameType | None], Any] | int) -> Iterator[None]:
+    """SIGINT handled by ``handler`` (a function, or ``signal.SIG_IGN``) for the duration, then the old
+    handler again (main thread only, where Python runs signal handlers; elsewhere a no-op)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _requested.clear()
-    old = signal.signal(signal.SIGINT, _handler)
+    old = signal.signal(signal.SIGINT, handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+@contextmanager
+def sigint_deferred_in_compiler() -> Iterator[None]:
+    """Install the deferring handler for the duration, then forget any request (a deferred Ctrl-C never
+    leaks into later work of the same process)."""
+    _requested.clear()
+    try:
+        with sigint_handler(_handler):
+            yield
+    finally:
         _requested.clear()

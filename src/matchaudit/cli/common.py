@@ -11,14 +11,14 @@ from rich.console import Console
 
 from matchaudit import interrupt
 from matchaudit.errors import InputError
+from matchaudit.interrupt import EXIT_INTERRUPTED
 
 F = TypeVar("F", bound=Callable[..., object])
 err_console = Console(stderr=True)
 console = Console()
 
 EXIT_INPUT = 2
-EXIT_INTERRUPTED = 130
-"""Exit status for bad input (a message, no traceback). 0 = success; 1 = an unexpected failure."""
+"""Exit status for bad input (a message, no traceback). 0 = success; 1 = an unexpected failure; 130 = Ctrl-C."""
 
 
 def user_errors(fn: F) -> F:

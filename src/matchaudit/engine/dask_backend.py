@@ -19,11 +19,14 @@ workers with ``--nthreads 1`` and ``NUMBA_NUM_THREADS`` = cores per worker proce
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 from typing import Any
 
 import numpy as np
 
+from matchaudit import interrupt
 from matchaudit.engine.driver import Backend, CountTask, _progress
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
@@ -76,8 +79,14 @@ class DaskBackend(Backend):
                     raise InputError(f"--scheduler {scheduler}: cannot connect ({e}).") from None
             else:
                 self.threads = threads or max(1, (os.cpu_count() or 1) // n_workers)
-                self._own = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                                     dashboard_address=None)
+                # SIGINT ignored while the cluster starts: its worker processes inherit SIG_IGN. A terminal's
+                # Ctrl-C reaches the whole process group; the client alone handles it (cancels the pass,
+                # closes the cluster), so workers print no tracebacks. The price: a Ctrl-C during the
+                # start-up (2-4 s) is ignored; press it again.
+                with interrupt.sigint_handler(signal.SIG_IGN):
+                    self._own = distributed.LocalCluster(
+                        n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        silence_logs=logging.ERROR)  # no warnings of cancelled tasks after an interrupted pass
                 client = distributed.Client(self._own)
         self.client = client
         self.n_parts = n_parts
