@@ -69,7 +69,8 @@ class DaskBackend(Backend):
             import distributed
         except ImportError:
             raise InputError("the dask backend needs the optional extra: pip install 'matchaudit[distributed]'.") from None
-        self._own = None
+        self._own = None  # the local cluster this backend started
+        self._owns_client = client is None
         self.threads = threads
         if client is None:
             if scheduler is not None:
@@ -93,9 +94,12 @@ class DaskBackend(Backend):
         self._data: tuple[MatchData, Any] | None = None
 
     def close(self) -> None:
-        """Close the client and the local cluster this backend started (a given client stays open)."""
-        if self._own is not None:
+        """Close the client this backend opened (to ``scheduler`` or its local cluster) and the local cluster
+        (a given client stays open; a remote cluster keeps running)."""
+        if self._owns_client:
             self.client.close()
+            self._owns_client = False
+        if self._own is not None:
             self._own.close()
             self._own = None
 
