@@ -166,16 +166,20 @@ class MatchData:
 
     def n_blocks(self, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> int:
         """How many blocks :meth:`blocks` yields for ``part`` (progress bars)."""
-        i, n_parts = part
+        if self.source is not None:
+            return self.source.n_blocks(part)
         if self.protocol == "listed":
-            if self.source is not None:
-                return self.source.n_blocks(part)
-            return len(range(i, -(-len(self._listed) // (block_rows * 4096)), n_parts))
-        from matchaudit.scores import TILE_COLS
+            return len(self._chunks(block_rows, part))
+        from matchaudit.scores import tiles
 
         assert self.samples is not None
-        n = self.samples.ids.shape[0]
-        return sum(-(-(n - r0) // TILE_COLS) for r0 in range(i * block_rows, n, n_parts * block_rows))
+        return sum(1 for _ in tiles(self.samples.ids.shape[0], block_rows, part))
+
+    def _chunks(self, block_rows: int, part: tuple[int, int]) -> list[slice]:
+        """Row ranges of the in-memory table's chunks in ``part`` (``block_rows x 4096`` rows each)."""
+        assert self.pairs is not None
+        step = max(1, block_rows * 4096)
+        return [slice(a, a + step) for a in range(part[0] * step, len(self.pairs), part[1] * step)]
 
     def blocks(self, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Iterator[Block]:
         """Yield the comparisons in blocks (bounded memory: at most ``block_rows`` x n scores at once).
@@ -192,18 +196,12 @@ class MatchData:
             yield block
 
     def _blocks(self, block_rows: int, part: tuple[int, int]) -> Iterator[Block]:
-        i, n_parts = part
         if self.source is not None:
             yield from self.source.blocks(part)
             return
         if self.protocol == "listed":
-            assert self.pairs is not None
-            m = len(self.pairs)
-            step = max(1, block_rows * 4096)
-            for start in range(i * step, m, n_parts * step):
-                stop = min(m, start + step)
-                p = self.pairs
-                yield PairBlock(*(getattr(p, f)[start:stop] for f in PairBlock.__dataclass_fields__))
+            for rows in self._chunks(block_rows, part):
+                yield PairBlock(*(getattr(self.pairs, f)[rows] for f in PairBlock.__dataclass_fields__))
             return
         from matchaudit.scores import iter_similarity_blocks
 

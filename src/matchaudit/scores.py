@@ -85,14 +85,19 @@ def iter_similarity_blocks(
     n = q.shape[0]
     cosine = metric == "cosine"
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(nb.get_num_threads()) as pool:
-        for r0 in range(part[0] * block_rows, n, part[1] * block_rows):
-            r1 = min(n, r0 + block_rows)
-            for c0 in range(r0, n, TILE_COLS):
-                s = _tile(q, sq, r0, r1, c0, min(n, c0 + TILE_COLS), cosine, scale, pool)
-                if c0 == r0:
-                    k = np.arange(r1 - r0)
-                    s[k, k] = self_score(metric)
-                yield DenseBlock(row0=r0, col0=c0, scores=s)
+        for r0, r1, c0, c1 in tiles(n, block_rows, part):
+            s = _tile(q, sq, r0, r1, c0, c1, cosine, scale, pool)
+            if c0 == r0:
+                k = np.arange(r1 - r0)
+                s[k, k] = self_score(metric)
+            yield DenseBlock(row0=r0, col0=c0, scores=s)
+
+
+def tiles(n: int, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Iterator[tuple[int, int, int, int]]:
+    """``(r0, r1, c0, c1)`` of the tiles :func:`iter_similarity_blocks` yields for ``n`` samples, in its order."""
+    for r0 in range(part[0] * block_rows, n, part[1] * block_rows):
+        for c0 in range(r0, n, TILE_COLS):
+            yield r0, min(n, r0 + block_rows), c0, min(n, c0 + TILE_COLS)
 
 
 STRIP = 256  # rows per GEMM strip
