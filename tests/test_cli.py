@@ -248,7 +248,9 @@ def test_ctrl_c_stops_cleanly_with_exit_130(tmp_path):
     files = simulate_vmf(seed=3).write(tmp_path / "data")
     cmd = [sys.executable, "-m", "matchaudit", "audit", "--samples", str(files.samples), "--embeddings",
            str(files.embeddings), "--n-resamples", "20000", "--out", str(tmp_path / "out"), "--quiet"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default in the child, as in a terminal (pytest may run as a background job that ignores it)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(6)  # imports, JIT compilation (cold cache), the exact metrics, then 20,000 replicates (~5 min)
     assert proc.poll() is None, proc.communicate()
     start = time.monotonic()

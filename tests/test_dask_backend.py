@@ -4,6 +4,7 @@ resampling scheme, on all-pairs, listed and out-of-core data; the audit's result
 from __future__ import annotations
 
 import json
+import signal
 
 import numpy as np
 import pytest
@@ -23,6 +24,9 @@ from tests.test_out_of_core import comparisons, write  # noqa: E402
 
 FIELDS = ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted",
           "imputed_pairs")
+
+
+SIGINT_AT_START = signal.getsignal(signal.SIGINT)  # Python's handler, or SIG_IGN in a shell's background job
 
 
 @pytest.fixture(scope="module")
@@ -96,10 +100,8 @@ def _sigint_disposition() -> str:
 def test_local_workers_leave_ctrl_c_to_the_client(dask):
     """A terminal's Ctrl-C reaches the whole process group: the local cluster's workers ignore it (no
     tracebacks of theirs), and this process handles it as before."""
-    import signal
-
     assert set(dask.client.run(_sigint_disposition).values()) == {str(signal.SIG_IGN)}
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is SIGINT_AT_START
 
 
 def test_ctrl_c_cancels_the_parts(dask, datasets, monkeypatch):

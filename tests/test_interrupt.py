@@ -25,6 +25,15 @@ def _call_from(filename: str) -> None:
     exec(compile("signal.raise_signal(signal.SIGINT)", filename, "exec"), {"signal": signal})
 
 
+@pytest.fixture(autouse=True)
+def _python_s_own_sigint():
+    """Each test starts with Python's own handler, whatever this process inherited (a shell starts background
+    jobs with SIGINT ignored, and Python keeps that), and leaves the disposition as it found it."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def _data():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((12, 4)).astype(np.float32)
@@ -55,6 +64,16 @@ def test_sigint_elsewhere_raises_at_once_and_a_new_context_starts_clean():
 def test_without_the_context_sigint_is_python_s_own():
     with pytest.raises(KeyboardInterrupt):
         _call_from(os.path.join(NUMBA_DIR, "core", "dispatcher.py"))
+
+
+def test_an_inherited_ignore_is_kept():
+    """A background job of a script starts with SIGINT ignored: the terminal's Ctrl-C is not for it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with interrupt.sigint_deferred_in_compiler():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        _call_from(os.path.join("somewhere", "user_code.py"))  # ignored: no exception
+        assert not interrupt.requested()
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 def test_a_deferred_ctrl_c_after_the_last_pass_still_ends_the_command_with_130():

@@ -51,8 +51,10 @@ def _handler(signum: int, frame: FrameType | None) -> None:
 @contextmanager
 def sigint_handler(handler: Callable[[int, FrameType | None], Any] | int) -> Iterator[None]:
     """SIGINT handled by ``handler`` (a function, or ``signal.SIG_IGN``) for the duration, then the old
-    handler again (main thread only, where Python runs signal handlers; elsewhere a no-op)."""
-    if threading.current_thread() is not threading.main_thread():
+    handler again (main thread only, where Python runs signal handlers; elsewhere a no-op). A process that
+    started with SIGINT ignored (a script's background job, ``nohup``) keeps ignoring it, as Python itself
+    does: Ctrl-C at the terminal is not meant for it."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
     old = signal.signal(signal.SIGINT, handler)

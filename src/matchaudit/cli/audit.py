@@ -268,7 +268,8 @@ def audit(
                   TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=round(1 - level, 12)) if tests else None,
                   engine)
     finally:
-        getattr(engine, "close", lambda: None)()
+        if engine is not None:
+            engine.close()
     if report is not None:
         write_report(out / "results.json", report)
     if as_json:

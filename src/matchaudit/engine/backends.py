@@ -67,4 +67,4 @@ register("cpu", _cpu)
 register("dask", _dask)
 register("gpu", _gpu)
 
-__all__ = ["make_backend", "names", "register"]
+__all__ = ["check_name", "make_backend", "names", "register"]

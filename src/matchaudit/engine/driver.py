@@ -364,11 +364,6 @@ def _progress(enabled: bool, total: int, label: str):
     return p
 
 
-def _n_blocks(data: MatchData, block_rows: int, part: tuple[int, int] = (0, 1)) -> int:
-    """Blocks :meth:`MatchData.blocks` yields for ``part``."""
-    return data.n_blocks(block_rows, part)
-
-
 def _collapse_pays(data: MatchData, mode: int) -> bool:
     """Identity-level entries repeat when identities have many samples (>= 8 on average)."""
     if mode == K.SAMPLE or data.protocol != "all-pairs":
@@ -413,6 +408,7 @@ def run(
         for t in thresholds:
             grid.edge_index(float(t))
     mode = _mode(scheme)
+    backend = backend or LocalBackend()
     layout = _layout(data)
     targets = np.asarray(fmr_targets, dtype=np.float64)
     R = reps.size + 1
@@ -431,7 +427,7 @@ def run(
                          collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows)
         ent = task.entries(data)
         wt, imputed = task.weights(data, ent)
-        table, found = (backend or LocalBackend()).count(data, task, progress, wt)
+        table, found = backend.count(data, task, progress, wt)
         tail = _tail_hits(ent, found, grid, win) if keep_tail else None
         out = np.empty((R, ent.n_keys), np.int64)
         K.lanes_to_replicates(table, out)
@@ -441,7 +437,7 @@ def run(
             want = _needed_cells(table, data.n_groups, targets, fmr_reference)
             missing = want & ~win
             if missing.any():
-                found = found + (backend or LocalBackend()).items(data, task, missing)
+                found = found + backend.items(data, task, missing)
             items = _items(ent, want, wt, found)
             second_pass = int(missing.sum())
     G = data.n_groups
@@ -515,7 +511,7 @@ class CountTask:
         return _weights(self.scheme, self.mode, self.replicates, _layout(data), ent.n_units, ent.G)
 
     def n_blocks(self, data: MatchData, part: tuple[int, int] = (0, 1)) -> int:
-        return _n_blocks(data, self.block_rows, part)
+        return data.n_blocks(self.block_rows, part)
 
     def count(self, data: MatchData, part: tuple[int, int] = (0, 1), advance=None, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
@@ -555,6 +551,9 @@ class Backend:
     def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
         """Items of the cells ``want`` (the second pass)."""
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the backend started (a cluster, a client); nothing by default."""
 
 
 class LocalBackend(Backend):
