@@ -92,8 +92,6 @@ def test_registry_and_options():
 
 
 def _sigint_disposition() -> str:
-    import signal
-
     return str(signal.getsignal(signal.SIGINT))
 
 
