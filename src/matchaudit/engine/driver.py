@@ -221,7 +221,7 @@ class _Entries:
         self.data, self.grid, self.mode = data, grid, mode
         self.G = data.n_groups
         self.self_pairs = self_pairs and data.protocol == "all-pairs"
-        self.start, self.lo, self.scale = grid.buckets()
+        self.start, self.lo, self.scale, self.padded = grid.buckets()
         self.ge = grid.rule == ">="
         n = 0 if data.samples is None else data.samples.ids.shape[0]
         if data.protocol == "all-pairs":
@@ -286,7 +286,7 @@ class _Entries:
             n_win = np.zeros(n_chunks, np.int64)
             K.dense_keys(block.scores, block.row0, block.col0, c_lo, c_hi, rows, cum[:-1], chunks, self.ident,
                          self.igroup, self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges,
-                         self.start, self.lo, self.scale, self.ge, win, keys, us, vs, sc, hist, n_win)
+                         self.padded, self.start, self.lo, self.scale, self.ge, win, keys, us, vs, sc, hist, n_win)
             tot = hist.sum(axis=0)
             offsets = np.concatenate([[0], np.cumsum(tot)]).astype(np.int64)
             fill = offsets[None, :-1] + np.cumsum(hist, axis=0) - hist
@@ -309,8 +309,8 @@ class _Entries:
         for c_lo, c_hi, rows, cum, chunks in self._subtiles(block, n_chunks):
             n_win = np.zeros(rows.size, np.int64)
             K.direct(block.scores, block.row0, block.col0, c_lo, c_hi, rows, chunks, self.ident, self.igroup,
-                     self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges, self.start, self.lo,
-                     self.scale, self.ge, win, acc.W, acc.cap, acc.acc, acc.used, acc.table, n_win)
+                     self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges, self.padded, self.start,
+                     self.lo, self.scale, self.ge, win, acc.W, acc.cap, acc.acc, acc.used, acc.table, n_win)
             if not collect:
                 continue
             wpos = np.concatenate([[0], np.cumsum(n_win)]).astype(np.int64)

@@ -43,13 +43,17 @@ class Grid:
             raise KeyError(f"threshold {t!r} is not a grid edge; pass it in `thresholds` when building the grid")
         return i
 
-    def buckets(self) -> tuple[np.ndarray, float, float]:
-        """Uniform bucket table for the fast lookup: start[b] = #edges below bucket b's lower end."""
+    def buckets(self) -> tuple[np.ndarray, float, float, np.ndarray]:
+        """Tables for the fast lookup (:func:`matchaudit.engine.kernels.cell`): ``start[b]`` = the number of
+        edges in buckets before ``b`` (uniform buckets of ``[edges[0], edges[-1]]``, by the formula the
+        kernels use, so a score of bucket ``b`` has exactly ``start[b]`` edges below it plus those of its
+        own bucket), ``lo``, ``scale``, and the edges padded as ``[-inf, edges, inf, inf, inf]``."""
         lo, hi = float(self.edges[0]), float(self.edges[-1])
         scale = (N_BUCKETS / (hi - lo)) if hi > lo else 0.0
-        bounds = lo + np.arange(N_BUCKETS) / scale if scale > 0 else np.full(N_BUCKETS, lo)
-        start = np.searchsorted(self.edges, bounds, side="left").astype(np.int32)
-        return np.maximum(start - 1, 0), lo, scale
+        x = (self.edges - lo) * scale
+        b = np.where(x > 0, np.minimum(x, N_BUCKETS - 1), 0).astype(np.int64)  # as kernels.bucket
+        start = np.searchsorted(b, np.arange(N_BUCKETS), side="left").astype(np.int32)
+        return start, lo, scale, np.concatenate([[-np.inf], self.edges, [np.inf] * 3])
 
 
 def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:

@@ -22,12 +22,18 @@ ENTRIES_PER_COMPARISON = {SAMPLE: 1, PRODUCT: 1, SUM: 2}
 
 
 @nb.njit(inline="always", cache=True)
-def cell(s, edges, start, lo, scale, ge):
-    """Number of edges <= s (rule >=) or < s (rule >): the bucket gives a start, a short scan finishes."""
-    c = edges.shape[0]
+def bucket(s, start, lo, scale):
+    """Uniform bucket of score ``s`` (the formula :meth:`Grid.buckets` builds ``start`` with)."""
     x = (s - lo) * scale
-    b = 0 if not x > 0.0 else (start.shape[0] - 1 if x >= start.shape[0] else int(x))
-    i = start[b]
+    return 0 if not x > 0.0 else (start.shape[0] - 1 if x >= start.shape[0] else int(x))
+
+
+@nb.njit(inline="always", cache=True)
+def cell(s, edges, start, lo, scale, ge):
+    """Number of edges <= s (rule >=) or < s (rule >): the bucket gives a start, a short scan finishes
+    (either way, so the answer is exact whatever the rounding of the bucket)."""
+    c = edges.shape[0]
+    i = start[bucket(s, start, lo, scale)]
     if ge:
         while i > 0 and edges[i - 1] > s:
             i -= 1
@@ -39,6 +45,30 @@ def cell(s, edges, start, lo, scale, ge):
         while i < c and edges[i] < s:
             i += 1
     return i
+
+
+@nb.njit(cache=True)
+def row_cells(scores, r, j0, j1, edges, padded, start, lo, scale, ge, out, fix):
+    """``out[k]`` = :func:`cell` of ``scores[r, j0 + k]`` for ``k < j1 - j0`` (one tile row), without the
+    scan's unpredictable branches: most buckets hold at most one edge, so two compares with the padded
+    edges ``padded`` (``[-inf, edges, inf, inf, inf]``) from the bucket's start give the cell; a score whose
+    neighbouring edges show otherwise (a denser bucket) is noted in ``fix`` and finished by :func:`cell`.
+    Measured: about 2.5x faster per score than :func:`cell` on a 4,096-cell grid."""
+    n = 0
+    for jj in range(j0, j1):
+        s = scores[r, jj]
+        i = start[bucket(s, start, lo, scale)]
+        if ge:
+            c = i + np.int64(padded[i + 1] <= s) + np.int64(padded[i + 2] <= s)
+            off = np.int64(padded[i] > s) | np.int64(padded[i + 3] <= s)
+        else:
+            c = i + np.int64(padded[i + 1] < s) + np.int64(padded[i + 2] < s)
+            off = np.int64(padded[i] >= s) | np.int64(padded[i + 3] < s)
+        out[jj - j0] = c
+        fix[n] = jj
+        n += off
+    for k in range(n):
+        out[fix[k] - j0] = cell(scores[r, fix[k]], edges, start, lo, scale, ge)
 
 
 @nb.njit(inline="always", cache=True)
@@ -360,7 +390,7 @@ def solve_targets(table, ref_kc, targets, cstar, nxt, off, score, kc, us, vs, wt
 
 @nb.njit(parallel=True, cache=True)
 def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup, self_score, self_pairs, mode,
-               n_units, n_groups, edges, start, lo, scale, ge, win, keys, us, vs, sc, hist, n_win):
+               n_units, n_groups, edges, padded, start, lo, scale, ge, win, keys, us, vs, sc, hist, n_win):
     """Parallel :func:`dense_entries` for modes with one entry per comparison (SAMPLE, PRODUCT).
 
     Local tile row ``rows[q]`` writes its entries from ``rpos[q]`` (the serial order); thread chunk ``t``
@@ -373,6 +403,8 @@ def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup
     for t in nb.prange(chunks.shape[0] - 1):
         h = hist[t]
         nw = 0
+        cbuf = np.empty(c_hi - c_lo, np.int64)
+        fix = np.empty(c_hi - c_lo, np.int64)
         for q in range(chunks[t], chunks[t + 1]):
             r = rows[q]
             pos = rpos[q]
@@ -389,64 +421,73 @@ def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup
                     sc[pos] = self_score
                     nw += 1
                 pos += 1
-            for jj in range(max(c_lo, i + 1 - col0), c_hi):
-                s = scores[r, jj]
-                c = cell(s, edges, start, lo, scale, ge)
+            j0 = max(c_lo, i + 1 - col0)
+            row_cells(scores, r, j0, c_hi, edges, padded, start, lo, scale, ge, cbuf, fix)
+            for jj in range(j0, c_hi):
+                c = cbuf[jj - j0]
                 j = col0 + jj
                 kj = ident[j]
                 emit(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells, keys, us, vs, pos)
                 h[keys[pos]] += 1
                 if collect and win[c]:
-                    sc[pos] = s
+                    sc[pos] = scores[r, jj]
                     nw += 1
                 pos += 1
         n_win[t] = nw
 
 
+@nb.njit(inline="always", cache=True)
+def _add(a, cnt, table, key, u, v, W, cap):
+    """``a[key] += W[u] * W[v]``; the row moves to the int64 ``table[key]`` after ``cap`` additions."""
+    lanes = W.shape[1]
+    for x in range(lanes):
+        a[key, x] += W[u, x] * W[v, x]
+    cnt[key] += 1
+    if cnt[key] == cap:
+        for x in range(lanes):
+            table[key, x] += np.int64(a[key, x])
+            a[key, x] = 0
+        cnt[key] = 0
+
+
 @nb.njit(parallel=True, cache=True, fastmath=True)
 def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_score, self_pairs, mode, n_units,
-           n_groups, edges, start, lo, scale, ge, win, W, cap, acc, used, table, n_win):
+           n_groups, edges, padded, start, lo, scale, ge, win, W, cap, acc, used, table, n_win):
     """Fused :func:`dense_keys` + :func:`accumulate` for one lane batch and a small table: thread chunk ``t``
     (rows ``chunks[t]:chunks[t+1]``) adds ``W[u] * W[v]`` straight into its rows ``acc[t, key]``, no entry
     arrays, no sort. Exact: every addend is an integer and a key's row moves to the int64 ``table[t, key]``
     once ``cap`` entries have gone into it (``used[t, key]`` counts them; ``cap * max(W)^2`` fits the
-    accumulator exactly: int8 weights into int16, or float32 below 2^24). ``n_win[q]``: entries of row ``q`` in window cells ``win`` (for :func:`window_items`).
-    Worth it while ``acc`` stays in cache: the caller decides (see ``driver._direct_pays``)."""
+    accumulator exactly: int8 weights into int16, or float32 below 2^24). ``n_win[q]``: entries of row ``q``
+    in window cells ``win`` (for :func:`window_items`). Worth it while ``acc`` stays in cache: the caller
+    decides (see ``driver._direct_pays``)."""
     n_cells = edges.shape[0] + 1
-    lanes = W.shape[1]
     collect = win.shape[0] > 0
     c_self = cell(self_score, edges, start, lo, scale, ge)
     for t in nb.prange(chunks.shape[0] - 1):
         a = acc[t]
         cnt = used[t]
+        tab = table[t]
+        cbuf = np.empty(c_hi - c_lo, np.int64)
+        fix = np.empty(c_hi - c_lo, np.int64)
         for q in range(chunks[t], chunks[t + 1]):
             r = rows[q]
             i = row0 + r
             ki = ident[i]
             gi = igroup[ki]
             nw = 0
-            j0 = max(c_lo, i + 1 - col0)
             if self_pairs and i >= col0 + c_lo and i < col0 + c_hi:
-                j0 -= 1  # jj = i - col0: the self-pair
+                _add(a, cnt, tab, gi * n_cells + c_self, n_units + i, 2 * n_units, W, cap)
+                nw += np.int64(collect and win[c_self])
+            j0 = max(c_lo, i + 1 - col0)
+            row_cells(scores, r, j0, c_hi, edges, padded, start, lo, scale, ge, cbuf, fix)
             for jj in range(j0, c_hi):
+                c = cbuf[jj - j0]
                 j = col0 + jj
-                if j == i:
-                    c = c_self
-                    key, u, v = gi * n_cells + c, n_units + i, 2 * n_units
-                else:
-                    c = cell(scores[r, jj], edges, start, lo, scale, ge)
-                    kj = ident[j]
-                    key, u, v = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells)
+                kj = ident[j]
+                key, u, v = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells)
                 if collect and win[c]:
                     nw += 1
-                for x in range(lanes):
-                    a[key, x] += W[u, x] * W[v, x]
-                cnt[key] += 1
-                if cnt[key] == cap:
-                    for x in range(lanes):
-                        table[t, key, x] += np.int64(a[key, x])
-                        a[key, x] = 0
-                    cnt[key] = 0
+                _add(a, cnt, tab, key, u, v, W, cap)
             n_win[q] = nw
 
 
