@@ -133,22 +133,32 @@ def test_parts_add_up_to_the_whole(scheme, protocol, monkeypatch):
 
 
 @pytest.mark.parametrize("scheme", [rs.WithinIdentity(2), rs.Vertex(3), rs.DoubleOrNothing(4)], ids=lambda s: s.name)
-def test_direct_and_sorted_counting_agree(scheme, monkeypatch):
-    """The direct (unsorted, cache-resident table) path equals the sorted path, also when its float32 rows are
-    flushed to int64 after every few entries."""
+@pytest.mark.parametrize("B", [7, 15])
+def test_direct_and_sorted_counting_agree(scheme, B, monkeypatch):
+    """The direct (unsorted, cache-resident table) path equals the sorted path, also when its rows are
+    flushed to int64 after every few entries, and whether its entry-counting lane is a padding lane (B + 1
+    replicates short of a whole 16-lane vector) or 16 added lanes (B + 1 = 16)."""
     data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4), groups=(0, 1, 1, 0, 1, 0))
     grid = build_grid(data, n_cells=64)
-    direct = run(data, scheme, 7, grid=grid, fmr_targets=[0.05])
+    direct = run(data, scheme, B, grid=grid, fmr_targets=[0.05])
     assert driver._direct_pays(data, driver._Entries(data, grid, driver._mode(scheme), True),
                                np.zeros((1, 1, 16), np.float32), False)
     monkeypatch.setattr(driver, "DIRECT_BYTES", 0)
-    srt = run(data, scheme, 7, grid=grid, fmr_targets=[0.05])
+    srt = run(data, scheme, B, grid=grid, fmr_targets=[0.05])
     monkeypatch.setattr(driver, "DIRECT_BYTES", 6 << 20)
+    states = []
+    new = driver._Direct.new
+    monkeypatch.setattr(driver._Direct, "new", lambda *a: states.append(new(*a)) or states[-1])
     monkeypatch.setattr(driver, "SMALL_EXACT", 40)  # int8/int16 path while max(w)^2 <= 5, flushed every few entries
-    flushed = [run(data, scheme, 7, grid=grid, fmr_targets=[0.05])]
+    flushed = [run(data, scheme, B, grid=grid, fmr_targets=[0.05])]
     monkeypatch.setattr(driver, "SMALL_EXACT", 0)
-    monkeypatch.setattr(driver, "EXACT", 40)  # the float32 path, flushed every few entries
-    flushed.append(run(data, scheme, 7, grid=grid, fmr_targets=[0.05]))
+    monkeypatch.setattr(driver, "EXACT", 16)  # the float32 path, flushed every few entries
+    flushed.append(run(data, scheme, B, grid=grid, fmr_targets=[0.05]))
+    n = data.samples.ids.size
+    entries = n * (n - 1) // 2 + (n if scheme.self_pairs else 0)
+    assert len(states) == 2 and states[1].table.any()  # rows were flushed (cap = 16 // max(w)^2)
+    for st in states:  # the counting lane counts every entry
+        assert st.table[:, :, st.count_lane].sum() + st.acc[:, :, st.count_lane].astype(np.int64).sum() == entries
     for c in [srt] + flushed:
         for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
             np.testing.assert_array_equal(getattr(c, f), getattr(direct, f), err_msg=f)

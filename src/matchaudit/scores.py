@@ -53,12 +53,16 @@ def self_score(metric: Metric) -> float:
 
 
 @nb.njit(cache=True, parallel=True)
-def _finish_tile(dots: np.ndarray, sq_r: np.ndarray, sq_c: np.ndarray, cosine: bool, scale: float) -> None:
+def _finish_tile(dots: np.ndarray, sq_r: np.ndarray, sq_c: np.ndarray, cosine: bool, scale: float, diag: bool) -> None:
     """Exact dot products -> scores, in place, with the same correctly rounded IEEE operations as
-    :func:`pair_scores` (so tiles and listed pairs agree bit for bit), in one parallel pass."""
+    :func:`pair_scores` (so tiles and listed pairs agree bit for bit), in one parallel pass. ``diag`` (a
+    tile on the diagonal): only the upper triangle is finished; entries below the diagonal become NaN."""
     r, c = dots.shape
     for i in nb.prange(r):
-        for j in range(c):
+        j0 = i if diag else 0
+        for j in range(j0):
+            dots[i, j] = np.nan
+        for j in range(j0, c):
             if cosine:
                 dots[i, j] = dots[i, j] / np.sqrt(sq_r[i] * sq_c[j])
             else:
@@ -106,21 +110,18 @@ STRIP = 256  # rows per GEMM strip
 def _tile(q: np.ndarray, sq: np.ndarray, r0: int, r1: int, c0: int, c1: int, cosine: bool, scale: float,
           pool: ThreadPoolExecutor) -> np.ndarray:
     """Scores of rows ``r0:r1`` x columns ``c0:c1``, the GEMM in strips of ``STRIP`` rows spread over
-    ``pool``. On the diagonal tile (``c0 == r0``) a strip starts at its first row's column, so the GEMM
-    skips most of the square's lower triangle (half the tile's work when it is square); the entries left of
-    a strip's start are NaN."""
+    ``pool``, written in place. On the diagonal tile (``c0 == r0``) a strip starts at its first row's
+    column, so the GEMM skips most of the square's lower triangle (half the tile's work when it is square);
+    the entries below the diagonal are NaN."""
     s = np.empty((r1 - r0, c1 - c0))
 
     def strip(a: int) -> None:
         b = min(r1, a + STRIP)
         lo = a if c0 == r0 else c0
-        s[a - r0:b - r0, lo - c0:] = q[a:b] @ q[lo:c1].T
+        np.matmul(q[a:b], q[lo:c1].T, out=s[a - r0:b - r0, lo - c0:])
 
     list(pool.map(strip, range(r0, r1, STRIP)))
-    _finish_tile(s, sq[r0:r1], sq[c0:c1], cosine, scale)
-    if c0 == r0:
-        for a in range(r0, r1, STRIP):
-            s[a - r0:min(r1, a + STRIP) - r0, :a - c0] = np.nan
+    _finish_tile(s, sq[r0:r1], sq[c0:c1], cosine, scale, c0 == r0)
     return s
 
 

@@ -181,30 +181,38 @@ SMALL_EXACT = (1 << 15) - 1  # int16 accumulators hold every integer up to this
 
 @dataclass
 class _Direct:
-    """State of a direct (unsorted) counting pass: per-thread accumulator rows, their entry counters and the
-    per-thread int64 table they are flushed to (see :func:`kernels.direct`). Small weights (the usual case:
-    double-or-nothing, multinomial counts of small identities) go as int8 with int16 accumulators: a row
-    then spans a quarter of the cache lines, which roughly halves the time per entry; larger weights use
-    float32 (exact below 2^24)."""
+    """State of a direct (unsorted) counting pass: per-thread accumulator rows and the per-thread int64 table
+    they are flushed to (see :func:`kernels.direct`). Small weights (the usual case: double-or-nothing,
+    multinomial counts of small identities) go as int8 with int16 accumulators: a row then spans a quarter
+    of the cache lines, which roughly halves the time per entry; larger weights use float32 (exact below
+    2^24). Lane ``count_lane`` (a padding lane, or 16 lanes added) has weight 1 on every row: it counts the
+    entries that went into each accumulator row, for free inside the vector add."""
 
-    W: np.ndarray  # (rows, lanes) int8 or float32: the one lane batch
+    W: np.ndarray  # (rows, lanes) int8 or float32: the one lane batch, plus the counting lane
     cap: int
+    count_lane: int  # = the number of replicate lanes
+    lanes: int  # of the batch
     acc: np.ndarray  # (threads, n_keys, lanes) int16 or float32
-    used: np.ndarray  # (threads, n_keys) int64
     table: np.ndarray  # (threads, n_keys, lanes) int64
 
     @classmethod
-    def new(cls, W: np.ndarray, n_keys: int) -> _Direct:
-        t, lanes = nb.get_num_threads(), W.shape[2]
+    def new(cls, W: np.ndarray, n_keys: int, n_lanes: int) -> _Direct:
+        """``W``: the one (1, rows, lanes) batch, of which ``n_lanes`` are replicates."""
+        rows, lanes = W.shape[1:]
+        t = nb.get_num_threads()
         w2 = max(1, int(W.max()) ** 2)
         small = w2 <= SMALL_EXACT // 8
-        w, dt, cap = (W[0].astype(np.int8), np.int16, SMALL_EXACT // w2) if small else (W[0], np.float32, EXACT // w2)
-        return cls(w, cap, np.zeros((t, n_keys, lanes), dt), np.zeros((t, n_keys), np.int64),
-                   np.zeros((t, n_keys, lanes), np.int64))
+        dt, cap = (np.int16, SMALL_EXACT // w2) if small else (np.float32, EXACT // w2)
+        w = np.zeros((rows, lanes + 16 * (n_lanes == lanes)), np.int8 if small else np.float32)
+        w[:, :lanes] = W[0]
+        w[:, n_lanes] = 1
+        return cls(w, cap, n_lanes, lanes, np.zeros((t, n_keys, w.shape[1]), dt), np.zeros((t, n_keys, w.shape[1]), np.int64))
 
     def total(self) -> np.ndarray:
         """(n_keys, 1, lanes) int64: what the sorted path's table holds."""
-        return (self.table.sum(axis=0) + self.acc.astype(np.int64).sum(axis=0))[:, None, :]
+        out = self.table.sum(axis=0) + self.acc.astype(np.int64).sum(axis=0)
+        out[:, self.count_lane:] = 0
+        return out[:, None, :self.lanes]
 
 
 def _direct_pays(data: MatchData, ent: _Entries, W: np.ndarray, collapse: bool) -> bool:
@@ -310,7 +318,7 @@ class _Entries:
             n_win = np.zeros(rows.size, np.int64)
             K.direct(block.scores, block.row0, block.col0, c_lo, c_hi, rows, chunks, self.ident, self.igroup,
                      self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges, self.padded, self.start,
-                     self.lo, self.scale, self.ge, win, acc.W, acc.cap, acc.acc, acc.used, acc.table, n_win)
+                     self.lo, self.scale, self.ge, win, acc.W, acc.cap, acc.count_lane, acc.acc, acc.table, n_win)
             if not collect:
                 continue
             wpos = np.concatenate([[0], np.cumsum(n_win)]).astype(np.int64)
@@ -524,7 +532,7 @@ class CountTask:
             wt, _ = self.weights(data, ent)
         R = wt.shape[1]
         W = _batched(wt, min(self.lanes, -(-R // 16) * 16))  # whole 16-lane vectors
-        return _count_pass(data, ent, W, self.block_rows, self.collapse, self.win, part, advance)
+        return _count_pass(data, ent, W, R, self.block_rows, self.collapse, self.win, part, advance)
 
     def items(self, data: MatchData, want: np.ndarray, part: tuple[int, int] = (0, 1)) -> list:
         """Second, filtered pass: (keys, u, v, scores) of every entry of ``part`` in the cells ``want``."""
@@ -570,9 +578,10 @@ class LocalBackend(Backend):
         return task.items(data, want)
 
 
-def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, collapse: bool,
+def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, n_lanes: int, block_rows: int, collapse: bool,
                 win: np.ndarray, part: tuple[int, int], advance) -> tuple[np.ndarray, list]:
-    """Counts table (n_keys, batches, lanes) and the items of the window cells ``win`` (one scoring pass)."""
+    """Counts table (n_keys, batches, lanes) and the items of the window cells ``win`` (one scoring pass);
+    ``n_lanes`` of the lanes of ``W`` are replicates."""
     table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
     codes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
@@ -582,7 +591,7 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, block_rows: int, 
     if w2 > EXACT:
         raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
     if _direct_pays(data, ent, W, collapse):
-        state = _Direct.new(W, ent.n_keys)
+        state = _Direct.new(W, ent.n_keys, n_lanes)
         for block in data.blocks(block_rows, part):
             found.extend(ent.direct_pieces(block, win, state))
             if advance is not None:

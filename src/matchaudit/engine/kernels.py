@@ -437,27 +437,26 @@ def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup
 
 
 @nb.njit(inline="always", cache=True)
-def _add(a, cnt, table, key, u, v, W, cap):
-    """``a[key] += W[u] * W[v]``; the row moves to the int64 ``table[key]`` after ``cap`` additions."""
+def _add(a, table, key, u, v, W, cap, count_lane):
+    """``a[key] += W[u] * W[v]``; the row moves to the int64 ``table[key]`` once it holds ``cap`` entries
+    (lane ``count_lane`` counts them: its weights are all 1)."""
     lanes = W.shape[1]
     for x in range(lanes):
         a[key, x] += W[u, x] * W[v, x]
-    cnt[key] += 1
-    if cnt[key] == cap:
+    if a[key, count_lane] == cap:
         for x in range(lanes):
             table[key, x] += np.int64(a[key, x])
             a[key, x] = 0
-        cnt[key] = 0
 
 
 @nb.njit(parallel=True, cache=True, fastmath=True)
 def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_score, self_pairs, mode, n_units,
-           n_groups, edges, padded, start, lo, scale, ge, win, W, cap, acc, used, table, n_win):
+           n_groups, edges, padded, start, lo, scale, ge, win, W, cap, count_lane, acc, table, n_win):
     """Fused :func:`dense_keys` + :func:`accumulate` for one lane batch and a small table: thread chunk ``t``
     (rows ``chunks[t]:chunks[t+1]``) adds ``W[u] * W[v]`` straight into its rows ``acc[t, key]``, no entry
     arrays, no sort. Exact: every addend is an integer and a key's row moves to the int64 ``table[t, key]``
-    once ``cap`` entries have gone into it (``used[t, key]`` counts them; ``cap * max(W)^2`` fits the
-    accumulator exactly: int8 weights into int16, or float32 below 2^24). ``n_win[q]``: entries of row ``q``
+    once ``cap`` entries have gone into it (counted in lane ``count_lane``, whose weights are all 1;
+    ``cap * max(W)^2`` fits the accumulator exactly: int8 weights into int16, or float32 below 2^24). ``n_win[q]``: entries of row ``q``
     in window cells ``win`` (for :func:`window_items`). Worth it while ``acc`` stays in cache: the caller
     decides (see ``driver._direct_pays``)."""
     n_cells = edges.shape[0] + 1
@@ -465,7 +464,6 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
     c_self = cell(self_score, edges, start, lo, scale, ge)
     for t in nb.prange(chunks.shape[0] - 1):
         a = acc[t]
-        cnt = used[t]
         tab = table[t]
         cbuf = np.empty(c_hi - c_lo, np.int64)
         fix = np.empty(c_hi - c_lo, np.int64)
@@ -476,7 +474,7 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
             gi = igroup[ki]
             nw = 0
             if self_pairs and i >= col0 + c_lo and i < col0 + c_hi:
-                _add(a, cnt, tab, gi * n_cells + c_self, n_units + i, 2 * n_units, W, cap)
+                _add(a, tab, gi * n_cells + c_self, n_units + i, 2 * n_units, W, cap, count_lane)
                 nw += np.int64(collect and win[c_self])
             j0 = max(c_lo, i + 1 - col0)
             row_cells(scores, r, j0, c_hi, edges, padded, start, lo, scale, ge, cbuf, fix)
@@ -487,7 +485,7 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
                 key, u, v = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells)
                 if collect and win[c]:
                     nw += 1
-                _add(a, cnt, tab, key, u, v, W, cap)
+                _add(a, tab, key, u, v, W, cap, count_lane)
             n_win[q] = nw
 
 
