@@ -24,9 +24,17 @@ def test_tiles_are_bit_identical_across_tilings_and_with_listed_pairs(metric, mo
     ref = _upper(iter_similarity_blocks(x, metric, block_rows=300), 300)
     monkeypatch.setattr(scores, "TILE_COLS", 37)
     small = _upper(iter_similarity_blocks(x, metric, block_rows=7), 300)
+    reused = []
+    for b in iter_similarity_blocks(x, metric, block_rows=7, reuse=True):
+        if reused:  # written over the previous tile's memory
+            assert np.shares_memory(b.scores, reused[-1][1])
+        reused.append((b, b.scores, b.scores.copy()))
+    reused = _upper((type(b)(row0=b.row0, col0=b.col0, scores=kept) for b, _, kept in reused), 300)
     i, j = np.triu_indices(300, k=1)
     assert np.array_equal(ref[i, j], small[i, j])
+    assert np.array_equal(ref[i, j], reused[i, j])
     assert np.array_equal(ref[i, j], pair_scores(x, i, j, metric))
+    assert np.isnan(ref[j, i]).all()  # below the diagonal: not comparisons
 
 
 @pytest.mark.parametrize("metric", ["cosine", "euclidean"])

@@ -181,21 +181,24 @@ class MatchData:
         step = max(1, block_rows * 4096)
         return [slice(a, a + step) for a in range(part[0] * step, len(self.pairs), part[1] * step)]
 
-    def blocks(self, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Iterator[Block]:
+    def blocks(self, block_rows: int = 2048, part: tuple[int, int] = (0, 1), reuse: bool = False
+               ) -> Iterator[Block]:
         """Yield the comparisons in blocks (bounded memory: at most ``block_rows`` x n scores at once).
 
         ``part=(i, P)``: only the i-th of P interleaved shares of the row blocks (all-pairs) or table chunks
         (listed; out-of-core tables: their row groups i, i+P, ...); the P parts together yield every
-        comparison exactly once (how workers split the work). A Ctrl-C deferred by
-        :mod:`matchaudit.interrupt` is raised before the next block."""
+        comparison exactly once (how workers split the work). ``reuse`` (all-pairs): each tile's scores are
+        written over the previous tile's memory, so a caller that is done with a block before asking for the
+        next saves the cost of fresh memory (see :func:`matchaudit.scores.iter_similarity_blocks`). A
+        Ctrl-C deferred by :mod:`matchaudit.interrupt` is raised before the next block."""
         i, n_parts = part
         if not 0 <= i < n_parts:
             raise ValueError(f"part {part!r}: need 0 <= i < P")
-        for block in self._blocks(block_rows, part):
+        for block in self._blocks(block_rows, part, reuse):
             interrupt.check()
             yield block
 
-    def _blocks(self, block_rows: int, part: tuple[int, int]) -> Iterator[Block]:
+    def _blocks(self, block_rows: int, part: tuple[int, int], reuse: bool) -> Iterator[Block]:
         if self.source is not None:
             yield from self.source.blocks(part)
             return
@@ -206,4 +209,4 @@ class MatchData:
         from matchaudit.scores import iter_similarity_blocks
 
         assert self.samples is not None and self.samples.embeddings is not None
-        yield from iter_similarity_blocks(self.samples.embeddings, self.metric, block_rows, part)
+        yield from iter_similarity_blocks(self.samples.embeddings, self.metric, block_rows, part, reuse)

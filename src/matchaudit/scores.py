@@ -37,14 +37,15 @@ def quantise(embeddings: np.ndarray, metric: Metric) -> tuple[np.ndarray, float]
 
     Cosine: rows are unit-normalised first (zero rows must have been rejected by validation).
     """
-    x = np.asarray(embeddings, dtype=np.float64)
+    x = np.array(embeddings, dtype=np.float64)  # a copy, worked in place: the caller's array stays as it was
     if metric == "cosine":
-        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
         top = 1.0
     else:
         top = float(np.abs(x).max()) or 1.0
     scale = float(2 ** quantisation_bits(x.shape[1], metric)) / top
-    return np.rint(x * scale), scale
+    x *= scale
+    return np.rint(x, out=x), scale
 
 
 def self_score(metric: Metric) -> float:
@@ -70,14 +71,18 @@ def _finish_tile(dots: np.ndarray, sq_r: np.ndarray, sq_c: np.ndarray, cosine: b
 
 
 def iter_similarity_blocks(
-    embeddings: np.ndarray, metric: Metric = "cosine", block_rows: int = 2048, part: tuple[int, int] = (0, 1)
+    embeddings: np.ndarray, metric: Metric = "cosine", block_rows: int = 2048, part: tuple[int, int] = (0, 1),
+    reuse: bool = False,
 ) -> Iterator[DenseBlock]:
     """Yield tiles covering the upper triangle (diagonal included) of the all-pairs score matrix.
 
     Tiles are ``block_rows x TILE_COLS``; a tile starting left of the diagonal is cut at it, so each
     unordered pair lies in exactly one tile with row index < column index. Diagonal entries are set to the
     exact self-score; entries below the diagonal are not comparisons (NaN). ``part=(i, P)``: only row blocks
-    ``i, i+P, i+2P, ...`` (interleaved, so the P parts of the triangle carry similar work).
+    ``i, i+P, i+2P, ...`` (interleaved, so the P parts of the triangle carry similar work). ``reuse``: every
+    tile is written into the first tile's memory (tiles only shrink), so a block's scores are overwritten
+    when the next block is asked for; fresh memory for each tile costs the kernel's page faults and zeroing
+    (about 15 ms per 64 MiB tile here, a tenth of a small job).
 
     Threads: each tile's GEMM is cut into row strips computed by the engine's threads with single-threaded
     BLAS (for as long as the generator runs). A multi-threaded BLAS keeps its threads spinning after every
@@ -88,13 +93,19 @@ def iter_similarity_blocks(
     sq = np.einsum("ij,ij->i", q, q)  # exact integers
     n = q.shape[0]
     cosine = metric == "cosine"
+    memory = None
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(nb.get_num_threads()) as pool:
         for r0, r1, c0, c1 in tiles(n, block_rows, part):
-            s = _tile(q, sq, r0, r1, c0, c1, cosine, scale, pool)
+            if memory is None or memory.size < (r1 - r0) * (c1 - c0):
+                memory = np.empty((r1 - r0) * (c1 - c0))
+            s = memory[:(r1 - r0) * (c1 - c0)].reshape(r1 - r0, c1 - c0)
+            _tile(q, sq, r0, r1, c0, c1, cosine, scale, pool, s)
             if c0 == r0:
                 k = np.arange(r1 - r0)
                 s[k, k] = self_score(metric)
             yield DenseBlock(row0=r0, col0=c0, scores=s)
+            if not reuse:
+                memory = None
 
 
 def tiles(n: int, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Iterator[tuple[int, int, int, int]]:
@@ -108,12 +119,11 @@ STRIP = 256  # rows per GEMM strip
 
 
 def _tile(q: np.ndarray, sq: np.ndarray, r0: int, r1: int, c0: int, c1: int, cosine: bool, scale: float,
-          pool: ThreadPoolExecutor) -> np.ndarray:
-    """Scores of rows ``r0:r1`` x columns ``c0:c1``, the GEMM in strips of ``STRIP`` rows spread over
-    ``pool``, written in place. On the diagonal tile (``c0 == r0``) a strip starts at its first row's
+          pool: ThreadPoolExecutor, s: np.ndarray) -> None:
+    """Scores of rows ``r0:r1`` x columns ``c0:c1`` into ``s``, the GEMM in strips of ``STRIP`` rows spread
+    over ``pool``, written in place. On the diagonal tile (``c0 == r0``) a strip starts at its first row's
     column, so the GEMM skips most of the square's lower triangle (half the tile's work when it is square);
     the entries below the diagonal are NaN."""
-    s = np.empty((r1 - r0, c1 - c0))
 
     def strip(a: int) -> None:
         b = min(r1, a + STRIP)
@@ -122,7 +132,6 @@ def _tile(q: np.ndarray, sq: np.ndarray, r0: int, r1: int, c0: int, c1: int, cos
 
     list(pool.map(strip, range(r0, r1, STRIP)))
     _finish_tile(s, sq[r0:r1], sq[c0:c1], cosine, scale, c0 == r0)
-    return s
 
 
 def pair_scores(embeddings: np.ndarray, a: np.ndarray, b: np.ndarray, metric: Metric = "cosine") -> np.ndarray:

@@ -436,7 +436,6 @@ def run(
         ent = task.entries(data)
         wt, imputed = task.weights(data, ent)
         table, found = backend.count(data, task, progress, wt)
-        tail = _tail_hits(ent, found, grid, win) if keep_tail else None
         out = np.empty((R, ent.n_keys), np.int64)
         K.lanes_to_replicates(table, out)
         table = out.reshape(R, ent.n_kc, grid.n_cells)
@@ -446,8 +445,11 @@ def run(
             missing = want & ~win
             if missing.any():
                 found = found + backend.items(data, task, missing)
-            items = _items(ent, want, wt, found)
             second_pass = int(missing.sum())
+        found = _concat(found)
+        tail = _tail_hits(ent, found, grid, win) if keep_tail else None
+        if targets.size:
+            items = _items(ent, want, wt, found)
     G = data.n_groups
     thr, gacc, iacc = _exact_targets(table, G, targets, fmr_reference, items, grid.rule)
     info = {"collapse": bool(collapse) if mode != -1 else False, "mode": mode}
@@ -461,7 +463,7 @@ def run(
         target_impostor_accepted=iacc, imputed_pairs=imputed, tail=tail, info=info)
 
 
-def _tail_hits(ent: _Entries, found: list, grid: Grid, win: np.ndarray) -> TailHits:
+def _tail_hits(ent: _Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np.ndarray) -> TailHits:
     """The comparisons among the items of a tail window (every cell from the first window cell up), by
     identity: entry rows are samples (SAMPLE; self-pairs dropped) or identities (PRODUCT)."""
     first = int(np.argmax(win))
@@ -592,12 +594,12 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, n_lanes: int, blo
         raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
     if _direct_pays(data, ent, W, collapse):
         state = _Direct.new(W, ent.n_keys, n_lanes)
-        for block in data.blocks(block_rows, part):
+        for block in data.blocks(block_rows, part, reuse=True):
             found.extend(ent.direct_pieces(block, win, state))
             if advance is not None:
                 advance()
         return state.total(), found
-    for block in data.blocks(block_rows, part):
+    for block in data.blocks(block_rows, part, reuse=True):
         for n, offsets, suv, items in ent.sorted_pieces(block, win):
             if items is not None:
                 found.append(items)
@@ -708,18 +710,22 @@ def _window(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray:
     return win
 
 
-def _entries_in(found: list, cells: np.ndarray, n_cells: int) -> tuple[np.ndarray, ...]:
-    """The collected entries (chunks of key, u, v, score) whose cell is in the mask ``cells``, as int64
-    keys, u, v and float64 scores."""
+def _concat(found: list) -> tuple[np.ndarray, ...]:
+    """The collected entries (chunks of key, u, v, score) as one array each: int64 keys, u, v, float64 scores."""
     if not found:
         z = np.zeros(0, np.int64)
         return z, z, z, np.zeros(0)
-    keys, us, vs, sc = (np.concatenate(x) for x in zip(*found))
-    keep = cells[keys % n_cells]
-    return keys[keep].astype(np.int64), us[keep].astype(np.int64), vs[keep].astype(np.int64), sc[keep]
+    cols = list(zip(*found))
+    return (*(np.concatenate(c).astype(np.int64, copy=False) for c in cols[:3]), np.concatenate(cols[3]))
 
 
-def _items(ent: _Entries, want: np.ndarray, wt: np.ndarray, found: list) -> _Items:
+def _entries_in(found: tuple[np.ndarray, ...], cells: np.ndarray, n_cells: int) -> tuple[np.ndarray, ...]:
+    """The entries of :func:`_concat` whose cell is in the mask ``cells``."""
+    keep = cells[found[0] % n_cells]
+    return found if keep.all() else tuple(x[keep] for x in found)
+
+
+def _items(ent: _Entries, want: np.ndarray, wt: np.ndarray, found: tuple[np.ndarray, ...]) -> _Items:
     """The entries of every comparison in the wanted cells (collected in the window during the counting
     pass, plus those of a second, filtered pass for wanted cells outside it)."""
     C = ent.grid.n_cells
