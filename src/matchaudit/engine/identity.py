@@ -146,18 +146,34 @@ def _cat_of(gk: np.ndarray, gl: np.ndarray, G: int) -> np.ndarray:
     return table[gk, gl]
 
 
+@nb.njit(cache=True)
+def _impostor_levels(score, a, b, ts, ge):
+    """The impostor hits (level > 0) among the kept comparisons: identities and levels."""
+    n = score.shape[0]
+    ka, kb, lev = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    m = 0
+    for x in range(n):
+        j = _level(score[x], ts, ge)
+        ka[m], kb[m], lev[m] = a[x], b[x], j
+        m += j > 0
+    return ka[:m], kb[:m], lev[:m]
+
+
+@nb.njit(cache=True)
+def _genuine_levels(identity, score, ts, ge, hist):
+    for x in range(score.shape[0]):
+        hist[identity[x], _level(score[x], ts, ge)] += 1
+
+
 def _levels_from_tail(hits: TailHits, ts: np.ndarray, ge: bool, sizes: np.ndarray):
     """What :func:`_all_pairs_hits` returns, from the comparisons a counting pass kept (all thresholds
     >= ``hits.floor``, so every comparison they accept is among the hits; the other genuine comparisons
     are rejected by all: level 0)."""
-    side = "right" if ge else "left"
     K = sizes.shape[0]
     hist = np.zeros((K, ts.size + 1), np.int64)
-    np.add.at(hist, (hits.genuine_identity, np.searchsorted(ts, hits.genuine_score, side=side)), 1)
+    _genuine_levels(hits.genuine_identity, hits.genuine_score, ts, ge, hist)
     hist[:, 0] += sizes * (sizes - 1) // 2 - hist.sum(axis=1)
-    lev = np.searchsorted(ts, hits.impostor_score, side=side)
-    hit = lev > 0
-    return hist, hits.impostor_a[hit], hits.impostor_b[hit], lev[hit]
+    return (hist, *_impostor_levels(hits.impostor_score, hits.impostor_a, hits.impostor_b, ts, ge))
 
 
 def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048,
