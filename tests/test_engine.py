@@ -164,6 +164,25 @@ def test_direct_and_sorted_counting_agree(scheme, B, monkeypatch):
             np.testing.assert_array_equal(getattr(c, f), getattr(direct, f), err_msg=f)
 
 
+@pytest.mark.parametrize("scheme", [rs.WithinIdentity(5), rs.DoubleOrNothing(6)], ids=lambda s: s.name)
+def test_window_items_buffered_or_rescanned_agree(scheme, monkeypatch):
+    """A direct pass buffers the window items in the kernel; a sub-tile whose buffers run out is rescanned
+    (``kernels.window_items``) and the buffers grow: counts, thresholds and the kept tail are the same."""
+    data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4), groups=(0, 1, 1, 0, 1, 0))
+    kw = dict(grid=build_grid(data, n_cells=64), fmr_targets=[0.05, 0.2], keep_tail=True, block_rows=4)
+    ref = run(data, scheme, 5, **kw)
+    rescans = []
+    rescan = driver._Entries._window_items
+    monkeypatch.setattr(driver._Entries, "_window_items", lambda self, *a: rescans.append(1) or rescan(self, *a))
+    monkeypatch.setattr(driver, "_item_room", lambda grid, win: 1)
+    got = run(data, scheme, 5, **kw)
+    assert 0 < len(rescans) < data.n_blocks(4)  # buffers ran out, then grew
+    for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
+        np.testing.assert_array_equal(getattr(got, f), getattr(ref, f), err_msg=f)
+    for f in ("genuine_identity", "genuine_score", "impostor_a", "impostor_b", "impostor_score"):
+        np.testing.assert_array_equal(getattr(got.tail, f), getattr(ref.tail, f), err_msg=f)
+
+
 def test_recentered_totals_and_vertex_imputation():
     """Within-identity totals are fixed (C(n_k,2) genuine, n_k n_l impostor); vertex reports C(w_k,2) pairs."""
     data = make_data(seed=8)

@@ -16,7 +16,9 @@ scores, 112 MiB); one score tile of ``model.blocks`` (256 MiB at its defaults). 
 chunk of per-comparison weights (at most 256 MiB). The identity-level collapse holds the distinct (class,
 category, cell, identity, identity) entries (<= 24 bytes each, at most the number of comparisons). FMR-target
 refinement holds the entries of the window cells (20 bytes each: the comparisons whose scores have an
-estimated FMR within a factor ``WINDOW`` of a target) and computes their per-replicate weights on the fly.
+estimated FMR within a factor ``WINDOW`` of a target) and computes their per-replicate weights on the fly;
+the direct path collects them in per-thread buffers of 1.5x a sub-tile's estimated share (grown to twice a
+sub-tile's need if that falls short).
 """
 
 from __future__ import annotations
@@ -194,10 +196,12 @@ class _Direct:
     lanes: int  # of the batch
     acc: np.ndarray  # (threads, n_keys, lanes) int16 or float32
     table: np.ndarray  # (threads, n_keys, lanes) int64
+    items: tuple[np.ndarray, ...] = ()  # per-thread buffers of window items: key, u, v (int32), score
 
     @classmethod
-    def new(cls, W: np.ndarray, n_keys: int, n_lanes: int) -> _Direct:
-        """``W``: the one (1, rows, lanes) batch, of which ``n_lanes`` are replicates."""
+    def new(cls, W: np.ndarray, n_keys: int, n_lanes: int, room: int = 0) -> _Direct:
+        """``W``: the one (1, rows, lanes) batch, of which ``n_lanes`` are replicates; ``room``: window items
+        per thread that the item buffers hold."""
         rows, lanes = W.shape[1:]
         t = nb.get_num_threads()
         w2 = max(1, int(W.max()) ** 2)
@@ -206,13 +210,38 @@ class _Direct:
         w = np.zeros((rows, lanes + 16 * (n_lanes == lanes)), np.int8 if small else np.float32)
         w[:, :lanes] = W[0]
         w[:, n_lanes] = 1
-        return cls(w, cap, n_lanes, lanes, np.zeros((t, n_keys, w.shape[1]), dt), np.zeros((t, n_keys, w.shape[1]), np.int64))
+        state = cls(w, cap, n_lanes, lanes, np.zeros((t, n_keys, w.shape[1]), dt),
+                    np.zeros((t, n_keys, w.shape[1]), np.int64))
+        state.make_room(room)
+        return state
+
+    def make_room(self, room: int) -> None:
+        """New item buffers holding ``room`` window items per thread."""
+        t = self.acc.shape[0]
+        self.items = (*(np.empty((t, room), np.int32) for _ in range(3)), np.empty((t, room), np.float64))
 
     def total(self) -> np.ndarray:
         """(n_keys, 1, lanes) int64: what the sorted path's table holds."""
         out = self.table.sum(axis=0) + self.acc.astype(np.int64).sum(axis=0)
         out[:, self.count_lane:] = 0
         return out[:, None, :self.lanes]
+
+
+ITEM_SLACK = 1024  # window items per thread buffered beyond the estimate
+
+
+def _item_room(grid: Grid, win: np.ndarray) -> int:
+    """Window items per thread that a direct pass buffers: 1.5x the estimated share of a sub-tile's entries
+    in the window cells ``win`` (from the grid's impostor sample; 1/16 without one), plus ``ITEM_SLACK``."""
+    if not win.any():
+        return 0
+    share = 1 / 16
+    imp = grid.impostor_sample
+    if imp is not None and imp.size:
+        side = "left" if grid.rule == ">=" else "right"
+        per_cell = np.diff(np.concatenate([[0], np.searchsorted(imp, grid.edges, side=side), [imp.size]]))
+        share = float(per_cell[win].sum()) / imp.size
+    return int(1.5 * share * ENTRIES / nb.get_num_threads()) + ITEM_SLACK
 
 
 def _direct_pays(data: MatchData, ent: _Entries, W: np.ndarray, collapse: bool) -> bool:
@@ -306,28 +335,40 @@ class _Entries:
             yield n, offsets, suv, (it if collect else None)
 
     def direct_pieces(self, block: DenseBlock, win: np.ndarray, acc: _Direct):
-        """Count ``block`` straight into ``acc`` (:func:`kernels.direct`); yield the window items per sub-tile."""
+        """Count ``block`` straight into ``acc`` (:func:`kernels.direct`); yield the window items per sub-tile
+        (from the kernel's item buffers; if one ran out, by :func:`kernels.window_items`, and the buffers
+        grow to twice what was needed)."""
         g = self.grid
         collect = win.size > 0
-        if collect:
-            cells = np.flatnonzero(win)
-            lo_edges = np.concatenate([[-np.inf], g.edges])
-            s_lo, s_hi = lo_edges[cells[0]], np.append(g.edges, np.inf)[cells[-1]]
         n_chunks = acc.acc.shape[0]
         for c_lo, c_hi, rows, cum, chunks in self._subtiles(block, n_chunks):
             n_win = np.zeros(rows.size, np.int64)
+            n_it = np.zeros(n_chunks, np.int64)
             K.direct(block.scores, block.row0, block.col0, c_lo, c_hi, rows, chunks, self.ident, self.igroup,
                      self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges, self.padded, self.start,
-                     self.lo, self.scale, self.ge, win, acc.W, acc.cap, acc.count_lane, acc.acc, acc.table, n_win)
+                     self.lo, self.scale, self.ge, win, acc.W, acc.cap, acc.count_lane, acc.acc, acc.table, n_win,
+                     *acc.items, n_it)
             if not collect:
                 continue
-            wpos = np.concatenate([[0], np.cumsum(n_win)]).astype(np.int64)
-            m = int(wpos[-1])
-            it = (np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.float64))
-            K.window_items(block.scores, block.row0, block.col0, c_lo, c_hi, rows, chunks, wpos[:-1], self.ident,
-                           self.igroup, self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges,
-                           self.start, self.lo, self.scale, self.ge, win, s_lo, s_hi, *it)
-            yield it
+            if n_it.max() <= acc.items[0].shape[1]:
+                yield tuple(np.concatenate([x[t, :n_it[t]] for t in range(n_chunks)]) for x in acc.items)
+                continue
+            acc.make_room(2 * int(n_it.max()))
+            yield self._window_items(block, win, c_lo, c_hi, rows, chunks, n_win)
+
+    def _window_items(self, block: DenseBlock, win: np.ndarray, c_lo: int, c_hi: int, rows: np.ndarray,
+                      chunks: np.ndarray, n_win: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The window items of one sub-tile, rescanned (``n_win``: their number per row)."""
+        g = self.grid
+        cells = np.flatnonzero(win)
+        s_lo, s_hi = np.concatenate([[-np.inf], g.edges])[cells[0]], np.append(g.edges, np.inf)[cells[-1]]
+        wpos = np.concatenate([[0], np.cumsum(n_win)]).astype(np.int64)
+        m = int(wpos[-1])
+        it = (np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m, np.float64))
+        K.window_items(block.scores, block.row0, block.col0, c_lo, c_hi, rows, chunks, wpos[:-1], self.ident,
+                       self.igroup, self.self_s, self.self_pairs, self.mode, self.n_units, self.G, g.edges,
+                       self.start, self.lo, self.scale, self.ge, win, s_lo, s_hi, *it)
+        return it
 
     def pieces(self, block, want: np.ndarray):
         """Yield (n, keys, us, vs, scores) for sub-tiles of ``block`` (at most ENTRIES entries each)."""
@@ -593,7 +634,7 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, n_lanes: int, blo
     if w2 > EXACT:
         raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
     if _direct_pays(data, ent, W, collapse):
-        state = _Direct.new(W, ent.n_keys, n_lanes)
+        state = _Direct.new(W, ent.n_keys, n_lanes, _item_room(ent.grid, win))
         for block in data.blocks(block_rows, part, reuse=True):
             found.extend(ent.direct_pieces(block, win, state))
             if advance is not None:

@@ -451,14 +451,17 @@ def _add(a, table, key, u, v, W, cap, count_lane):
 
 @nb.njit(parallel=True, cache=True, fastmath=True)
 def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_score, self_pairs, mode, n_units,
-           n_groups, edges, padded, start, lo, scale, ge, win, W, cap, count_lane, acc, table, n_win):
+           n_groups, edges, padded, start, lo, scale, ge, win, W, cap, count_lane, acc, table, n_win, it_key, it_u,
+           it_v, it_s, n_it):
     """Fused :func:`dense_keys` + :func:`accumulate` for one lane batch and a small table: thread chunk ``t``
     (rows ``chunks[t]:chunks[t+1]``) adds ``W[u] * W[v]`` straight into its rows ``acc[t, key]``, no entry
     arrays, no sort. Exact: every addend is an integer and a key's row moves to the int64 ``table[t, key]``
     once ``cap`` entries have gone into it (counted in lane ``count_lane``, whose weights are all 1;
-    ``cap * max(W)^2`` fits the accumulator exactly: int8 weights into int16, or float32 below 2^24). ``n_win[q]``: entries of row ``q``
-    in window cells ``win`` (for :func:`window_items`). Worth it while ``acc`` stays in cache: the caller
-    decides (see ``driver._direct_pays``)."""
+    ``cap * max(W)^2`` fits the accumulator exactly: int8 weights into int16, or float32 below 2^24). The
+    entries in window cells ``win`` go to chunk ``t``'s item buffers ``it_*[t]`` (key, u, v, score) while they
+    have room; ``n_it[t]`` counts them all, and ``n_win[q]`` those of row ``q`` (so :func:`window_items` can
+    collect them instead if a buffer ran out). Worth it while ``acc`` stays in cache: the caller decides (see
+    ``driver._direct_pays``)."""
     n_cells = edges.shape[0] + 1
     collect = win.shape[0] > 0
     c_self = cell(self_score, edges, start, lo, scale, ge)
@@ -467,6 +470,8 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
         tab = table[t]
         cbuf = np.empty(c_hi - c_lo, np.int64)
         fix = np.empty(c_hi - c_lo, np.int64)
+        room = it_key.shape[1]
+        m = 0
         for q in range(chunks[t], chunks[t + 1]):
             r = rows[q]
             i = row0 + r
@@ -474,8 +479,13 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
             gi = igroup[ki]
             nw = 0
             if self_pairs and i >= col0 + c_lo and i < col0 + c_hi:
-                _add(a, tab, gi * n_cells + c_self, n_units + i, 2 * n_units, W, cap, count_lane)
-                nw += np.int64(collect and win[c_self])
+                key, u, v = gi * n_cells + c_self, n_units + i, 2 * n_units
+                _add(a, tab, key, u, v, W, cap, count_lane)
+                if collect and win[c_self]:
+                    if m < room:
+                        it_key[t, m], it_u[t, m], it_v[t, m], it_s[t, m] = key, u, v, self_score
+                    m += 1
+                    nw += 1
             j0 = max(c_lo, i + 1 - col0)
             row_cells(scores, r, j0, c_hi, edges, padded, start, lo, scale, ge, cbuf, fix)
             for jj in range(j0, c_hi):
@@ -484,16 +494,21 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
                 kj = ident[j]
                 key, u, v = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells)
                 if collect and win[c]:
+                    if m < room:
+                        it_key[t, m], it_u[t, m], it_v[t, m], it_s[t, m] = key, u, v, scores[r, jj]
+                    m += 1
                     nw += 1
                 _add(a, tab, key, u, v, W, cap, count_lane)
             n_win[q] = nw
+        n_it[t] = m
 
 
 @nb.njit(parallel=True, cache=True)
 def window_items(scores, row0, col0, c_lo, c_hi, rows, chunks, wpos, ident, igroup, self_score, self_pairs, mode,
                  n_units, n_groups, edges, start, lo, scale, ge, win, s_lo, s_hi, it_key, it_u, it_v, it_s):
-    """The window-cell entries of :func:`direct`'s rows as items (key, u, v, score) from ``wpos[q]``; only
-    scores in ``[s_lo, s_hi]`` (the window's range) are looked up."""
+    """The window-cell entries of :func:`direct`'s rows as items (key, u, v, score) from ``wpos[q]``, when
+    :func:`direct`'s item buffers were too small; only scores in ``[s_lo, s_hi]`` (the window's range) are
+    looked up."""
     n_cells = edges.shape[0] + 1
     c_self = cell(self_score, edges, start, lo, scale, ge)
     for t in nb.prange(chunks.shape[0] - 1):
