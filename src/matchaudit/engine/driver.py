@@ -221,10 +221,10 @@ class _Direct:
         self.items = (*(np.empty((t, room), np.int32) for _ in range(3)), np.empty((t, room), np.float64))
 
     def total(self) -> np.ndarray:
-        """(n_keys, 1, lanes) int64: what the sorted path's table holds."""
-        out = self.table.sum(axis=0) + self.acc.astype(np.int64).sum(axis=0)
-        out[:, self.count_lane:] = 0
-        return out[:, None, :self.lanes]
+        """(n_keys, 1, lanes) int64: what the sorted path's table holds (padding lanes zero)."""
+        out = np.zeros((self.table.shape[1], 1, self.lanes), np.int64)
+        K.thread_totals(self.table, self.acc, self.count_lane, out)
+        return out
 
 
 ITEM_SLACK = 1024  # window items per thread buffered beyond the estimate
@@ -506,22 +506,12 @@ def run(
 
 def _tail_hits(ent: _Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np.ndarray) -> TailHits:
     """The comparisons among the items of a tail window (every cell from the first window cell up), by
-    identity: entry rows are samples (SAMPLE; self-pairs dropped) or identities (PRODUCT)."""
+    identity."""
     first = int(np.argmax(win))
     floor = -np.inf if first == 0 else float(grid.edges[first - 1])
-    keys, us, vs, sc = _entries_in(found, win, grid.n_cells)
-    genuine = keys // grid.n_cells < ent.G
-    n = ent.n_units
-    if ent.mode == K.SAMPLE:
-        real = us < n  # self-pair rows are n + i
-        ka, kb = ent.ident[us[real]], ent.ident[vs[real]]
-        genuine, sc = genuine[real], sc[real]
-    else:
-        ka, kb = np.where(genuine, us, us - n), np.where(genuine, us, vs - n)
-    imp = ~genuine
-    return TailHits(floor=floor, genuine_identity=ka[genuine], genuine_score=sc[genuine],
-                    impostor_a=np.minimum(ka[imp], kb[imp]), impostor_b=np.maximum(ka[imp], kb[imp]),
-                    impostor_score=sc[imp])
+    parts = K.split_by_identity(*found, win, grid.n_cells, ent.G, ent.mode, ent.n_units,
+                                ent.ident if ent.mode == K.SAMPLE else np.zeros(0, np.int64))
+    return TailHits(floor, *parts)
 
 
 def _key_slices(offsets: np.ndarray, n_batches: int) -> np.ndarray:

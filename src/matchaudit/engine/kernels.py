@@ -557,6 +557,43 @@ def scatter(keys, us, vs, sc, bounds, fill, suv, n_cells, win, wpos, it_key, it_
                 w += 1
 
 
+@nb.njit(cache=True)
+def split_by_identity(keys, us, vs, sc, cells, n_cells, n_groups, mode, n_units, ident):
+    """The entries whose cell is in the mask ``cells``, as comparisons by identity: genuine (identity, score)
+    and impostor (identity a < b, score). Rows are samples (SAMPLE; self-pair rows ``n + i`` are skipped) or
+    identities (PRODUCT: genuine ``(k, one)``, impostor ``(K + k, K + l)``)."""
+    n = keys.shape[0]
+    g_id, g_s = np.empty(n, np.int64), np.empty(n, np.float64)
+    i_a, i_b, i_s = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.float64)
+    ng = ni = 0
+    for e in range(n):
+        if not cells[keys[e] % n_cells] or (mode == SAMPLE and us[e] >= n_units):
+            continue
+        if mode == SAMPLE:
+            ka, kb = ident[us[e]], ident[vs[e]]
+        else:
+            ka, kb = us[e] % n_units, vs[e] % n_units
+        if keys[e] // n_cells < n_groups:
+            g_id[ng], g_s[ng] = ka, sc[e]
+            ng += 1
+        else:
+            i_a[ni], i_b[ni], i_s[ni] = min(ka, kb), max(ka, kb), sc[e]
+            ni += 1
+    return g_id[:ng], g_s[:ng], i_a[:ni], i_b[:ni], i_s[:ni]
+
+
+@nb.njit(parallel=True, cache=True)
+def thread_totals(table, acc, lanes, out):
+    """out[k, 0, x] = sum over threads t of table[t, k, x] + acc[t, k, x], for the first ``lanes`` lanes
+    (what :func:`direct`'s per-thread rows add up to)."""
+    for k in nb.prange(table.shape[1]):
+        for x in range(lanes):
+            v = np.int64(0)
+            for t in range(table.shape[0]):
+                v += table[t, k, x] + np.int64(acc[t, k, x])
+            out[k, 0, x] = v
+
+
 @nb.njit(parallel=True, cache=True)
 def lanes_to_replicates(table, out):
     """out[r, k] = table[k, r // lanes, r % lanes] (the counts' final layout), in L2-sized key blocks."""
