@@ -98,16 +98,15 @@ def iter_similarity_blocks(
     memory = None
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(nb.get_num_threads()) as pool:
         for r0, r1, c0, c1 in tiles(n, block_rows, part):
-            if memory is None or memory.size < (r1 - r0) * (c1 - c0):
-                memory = np.empty((r1 - r0) * (c1 - c0))
-            s = memory[:(r1 - r0) * (c1 - c0)].reshape(r1 - r0, c1 - c0)
+            size = (r1 - r0) * (c1 - c0)
+            if not reuse or memory is None or memory.size < size:
+                memory = np.empty(size)
+            s = memory[:size].reshape(r1 - r0, c1 - c0)
             _tile(q, sq, r0, r1, c0, c1, cosine, scale, pool, s)
             if c0 == r0:
                 k = np.arange(r1 - r0)
                 s[k, k] = self_score(metric)
             yield DenseBlock(row0=r0, col0=c0, scores=s)
-            if not reuse:
-                memory = None
 
 
 def tiles(n: int, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Iterator[tuple[int, int, int, int]]:
@@ -123,7 +122,7 @@ STRIP = 256  # rows per GEMM strip
 def _tile(q: np.ndarray, sq: np.ndarray, r0: int, r1: int, c0: int, c1: int, cosine: bool, scale: float,
           pool: ThreadPoolExecutor, s: np.ndarray) -> None:
     """Scores of rows ``r0:r1`` x columns ``c0:c1`` into ``s``, the GEMM in strips of ``STRIP`` rows spread
-    over ``pool``, written in place. On the diagonal tile (``c0 == r0``) a strip starts at its first row's
+    over ``pool``. On the diagonal tile (``c0 == r0``) a strip starts at its first row's
     column, so the GEMM skips most of the square's lower triangle (half the tile's work when it is square);
     the entries below the diagonal are NaN."""
 

@@ -238,9 +238,8 @@ def _item_room(grid: Grid, win: np.ndarray) -> int:
     share = 1 / 16
     imp = grid.impostor_sample
     if imp is not None and imp.size:
-        side = "left" if grid.rule == ">=" else "right"
-        per_cell = np.diff(np.concatenate([[0], np.searchsorted(imp, grid.edges, side=side), [imp.size]]))
-        share = float(per_cell[win].sum()) / imp.size
+        above = _sample_above(grid, imp)
+        share = float((above - np.append(above[1:], 0))[win].sum()) / imp.size
     return int(1.5 * share * ENTRIES / nb.get_num_threads()) + ITEM_SLACK
 
 
@@ -509,8 +508,7 @@ def _tail_hits(ent: _Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np
     identity."""
     first = int(np.argmax(win))
     floor = -np.inf if first == 0 else float(grid.edges[first - 1])
-    parts = K.split_by_identity(*found, win, grid.n_cells, ent.G, ent.mode, ent.n_units,
-                                ent.ident if ent.mode == K.SAMPLE else np.zeros(0, np.int64))
+    parts = K.split_by_identity(*found, win, grid.n_cells, ent.G, ent.mode, ent.n_units, ent.ident)
     return TailHits(floor, *parts)
 
 
@@ -715,6 +713,12 @@ WINDOW = 4.0  # refinement items are kept in one pass for cells whose estimated 
 WINDOW_SAMPLE = 1 << 18  # impostor scores in the estimate
 
 
+def _sample_above(grid: Grid, imp: np.ndarray) -> np.ndarray:
+    """(C+1,): how many of the sorted sample scores ``imp`` lie in cells >= c (scores >= edge c-1, or >)."""
+    side = "left" if grid.rule == ">=" else "right"
+    return np.concatenate([[imp.size], imp.size - np.searchsorted(imp, grid.edges, side=side)])
+
+
 def _window(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray:
     """Cells likely to hold some replicate's threshold: estimated FMR range within a factor ``WINDOW`` of a
     target (plus one cell either side), from the grid's impostor sample (or a deterministic sample of
@@ -729,8 +733,7 @@ def _window(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray:
     if imp.size == 0:
         return win
     m = imp.size
-    side = "left" if grid.rule == ">=" else "right"  # cells >= c: scores >= (or >) edge c-1
-    above = np.concatenate([[m], m - np.searchsorted(imp, grid.edges, side=side)])  # sample share in cells >= c
+    above = _sample_above(grid, imp)
     f_lo = above / m  # FMR at the cell's lower edge (threshold just above cell c-1)
     f_hi = np.concatenate([above[1:], [0]]) / m
     for a in targets:
@@ -750,18 +753,14 @@ def _concat(found: list) -> tuple[np.ndarray, ...]:
     return (*(np.concatenate(c).astype(np.int64, copy=False) for c in cols[:3]), np.concatenate(cols[3]))
 
 
-def _entries_in(found: tuple[np.ndarray, ...], cells: np.ndarray, n_cells: int) -> tuple[np.ndarray, ...]:
-    """The entries of :func:`_concat` whose cell is in the mask ``cells``."""
-    keep = cells[found[0] % n_cells]
-    return found if keep.all() else tuple(x[keep] for x in found)
-
-
 def _items(ent: _Entries, want: np.ndarray, wt: np.ndarray, found: tuple[np.ndarray, ...]) -> _Items:
     """The entries of every comparison in the wanted cells (collected in the window during the counting
     pass, plus those of a second, filtered pass for wanted cells outside it)."""
     C = ent.grid.n_cells
-    keys, us, vs, sc = _entries_in(found, want, C)
-    return _Items(keys % C, keys // C, sc, us, vs, wt)
+    keys, us, vs, sc = found
+    cell = keys % C
+    keep = want[cell]
+    return _Items(cell[keep], keys[keep] // C, sc[keep], us[keep], vs[keep], wt)
 
 
 def _exact_targets(table, G, targets, ref, items: _Items | None, rule):

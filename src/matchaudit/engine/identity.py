@@ -161,6 +161,7 @@ def _impostor_levels(score, a, b, ts, ge):
 
 @nb.njit(cache=True)
 def _genuine_levels(identity, score, ts, ge, hist):
+    """``hist[k, level] += 1`` for every kept genuine comparison of identity ``k``."""
     for x in range(score.shape[0]):
         hist[identity[x], _level(score[x], ts, ge)] += 1
 

@@ -449,6 +449,14 @@ def _add(a, table, key, u, v, W, cap, count_lane):
             a[key, x] = 0
 
 
+@nb.njit(inline="always", cache=True)
+def _keep_item(it_key, it_u, it_v, it_s, m, key, u, v, s):
+    """Item ``m`` = (key, u, v, s) if the buffers have room; returns ``m + 1`` either way (the count)."""
+    if m < it_key.shape[0]:
+        it_key[m], it_u[m], it_v[m], it_s[m] = key, u, v, s
+    return m + 1
+
+
 @nb.njit(parallel=True, cache=True, fastmath=True)
 def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_score, self_pairs, mode, n_units,
            n_groups, edges, padded, start, lo, scale, ge, win, W, cap, count_lane, acc, table, n_win, it_key, it_u,
@@ -470,7 +478,7 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
         tab = table[t]
         cbuf = np.empty(c_hi - c_lo, np.int64)
         fix = np.empty(c_hi - c_lo, np.int64)
-        room = it_key.shape[1]
+        ik, iu, iv, isc = it_key[t], it_u[t], it_v[t], it_s[t]  # this chunk's item buffers
         m = 0
         for q in range(chunks[t], chunks[t + 1]):
             r = rows[q]
@@ -482,9 +490,7 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
                 key, u, v = gi * n_cells + c_self, n_units + i, 2 * n_units
                 _add(a, tab, key, u, v, W, cap, count_lane)
                 if collect and win[c_self]:
-                    if m < room:
-                        it_key[t, m], it_u[t, m], it_v[t, m], it_s[t, m] = key, u, v, self_score
-                    m += 1
+                    m = _keep_item(ik, iu, iv, isc, m, key, u, v, self_score)
                     nw += 1
             j0 = max(c_lo, i + 1 - col0)
             row_cells(scores, r, j0, c_hi, edges, padded, start, lo, scale, ge, cbuf, fix)
@@ -494,9 +500,7 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
                 kj = ident[j]
                 key, u, v = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells)
                 if collect and win[c]:
-                    if m < room:
-                        it_key[t, m], it_u[t, m], it_v[t, m], it_s[t, m] = key, u, v, scores[r, jj]
-                    m += 1
+                    m = _keep_item(ik, iu, iv, isc, m, key, u, v, scores[r, jj])
                     nw += 1
                 _add(a, tab, key, u, v, W, cap, count_lane)
             n_win[q] = nw
