@@ -6,7 +6,14 @@ from typing import Sequence
 
 
 class InputError(ValueError):
-    """Invalid user input. The CLI prints the message (no traceback) and exits with status 2."""
+    """Invalid user input. The CLI prints the message (no traceback) and exits with status 2.
+
+    ``param`` names the library parameter at fault (``"fmr"``, ``"level"``...), in neutral words; the CLI
+    prefixes the message with its own flag for that parameter."""
+
+    def __init__(self, message: str, *, param: str | None = None):
+        super().__init__(message)
+        self.param = param
 
 
 def listing(items: Sequence[object], limit: int = 10) -> str:

@@ -22,9 +22,6 @@ import numpy as np
 
 from matchaudit import interrupt
 
-Rule = Literal[">=", ">"]
-"""Decision rule: accept iff ``s >= t`` (default: NIST, ISO/IEC 19795-1, bob) or ``s > t`` (the paper's)."""
-
 Metric = Literal["cosine", "euclidean"]
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from matchaudit.model import MatchData, Rule
+from matchaudit.definitions import Rule
+from matchaudit.model import MatchData
 from matchaudit.scores import quantise
 
 N_BUCKETS = 1 << 14  # int32 starts: 64 KiB, cache-resident for the per-comparison lookup

@@ -22,7 +22,8 @@ from matchaudit.engine import kernels as K
 from matchaudit.engine.driver import TailHits, _categories
 from matchaudit.errors import InputError
 from matchaudit.metrics.tally import impostor_pair_counts
-from matchaudit.model import DenseBlock, MatchData, Rule
+from matchaudit.definitions import Rule
+from matchaudit.model import DenseBlock, MatchData
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from matchaudit.engine.driver import FmrReference
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.permutation import PermutationTestResult, jsonable, permutation_test
-from matchaudit.model import DenseBlock, MatchData, Rule
+from matchaudit.definitions import Rule
+from matchaudit.model import DenseBlock, MatchData
 
 SCHEMES = ("double-or-nothing", "vertex")
 

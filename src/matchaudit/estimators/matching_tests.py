@@ -43,7 +43,8 @@ from matchaudit.estimators.classifier import AllGroupsResult, _arrangements, _n_
 from matchaudit.estimators.permutation import (
     METHOD, Alternative, PermutationTestResult, Studentize, comparison_table, mode_of, permutation_test,
 )
-from matchaudit.model import MatchData, Rule
+from matchaudit.definitions import Rule
+from matchaudit.model import MatchData
 
 MatchingMetric = Literal["fnmr", "fmr", "fnmr_at_fmr", "auc", "eer"]
 METRICS: tuple[str, ...] = ("fnmr", "fmr", "fnmr_at_fmr", "auc", "eer")

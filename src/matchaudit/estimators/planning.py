@@ -29,7 +29,8 @@ from scipy.stats import norm
 
 from matchaudit.engine import identity_counts
 from matchaudit.errors import InputError
-from matchaudit.model import MatchData, Rule
+from matchaudit.definitions import Rule
+from matchaudit.model import MatchData
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ import pandas as pd
 
 from matchaudit.errors import InputError, listing
 from matchaudit.labelfree import curves, diagnostics, ppc, samplers
-from matchaudit.labelfree.curves import Rule, band
+from matchaudit.definitions import Rule
+from matchaudit.labelfree.curves import band
 from matchaudit.labelfree.init import Init, initialise
 from matchaudit.labelfree.model import SHAPE_PRIORS, GroupModel, LabelSampling, Priors, ShapePrior, component, constrain
 from matchaudit.labelfree.twopiece import family as get_family

@@ -14,14 +14,13 @@ for counted rates the rule is :func:`matchaudit.metrics.rates.lowest_at_most`, t
 from __future__ import annotations
 
 import warnings
-from typing import Literal
 
 import numpy as np
 
+from matchaudit.definitions import Rule
 from matchaudit.labelfree.twopiece import TwoPiece
 from matchaudit.metrics.rates import lowest_at_most
 
-Rule = Literal[">=", ">"]
 
 
 def band(x: np.ndarray, level: float, axis: int = 0) -> dict[str, np.ndarray]:

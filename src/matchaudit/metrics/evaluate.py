@@ -19,7 +19,8 @@ import numpy as np
 from matchaudit.metrics import fairness
 from matchaudit.metrics.rates import Rates, View, Weighting
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
-from matchaudit.model import MatchData, Rule
+from matchaudit.definitions import Rule
+from matchaudit.model import MatchData
 
 ThresholdImpostors = Literal["all", "same-group"]
 ALL = "all"

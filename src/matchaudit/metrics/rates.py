@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 
 from matchaudit.metrics.tally import Tally, cell_of
-from matchaudit.model import Rule
+from matchaudit.definitions import Rule
 
 Weighting = Literal["pooled", "balanced"]
 
