@@ -30,7 +30,9 @@ from typing import Literal, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
+from matchaudit.data import from_embeddings
 from matchaudit.errors import InputError
+from matchaudit.model import MatchData
 
 SamplesPerIdentity = int | tuple[int, int]
 FileFormat = Literal["parquet", "csv"]
@@ -146,6 +148,11 @@ class SimulatedData:
     kappas: np.ndarray
     identity_names: np.ndarray
     identity_groups: np.ndarray
+
+    def as_data(self, group_by: str | tuple[str, ...] = "group") -> MatchData:
+        """The data set as all-pairs cosine :class:`~matchaudit.model.MatchData`, grouped by ``group_by``."""
+        return from_embeddings(self.embeddings, self.samples["identity"], ids=self.samples["sample_id"],
+                               attributes=self.samples, group_by=group_by)
 
     def write(self, directory: str | Path, fmt: FileFormat = "parquet") -> WrittenFiles:
         """Write ``samples.parquet`` (or ``samples.csv``) and ``embeddings.npy``: the input of ``matchaudit audit``."""

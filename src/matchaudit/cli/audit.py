@@ -6,31 +6,26 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, names, status, user_errors
+from matchaudit.auditing import Audit
+from matchaudit.auditing import audit as ma_audit
+from matchaudit.cli.common import floats, names, user_errors
 from matchaudit.cli.formats import FORMATS, load_by_format
 from matchaudit.data import load_samples
-from matchaudit.engine import Backend, backends
+from matchaudit.engine import backends
 from matchaudit.errors import InputError
-from matchaudit.estimators.audit_intervals import (
-    METHODS,
-    IntervalOptions,
-    balanced_method,
-    compute_intervals,
-)
-from matchaudit.metrics.evaluate import AuditConfig, AuditResult, evaluate
+from matchaudit.estimators.audit_intervals import METHODS
 from matchaudit.model import MatchData
-from matchaudit.report.det import plot_det
 from matchaudit.report.html import write_report
-from matchaudit.report.results import schema, write_results
+from matchaudit.report.results import schema
 
 console = Console()
 
@@ -59,12 +54,12 @@ def _pct(v: float) -> str:
     return f"{100 * v:.3g}%"
 
 
-def _print_summary(result: AuditResult, out: Path) -> None:
+def _print_summary(result: Audit, out: Path) -> None:
     w = result.config.weightings[0]
     table = Table(title=f"Operating points ({w} weighting, accept iff score {result.config.rule} threshold)")
     for col in ("target FMR", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"):
         table.add_column(col)
-    for p in result.operating_points:
+    for p in result.exact.operating_points:
         if p["weighting"] != w:
             continue
         flag = " [yellow](below resolution)[/]" if p["below_resolution"] else ""
@@ -72,87 +67,18 @@ def _print_summary(result: AuditResult, out: Path) -> None:
                       f"{p['threshold']:.5g}", f"{_pct(p['fmr'])} ({p['fmr_errors']:,}/{p['fmr_comparisons']:,})",
                       f"{_pct(p['fnmr'])} ({p['fnmr_errors']:,}/{p['fnmr_comparisons']:,})")
     console.print(table)
-    for msg in result.summary["warnings"]:
+    for msg in result.to_dict()["summary"]["warnings"]:
         console.print(f"[yellow]Warning:[/] {msg}")
     console.print(f"Results written to [bold]{out}[/] (results.json, CSV tables, DET plots).")
 
 
-@dataclass(frozen=True)
-class TestOptions:
-    """``audit --tests``: identity-level all-groups permutation tests of FNMR@FMR, one per FMR target."""
-
-    n_resamples: int = 999
-    seed: int = 0
-    alpha: float = 0.05
-    studentize: str = "permutation-sd"
-
-
-def group_tests(data: MatchData, config: AuditConfig, options: TestOptions) -> tuple[list[dict], list[str]]:
-    """Tidy records of every pair of groups' FNMR@FMR difference (raw, Holm, max-T p-values) per FMR target.
-
-    The threshold is re-derived in every relabelling from the same impostors that set the audit's global
-    threshold (``threshold_impostors``); studentized by the permutation distribution's SD (the fast variant).
-    Targets the test cannot run at are skipped with a warning.
-    """
-    from matchaudit.estimators.matching_tests import matching_all_groups_test
-
-    if not data.has_identities or len(data.group_names) < 2:
-        return [], ["group tests skipped: they need identities and at least two groups (--group-by)."]
-    records: list[dict] = []
-    warnings: list[str] = []
-    for target in config.fmr_targets:
-        try:
-            res = matching_all_groups_test(data, "fnmr_at_fmr", level=options.alpha, fmr_target=target,
-                                           fmr_reference=config.threshold_impostors, rule=config.rule,
-                                           n_resamples=options.n_resamples, seed=options.seed,
-                                           studentize=options.studentize)
-        except (InputError, ValueError) as e:
-            warnings.append(f"group tests at FMR target {target:g} skipped: {e}")
-            continue
-        for r in res.rows:
-            records.append({
-                "metric": "fnmr", "kind": "fmr_target", "target": target, "weighting": "pooled",
-                "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
-                "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
-                "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "pvalue_adjusted": r["pvalue_maxt"],
-                "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
-                "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
-                "reason": r.get("reason")})
-    return records, warnings
-
-
-def run_audit(data: MatchData, config: AuditConfig, out: Path, command: str, quiet: bool = False,
-              intervals: IntervalOptions | None = None, tests: TestOptions | None = None,
-              backend: Backend | None = None) -> AuditResult:
-    """Evaluate, write results.json + CSVs + one DET figure per weighting (with interval bands on each weighting
-    that has intervals when ``intervals`` is given; with the all-groups tests of FNMR@FMR when ``tests`` is given).
-    ``backend``: where the bootstrap's counting pass runs (default: this process)."""
-    with status(quiet, f"Exact metrics: counting {data.n_comparisons():,} comparisons..."):
-        result = evaluate(data, config)
-    payload = result.to_dict()
-    bands: list = []
-    if intervals is not None:
-        records, bands = compute_intervals(data, config, intervals, progress=not quiet, result=result,
-                                           backend=backend)
-        payload["intervals"] = records
-        skipped = balanced_method(data, config, intervals)[1]
-        if skipped:
-            payload["summary"]["warnings"] = list(payload["summary"]["warnings"]) + [skipped]
-        payload["config"]["intervals"] = dict(intervals.__dict__)
-    if tests is not None:
-        with status(quiet, "Group tests (identity-level permutations)..."):
-            payload["tests"], test_warnings = group_tests(data, config, tests)
-        payload["config"]["tests"] = dict(tests.__dict__)
-        payload["summary"]["warnings"] = list(payload["summary"]["warnings"]) + test_warnings
-    write_results(payload, result.det, out, command)
-    for w in {c["weighting"] for c in result.det}:
-        wb = [b for b in bands if b["weighting"] == w] or None
-        band_note = f"; {intervals.level:.0%} {intervals.band} bands" if wb and intervals is not None else ""
-        plot_det([c for c in result.det if c["weighting"] == w],
-                 [p for p in result.operating_points if p["weighting"] == w],
-                 [s for s in result.curve_summaries if s["weighting"] == w],
-                 f"DET per group ({w} weighting; accept iff s {config.rule} t{band_note})", out / f"det_{w}.png",
-                 bands=wb)
+def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, **options: Any) -> Audit:
+    """The library's :func:`matchaudit.audit` with ``options``, saved into ``out`` (results.json, CSV tables, DET
+    figures), with progress and the operating-point table unless ``quiet``."""
+    if not quiet:
+        console.print(f"Auditing {data.n_comparisons():,} comparisons...")
+    result = ma_audit(data, progress=not quiet, **options)
+    result.save(out, command)
     if not quiet:
         _print_summary(result, out)
     return result
@@ -247,26 +173,16 @@ def audit(
                       "group at a time)" + (": it would take over a quarter of memory." if out_of_core is None else "."))
     if tests and data.out_of_core:
         data.table("--tests (the group permutation tests)")
-    weights = names(weighting)
-    if not weights or set(weights) - {"pooled", "balanced"}:
-        raise InputError(f"--weighting {weighting!r}: use pooled, balanced, or pooled,balanced.")
     fixed = floats(threshold, "--threshold") + (dev_thresholds(thresholds_from) if thresholds_from else ())
-    config = AuditConfig(fmr_targets=floats(fmr, "--fmr"), thresholds=fixed,
-                         rule=rule.value, weightings=weights, threshold_impostors=threshold_impostors.value,
-                         dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa,
-                         zero_policy=zero_policy.value)
-    bad = [a for a in config.fmr_targets if not 0 <= a <= 1]
-    if bad:
-        raise InputError(f"--fmr: targets must lie in [0, 1]; got {bad}.")
-    if test_resamples < 1:
-        raise InputError(f"--test-resamples {test_resamples}: give at least 1 (999 or more for p-values near 0.001).")
-    intervals = None if no_intervals else _interval_options(ci_method, level, n_resamples, ci_seed, one_sided, band)
     backends.check_name(backend)
-    engine = backends.make_backend(backend, scheduler=scheduler, workers=workers) if intervals else None
+    engine = None if no_intervals else backends.make_backend(backend, scheduler=scheduler, workers=workers)
     try:
-        run_audit(data, config, out, _command(), quiet or as_json, intervals,
-                  TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=round(1 - level, 12)) if tests else None,
-                  engine)
+        run_audit(data, out, _command(), quiet or as_json, fmr=floats(fmr, "--fmr"), thresholds=fixed,
+                  rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors.value,
+                  dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, zero_policy=zero_policy.value,
+                  intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,
+                  seed=ci_seed, one_sided=one_sided, band=band, tests=tests, test_resamples=test_resamples,
+                  backend=engine)
     finally:
         if engine is not None:
             engine.close()
@@ -289,19 +205,6 @@ def dev_thresholds(results: Path) -> tuple[float, ...]:
     if not out:
         raise InputError(f"--thresholds-from {results}: it holds no thresholds at FMR targets.")
     return out
-
-
-def _interval_options(method, level, n_resamples, seed, one_sided, band) -> IntervalOptions:
-    if method is not None and method not in METHODS:
-        raise InputError(f"--ci-method {method!r}: choose from {', '.join(METHODS)}.")
-    if not 0 < level < 1:
-        raise InputError(f"--level {level}: give a confidence level in (0, 1), e.g. 0.95.")
-    if n_resamples < 1:
-        raise InputError(f"--n-resamples {n_resamples}: give at least 1 (1000 or more for 95% intervals).")
-    if band not in ("simultaneous", "pointwise"):
-        raise InputError(f"--band {band!r}: use simultaneous or pointwise.")
-    return IntervalOptions(method=method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
-                           band=band)
 
 
 def _pair(text: str) -> tuple[str, str] | None:
@@ -338,9 +241,8 @@ def demo(
 
     files = simulate_vmf(seed=seed).write(out / "data")
     data = load_samples(files.samples, files.embeddings, group_by=("group",))
-    config = AuditConfig(fmr_targets=(1e-2, 1e-3, 1e-4))
-    run_audit(data, config, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}",
-              quiet, IntervalOptions(seed=seed), TestOptions(n_resamples=test_resamples, seed=seed))
+    run_audit(data, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}", quiet,
+              fmr=(1e-2, 1e-3, 1e-4), seed=seed, tests=True, test_resamples=test_resamples)
     report = write_report(out / "results.json")
     if not quiet:
         console.print(f"Report: [bold]{report}[/]")

@@ -18,7 +18,8 @@ from matchaudit.cli.app import app
 from matchaudit.cli.common import floats, names, status, user_errors
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.errors import InputError
-from matchaudit.estimators.compare import SCHEMES, compare_models
+from matchaudit.api import compare as ma_compare
+from matchaudit.estimators.compare import SCHEMES
 from matchaudit.metrics.evaluate import ALL, AuditConfig, evaluate
 
 console = Console()
@@ -113,13 +114,9 @@ def compare(
         b = load_samples(samples, embeddings_b, group_by=gb, pairs_path=pairs)
     else:
         raise InputError("give --comparisons-a and --comparisons-b, or --samples with --embeddings-a and --embeddings-b.")
-    if threshold_impostors not in ("all", "same-group"):
-        raise InputError("--threshold-impostors: all or same-group.")
-    targets = floats(fmr, "--fmr")
     with status(quiet, "Paired identity bootstrap and swap test..."):
-        res = compare_models(a, b, targets, method=method, n_resamples=n_resamples,
-                             n_permutations=max(n_permutations, 1), seed=seed, level=level,
-                             fmr_reference=threshold_impostors, test=n_permutations > 0)
+        res = ma_compare(a, b, fmr=floats(fmr, "--fmr"), ci_method=method, n_resamples=n_resamples,
+                         n_permutations=n_permutations, seed=seed, level=level, threshold_impostors=threshold_impostors)
     out.mkdir(parents=True, exist_ok=True)
     doc = {"command": "matchaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "version": __version__,
            "result": res.to_dict()}

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from matchaudit import checks
 from matchaudit import resampling as rs
 from matchaudit.engine import Backend, IdentityCounts, build_grid, identity_counts, run
 from matchaudit.estimators import balanced
@@ -52,6 +53,17 @@ class IntervalOptions:
     band: Band = "simultaneous"
     n_cells: int = 4096
     det_points: int = 60
+
+    def __post_init__(self) -> None:
+        """Validate every field, whoever builds the options."""
+        if self.method is not None:
+            checks.choice(self.method, METHODS, "ci_method")
+        object.__setattr__(self, "level", checks.probability(self.level, "level"))
+        object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "n_resamples", low=1))
+        object.__setattr__(self, "seed", checks.integer(self.seed, "seed"))
+        checks.choice(self.band, Band, "band")
+        object.__setattr__(self, "n_cells", checks.integer(self.n_cells, "n_cells", low=2))
+        object.__setattr__(self, "det_points", checks.integer(self.det_points, "det_points", low=2))
 
     @property
     def alternative(self) -> iv.Alternative:
@@ -142,8 +154,6 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). ``progress``: show the engine's
     progress bar over comparison blocks. ``backend``: where the main bootstrap pass runs (default: this
     process; see :mod:`matchaudit.engine.backends`)."""
-    if options.method is not None and options.method not in METHODS:
-        raise ValueError(f"unknown interval method {options.method!r}; choose from {METHODS}")
     if result is None:
         result = evaluate(data, config)
     boot_method = options.method if options.method in bs.BOOTSTRAP else "recentered"

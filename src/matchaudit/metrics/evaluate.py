@@ -12,17 +12,18 @@ or only ``"same-group"`` ones (NIST's demographic practice) — and recorded in 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from matchaudit import checks
+from matchaudit.definitions import Rule, ThresholdImpostors
+from matchaudit.errors import InputError
 from matchaudit.metrics import fairness
 from matchaudit.metrics.rates import Rates, View, Weighting
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
-from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
 
-ThresholdImpostors = Literal["all", "same-group"]
 ALL = "all"
 FVC_ALIASES = {1e-2: "FMR100", 1e-3: "FMR1000", 1e-4: "FMR10000", 0.0: "ZeroFMR"}
 """FVC-style names of FNMR at an FMR target (FMR100 = FNMR at FMR 1%)."""
@@ -45,6 +46,34 @@ class AuditConfig:
     fdr_weight: float = 0.5
     ir_exponents: tuple[float, float] = (1.0, 1.0)
     garbe_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        """Validate and normalise every field (sequences to tuples of floats), whoever builds the config."""
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        put("fmr_targets", checks.numbers(self.fmr_targets, "fmr", low=0.0, high=1.0, high_open=True))
+        put("thresholds", checks.numbers(self.thresholds, "thresholds", finite=False))
+        checks.choice(self.rule, Rule, "rule")
+        weightings = (self.weightings,) if isinstance(self.weightings, str) else tuple(self.weightings)
+        for w in weightings:
+            checks.choice(w, Weighting, "weightings")
+        if not weightings or len(set(weightings)) < len(weightings):
+            raise InputError(f"weightings {list(weightings)}: give pooled and/or balanced, each once.",
+                             param="weightings")
+        put("weightings", weightings)
+        checks.choice(self.threshold_impostors, ThresholdImpostors, "threshold_impostors")
+        put("dcf_p_target", checks.probability(self.dcf_p_target, "dcf_p_target"))
+        put("dcf_c_miss", checks.number(self.dcf_c_miss, "dcf_c_miss", low=0.0, low_open=True))
+        put("dcf_c_fa", checks.number(self.dcf_c_fa, "dcf_c_fa", low=0.0, low_open=True))
+        checks.choice(self.zero_policy, fairness.ZeroPolicy, "zero_policy")
+        put("zero_policy_level", checks.probability(self.zero_policy_level, "zero_policy_level"))
+        put("fdr_weight", checks.number(self.fdr_weight, "fdr_weight", low=0.0, high=1.0))
+        put("garbe_weight", checks.number(self.garbe_weight, "garbe_weight", low=0.0, high=1.0))
+        exps = tuple(self.ir_exponents)
+        if len(exps) != 2:
+            raise InputError(f"ir_exponents {exps}: give two exponents (FMR, FNMR).", param="ir_exponents")
+        put("ir_exponents", tuple(checks.number(e, "ir_exponents", low=0.0) for e in exps))
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)

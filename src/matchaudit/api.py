@@ -1,0 +1,133 @@
+"""The public jobs besides :func:`matchaudit.audit`: compare two models, test a gap between groups, design a
+protocol. Each checks its arguments (:mod:`matchaudit.checks`) and calls the estimator that does the work, so
+the library and every CLI command validate the same things the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Sequence
+
+from matchaudit import checks
+from matchaudit.definitions import Alternative, Rule, ThresholdImpostors
+from matchaudit.errors import InputError
+from matchaudit.estimators.compare import SCHEMES, ModelComparison, compare_models
+from matchaudit.estimators.matching_tests import METRICS, matching_all_groups_test, matching_group_test
+from matchaudit.estimators.classifier import AllGroupsResult
+from matchaudit.estimators.permutation import PermutationTestResult
+from matchaudit.estimators.planning import Protocol, design_protocol
+from matchaudit.model import MatchData
+
+_FMR = dict(low=0.0, high=1.0, high_open=True)
+
+
+def compare(
+    a: MatchData,
+    b: MatchData,
+    *,
+    fmr: float | Sequence[float] = 1e-3,
+    ci_method: str = "double-or-nothing",
+    level: float = 0.95,
+    n_resamples: int = 1000,
+    n_permutations: int = 999,
+    seed: int = 0,
+    threshold_impostors: ThresholdImpostors = "all",
+    rule: Rule = ">=",
+) -> ModelComparison:
+    """Compare two models scored on the same comparisons: paired identity-bootstrap intervals of
+    FNMR@FMR(A) - FNMR@FMR(B) (overall, per group, each fairness measure) and, with ``n_permutations > 0``,
+    a paired swap test per FMR target (model labels swapped per identity).
+
+    Examples
+    --------
+    >>> import matchaudit as ma
+    >>> a = ma.simulate(samples_per_identity=4, dim=32, seed=3).as_data()
+    >>> res = ma.compare(a, a, fmr=1e-2, n_resamples=20, n_permutations=19)
+    >>> res.tests[0].pvalue  # identical models: no difference, never significant
+    1.0
+    """
+    targets = checks.numbers(fmr, "fmr", **_FMR)
+    checks.choice(ci_method, SCHEMES, "ci_method")
+    n_permutations = checks.integer(n_permutations, "n_permutations")
+    return compare_models(a, b, targets, method=ci_method, n_resamples=checks.integer(n_resamples, "n_resamples", low=1),
+                          n_permutations=max(n_permutations, 1), seed=checks.integer(seed, "seed"),
+                          level=checks.probability(level, "level"),
+                          fmr_reference=checks.choice(threshold_impostors, ThresholdImpostors, "threshold_impostors"),
+                          rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0)
+
+
+def test_gap(
+    data: MatchData,
+    metric: Literal["fnmr", "fmr", "fnmr_at_fmr", "auc", "eer"] = "fnmr_at_fmr",
+    groups: tuple[str, str] | None = None,
+    *,
+    fmr: float | None = None,
+    threshold: float | None = None,
+    rule: Rule = ">=",
+    threshold_impostors: ThresholdImpostors = "all",
+    n_resamples: int | Literal["exact"] = 999,
+    seed: int = 0,
+    alpha: float = 0.05,
+    alternative: Alternative = "two-sided",
+    studentize: bool | Literal["permutation-sd"] = True,
+    variance: Literal["clustered", "bootstrap"] = "clustered",
+    n_bootstrap: int = 200,
+    unit: Literal["identity", "comparison"] = "identity",
+    confidence_level: float = 0.95,
+) -> PermutationTestResult | AllGroupsResult:
+    """Is a gap in ``metric`` between groups real or noise? A studentized permutation test with the identity
+    as the exchangeable unit.
+
+    Two groups (or ``groups=(A, B)``): a :class:`PermutationTestResult` (``.pvalue``, ``.confidence_interval``
+    of the gap, ``.null_distribution``, ``.significant(alpha)``). More groups: every pair on the same
+    relabellings, an :class:`AllGroupsResult` with raw, Holm and max-T adjusted p-values per pair.
+    ``fmr`` is needed for ``fnmr_at_fmr``, ``threshold`` for ``fnmr`` and ``fmr``. ``n_resamples="exact"``
+    enumerates every relabelling (small data). ``studentize="permutation-sd"`` with ``variance="bootstrap"``
+    (``n_bootstrap`` identity-bootstrap replicates) is the fast variant, and the one AUC and EER need;
+    ``unit="comparison"`` is the invalid baseline that ignores identity dependence.
+
+    Examples
+    --------
+    >>> import matchaudit as ma
+    >>> data = ma.simulate(samples_per_identity=4, dim=32, seed=2).as_data()
+    >>> res = ma.test_gap(data, "fnmr_at_fmr", ("A", "C"), fmr=1e-2, n_resamples=99)
+    >>> 0 < res.pvalue <= 1
+    True
+    """
+    checks.choice(metric, METRICS, "metric")
+    kw = dict(fmr_target=None if fmr is None else checks.number(fmr, "fmr", **_FMR),
+              threshold=None if threshold is None else checks.number(threshold, "threshold", finite=False),
+              fmr_reference=checks.choice(threshold_impostors, ThresholdImpostors, "threshold_impostors"),
+              rule=checks.choice(rule, Rule, "rule"), seed=checks.integer(seed, "seed"), studentize=studentize,
+              n_resamples=None if n_resamples == "exact" else checks.integer(n_resamples, "n_resamples", low=1),
+              variance=checks.choice(variance, ("clustered", "bootstrap"), "variance"),
+              n_bootstrap=checks.integer(n_bootstrap, "n_bootstrap", low=1),
+              unit=checks.choice(unit, ("identity", "comparison"), "unit"))
+    confidence_level = checks.probability(confidence_level, "confidence_level")
+    if groups is not None or data.n_groups == 2:
+        return matching_group_test(data, metric, groups, alternative=checks.choice(alternative, Alternative, "alternative"),
+                                   confidence_level=confidence_level, **kw)
+    if data.n_groups < 2:
+        raise InputError("a gap needs at least two groups: group the data by an attribute.", param="group_by")
+    return matching_all_groups_test(data, metric, level=checks.probability(alpha, "alpha"),
+                                    confidence_level=confidence_level, **kw)
+
+
+def plan(sample_ids: Sequence[object], identities: Sequence[object], genuine: int, impostor: int, *,
+         seed: int = 0) -> Protocol:
+    """Design an evaluation protocol under a budget: ``genuine`` and ``impostor`` comparisons spread over the
+    identities (no identity gets a second genuine pair before every identity has one; impostor pairs use each
+    identity as rarely as possible). ``.to_frame()`` is the ``pairs.csv`` that an audit of these pairs reads.
+
+    Examples
+    --------
+    >>> import matchaudit as ma
+    >>> p = ma.plan(["a1", "a2", "b1", "b2", "c1"], ["a", "a", "b", "b", "c"], genuine=2, impostor=3)
+    >>> len(p.to_frame())
+    5
+    """
+    return design_protocol(sample_ids, identities, checks.integer(genuine, "genuine"),
+                           checks.integer(impostor, "impostor"), seed=checks.integer(seed, "seed"))
+
+
+__all__ = ["compare", "plan", "test_gap"]
+test_gap.__test__ = False  # a library function, not a pytest test

@@ -1,0 +1,332 @@
+"""The audit: exact metrics, intervals and group tests of one :class:`~matchaudit.model.MatchData`, in memory.
+
+:func:`audit` is the one place where the three are assembled (the ``matchaudit audit`` command, the demo and
+the report are its consumers); :class:`Audit` holds the result with DataFrame views in the style of
+fairlearn's ``MetricFrame`` and writes what ``results.json`` holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from matchaudit import checks
+from matchaudit.definitions import Rule, ThresholdImpostors
+from matchaudit.engine import Backend
+from matchaudit.errors import InputError
+from matchaudit.estimators.audit_intervals import IntervalOptions, balanced_method, compute_intervals
+from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
+from matchaudit.metrics.fairness import ZeroPolicy
+from matchaudit.metrics.rates import Weighting
+from matchaudit.model import MatchData
+
+Studentize = Literal["permutation-sd", "studentized"]
+
+
+@dataclass(frozen=True)
+class TestOptions:
+    """The identity-level all-groups permutation tests of FNMR@FMR run inside an audit, one per FMR target."""
+
+    __test__ = False  # not a pytest class
+
+    n_resamples: int = 999
+    seed: int = 0
+    alpha: float = 0.05
+    studentize: Studentize = "permutation-sd"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "test_resamples", low=1))
+        object.__setattr__(self, "seed", checks.integer(self.seed, "seed"))
+        object.__setattr__(self, "alpha", checks.probability(self.alpha, "alpha"))
+        checks.choice(self.studentize, Studentize, "studentize")
+
+
+def group_tests(data: MatchData, config: AuditConfig, options: TestOptions) -> tuple[list[dict], list[str]]:
+    """Tidy records of every pair of groups' FNMR@FMR difference (raw, Holm, max-T p-values) per FMR target.
+
+    The threshold is re-derived in every relabelling from the same impostors that set the audit's global
+    threshold (``threshold_impostors``); studentized by the permutation distribution's SD (the fast variant).
+    ``significant`` is the max-T adjusted verdict (``pvalue_adjusted <= alpha``). Targets the test cannot run
+    at are skipped with a warning.
+    """
+    from matchaudit.estimators.matching_tests import matching_all_groups_test
+
+    if not data.has_identities or len(data.group_names) < 2:
+        return [], ["group tests skipped: they need identities and at least two groups."]
+    records: list[dict] = []
+    warnings: list[str] = []
+    for target in config.fmr_targets:
+        try:
+            res = matching_all_groups_test(data, "fnmr_at_fmr", level=options.alpha, fmr_target=target,
+                                           fmr_reference=config.threshold_impostors, rule=config.rule,
+                                           n_resamples=options.n_resamples, seed=options.seed,
+                                           studentize=options.studentize)
+        except (InputError, ValueError) as e:
+            warnings.append(f"group tests at FMR target {target:g} skipped: {e}")
+            continue
+        for r in res.rows:
+            records.append({
+                "metric": "fnmr", "kind": "fmr_target", "target": target, "weighting": "pooled",
+                "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
+                "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
+                "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "pvalue_adjusted": r["pvalue_maxt"],
+                "significant": r["significant_maxt"], "alpha": options.alpha, "method": res.method,
+                "unit": "identity", "n_resamples": res.n_resamples, "seed": options.seed, "rule": config.rule,
+                "threshold_impostors": config.threshold_impostors, "reason": r.get("reason")})
+    return records, warnings
+
+
+@dataclass
+class Audit:
+    """An audit's results: exact metrics, and intervals and group tests when asked for.
+
+    Views are DataFrames: :meth:`at_fmr`, :meth:`at_threshold`, :attr:`operating_points`, :attr:`curves`,
+    :attr:`fairness`, :attr:`cross_group_fmr`, :attr:`intervals`, :attr:`tests`; reducers :meth:`group_max`,
+    :meth:`group_min`, :meth:`difference` and :meth:`ratio` read the fairness measures the audit computed
+    (with its zero policy). :meth:`to_dict` is what ``results.json`` holds; :meth:`save` writes it, the CSV
+    tables and the DET figures.
+    """
+
+    exact: AuditResult
+    interval_options: IntervalOptions | None = None
+    test_options: TestOptions | None = None
+    interval_records: list[dict[str, Any]] | None = None
+    bands: list[dict[str, Any]] = field(default_factory=list)
+    test_records: list[dict[str, Any]] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def config(self) -> AuditConfig:
+        return self.exact.config
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The groups, overall (``"all"``) first."""
+        return (ALL,) + tuple(g["group"] for g in self.exact.summary["groups"])
+
+    # ------------------------------------------------------------------ views
+    @property
+    def operating_points(self) -> pd.DataFrame:
+        """Every operating point: FMR targets and fixed thresholds, per weighting and group."""
+        return pd.DataFrame(self.exact.operating_points)
+
+    @property
+    def curves(self) -> pd.DataFrame:
+        """AUC, ROCCH-EER and minDCF per weighting and group."""
+        return pd.DataFrame(self.exact.curve_summaries)
+
+    @property
+    def fairness(self) -> pd.DataFrame:
+        """The fairness measures of FMR, FNMR and both at every operating point (zero policy applied)."""
+        return pd.DataFrame(self.exact.fairness)
+
+    @property
+    def cross_group_fmr(self) -> pd.DataFrame:
+        """FMR of every pair of groups at every operating point."""
+        return pd.DataFrame(self.exact.cross_group_fmr)
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        """One row per interval (empty when the audit ran without intervals)."""
+        return pd.DataFrame(self.interval_records or [])
+
+    @property
+    def tests(self) -> pd.DataFrame:
+        """One row per pair of groups and FMR target (empty when the audit ran without tests)."""
+        return pd.DataFrame(self.test_records or [])
+
+    def at_fmr(self, target: float, weighting: Weighting = "pooled") -> pd.DataFrame:
+        """Group x (threshold, FMR, FNMR, their counts k/n, interval bounds and method) at one FMR target."""
+        return self._point("fmr_target", target, weighting)
+
+    def at_threshold(self, threshold: float, weighting: Weighting = "pooled") -> pd.DataFrame:
+        """As :meth:`at_fmr`, at one of the fixed thresholds the audit was asked for."""
+        return self._point("threshold", threshold, weighting)
+
+    def _point(self, kind: str, target: float, weighting: Weighting) -> pd.DataFrame:
+        ops = self.operating_points
+        sel = ops[(ops["kind"] == kind) & (ops["target"] == target) & (ops["weighting"] == weighting)]
+        if sel.empty:
+            have = sorted({float(t) for t in ops.loc[ops["kind"] == kind, "target"]})
+            what = "FMR target" if kind == "fmr_target" else "threshold"
+            raise InputError(f"{what} {target!r} with {weighting} weighting is not in this audit "
+                             f"(it has {have}, weightings {list(self.config.weightings)}).",
+                             param="fmr" if kind == "fmr_target" else "thresholds")
+        cols = ["group", "threshold", "fmr", "fmr_errors", "fmr_comparisons", "fnmr", "fnmr_errors",
+                "fnmr_comparisons", "below_resolution"]
+        out = sel[cols].set_index("group")
+        for metric in ("FMR", "FNMR"):
+            m = metric.lower()
+            out[[f"{m}_low", f"{m}_high"]] = np.nan
+            out[f"{m}_method"] = None
+            for r in self.interval_records or []:
+                if (r["metric"], r["kind"], r["target"], r["weighting"]) == (metric, kind, target, weighting):
+                    out.loc[r["group"], [f"{m}_low", f"{m}_high", f"{m}_method"]] = [r["low"], r["high"], r["method"]]
+        return out
+
+    # ------------------------------------------------------------------ reducers (fairlearn style)
+    def group_max(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
+                  ) -> float:
+        """The largest per-group ``metric`` at FMR target ``fmr`` (groups only, not the overall row)."""
+        return float(self.at_fmr(fmr, weighting)[metric].drop(ALL).max())
+
+    def group_min(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
+                  ) -> float:
+        """The smallest per-group ``metric`` at FMR target ``fmr``."""
+        return float(self.at_fmr(fmr, weighting)[metric].drop(ALL).min())
+
+    def difference(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
+                   ) -> float:
+        """Max - min over groups of ``metric`` at FMR target ``fmr`` (the audit's ``max_min_difference``)."""
+        return self._measure(metric, "max_min_difference", fmr, weighting)
+
+    def ratio(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
+              ) -> float:
+        """Max / min over groups of ``metric`` at FMR target ``fmr`` (the audit's ``max_min_ratio``, with its
+        zero policy: inf or NaN with a reason in :attr:`fairness`, or upper bounds for zero rates)."""
+        return self._measure(metric, "max_min_ratio", fmr, weighting)
+
+    def _measure(self, metric: str, measure: str, fmr: float, weighting: Weighting) -> float:
+        self.at_fmr(fmr, weighting)  # a clear error for a target the audit lacks
+        rows = [r for r in self.exact.fairness
+                if (r["rate"], r["measure"], r["kind"], r["target"], r["weighting"])
+                == (metric.upper(), measure, "fmr_target", fmr, weighting)]
+        if not rows:
+            raise InputError("fairness measures need at least two groups (group the data by an attribute).",
+                             param="group_by")
+        return float(rows[0]["value"])
+
+    # ------------------------------------------------------------------ output
+    def to_dict(self) -> dict[str, Any]:
+        """What ``results.json`` holds (before the version and command are added)."""
+        payload = self.exact.to_dict()
+        payload["summary"] = dict(payload["summary"], warnings=list(payload["summary"]["warnings"]) + self.warnings)
+        if self.interval_records is not None:
+            payload["intervals"] = self.interval_records
+            payload["config"]["intervals"] = asdict(self.interval_options)
+        if self.test_records is not None:
+            payload["tests"] = self.test_records
+            payload["config"]["tests"] = {k: v for k, v in asdict(self.test_options).items()}
+        return payload
+
+    def save(self, out: str | Path, command: str = "matchaudit.audit") -> dict[str, Path]:
+        """Write ``results.json`` (schema-checked), the CSV tables and one DET figure per weighting into ``out``
+        (created if missing); return the paths written. ``command`` is recorded in ``results.json``."""
+        from matchaudit.report.det import plot_det
+        from matchaudit.report.results import write_results
+
+        out = Path(out)
+        paths = write_results(self.to_dict(), self.exact.det, out, command)
+        config, opts = self.config, self.interval_options
+        for w in dict.fromkeys(c["weighting"] for c in self.exact.det):
+            wb = [b for b in self.bands if b["weighting"] == w] or None
+            band_note = f"; {opts.level:.0%} {opts.band} bands" if wb and opts is not None else ""
+            paths[f"det_{w}"] = out / f"det_{w}.png"
+            plot_det([c for c in self.exact.det if c["weighting"] == w],
+                     [p for p in self.exact.operating_points if p["weighting"] == w],
+                     [s for s in self.exact.curve_summaries if s["weighting"] == w],
+                     f"DET per group ({w} weighting; accept iff s {config.rule} t{band_note})", paths[f"det_{w}"],
+                     bands=wb)
+        return paths
+
+    def __repr__(self) -> str:
+        extra = [name for name, on in (("intervals", self.interval_records is not None),
+                                       ("tests", self.test_records is not None)) if on]
+        head = repr(self.exact).replace("AuditResult(", "Audit(", 1)
+        return head + (f"\n  with {' and '.join(extra)}" if extra else "")
+
+
+def audit(
+    data: MatchData,
+    *,
+    fmr: float | Sequence[float] = (1e-1, 1e-2, 1e-3, 1e-4),
+    thresholds: float | Sequence[float] = (),
+    rule: Rule = ">=",
+    weightings: Sequence[Weighting] = ("pooled", "balanced"),
+    threshold_impostors: ThresholdImpostors = "all",
+    dcf_p_target: float = 0.01,
+    dcf_c_miss: float = 1.0,
+    dcf_c_fa: float = 1.0,
+    zero_policy: ZeroPolicy = "report",
+    intervals: bool = True,
+    ci_method: str | None = None,
+    level: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    one_sided: bool = False,
+    band: Literal["simultaneous", "pointwise"] = "simultaneous",
+    tests: bool = False,
+    test_resamples: int = 999,
+    backend: Backend | None = None,
+    progress: bool = False,
+) -> Audit:
+    """Audit a matching system: exact per-group error rates and fairness measures, with intervals and tests.
+
+    Parameters
+    ----------
+    data : MatchData
+        From :func:`load_samples`, :func:`load_comparisons`, :func:`from_embeddings` or :func:`from_scores`.
+    fmr : float or sequence of float
+        FMR targets in [0, 1): the threshold at each is the lowest observed score whose FMR over the
+        ``threshold_impostors`` is at most the target (+inf if none).
+    thresholds : float or sequence of float
+        Fixed thresholds to evaluate as well.
+    rule : {">=", ">"}
+        Accept iff ``score >= t`` (default) or ``score > t``.
+    weightings : sequence of {"pooled", "balanced"}
+        Every comparison equal, and/or identity-balanced.
+    threshold_impostors : {"all", "same-group"}
+        The impostors whose FMR sets the one global threshold.
+    dcf_p_target, dcf_c_miss, dcf_c_fa : float
+        The minDCF operating point.
+    zero_policy : {"report", "upper-bound"}
+        Zero rates in fairness ratios: inf/NaN with a reason, or one-sided upper bounds.
+    intervals : bool
+        Compute confidence intervals (``ci_method``, ``level``, ``n_resamples``, ``seed``, ``one_sided``,
+        ``band``: see ``docs/intervals.md``; ``ci_method=None`` picks each metric's default).
+    tests : bool
+        Test every pair of groups' FNMR@FMR gap at each target (identity-level permutations,
+        ``test_resamples`` relabellings, max-T adjusted at ``1 - level``).
+    backend : Backend, optional
+        Where the bootstrap's counting passes run (default: this process).
+    progress : bool
+        Show progress bars.
+
+    Returns
+    -------
+    Audit
+
+    Examples
+    --------
+    >>> import matchaudit as ma
+    >>> data = ma.simulate(samples_per_identity=4, dim=32, seed=1).as_data()
+    >>> result = ma.audit(data, fmr=1e-2, n_resamples=50)
+    >>> result.at_fmr(1e-2).loc["all", ["fnmr_errors", "fnmr_comparisons"]].tolist()
+    [1, 1200]
+    """
+    config = AuditConfig(fmr_targets=fmr, thresholds=thresholds, rule=rule, weightings=weightings,
+                         threshold_impostors=threshold_impostors, dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
+                         dcf_c_fa=dcf_c_fa, zero_policy=zero_policy)
+    iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
+                            band=band) if intervals else None
+    topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=round(1 - checks.probability(level, "level"), 12)
+                        ) if tests else None
+    exact = evaluate(data, config)
+    result = Audit(exact, iopts, topts)
+    if iopts is not None:
+        result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
+                                                                  result=exact, backend=backend)
+        skipped = balanced_method(data, config, iopts)[1]
+        if skipped:
+            result.warnings.append(skipped)
+    if topts is not None:
+        result.test_records, test_warnings = group_tests(data, config, topts)
+        result.warnings += test_warnings
+    return result
+
+
+__all__ = ["Audit", "TestOptions", "audit", "group_tests"]

@@ -1,0 +1,61 @@
+"""Argument checks shared by every public entry point (``audit``, ``compare``, ``test_gap``, ``estimate``,
+``plan`` and the option objects behind them), so each argument is validated once, the same way everywhere.
+
+Each check raises :class:`matchaudit.errors.InputError` with ``param`` set to the public parameter name and a
+message in neutral words; the CLI prefixes its own flag for that parameter.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, get_args
+
+from matchaudit.errors import InputError
+
+
+def choice(value: Any, allowed: Any, param: str) -> Any:
+    """``value`` if it is one of ``allowed`` (a sequence, or a ``typing.Literal`` whose arguments are used)."""
+    options = get_args(allowed) or tuple(allowed)
+    if value not in options:
+        raise InputError(f"{param} {value!r}: choose from {', '.join(map(str, options))}.", param=param)
+    return value
+
+
+def number(value: Any, param: str, *, low: float = -math.inf, high: float = math.inf, low_open: bool = False,
+           high_open: bool = False, finite: bool = True) -> float:
+    """``value`` as a float within ``[low, high]`` (an end excluded when ``*_open``); NaN is always refused."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{param} {value!r}: give a number.", param=param) from None
+    if math.isnan(x):
+        raise InputError(f"{param} {value!r}: give a number (NaN is not one).", param=param)
+    below = x <= low if low_open else x < low
+    above = x >= high if high_open else x > high
+    if (finite and math.isinf(x)) or below or above:
+        lb, hb = "(" if low_open else "[", ")" if high_open else "]"
+        raise InputError(f"{param} {value!r}: give a number in {lb}{low:g}, {high:g}{hb}.", param=param)
+    return x
+
+
+def probability(value: Any, param: str) -> float:
+    """A level or prior strictly inside (0, 1)."""
+    return number(value, param, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def integer(value: Any, param: str, *, low: int = 0) -> int:
+    """``value`` as an int of at least ``low`` (bools and non-integral floats refused)."""
+    if isinstance(value, bool) or not float(value if isinstance(value, (int, float)) else math.nan).is_integer():
+        raise InputError(f"{param} {value!r}: give a whole number of at least {low}.", param=param)
+    if int(value) < low:
+        raise InputError(f"{param} {value!r}: give a whole number of at least {low}.", param=param)
+    return int(value)
+
+
+def numbers(values: Any, param: str, **bounds: Any) -> tuple[float, ...]:
+    """A scalar or a sequence as a tuple of checked floats (see :func:`number`), without duplicates."""
+    seq: Iterable[Any] = (values,) if isinstance(values, (int, float)) else values
+    out = tuple(number(v, param, **bounds) for v in seq)
+    if len(set(out)) < len(out):
+        raise InputError(f"{param} {list(out)}: a value is repeated; give each once.", param=param)
+    return out

@@ -1,0 +1,117 @@
+"""The public API: ``import matchaudit as ma`` gives a small surface whose jobs validate their arguments the same
+way, whose results are the audit's exact numbers, and whose docstring examples run."""
+
+from __future__ import annotations
+
+import doctest
+import json
+
+import numpy as np
+import pytest
+
+import matchaudit as ma
+from matchaudit import api, auditing
+from matchaudit.estimators.audit_intervals import IntervalOptions
+from matchaudit.metrics.evaluate import AuditConfig, evaluate
+from matchaudit.report.results import jsonable
+
+SURFACE = {"Audit", "InputError", "audit", "compare", "estimate", "from_embeddings", "from_scores",
+           "load_comparisons", "load_samples", "plan", "simulate", "test_gap"}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
+
+
+@pytest.fixture(scope="module")
+def result(data):
+    return ma.audit(data, fmr=(1e-2, 1e-3), thresholds=0.3, n_resamples=40, tests=True, test_resamples=49)
+
+
+def test_the_surface_is_curated_and_documented():
+    assert set(ma.__all__) == SURFACE
+    for name in ma.__all__:
+        assert (getattr(ma, name).__doc__ or "").strip(), name
+
+
+@pytest.mark.parametrize("module", [ma, auditing, api])
+def test_docstring_examples_run(module):
+    failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert attempted > 0 and failed == 0
+
+
+@pytest.mark.parametrize("kwargs, param", [
+    (dict(rule="=>"), "rule"), (dict(fmr_targets=(2.0,)), "fmr"), (dict(fmr_targets=(-1e-3,)), "fmr"),
+    (dict(threshold_impostors="same"), "threshold_impostors"), (dict(weightings=("pooled", "weighted")), "weightings"),
+    (dict(thresholds=(float("nan"),)), "thresholds"), (dict(fmr_targets=(1e-3, 1e-3)), "fmr"),
+    (dict(zero_policy="ignore"), "zero_policy"), (dict(dcf_p_target=0.0), "dcf_p_target"),
+])
+def test_config_is_validated_where_it_is_built(kwargs, param):
+    with pytest.raises(ma.InputError) as e:
+        AuditConfig(**kwargs)
+    assert e.value.param == param and "--" not in str(e.value)
+
+
+@pytest.mark.parametrize("kwargs, param", [
+    (dict(level=1.5), "level"), (dict(n_resamples=0), "n_resamples"), (dict(method="bca"), "ci_method"),
+    (dict(band="wide"), "band"), (dict(seed=-1), "seed"), (dict(n_resamples=2.5), "n_resamples"),
+])
+def test_interval_options_are_validated(kwargs, param):
+    with pytest.raises(ma.InputError) as e:
+        IntervalOptions(**kwargs)
+    assert e.value.param == param
+
+
+def test_every_job_validates_the_same_arguments_the_same_way(data):
+    for call in (lambda: ma.audit(data, fmr=-1), lambda: ma.compare(data, data, fmr=-1),
+                 lambda: ma.test_gap(data, fmr=-1)):
+        with pytest.raises(ma.InputError) as e:
+            call()
+        assert e.value.param == "fmr"
+    for call in (lambda: ma.audit(data, level=1.5), lambda: ma.compare(data, data, level=1.5)):
+        with pytest.raises(ma.InputError) as e:
+            call()
+        assert e.value.param == "level"
+
+
+def test_audit_views_are_the_exact_numbers(data, result):
+    exact = evaluate(data, AuditConfig(fmr_targets=(1e-2, 1e-3), thresholds=(0.3,)))
+    view = result.at_fmr(1e-3)
+    assert list(view.index) == ["all", "A", "B", "C"]
+    for p in exact.operating_points:
+        if p["weighting"] == "pooled" and p["kind"] == "fmr_target" and p["target"] == 1e-3:
+            row = view.loc[p["group"]]
+            assert (row["threshold"], row["fnmr"], row["fnmr_errors"], row["fmr_comparisons"]) == (
+                p["threshold"], p["fnmr"], p["fnmr_errors"], p["fmr_comparisons"])
+    at_t = result.at_threshold(0.3)
+    assert at_t["fmr_method"].eq("wilson").all() and (at_t["fmr_low"] <= at_t["fmr"]).all()
+    assert view["fnmr_method"].eq("recentered").all()
+    assert result.group_max(fmr=1e-3) == view.loc[["A", "B", "C"], "fnmr"].max()
+    assert result.difference(fmr=1e-3) == pytest.approx(result.group_max(fmr=1e-3) - result.group_min(fmr=1e-3))
+    rec = next(r for r in exact.fairness if (r["rate"], r["measure"], r["target"], r["weighting"])
+               == ("FNMR", "max_min_ratio", 1e-3, "pooled"))
+    assert result.ratio(fmr=1e-3) == rec["value"] or np.isnan(rec["value"])
+    with pytest.raises(ma.InputError, match="not in this audit"):
+        result.at_fmr(1e-4)
+
+
+def test_group_test_records_carry_their_verdict(result):
+    assert len(result.tests) == 2 * 3
+    for r in result.test_records:
+        assert r["significant"] == (r["pvalue_adjusted"] <= r["alpha"])
+
+
+def test_save_writes_what_to_dict_holds(result, tmp_path):
+    paths = result.save(tmp_path, "test")
+    doc = json.loads(paths["results"].read_text())
+    assert doc["command"] == "test"
+    assert {k: v for k, v in doc.items() if k not in ("command", "matchaudit_version")} == jsonable(result.to_dict())
+    assert paths["det_pooled"].exists() and paths["det_balanced"].exists()
+
+
+def test_test_gap_two_groups_and_all_pairs(data):
+    two = ma.test_gap(data, "fnmr_at_fmr", ("A", "B"), fmr=1e-2, n_resamples=49)
+    assert 0 < two.pvalue <= 1 and two.null_distribution.shape == (49,)
+    every = ma.test_gap(data, "fnmr_at_fmr", fmr=1e-2, n_resamples=49)
+    assert len(every.rows) == 3
