@@ -8,14 +8,22 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
 import re
 import sys
 from pathlib import Path
 
 import matchaudit
 
-SKIP = ("matchaudit.cli",)
+RESULTS = (
+    "matchaudit.model.MatchData",
+    "matchaudit.estimators.compare.ModelComparison",
+    "matchaudit.estimators.permutation.PermutationTestResult",
+    "matchaudit.estimators.classifier.AllGroupsResult",
+    "matchaudit.estimators.planning.Protocol",
+    "matchaudit.labelfree.api.Estimate",
+    "matchaudit.simulate.SimulatedData",
+)
+"""The result classes the public jobs return (documented with their public members; not constructed by users)."""
 
 
 def _first_paragraph(doc: str | None) -> str:
@@ -32,24 +40,33 @@ def _signature(obj: object) -> str:
     return re.sub(r" at 0x[0-9a-f]+", "", text)
 
 
-def module_section(name: str) -> str:
-    mod = importlib.import_module(name)
-    lines = [f"## `{name}`", "", inspect.cleandoc(mod.__doc__ or "(no module docstring)"), ""]
-    for attr, obj in sorted(vars(mod).items()):
-        if attr.startswith("_") or getattr(obj, "__module__", None) != name:
+def _entry(name: str, obj: object) -> list[str]:
+    """One function, or one class with its public methods and properties."""
+    if not inspect.isclass(obj):
+        return [f"### `{name}{_signature(obj)}`", "", inspect.cleandoc(obj.__doc__ or ""), ""]
+    lines = [f"### class `{name}`", "", inspect.cleandoc(obj.__doc__ or ""), ""]
+    for attr, member in sorted(vars(obj).items()):
+        if attr.startswith("_"):
             continue
-        if inspect.isclass(obj) or inspect.isfunction(obj):
-            kind = "class" if inspect.isclass(obj) else "def"
-            lines.append(f"- **{kind} `{attr}{_signature(obj)}`** — {_first_paragraph(obj.__doc__)}")
-    return "\n".join(lines) + "\n"
+        if isinstance(member, property):
+            lines.append(f"- **`.{attr}`** — {_first_paragraph(member.__doc__)}")
+        elif inspect.isfunction(member):
+            lines.append(f"- **`.{attr}{_signature(member)}`** — {_first_paragraph(member.__doc__)}")
+    return lines + [""]
 
 
 def render() -> str:
-    names = sorted(m.name for m in pkgutil.walk_packages(matchaudit.__path__, "matchaudit.")
-                   if not m.name.startswith(SKIP))
-    head = ("# API reference\n\nGenerated from the docstrings by `tools/gen_api.py`; do not edit by hand. "
-            "Public functions and classes of each module, with their signatures and first docstring paragraph.\n\n")
-    return head + "\n".join(module_section(n) for n in ["matchaudit", *names])
+    head = ["# API reference", "",
+            "Generated from the docstrings by `tools/gen_api.py`; do not edit by hand. This is the public surface: "
+            "`import matchaudit as ma` and the names of `ma.__all__`, then the result classes they return. "
+            "Everything else is internal and may change between versions.", "",
+            "## `matchaudit`", "", inspect.cleandoc(matchaudit.__doc__ or ""), ""]
+    body = [line for name in sorted(matchaudit.__all__) for line in _entry(f"ma.{name}", getattr(matchaudit, name))]
+    results = ["## Result classes", ""]
+    for path in RESULTS:
+        module, _, cls = path.rpartition(".")
+        results += _entry(cls, getattr(importlib.import_module(module), cls))
+    return "\n".join(head + body + results).rstrip() + "\n"
 
 
 def main() -> int:

@@ -101,6 +101,7 @@ class Audit:
 
     @property
     def config(self) -> AuditConfig:
+        """What was computed (FMR targets, thresholds, rule, weightings, threshold impostors, costs, zero policy)."""
         return self.exact.config
 
     @property
