@@ -118,7 +118,7 @@ def test_schema_command_prints_the_schema():
     (["audit", "--comparisons", "/nonexistent/x.csv"], "x.csv"),
     (["audit", "--comparisons", "{demo}/data/samples.parquet"], "score"),
     (["audit", "--samples", "{demo}/data/samples.parquet", "--embeddings", "{demo}/data/embeddings.npy",
-      "--fmr", "2"], "[0, 1]"),
+      "--fmr", "2"], "--fmr 2.0: give a number in [0, 1)"),
     (["audit", "--samples", "{demo}/data/samples.parquet", "--embeddings", "{demo}/data/embeddings.npy",
       "--group-by", "ethnicity"], "ethnicity"),
     (["audit", "--samples", "{demo}/data/samples.parquet", "--embeddings", "{demo}/data/embeddings.npy",

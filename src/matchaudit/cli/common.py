@@ -21,6 +21,30 @@ EXIT_INPUT = 2
 """Exit status for bad input (a message, no traceback). 0 = success; 1 = an unexpected failure; 130 = Ctrl-C."""
 
 
+FLAGS = {
+    "fmr": "--fmr", "thresholds": "--threshold", "threshold": "--threshold", "rule": "--rule",
+    "weightings": "--weighting", "threshold_impostors": "--threshold-impostors", "dcf_p_target": "--dcf-p-target",
+    "dcf_c_miss": "--dcf-c-miss", "dcf_c_fa": "--dcf-c-fa", "zero_policy": "--zero-policy", "ci_method": "--ci-method",
+    "level": "--level", "n_resamples": "--n-resamples", "seed": "--seed", "band": "--band",
+    "test_resamples": "--test-resamples", "n_permutations": "--n-permutations", "metric": "--metric",
+    "alternative": "--alternative", "confidence_level": "--confidence-level", "n_bootstrap": "--n-bootstrap",
+    "unit": "--unit", "variance": "--variance", "studentize": "--studentize", "genuine": "--genuine",
+    "impostor": "--impostor", "group_by": "--group-by", "backend": "--backend", "workers": "--workers",
+    "scheduler": "--scheduler",
+}
+"""The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
+library's, in neutral words, prefixed with the flag the user typed."""
+
+
+def message(error: InputError) -> str:
+    """The error as the CLI prints it: ``--flag: <message>`` when the library named a parameter with a flag."""
+    text, param = str(error), error.param or ""
+    flag = FLAGS.get(param)
+    if flag is None:
+        return text
+    return flag + text[len(param):] if text.startswith(param + " ") else f"{flag}: {text}"
+
+
 def user_errors(fn: F) -> F:
     """Run a command; an :class:`InputError` becomes ``Error: <message>`` on stderr and exit status 2, and
     Ctrl-C a one-line notice and exit status 130 (the shell's convention), without a traceback (the engine
@@ -35,7 +59,7 @@ def user_errors(fn: F) -> F:
                 interrupt.check()  # a Ctrl-C deferred past the last pass still ends the run as interrupted
             return out
         except InputError as e:
-            err_console.print(f"[bold red]Error:[/] {e}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]Error:[/] {message(e)}", highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
         except KeyboardInterrupt:
             err_console.print("Interrupted.", highlight=False)
