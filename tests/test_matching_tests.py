@@ -196,7 +196,7 @@ def test_power_grows_with_identities():
 def test_matching_cli_writer(tmp_path):
     import json
 
-    from matchaudit.cli.matching_test import test_matching_cli as write_test
+    from matchaudit.cli.matching_writer import write_matching_test as write_test
 
     data = _tiny_listed()[0]
     doc, rows = write_test(data, "fnmr", tmp_path, threshold=0.45, n_resamples="exact")

@@ -19,7 +19,7 @@ from matchaudit import __version__
 from matchaudit.report.figures import plot_null
 from matchaudit.cli.app import app
 from matchaudit.cli.common import names, status, user_errors
-from matchaudit.cli.matching_test import test_matching_cli
+from matchaudit.cli.matching_writer import write_matching_test
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.data.tabular import load_classifier_table
 from matchaudit.errors import InputError
@@ -132,9 +132,9 @@ def test(
         if threshold is None and fmr is None and metric in ("fnmr", "fmr"):
             raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
         with status(quiet, "Identity-level permutation test..."):
-            doc, rows = test_matching_cli(
-                data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr_target=fmr,
-                fmr_reference=threshold_impostors, unit=unit, studentize=_STUDENTIZE[studentize.value],
+            doc, rows = write_matching_test(
+                data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr=fmr,
+                threshold_impostors=threshold_impostors, unit=unit, studentize=_STUDENTIZE[studentize.value],
                 variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr")
                 and studentize.value != "permutation-sd" else "bootstrap", n_bootstrap=n_bootstrap,
                 n_resamples=_resamples(n_resamples), alternative=alternative.value, seed=seed, level=level,
