@@ -72,10 +72,10 @@ def test_rhat_and_ess():
     assert ess(x) == pytest.approx(20000 * 0.2 / 1.8, rel=0.15)
 
 
-def test_lowest_at_most_is_the_shared_threshold_rule():
+def test_lowest_passing_is_the_shared_threshold_rule():
     """The position of the lowest candidate (ascending) with FMR <= alpha, ties and exact hits included;
     len(fmr) when none qualifies; the same rule the exact metrics use for their thresholds."""
-    from matchaudit.metrics.rates import lowest_at_most
+    from matchaudit.definitions import lowest_passing as lowest_at_most
 
     fmr = np.array([0.5, 0.2, 0.2, 0.05])
     got = lowest_at_most(fmr, np.array([1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.01]))

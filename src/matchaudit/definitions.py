@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 Rule = Literal[">=", ">"]
 """Decision rule: accept a comparison iff ``score >= t`` (NIST, ISO/IEC 19795-1, bob; the default) or
 ``score > t`` (the similarity-scoring paper)."""
@@ -20,3 +23,40 @@ ThresholdImpostors = Literal["all", "same-group"]
 Alternative = Literal["two-sided", "less", "greater"]
 """Sidedness, as in :mod:`scipy.stats`: for a test, the alternative hypothesis; for an interval, ``"less"``
 is an upper bound ``[low of the support, high]`` and ``"greater"`` a lower bound."""
+
+
+# ----------------------------------------------------------------------------- the threshold at an FMR target
+# The project's threshold at FMR target alpha: the lowest candidate score (the scores of the comparisons
+# considered, any class), or +inf when none qualifies, whose FMR over the threshold impostors is at most alpha.
+# FMR is one correctly rounded float64 division, accepted / total, compared with `<=` ("at most", as bob's
+# far_threshold). An undefined FMR (no threshold impostors: 0/0, NaN) never passes, so the threshold is +inf.
+# Numba and Torch kernels that cannot call these (engine.kernels._fmr_ok) are property-tested against them.
+
+
+def fmr_passes(fmr: ArrayLike, alpha: ArrayLike) -> np.ndarray:
+    """Whether an FMR value is at most the target ``alpha``; NaN (an undefined FMR) never passes."""
+    return np.asarray(fmr, dtype=np.float64) <= np.asarray(alpha, dtype=np.float64)
+
+
+def lowest_passing(fmr: ArrayLike, alpha: ArrayLike) -> np.ndarray:
+    """Position of the threshold at each target: ``fmr`` holds the FMR at the candidate thresholds in ascending
+    order (so non-increasing) along its last axis; the result, of shape ``fmr.shape[:-1] + alpha.shape``, is the
+    position of the lowest candidate that passes, or ``fmr.shape[-1]`` when none does (threshold +inf)."""
+    f = np.asarray(fmr, dtype=np.float64)
+    a = np.asarray(alpha, dtype=np.float64)
+    ok = fmr_passes(f.reshape(f.shape[:-1] + (1,) * a.ndim + f.shape[-1:]), a[..., None])
+    return np.count_nonzero(~ok, axis=-1)
+
+
+def max_accepted(total: int, alpha: float) -> int:
+    """The most impostor comparisons, of ``total``, that a threshold at FMR target ``alpha`` may accept: the
+    largest integer ``k`` with ``k / total <= alpha`` (the division above); -1 when there is none or ``total``
+    is 0 (nothing passes: the threshold is +inf)."""
+    if total <= 0:
+        return -1
+    k = min(max(int(np.floor(alpha * total)), 0), total)
+    while k < total and fmr_passes((k + 1) / total, alpha):
+        k += 1
+    while k >= 0 and not fmr_passes(k / total, alpha):
+        k -= 1
+    return k

@@ -275,7 +275,8 @@ def accumulate_draws(key, weights, table, r0):
 
 @nb.njit(inline="always", cache=True)
 def _fmr_ok(accepted, total, alpha):
-    """FMR = accepted / total <= alpha, evaluated as ``metrics.rates`` does (one correctly rounded division)."""
+    """FMR = accepted / total <= alpha, as :func:`matchaudit.definitions.fmr_passes` (one correctly rounded
+    division; no threshold impostors never pass); held to it by tests/test_definitions.py."""
     return total > 0 and accepted / total <= alpha
 
 

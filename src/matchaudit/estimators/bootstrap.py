@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from matchaudit.definitions import lowest_passing
 from matchaudit.engine import Counts, run
 from matchaudit.engine.grid import Grid
 from matchaudit.estimators.balanced import MAX_CLASSES, relabel, size_classes
@@ -195,8 +196,9 @@ def _curves(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple
 
 
 def fnmr_at_fmr_grid(fmr: np.ndarray, fnmr: np.ndarray, grid_fmr: np.ndarray) -> np.ndarray:
-    """FNMR at the lowest edge whose FMR <= x for each x of ``grid_fmr`` ((..., C) -> (..., X)); 1 if none."""
-    e = (fmr[..., None, :] > grid_fmr[:, None]).sum(axis=-1)  # FMR is non-increasing along the edges
+    """FNMR at the lowest edge whose FMR <= x for each x of ``grid_fmr`` ((..., C) -> (..., X)); 1 if none
+    (:func:`matchaudit.definitions.lowest_passing`: an undefined FMR never passes)."""
+    e = lowest_passing(fmr, grid_fmr)
     pad = np.concatenate([fnmr, np.ones(fnmr.shape[:-1] + (1,))], axis=-1)
     return np.take_along_axis(pad, e, axis=-1)
 
@@ -218,7 +220,7 @@ def targets_on_grid(counts: Counts, targets) -> tuple[np.ndarray, np.ndarray]:
     For counts without exact target thresholds (identity-balanced): resolution is the grid's."""
     fmr, fnmr = _curves(counts, counts.genuine, counts.impostor)
     t = np.asarray(targets, float)
-    e = (~(fmr[:, :1, None, :] <= t[:, None])).sum(axis=-1)  # (R, 1, T); FMR non-increasing, NaN never passes
+    e = lowest_passing(fmr[:, :1], t)  # (R, 1, T)
     e = np.broadcast_to(e, fmr.shape[:2] + (t.size,))
     pad_fn = np.concatenate([fnmr, fnmr[..., -1:] * 0 + 1], axis=-1)  # NaN (no comparisons) stays NaN
     pad_fm = np.concatenate([fmr, fmr[..., -1:] * 0], axis=-1)

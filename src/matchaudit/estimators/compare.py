@@ -15,7 +15,6 @@ is studentized by the paper's fast variant: ``T / se(T)`` with ``se`` from the p
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +25,7 @@ from matchaudit.engine.driver import FmrReference
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.permutation import PermutationTestResult, jsonable, permutation_test
-from matchaudit.definitions import Rule
+from matchaudit.definitions import Rule, max_accepted
 from matchaudit.model import DenseBlock, MatchData
 
 SCHEMES = ("double-or-nothing", "vertex")
@@ -148,14 +147,17 @@ def comparison_arrays(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def fnmr_at_fmr_scores(score: np.ndarray, genuine: np.ndarray, reference: np.ndarray, target: float) -> np.ndarray:
-    """FNMR at the project threshold for FMR ``target``, for rows of ``score`` (B, m); either rule.
+    """FNMR at the threshold for FMR ``target`` (:mod:`matchaudit.definitions`), for rows of ``score`` (B, m).
 
-    With ``q`` the (k+1)-th largest reference impostor score, ``k = floor(target N)``: the threshold is the
-    lowest score above ``q`` (rule ``>=``) or ``q`` itself (rule ``>``), and in both cases a genuine
-    comparison is rejected iff its score is ``<= q``."""
+    With ``k`` = :func:`~matchaudit.definitions.max_accepted` of the N reference impostors and ``q`` their
+    (k+1)-th largest score, the threshold is the lowest score above ``q`` (rule ``>=``) or ``q`` itself (rule
+    ``>``): under either rule a genuine comparison is rejected iff its score is ``<= q``. No reference
+    impostors: the threshold is +inf and every genuine comparison is rejected."""
     imp = score[:, reference]
     n = imp.shape[1]
-    k = int(math.floor(target * n * (1 + 1e-12)))
+    k = max_accepted(n, target)
+    if k < 0:
+        return np.ones(score.shape[0])
     if k >= n:
         return np.zeros(score.shape[0])
     q = -np.partition(-imp, k, axis=1)[:, k]

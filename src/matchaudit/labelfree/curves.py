@@ -3,7 +3,7 @@
 Decision rule: accept iff ``s >= t`` (default) or ``s > t``. Threshold at FMR target ``alpha``: the lowest
 candidate threshold (a score value, or +inf) whose FMR is at most ``alpha`` (the "at most" rule); for the
 parametric model ``t = ISF_0(alpha)`` exactly (ties have probability 0, so the rule does not matter there);
-for counted rates the rule is :func:`matchaudit.metrics.rates.lowest_at_most`, the one the exact metrics use.
+for counted rates the rule is :func:`matchaudit.definitions.lowest_passing`, the one the exact metrics use.
 
 * population: ``FMR(t) = S_0(t)``, ``FNMR(t) = F_1(t)`` of the fitted two-piece components, per draw;
 * finite-sample: per draw, unlabelled pairs get labels drawn from their posterior match probability and
@@ -17,9 +17,8 @@ import warnings
 
 import numpy as np
 
-from matchaudit.definitions import Rule
+from matchaudit.definitions import Rule, lowest_passing
 from matchaudit.labelfree.twopiece import TwoPiece
-from matchaudit.metrics.rates import lowest_at_most
 
 
 
@@ -84,7 +83,8 @@ def empirical_at_fmr(scores: np.ndarray, match: np.ndarray, alphas: np.ndarray, 
     n0, n1 = m0.sum(axis=1, keepdims=True), m1.sum(axis=1, keepdims=True)
     last = u.size - 1
     with np.errstate(invalid="ignore", divide="ignore"):  # ascending thresholds: the project rule of metrics.rates
-        k = np.stack([last - lowest_at_most(c0[i, ::-1] / n0[i, 0], alphas) for i in range(c0.shape[0])])
+        pos = lowest_passing(c0[:, ::-1] / n0, alphas)  # ascending candidates; u.size: none passes (+inf)
+        k = np.where(pos == u.size, 0, last - pos)
         rows = np.arange(c0.shape[0])[:, None]
         return u[k], c0[rows, k] / n0, (n1 - c1[rows, k]) / n1
 

@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 
 from matchaudit.metrics.tally import Tally, cell_of
-from matchaudit.definitions import Rule
+from matchaudit.definitions import Rule, fmr_passes, lowest_passing
 
 Weighting = Literal["pooled", "balanced"]
 
@@ -51,14 +51,6 @@ def _div(num, den):
     """num / den, NaN where the denominator is 0 (a view with no comparisons of that class)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.divide(num, den) if np.ndim(num) else (num / den if den else np.nan)
-
-
-def lowest_at_most(fmr: np.ndarray, alpha: float | np.ndarray) -> np.ndarray:
-    """The project's threshold at FMR target ``alpha``: the position of the lowest candidate threshold whose FMR
-    is at most ``alpha``, given ``fmr`` at the candidates in ascending order (so non-increasing); ``len(fmr)``
-    when none qualifies (the threshold is then +inf). Shared by :meth:`Rates.threshold_at_fmr` and the
-    label-free counted rates."""
-    return np.searchsorted(-np.asarray(fmr, dtype=float), -np.asarray(alpha, dtype=float), side="left")
 
 
 class Rates:
@@ -151,10 +143,11 @@ class Rates:
 
     def target_cell(self, alpha: float, rule: Rule = ">=") -> int:
         """The one cell whose impostors decide the threshold at FMR target ``alpha`` (for refinement)."""
-        return int(lowest_at_most(self._fmr_at_edges(rule), alpha))
+        return int(lowest_passing(self._fmr_at_edges(rule), alpha))
 
     def threshold_at_fmr(self, alpha: float, rule: Rule = ">=") -> float:
-        """``t_alpha``: the lowest observed score (or +inf) whose FMR is at most ``alpha`` ("at most" rule)."""
+        """``t_alpha``: the lowest observed score (or +inf) whose FMR is at most ``alpha``
+        (:mod:`matchaudit.definitions`)."""
         edges = self.tally.edges
         cell = self.target_cell(alpha, rule)
         fallback = float(edges[cell]) if cell < edges.size else np.inf
@@ -170,7 +163,7 @@ class Rates:
             first, last = 0, cand.size  # FMR is non-increasing: bisect for the first candidate that passes
             while first < last:
                 mid = (first + last) // 2
-                if self.fmr(float(cand[mid]), rule).value <= alpha:
+                if fmr_passes(self.fmr(float(cand[mid]), rule).value, alpha):
                     last = mid
                 else:
                     first = mid + 1
