@@ -13,7 +13,7 @@ import matchaudit as ma
 from matchaudit import api, auditing
 from matchaudit.estimators.audit_intervals import IntervalOptions
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
-from matchaudit.report.results import jsonable
+from matchaudit.encoding import jsonable
 
 SURFACE = {"Audit", "InputError", "audit", "compare", "estimate", "from_embeddings", "from_scores",
            "load_comparisons", "load_samples", "plan", "simulate", "test_gap"}

@@ -108,3 +108,62 @@ def test_report_includes_model_comparison_and_label_free_estimates(report, tmp_p
     assert "<h2>Model comparison" not in report.read_text() and "<h2>Label-free" not in report.read_text()
     bad = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--compare", str(tmp_path / "no.json")])
     assert bad.exit_code == 2 and "--compare" in bad.output
+
+
+def _demo_doc(report) -> dict:
+    """The demo's results.json (three groups, group tests at three FMR targets)."""
+    import json
+
+    return json.loads((report.parent / "results.json").read_text())
+
+
+def test_the_verdict_is_the_results_own_flag_at_p_equal_alpha(report, tmp_path):
+    """p = alpha exactly: the library calls it significant (p <= alpha); the report must say so too."""
+    import json
+
+    doc = _demo_doc(report)
+    for t in doc["tests"]:
+        t.update(pvalue_adjusted=0.05, pvalue_maxt=0.05, alpha=0.05, significant=True)
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    assert runner.invoke(app, ["report", str(tmp_path / "results.json")]).exit_code == 0
+    page = (tmp_path / "report.html").read_text()
+    reading = page[page.index("<h2>Reading"):page.index("<h2>Operating points")]
+    assert "is not distinguishable" not in reading and reading.count("is distinguishable from noise") == 3
+    tests = page[page.index("<h2>Group tests"):page.index("<h2>DET curves")]
+    assert "not distinguishable" not in tests
+
+
+def test_the_reading_quotes_the_audits_ratio_with_its_zero_policy(report, tmp_path):
+    """Under zero_policy upper-bound the audit's max/min ratio is finite; the report quotes it instead of
+    dividing the raw rates (which gives 'infinitely many times' for the demo's zero-FNMR group)."""
+    import json
+
+    doc = _demo_doc(report)
+    w = doc["config"]["weightings"][0]
+    for f in doc["fairness"]:
+        if f["measure"] == "max_min_ratio" and f["rate"] == "FNMR" and f["weighting"] == w:
+            f.update(value=123.0, adjusted_groups=["A"], zero_policy="upper-bound", reason=None)
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    assert runner.invoke(app, ["report", str(tmp_path / "results.json")]).exit_code == 0
+    reading = (tmp_path / "report.html").read_text()
+    reading = reading[reading.index("<h2>Reading"):reading.index("<h2>Operating points")]
+    fnmr = [li for li in reading.split("<li>")[1:] if "highest FNMR" in li]
+    assert fnmr and all("123 times (zero rates of A replaced by upper bounds)" in li for li in fnmr)
+
+
+def test_the_report_never_writes_into_the_results_folder(report, tmp_path):
+    import json
+    import stat
+
+    src = tmp_path / "in"
+    shutil.copytree(report.parent, src, ignore=shutil.ignore_patterns("report.html", "cross_group_fmr.*", "data"))
+    before = sorted(p.name for p in src.iterdir())
+    src.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:  # read-only (root ignores the mode, so the listing is compared too)
+        res = runner.invoke(app, ["report", str(src / "results.json"), "--out", str(tmp_path / "page.html")])
+        assert res.exit_code == 0, res.output
+    finally:
+        src.chmod(stat.S_IRWXU)
+    assert sorted(p.name for p in src.iterdir()) == before
+    assert (tmp_path / "page.html").read_text().count("data:image/png;base64,") == 3
+    assert json.loads((src / "results.json").read_text())["tests"]

@@ -15,13 +15,12 @@ from rich.console import Console
 from matchaudit.cli.app import app
 from matchaudit.cli.common import status, user_errors
 from matchaudit.data.tables import read_table
-from matchaudit.data.validate import Where, as_scores, as_str, parse_labels
+from matchaudit.data.validate import Where, as_scores, as_str, missing, parse_labels
 from matchaudit.errors import InputError
 from matchaudit.labelfree import NotConverged, estimate as run_estimate
 from matchaudit.labelfree.figures import plot_det, plot_ppc
 
 console = Console()
-_MISSING = {"", "na", "nan", "none", "null", "?"}
 
 
 class SamplerOpt(str, Enum):
@@ -60,11 +59,10 @@ def _groups(df: pd.DataFrame, col: str, where: Where) -> tuple[np.ndarray, np.nd
 
 def _labels(values: pd.Series, where: Where) -> np.ndarray:
     """1.0 / 0.0 per row, NaN where the label is missing (an unlabelled pair)."""
-    text = values.astype(str).str.strip().str.lower()
-    missing = (values.isna() | text.isin(_MISSING)).to_numpy()
+    unlabelled = missing(values)
     out = np.full(len(values), np.nan)
-    if (~missing).any():
-        out[~missing] = parse_labels(values[~missing].to_numpy(), where).astype(float)
+    if (~unlabelled).any():
+        out[~unlabelled] = parse_labels(values[~unlabelled].to_numpy(), where).astype(float)
     return out
 
 

@@ -15,7 +15,7 @@ from matchaudit.data import load_samples
 from matchaudit.data.tables import column, read_table
 from matchaudit.errors import InputError
 from matchaudit.estimators import planning as pl
-from matchaudit.estimators.permutation import jsonable
+from matchaudit.encoding import jsonable
 
 console = Console()
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.data.tables import column, read_table
-from matchaudit.data.validate import Where
+from matchaudit.data.validate import Where, missing
 from matchaudit.errors import InputError, listing
 
 _TRUE = {"1", "1.0", "true", "t", "yes", "y"}
@@ -49,14 +49,9 @@ class ClassifierData:
         return self.y_score
 
 
-def _missing(ser: pd.Series) -> np.ndarray:
-    text = ser.astype(str).str.strip()
-    return (ser.isna() | (text == "") | text.str.lower().isin({"nan", "na", "null", "none"})).to_numpy()
-
-
 def _binary(values: object, where: Where, role: str) -> np.ndarray:
     ser = pd.Series(np.asarray(values, dtype=object).reshape(-1))
-    miss = _missing(ser)
+    miss = missing(ser)
     if miss.any():
         raise InputError(f"{where.what}: {role} is missing in {where.rows(np.flatnonzero(miss))}. matchaudit never "
                          "drops rows silently: remove or fill these rows, then run again.")
@@ -82,7 +77,7 @@ def _scores(values: object, where: Where) -> np.ndarray:
 
 def _groups(values: object, where: Where) -> tuple[np.ndarray, tuple[str, ...]]:
     ser = pd.Series(np.asarray(values, dtype=object).reshape(-1))
-    miss = _missing(ser)
+    miss = missing(ser)
     if miss.any():
         raise InputError(f"{where.what}: the group is missing in {where.rows(np.flatnonzero(miss))}. Give every row a "
                          "group (or a group such as 'unknown' on purpose).")

@@ -41,11 +41,21 @@ def as_array(values: object) -> np.ndarray:
     return np.array(values, dtype=object, copy=True).reshape(-1)
 
 
-def _text(arr: np.ndarray) -> tuple[pd.Series, np.ndarray]:
-    """Stripped text of each entry, and which entries are missing (None/NaN or blank)."""
-    ser = pd.Series(arr, dtype=object)
+MISSING_WORDS = frozenset({"", "na", "n/a", "nan", "none", "null", "?"})
+"""Entries read as missing, case-insensitive and stripped (the words pandas' readers turn into NaN, and '?')."""
+
+
+def _text(arr: object) -> tuple[pd.Series, np.ndarray]:
+    """Stripped text of each entry, and which entries are missing (None/NaN, blank or a missing-value word)."""
+    ser = pd.Series(as_array(arr), dtype=object)
     text = ser.astype(str).str.strip()
-    return text, (ser.isna() | (text == "")).to_numpy()
+    return text, (ser.isna() | text.str.lower().isin(MISSING_WORDS)).to_numpy()
+
+
+def missing(values: object) -> np.ndarray:
+    """Which entries are missing: None/NaN, blank, or one of :data:`MISSING_WORDS` (the one rule every reader
+    of ids, attributes, labels and scores uses)."""
+    return _text(values)[1]
 
 
 def as_str(values: object, where: Where, what: str) -> np.ndarray:

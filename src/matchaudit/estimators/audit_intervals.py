@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from matchaudit import checks
+from matchaudit.definitions import Alternative
 from matchaudit import resampling as rs
 from matchaudit.engine import Backend, IdentityCounts, build_grid, identity_counts, run
 from matchaudit.estimators import balanced
@@ -66,7 +67,7 @@ class IntervalOptions:
         object.__setattr__(self, "det_points", checks.integer(self.det_points, "det_points", low=2))
 
     @property
-    def alternative(self) -> iv.Alternative:
+    def alternative(self) -> Alternative:
         return "less" if self.one_sided else "two-sided"
 
 
@@ -101,7 +102,7 @@ def genuine_totals(ic: IdentityCounts, ti: int, group: int | None) -> tuple[np.n
 
 
 def closed_form(method: str, ic: IdentityCounts, ti: int, group: int | None, level: float,
-                alternative: iv.Alternative, reference: str = "all") -> tuple[iv.IntervalResult, iv.IntervalResult]:
+                alternative: Alternative, reference: str = "all") -> tuple[iv.IntervalResult, iv.IntervalResult]:
     """(FMR, FNMR) intervals at threshold index ``ti`` for one group (its genuine comparisons and its
     same-group impostors) or all (``group=None``: every genuine comparison; impostors of the ``reference``
     set, ``"all"`` or ``"same-group"``)."""

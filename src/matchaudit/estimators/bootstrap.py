@@ -37,12 +37,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from matchaudit.definitions import lowest_passing
+from matchaudit.definitions import Alternative, lowest_passing
 from matchaudit.engine import Counts, run
 from matchaudit.engine.grid import Grid
 from matchaudit.estimators.balanced import MAX_CLASSES, relabel, size_classes
 from matchaudit.estimators.intervals import (
-    Alternative,
     ConfidenceInterval,
     IntervalResult,
 )

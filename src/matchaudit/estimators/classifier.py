@@ -22,9 +22,11 @@ from typing import Iterator, Literal, Sequence
 import numpy as np
 
 from matchaudit.data.tabular import ClassifierData, check_support
+from matchaudit.definitions import Alternative
 from matchaudit.errors import InputError
+from matchaudit.encoding import jsonable
 from matchaudit.estimators.permutation import (
-    METHOD, Alternative, PermutationTestResult, Studentize, comparison_table, jsonable, mode_of, permutation_test,
+    METHOD, PermutationTestResult, Studentize, comparison_table, mode_of, permutation_test,
 )
 
 Scheme = Literal["auto", "within-outcome", "plain"]

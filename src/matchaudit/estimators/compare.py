@@ -24,7 +24,8 @@ from matchaudit.engine import build_grid, run
 from matchaudit.engine.driver import FmrReference
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
-from matchaudit.estimators.permutation import PermutationTestResult, jsonable, permutation_test
+from matchaudit.encoding import jsonable
+from matchaudit.estimators.permutation import PermutationTestResult, permutation_test
 from matchaudit.definitions import Rule, max_accepted
 from matchaudit.model import DenseBlock, MatchData
 

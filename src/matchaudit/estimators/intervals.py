@@ -36,12 +36,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.stats import beta, norm
 
-Alternative = Literal["two-sided", "less"]
+from matchaudit.definitions import Alternative
+from matchaudit.errors import InputError
+
 CLOSED_FORM = ("wilson", "wilson-naive", "wald", "clopper-pearson", "jackknife")
 
 
@@ -92,6 +94,9 @@ class IntervalResult:
 
 
 def _z(level: float, alternative: Alternative) -> float:
+    if alternative == "greater":
+        raise InputError("alternative 'greater' (a lower bound) is not offered for error rates: use 'two-sided' or "
+                         "'less' (an upper bound).", param="alternative")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
     return float(norm.ppf(level if alternative == "less" else 0.5 + level / 2))

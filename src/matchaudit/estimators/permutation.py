@@ -27,7 +27,10 @@ from typing import Literal, Sequence
 import numpy as np
 from scipy.special import ndtri
 
-Alternative = Literal["two-sided", "greater", "less"]
+from matchaudit.definitions import Alternative
+from matchaudit.encoding import jsonable
+from matchaudit.estimators.intervals import wilson_bounds
+
 Studentize = bool | Literal["permutation-sd"]
 
 MODES = {
@@ -139,25 +142,13 @@ def pvalue(k: np.ndarray | int, n: int, exact: bool) -> np.ndarray:
     return k / n if exact else (1.0 + k) / (1.0 + n)
 
 
-def wilson_interval(k: float, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion ``k / n``."""
-    if n <= 0:
-        return (np.nan, np.nan)
-    z = float(ndtri(0.5 + confidence_level / 2))
-    phat = k / n
-    denom = 1 + z * z / n
-    centre = (phat + z * z / (2 * n)) / denom
-    half = z * np.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def monte_carlo_error(k: int, n: int, exact: bool, confidence_level: float = 0.95) -> tuple[float, tuple[float, float]]:
     """Monte-Carlo standard error of a permutation p-value and a Wilson interval for the exceedance probability."""
     if exact:
         p = k / n
         return 0.0, (p, p)
     p = (1.0 + k) / (1.0 + n)
-    return float(np.sqrt(p * (1 - p) / n)), wilson_interval(k, n, confidence_level)
+    return float(np.sqrt(p * (1 - p) / n)), wilson_bounds(k / n, n, confidence_level) if n > 0 else (np.nan, np.nan)
 
 
 def holm(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -245,23 +236,6 @@ class PermutationTestResult:
         d["null_distribution"] = self.null_distribution.tolist() if include_null else None
         d["effect_ci"], d["pvalue_ci"] = list(self.effect_ci), list(self.pvalue_ci)
         return jsonable(d)
-
-
-def jsonable(obj: object) -> object:
-    """Plain JSON types (non-finite floats become null)."""
-    if isinstance(obj, dict):
-        return {k: jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        return None if not np.isfinite(obj) else float(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 def _degenerate_p(t: float) -> float:

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from matchaudit.encoding import jsonable
 from matchaudit.errors import InputError, listing
 from matchaudit.labelfree import curves, diagnostics, ppc, samplers
 from matchaudit.definitions import Rule
@@ -137,21 +138,6 @@ class Estimate:
         lines += [f"  - {x}" for x in self.limits]
         lines += [f"Warning: {w}" for w in self.warnings]
         return "\n".join(lines)
-
-
-def jsonable(v):
-    """Nested dicts/lists/arrays as plain JSON values (non-finite floats become null)."""
-    if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return jsonable(v.tolist())
-    if isinstance(v, (np.floating, float)):
-        return float(v) if np.isfinite(v) else None
-    if isinstance(v, (np.integer, np.bool_)):
-        return v.item()
-    return v
 
 
 def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -24,7 +24,8 @@ import numpy as np
 
 from matchaudit.errors import InputError
 from matchaudit.labelfree import diagnostics, samplers
-from matchaudit.labelfree.api import validate, counted, jsonable
+from matchaudit.encoding import jsonable
+from matchaudit.labelfree.api import counted, validate
 from matchaudit.definitions import Rule
 
 HYPER_SD = {"mu_a": 0.4, "mu_b": 0.4, "mu_c": 2.0, "sd_a": 0.15, "sd_b": 0.15, "sd_c": 0.75}

@@ -11,6 +11,7 @@ import base64
 import html
 import json
 import math
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -170,9 +171,11 @@ def _cross(res: dict, folder: Path) -> str:
     if not targets:
         return ""
     target = targets[len(targets) // 2]
-    path = plot_cross_group([r for r in recs if r["target"] == target], target, folder / "cross_group_fmr.png")
+    with tempfile.TemporaryDirectory() as tmp:  # drawn for the page only: the results folder is never written
+        path = plot_cross_group([r for r in recs if r["target"] == target], target, Path(tmp) / "cross_group_fmr.png")
+        figure = _figure(path, "cross-group FMR")
     return ("<h2>Cross-group FMR</h2><p>FMR between every pair of groups at the global threshold for FMR target "
-            f"{target:g} (log10 scale; diagonal: same-group impostors).</p>" + _figure(path, "cross-group FMR"))
+            f"{target:g} (log10 scale; diagonal: same-group impostors).</p>" + figure)
 
 
 def _fairness(res: dict, folder: Path) -> str:
@@ -209,25 +212,24 @@ def _reading(res: dict, folder: Path) -> str:
         return ""
     tests = {(t.get("metric"), t.get("target"), t.get("group_a"), t.get("group_b")): t for t in res.get("tests", [])
              if t.get("weighting", w) == w}
+    ratios = {(f["rate"], f["target"]): f for f in res["fairness"] if f["measure"] == "max_min_ratio"
+              and f["weighting"] == w and f["kind"] == "fmr_target"}
     lines = []
     for target in sorted({p["target"] for p in pts}, reverse=True):
         at = [p for p in pts if p["target"] == target]
         for rate in ("fnmr", "fmr"):
             hi = max(at, key=lambda p: _num(p[rate]))
             lo = min(at, key=lambda p: _num(p[rate]))
-            ratio = _num(hi[rate]) / _num(lo[rate]) if _num(lo[rate]) > 0 else math.inf
             k, n = f"{rate}_errors", f"{rate}_comparisons"
             text = (f"At FMR target {target:g}, group <b>{_esc(hi['group'])}</b> has the highest {rate.upper()}, "
-                    f"{rate_with_counts(hi[rate], hi[k], hi[n])}, "
-                    f"{'infinitely many' if math.isinf(ratio) else f'{ratio:.3g}'} times group {_esc(lo['group'])}'s "
-                    f"{rate_with_counts(lo[rate], lo[k], lo[n])}.")
+                    f"{rate_with_counts(hi[rate], hi[k], hi[n])}, {_times(ratios.get((rate.upper(), target)))} "
+                    f"group {_esc(lo['group'])}'s {rate_with_counts(lo[rate], lo[k], lo[n])}.")
             t = tests.get((rate, target, hi["group"], lo["group"])) or tests.get((rate, target, lo["group"], hi["group"]))
             if t is not None:
-                p_adj = _num(t.get("pvalue_adjusted", t.get("pvalue")))
-                alpha = t.get("alpha", 0.05)
-                verdict = "is" if p_adj < alpha else "is not"
+                alpha = _num(t["alpha"])
+                verdict = "is" if t["significant"] else "is not"
                 text += (f" The gap {verdict} distinguishable from noise at {100 * (1 - alpha):.0f}% "
-                         f"(adjusted p = {p_adj:.3g}).")
+                         f"(adjusted p = {_p(t['pvalue_adjusted'])}).")
             else:
                 how = "<code>matchaudit audit --tests</code>" if rate == "fnmr" else "<code>matchaudit test</code>"
                 text += f" No test was run on this gap: run {how} to tell it from noise."
@@ -235,6 +237,18 @@ def _reading(res: dict, folder: Path) -> str:
                 text += " (This target is below the data's resolution.)"
             lines.append(f"<li>{text}</li>")
     return "<h2>Reading</h2><div class='reading'><ul>" + "".join(lines) + "</ul></div>"
+
+
+def _times(record: dict | None) -> str:
+    """The max/min ratio as the audit computed it (its zero policy applied), in words."""
+    if record is None:
+        return "compared with"
+    ratio = _num(record["value"])
+    if math.isnan(ratio):
+        return "against"
+    words = "infinitely many times" if math.isinf(ratio) else f"{ratio:.3g} times"
+    adjusted = record.get("adjusted_groups") or []
+    return words + (f" (zero rates of {', '.join(map(_esc, adjusted))} replaced by upper bounds)" if adjusted else "")
 
 
 def _p(v: Any) -> str:
@@ -249,9 +263,8 @@ def _tests(res: dict, folder: Path) -> str:
         return ""
     rows = []
     for t in recs:
-        p_adj, alpha = _num(t.get("pvalue_adjusted", t.get("pvalue"))), _num(t.get("alpha", 0.05))
-        verdict = ("n/a" if math.isnan(p_adj) else
-                   "<b>distinguishable from noise</b>" if p_adj < alpha else "not distinguishable from noise")
+        verdict = ("n/a" if math.isnan(_num(t["pvalue_adjusted"])) else
+                   "<b>distinguishable from noise</b>" if t["significant"] else "not distinguishable from noise")
         label = f"FMR {_num(t['target']):g}" if t.get("kind") == "fmr_target" else f"t = {_num(t['target']):g}"
         effect = _num(t["effect"])
         rows.append([_esc(label), f"{_esc(t['group_a'])} − {_esc(t['group_b'])}",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit import __version__
+from matchaudit.encoding import jsonable
 
 MAX_CURVE_POINTS = 4000
 
@@ -20,22 +20,6 @@ MAX_CURVE_POINTS = 4000
 def schema() -> dict[str, Any]:
     """The JSON Schema every ``results.json`` satisfies."""
     return json.loads(resources.files("matchaudit").joinpath("schema/results.schema.json").read_text())
-
-
-def jsonable(x: Any) -> Any:
-    """Plain JSON values: non-finite floats become the strings 'inf', '-inf', 'nan'; NumPy scalars unwrap."""
-    if isinstance(x, dict):
-        return {k: jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple, np.ndarray)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        v = float(x)
-        return v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
 
 
 def thin_curve(fmr: np.ndarray, fnmr: np.ndarray, max_points: int = MAX_CURVE_POINTS) -> np.ndarray:
