@@ -182,7 +182,7 @@ def test_cuda_listed_identical_to_cpu():
 def test_cuda_request_without_cuda_is_a_clear_error():
     if torch.cuda.is_available():
         pytest.skip("CUDA present")
-    with pytest.raises(InputError, match="no CUDA device: use --backend cpu"):
+    with pytest.raises(InputError, match="no CUDA device: use the cpu backend"):
         TorchBackend("cuda")
 
 

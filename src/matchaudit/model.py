@@ -155,7 +155,7 @@ class MatchData:
 
             raise InputError(
                 f"{feature} needs the whole comparison table in memory, but this table ({len(self.source):,} "
-                "rows) is read out of core. Load it in memory (--in-memory; enough RAM), or use a feature that "
+                "rows) is read out of core. Load it in memory (enough RAM), or use a feature that "
                 "streams (the audit's exact metrics and its identity-level bootstrap intervals do)."
             )
         assert self.pairs is not None

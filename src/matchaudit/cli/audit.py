@@ -148,6 +148,7 @@ def audit(
 
         matchaudit audit --format voxceleb --trials veri_test2.txt --scores scores.txt --metadata vox1_meta.csv --group-by Gender
     """
+    backends.check_name(backend)  # before the data load: a typo fails at once
     groups = names(group_by)
     if out_of_core and (samples is not None or fmt != "tidy"):
         raise InputError("--out-of-core reads a Parquet comparison table (--comparisons, --format tidy); drop it.")
@@ -174,7 +175,6 @@ def audit(
     if tests and data.out_of_core:
         data.table("--tests (the group permutation tests)")
     fixed = floats(threshold, "--threshold") + (dev_thresholds(thresholds_from) if thresholds_from else ())
-    backends.check_name(backend)
     engine = None if no_intervals else backends.make_backend(backend, scheduler=scheduler, workers=workers)
     try:
         run_audit(data, out, _command(), quiet or as_json, fmr=floats(fmr, "--fmr"), thresholds=fixed,

@@ -30,7 +30,10 @@ FLAGS = {
     "alternative": "--alternative", "confidence_level": "--confidence-level", "n_bootstrap": "--n-bootstrap",
     "unit": "--unit", "variance": "--variance", "studentize": "--studentize", "genuine": "--genuine",
     "impostor": "--impostor", "group_by": "--group-by", "backend": "--backend", "workers": "--workers",
-    "scheduler": "--scheduler",
+    "scheduler": "--scheduler", "sampler": "--sampler", "id_col": "--id-col", "identity_col": "--identity-col",
+    "score_col": "--score-col", "label_col": "--label-col", "metadata_key": "--metadata-key",
+    "embedding_cols": "--embedding-col", "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score",
+    "group": "--group",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

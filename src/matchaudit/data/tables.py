@@ -100,7 +100,7 @@ def open_parquet(path: str | Path, role: str) -> tuple[pq.ParquetFile, Where]:
 def column(df: pd.DataFrame, name: str, where: Where, role: str, arg: str | None = None) -> pd.Series:
     """The named column, or an InputError listing the columns present and close matches."""
     if name not in df.columns:
-        raise InputError(missing_column(where, name, list(df.columns), role, arg))
+        raise InputError(missing_column(where, name, list(df.columns), role, arg), param=arg)
     return df[name]
 
 

@@ -111,12 +111,12 @@ def load_classifier_table(path: str | Path, *, y_true: str = "y_true", group: st
     """Read a CSV/TSV/Parquet classifier table and validate the named columns."""
     df, where = read_table(path, "classifier table")
     role = "classifier table column"
-    cols = {"y_true": column(df, y_true, where, f"{role}: true label", "--y-true"),
-            "group": column(df, group, where, f"{role}: group", "--group")}
+    cols = {"y_true": column(df, y_true, where, f"{role}: true label", "y_true"),
+            "group": column(df, group, where, f"{role}: group", "group")}
     if y_pred is not None:
-        cols["y_pred"] = column(df, y_pred, where, f"{role}: prediction", "--y-pred")
+        cols["y_pred"] = column(df, y_pred, where, f"{role}: prediction", "y_pred")
     if y_score is not None:
-        cols["y_score"] = column(df, y_score, where, f"{role}: score", "--y-score")
+        cols["y_score"] = column(df, y_score, where, f"{role}: score", "y_score")
     return classifier_data(cols["y_true"], cols["group"], y_pred=cols.get("y_pred"), y_score=cols.get("y_score"),
                            threshold=threshold, where=where)
 

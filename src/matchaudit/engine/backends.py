@@ -36,7 +36,7 @@ def make_backend(name: str, **opts: Any) -> Backend:
 def check_name(name: str) -> None:
     """A clear error for an unknown backend name (checked even when no counting pass will run)."""
     if name not in _FACTORIES:
-        raise InputError(f"--backend {name!r}: choose from {', '.join(_FACTORIES)}.")
+        raise InputError(f"backend {name!r}: choose from {', '.join(_FACTORIES)}.", param="backend")
 
 
 def _cpu(**opts: Any) -> Backend:
@@ -49,9 +49,10 @@ def _dask(scheduler: str | None = None, workers: int | None = None, n_parts: int
     from matchaudit.engine.dask_backend import DaskBackend
 
     if scheduler is not None and workers is not None:
-        raise InputError("--workers starts a local cluster; with --scheduler the cluster's own workers are used.")
+        raise InputError("workers sets the size of a local cluster; with a scheduler the cluster's own workers are used.",
+                         param="workers")
     if workers is not None and workers < 1:
-        raise InputError(f"--workers {workers}: give at least 1.")
+        raise InputError(f"workers {workers}: give at least 1.", param="workers")
     return DaskBackend(scheduler=scheduler, n_workers=workers or 2, n_parts=n_parts)
 
 

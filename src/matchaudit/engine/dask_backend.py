@@ -77,7 +77,7 @@ class DaskBackend(Backend):
                 try:
                     client = distributed.Client(scheduler, timeout=timeout)
                 except OSError as e:
-                    raise InputError(f"--scheduler {scheduler}: cannot connect ({e}).") from None
+                    raise InputError(f"scheduler {scheduler}: cannot connect ({e}).", param="scheduler") from None
             else:
                 self.threads = threads or max(1, (os.cpu_count() or 1) // n_workers)
                 # SIGINT ignored while the cluster starts: its worker processes inherit SIG_IGN. A terminal's

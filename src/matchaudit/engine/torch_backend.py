@@ -86,7 +86,7 @@ class TorchBackend(Backend):
             raise InputError(f"method {method!r}: expected 'scatter' or 'onehot'")
         dev = torch.device(device)
         if dev.type == "cuda" and not torch.cuda.is_available():
-            raise InputError("the gpu backend was asked for CUDA but torch sees no CUDA device: use --backend cpu "
+            raise InputError("the gpu backend was asked for CUDA but torch sees no CUDA device: use the cpu backend "
                              "(the same numbers), or run on a machine with a CUDA GPU and a CUDA build of PyTorch.")
         gpu = dev.type != "cpu"  # defaults: ~2 GB of tile work and 1 GiB of products on a GPU, 1/16 on a CPU
         self.tile = tile or (1 << 24 if gpu else 1 << 20)

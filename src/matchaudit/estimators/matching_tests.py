@@ -204,9 +204,9 @@ def _check_args(metric: str, threshold, fmr_target, studentize, variance, unit) 
     if metric not in METRICS:
         raise InputError(f"unknown matching metric {metric!r}: use one of {', '.join(METRICS)}.")
     if metric in ("fnmr", "fmr") and threshold is None:
-        raise InputError(f"metric {metric!r} needs a threshold (threshold=..., CLI --threshold).")
+        raise InputError(f"metric {metric!r} needs a threshold.", param="threshold")
     if metric == "fnmr_at_fmr" and fmr_target is None:
-        raise InputError("metric 'fnmr_at_fmr' needs fmr_target (CLI --fmr).")
+        raise InputError("metric 'fnmr_at_fmr' needs an FMR target.", param="fmr")
     mode = mode_of(studentize)
     if variance not in ("clustered", "bootstrap"):
         raise ValueError(f"variance={variance!r}: use 'clustered' or 'bootstrap'.")

@@ -337,7 +337,7 @@ def estimate(
     flags = _extrapolated(fits, targets)
     extrapolated = [f"{nm} at FMR {a:g}" for gi, nm in enumerate(names) for ai, a in enumerate(targets) if flags[gi, ai]]
     limits = [
-        f"parametric family: {fam.description}; bands are conditional on it (try another --family to see the sensitivity)"
+        f"parametric family: {fam.description}; bands are conditional on it (try another family to see the sensitivity)"
         + (f"; shape prior {shape_prior!r}: {_shape_prior_text(shape_prior, fam.name)}" if fam.has_shape else ""),
         "pairs that share identities or images are not independent; the model treats them as independent, "
         "so the bands are optimistic (too narrow)",

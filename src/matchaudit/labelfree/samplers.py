@@ -44,7 +44,7 @@ def resolve(name: SamplerName) -> str:
     if name == "auto":
         return "numpyro" if numpyro_available() else "numpy"
     if name == "numpyro" and not numpyro_available():
-        raise InputError("sampler 'numpyro' needs the optional extra: pip install 'matchaudit[mcmc]' (or use --sampler numpy)")
+        raise InputError("sampler 'numpyro' needs the optional extra: pip install 'matchaudit[mcmc]' (or use the numpy sampler)", param="sampler")
     if name not in ("numpy", "numpyro"):
         raise InputError(f"unknown sampler {name!r}; choose auto, numpyro or numpy")
     return name
