@@ -1,4 +1,4 @@
-"""Closed-form intervals against brute-force recomputation from the formulas (methods.md section 4)."""
+"""Closed-form intervals against brute-force recomputation from the formulas (docs/methods.md section 4)."""
 
 from __future__ import annotations
 

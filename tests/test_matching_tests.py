@@ -36,7 +36,7 @@ def _tiny_listed(seed: int = 3):
 
 
 def _clustered(err: np.ndarray, ka: np.ndarray, kb: np.ndarray) -> tuple[float, float]:
-    """Rate and clustered variance by definition (methods.md 4): loops over identities / identity pairs."""
+    """Rate and clustered variance by definition (docs/methods.md section 4): loops over identities / identity pairs."""
     p = err.mean()
     if (ka == kb).all():
         D = {k: err[ka == k].sum() - p * (ka == k).sum() for k in np.unique(ka)}

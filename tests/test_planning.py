@@ -25,7 +25,7 @@ def pilot():
 
 
 def test_components_reproduce_the_clustered_variance_of_the_pilot(pilot):
-    """On the pilot's own design the model variance equals the clustered plug-in variance (methods.md 4) up to
+    """On the pilot's own design the model variance equals the clustered plug-in variance (docs/methods.md section 4) up to
     the pair terms of the FMR formula."""
     _, data = pilot
     fn, fm = components(data, 0.45)

@@ -118,7 +118,7 @@ class Scheme:
 
 @dataclass(frozen=True)
 class WithinIdentity(Scheme):
-    """Recentered bootstrap (methods.md section 3): samples re-drawn with replacement inside each identity."""
+    """Recentered bootstrap (docs/methods.md section 3): samples re-drawn with replacement inside each identity."""
 
     level: ClassVar[Level] = "sample"
     form: ClassVar[Form] = "product"

@@ -54,7 +54,7 @@ class AltOpt(str, Enum):
 
 _STUDENTIZE = {"studentized": True, "permutation-sd": "permutation-sd", "none": False}
 MATCHING_ALIASES = {"far": "fmr", "frr": "fnmr", "frr_at_far": "fnmr_at_fmr"}
-"""FAR/FRR names (conventions.md) accepted for the ISO/IEC 19795-1 FMR/FNMR on matching data."""
+"""FAR/FRR names (docs/methods.md section 1) accepted for the ISO/IEC 19795-1 FMR/FNMR on matching data."""
 
 
 def _resamples(text: str) -> int | str:

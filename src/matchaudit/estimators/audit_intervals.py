@@ -12,7 +12,7 @@ fairness measure falls back to the default (recorded as ``method``); a bootstrap
 threshold is used as is.
 
 Weightings (``weighting`` in every record): ``pooled``, and ``balanced`` (identity-balanced) when the audit
-computes it. Balanced intervals are bootstraps only: the closed forms of methods.md section 4 are defined
+computes it. Balanced intervals are bootstraps only: the closed forms of docs/methods.md section 4 are defined
 for pooled rates, so at fixed thresholds they fall back to the bootstrap (``recentered`` unless one is
 asked for), ``two-level`` to ``vertex``; both recorded in ``method`` and ``note``. Balanced replicates'
 thresholds at FMR targets are grid edges (resolution recorded), the plug-in's exact.
@@ -193,7 +193,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         bv = v.balanced if v is not None and bal_method in RECENTRED else None
         notes = {}
         if fixed_method in iv.CLOSED_FORM:
-            notes["threshold"] = (f"{fixed_method} is defined for pooled rates only (methods.md section 4): "
+            notes["threshold"] = (f"{fixed_method} is defined for pooled rates only: "
                                   f"{bal_method} bootstrap")
         if bal_method != boot_method:
             notes["all"] = f"{boot_method} has no identity-balanced version: {bal_method} bootstrap"

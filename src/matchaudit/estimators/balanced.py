@@ -1,4 +1,4 @@
-"""Identity-balanced replicate counts from the engine (methods.md sections 2-3).
+"""Identity-balanced replicate counts from the engine (docs/methods.md sections 2-3).
 
 Balanced rates average unit rates: FNMR over identities with genuine comparisons (``FNMR_k``), FMR over
 identity pairs (``FMR_kl``). On all-pairs data a unit's denominator depends only on identity sizes

@@ -1,4 +1,4 @@
-"""Bootstrap intervals and bands from the engine's replicate counts (methods.md sections 3-4).
+"""Bootstrap intervals and bands from the engine's replicate counts (docs/methods.md sections 3-4).
 
 Everything here is a pure function of :class:`matchaudit.engine.Counts` (replicate 0 = the plug-in) and, for
 the recentered bootstrap, of the V-statistic counts (:func:`v_statistic`). The engine's counts give
@@ -82,7 +82,7 @@ class VStatistic:
 
 
 def v_statistic(data: MatchData, counts: Counts, thresholds=(), balanced_targets=None) -> VStatistic:
-    """The V-statistic genuine counts: ``sum_k (n_k-1)/n_k [E_k(t) + S_k(t)/2]`` per group (methods.md 3).
+    """The V-statistic genuine counts: ``sum_k (n_k-1)/n_k [E_k(t) + S_k(t)/2]`` per group (docs/methods.md section 3).
 
     Exact: one plug-in engine pass over the data with identities relabelled into (group, identity size)
     classes gives the per-class genuine histogram; self-pairs add ``(n_k-1)/2`` at the self-score. A listed

@@ -1,4 +1,4 @@
-"""Closed-form intervals for FMR and FNMR at a fixed threshold (methods.md section 4).
+"""Closed-form intervals for FMR and FNMR at a fixed threshold (docs/methods.md section 4).
 
 Every function here is pure arithmetic on counts; nothing resamples. Inputs are plain arrays:
 

@@ -9,7 +9,7 @@ comparisons treats clustered comparisons as independent; it is kept as a labelle
 Metrics (per group ``a``: its identities' genuine comparisons, its same-group impostor comparisons):
 
 ``fnmr``, ``fmr``  at a fixed ``threshold``. Studentized with the identity-clustered plug-in variance
-                   (methods.md section 4), recomputed exactly for every relabelling from the per-identity and
+                   (docs/methods.md section 4), recomputed exactly for every relabelling from the per-identity and
                    per-identity-pair counts of :func:`matchaudit.engine.identity_counts`.
 ``fnmr_at_fmr``    FNMR at the threshold where the reference impostors' FMR reaches ``fmr_target``; the
                    threshold is re-derived in every relabelling from that relabelling's impostors
@@ -133,7 +133,7 @@ class ClusterTerms:
         return p, np.maximum(v, 0.0)
 
     def fmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Same-group FMR of the masked identities and its clustered variance (methods.md 4), per mask row."""
+        """Same-group FMR of the masked identities and its clustered variance (docs/methods.md section 4), per mask row."""
         mt = mask.T
         e_row = np.asarray(self.E @ mt).T * mask  # (B, K): accepted impostors with same-group partners
         q_e2 = 0.5 * np.einsum("bk,bk->b", np.asarray(self.E.multiply(self.E) @ mt).T, mask)

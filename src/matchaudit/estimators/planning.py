@@ -1,7 +1,7 @@
 """Planning an evaluation: variance components from a pilot, detectable differences, sample sizes, and a
 comparison protocol that spreads a budget of comparisons over identities.
 
-Model (pooled rates at a fixed threshold; methods.md section 4). A genuine comparison belongs to one
+Model (pooled rates at a fixed threshold; docs/methods.md section 4). A genuine comparison belongs to one
 identity, an impostor comparison to two. Comparisons that share an identity are correlated with covariance
 ``s_b`` (genuine: same identity) or ``s_a`` (impostor: one shared identity); otherwise independent. Then for a
 protocol with ``g_k`` genuine comparisons of identity ``k`` (``G = sum g_k``) and ``c_k`` impostor comparisons

@@ -1,4 +1,4 @@
-"""Fairness summary measures of per-group error rates (methods.md section 2; conventions.md).
+"""Fairness summary measures of per-group error rates (docs/methods.md section 2).
 
 All functions are vectorised over leading axes: ``rates`` has shape ``(..., m)`` for m groups, so the same
 code serves a point estimate, bootstrap replicates and posterior draws.
