@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import matchaudit as ma
-from matchaudit.definitions import fmr_passes, lowest_passing, max_accepted
+from matchaudit.definitions import accepting_thresholds, accepts, fmr_passes, lowest_passing, max_accepted
+from matchaudit.engine.identity import _level
 from matchaudit.engine.kernels import _fmr_ok
 from matchaudit.estimators.bootstrap import fnmr_at_fmr_grid
 from matchaudit.estimators.compare import fnmr_at_fmr_scores
@@ -99,3 +100,15 @@ def test_every_implementation_gives_the_defined_threshold(rule, seed):
 def test_label_free_counted_rates_without_non_matches_give_plus_infinity():
     thr, fmr, fnmr = empirical_at_fmr(np.array([0.2, 0.5, 0.9]), np.ones(3), np.array([0.1]))
     assert thr[0, 0] == np.inf and fnmr[0, 0] == 1.0
+
+
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_the_accept_rule_and_the_identity_counts_level_agree(rule):
+    """Ties between scores and thresholds, both rules, infinities: the count of accepting thresholds from the
+    definition, from the rule itself, and from the Numba copy the identity counts use."""
+    rng = np.random.default_rng(0)
+    ts = np.unique(np.r_[np.round(rng.normal(size=20), 1), -np.inf, np.inf])
+    scores = np.r_[np.round(rng.normal(size=500), 1), ts[1:-1]]
+    brute = accepts(scores[:, None], ts[None, :], rule).sum(axis=1)
+    np.testing.assert_array_equal(accepting_thresholds(scores, ts, rule), brute)
+    np.testing.assert_array_equal([_level(s, ts, rule == ">=") for s in scores], brute)

@@ -60,3 +60,14 @@ def max_accepted(total: int, alpha: float) -> int:
     while k >= 0 and not fmr_passes(k / total, alpha):
         k -= 1
     return k
+
+
+def accepts(score: ArrayLike, threshold: ArrayLike, rule: Rule) -> np.ndarray:
+    """Whether a comparison with ``score`` is accepted at ``threshold`` under ``rule``."""
+    s, t = np.asarray(score), np.asarray(threshold)
+    return s >= t if rule == ">=" else s > t
+
+
+def accepting_thresholds(score: ArrayLike, thresholds: ArrayLike, rule: Rule) -> np.ndarray:
+    """How many of the ascending ``thresholds`` accept each score (the level of a score among thresholds)."""
+    return np.searchsorted(np.asarray(thresholds), np.asarray(score), side="right" if rule == ">=" else "left")

@@ -21,8 +21,7 @@ import numpy as np
 from matchaudit.engine import kernels as K
 from matchaudit.engine.driver import TailHits, _categories
 from matchaudit.errors import InputError
-from matchaudit.metrics.tally import impostor_pair_counts
-from matchaudit.definitions import Rule
+from matchaudit.definitions import Rule, accepting_thresholds
 from matchaudit.model import DenseBlock, MatchData
 
 
@@ -78,7 +77,8 @@ class IdentityCounts:
 
 @nb.njit(inline="always", cache=True)
 def _level(s, ts, ge):
-    """Number of (ascending) thresholds that accept score ``s``."""
+    """Number of (ascending) thresholds that accept score ``s``: Numba's copy of
+    :func:`matchaudit.definitions.accepting_thresholds`, held to it by tests/test_definitions.py."""
     j = 0
     if ge:
         while j < ts.shape[0] and ts[j] <= s:
@@ -178,6 +178,34 @@ def _levels_from_tail(hits: TailHits, ts: np.ndarray, ge: bool, sizes: np.ndarra
     return (hist, *_impostor_levels(hits.impostor_score, hits.impostor_a, hits.impostor_b, ts, ge))
 
 
+def impostor_pair_counts(data: MatchData, block_rows: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """Listed data with identities: the identity pairs with impostor comparisons, as sorted keys
+    ``min(k, l) * K + max(k, l)``, and their numbers of comparisons ``m_kl`` (one streamed pass; memory:
+    the distinct pairs)."""
+    K = data.n_identities
+    keys, counts = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+
+    def merge() -> None:
+        u, inv = np.unique(np.concatenate(keys), return_inverse=True)
+        c = np.zeros(u.size, np.int64)
+        np.add.at(c, inv, np.concatenate(counts))
+        keys[:], counts[:] = [u], [c]
+
+    pending = 0
+    for b in data.blocks(block_rows):
+        imp = ~b.genuine
+        u, c = np.unique(np.minimum(b.identity_a[imp], b.identity_b[imp]) * K
+                         + np.maximum(b.identity_a[imp], b.identity_b[imp]), return_counts=True)
+        keys.append(u)
+        counts.append(c.astype(np.int64))
+        pending += u.size
+        if pending > max(keys[0].size, 1 << 20):  # amortised: each key is merged O(log) times
+            merge()
+            pending = 0
+    merge()
+    return keys[0], counts[0]
+
+
 def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048,
                     hits: TailHits | None = None) -> IdentityCounts:
     """Exact identity-level genuine/impostor counts at ``thresholds`` (see :class:`IdentityCounts`).
@@ -215,7 +243,7 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         hist = np.zeros((K, T + 1), np.int64)
         hits = []
         for p in data.blocks(block_rows):
-            lv = np.searchsorted(ts, p.score, side="right" if ge else "left")
+            lv = accepting_thresholds(p.score, ts, rule)
             gen = p.genuine
             np.add.at(hist, (p.identity_a[gen], lv[gen]), 1)
             imp = ~gen & (lv > 0)

@@ -11,6 +11,16 @@ selective pass (:func:`refine`) collects them.
 Categories: genuine comparisons are tallied per group ``g``; impostor comparisons per unordered group
 pair, index ``a * G + b`` with ``a <= b`` (``a == b``: same-group impostors).
 
+Why a second counting path beside the resampling engine (``matchaudit.engine``): this one serves the
+plug-in audit only (weight 1 per comparison, plus float identity-balanced weights ``1/C(n_k,2)`` and
+``1/(n_k n_l)``), and its edges are every distinct genuine score, so every ROC vertex, the exact AUC and the
+exact ROCCH-EER come out whatever the data size. The engine counts integer replicate weights on a fixed grid
+of a few thousand cells (exact only at its edges and at FMR-target thresholds) for B replicates at once; it
+cannot hold one cell per genuine score times B, and the tally cannot carry replicate weights. Use this
+module for exact point estimates, the engine for anything resampled. They share the definitions
+(:mod:`matchaudit.definitions`) and the identity-pair counts (:func:`matchaudit.engine.identity.impostor_pair_counts`);
+the plug-in thresholds of both are tested equal (tests/test_engine.py).
+
 Memory: genuine scores (24 bytes each) plus ``4 x 8 x (J + 1)`` bytes per impostor category, J = number
 of distinct genuine scores; blocks of the score matrix are streamed (see ``MatchData.blocks``).
 """
@@ -22,6 +32,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.model import DenseBlock, MatchData, PairBlock
 from matchaudit.scores import pair_scores
 
@@ -219,34 +230,6 @@ def _genuine(data: MatchData) -> GenuineScores:
     else:
         weight = np.full(score.shape, np.nan)
     return GenuineScores(score.astype(np.float64), group.astype(np.int64), ident.astype(np.int64), weight)
-
-
-def impostor_pair_counts(data: MatchData, block_rows: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    """Listed data with identities: the identity pairs with impostor comparisons, as sorted keys
-    ``min(k, l) * K + max(k, l)``, and their numbers of comparisons ``m_kl`` (one streamed pass; memory:
-    the distinct pairs)."""
-    K = data.n_identities
-    keys, counts = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-
-    def merge() -> None:
-        u, inv = np.unique(np.concatenate(keys), return_inverse=True)
-        c = np.zeros(u.size, np.int64)
-        np.add.at(c, inv, np.concatenate(counts))
-        keys[:], counts[:] = [u], [c]
-
-    pending = 0
-    for b in data.blocks(block_rows):
-        imp = ~b.genuine
-        u, c = np.unique(np.minimum(b.identity_a[imp], b.identity_b[imp]) * K
-                         + np.maximum(b.identity_a[imp], b.identity_b[imp]), return_counts=True)
-        keys.append(u)
-        counts.append(c.astype(np.int64))
-        pending += u.size
-        if pending > max(keys[0].size, 1 << 20):  # amortised: each key is merged O(log) times
-            merge()
-            pending = 0
-    merge()
-    return keys[0], counts[0]
 
 
 def _impostor_units(data: MatchData, pairs: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
