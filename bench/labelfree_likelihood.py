@@ -21,7 +21,7 @@ import numpy as np
 from scipy import optimize
 
 from matchaudit.labelfree import estimate, family
-from matchaudit.labelfree.init import initialise
+from matchaudit.labelfree.starting_values import initialise
 from matchaudit.labelfree.api import DEFAULT_SHAPE_PRIOR
 from matchaudit.labelfree.model import SHAPE_PRIORS, GroupModel, Priors, constrain
 

@@ -21,7 +21,7 @@ import numpy as np
 from labelfree_recovery import TARGETS, simulate, truth
 
 from matchaudit.labelfree import curves, diagnostics, family, samplers
-from matchaudit.labelfree.init import initialise
+from matchaudit.labelfree.starting_values import initialise
 from matchaudit.labelfree.model import GroupModel, Priors, component, constrain
 
 

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from matchaudit.data.tabular import classifier_data
+from matchaudit.data.classifier_table import classifier_data
 from matchaudit.estimators.classifier import group_statistics
 from matchaudit.estimators.permutation import permutation_test, wilson_interval
 

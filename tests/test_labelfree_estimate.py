@@ -171,7 +171,7 @@ def test_shape_priors_are_the_documented_densities(fam):
     t's independence Jeffreys prior / LogNormal(0, 0.5)."""
     from scipy import stats
 
-    from matchaudit.labelfree.init import initialise
+    from matchaudit.labelfree.starting_values import initialise
     from matchaudit.labelfree.model import GroupModel, Priors
 
     rng = np.random.default_rng(0)
@@ -235,7 +235,7 @@ def test_jax_log_density_equals_numpy(prior):
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
 
-    from matchaudit.labelfree.init import initialise
+    from matchaudit.labelfree.starting_values import initialise
     from matchaudit.labelfree.model import GroupModel, Priors
 
     jax.config.update("jax_enable_x64", True)

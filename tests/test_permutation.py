@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from matchaudit.data.tabular import classifier_data, load_classifier_table
+from matchaudit.data.classifier_table import classifier_data, load_classifier_table
 from matchaudit.errors import InputError
 from matchaudit.estimators.classifier import _AUC, all_groups_test, correlation_test, group_statistics, group_test
 from matchaudit.estimators.intervals import wilson_bounds

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from matchaudit.data.tabular import classifier_data
+from matchaudit.data.classifier_table import classifier_data
 from matchaudit.estimators.classifier import all_groups_test, correlation_statistics, group_statistics
 from matchaudit.estimators.permutation import permutation_test
 

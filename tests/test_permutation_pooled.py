@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from matchaudit.data.tabular import classifier_data
+from matchaudit.data.classifier_table import classifier_data
 from matchaudit.estimators.classifier import group_statistics
 
 

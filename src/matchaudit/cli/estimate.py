@@ -14,7 +14,7 @@ from rich.console import Console
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import status, user_errors
-from matchaudit.data.tables import read_table
+from matchaudit.data.readers import read_table
 from matchaudit.data.validate import Where, as_scores, as_str, missing, parse_labels
 from matchaudit.errors import InputError
 from matchaudit.labelfree import NotConverged, estimate as run_estimate

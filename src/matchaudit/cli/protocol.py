@@ -12,7 +12,7 @@ from rich.console import Console
 from matchaudit.cli.app import app
 from matchaudit.cli.common import user_errors
 from matchaudit.data import load_samples
-from matchaudit.data.tables import column, read_table
+from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError
 from matchaudit.estimators import planning as pl
 from matchaudit.encoding import jsonable

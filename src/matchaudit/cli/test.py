@@ -21,7 +21,7 @@ from matchaudit.cli.app import app
 from matchaudit.cli.common import names, status, user_errors
 from matchaudit.cli.matching_writer import write_matching_test
 from matchaudit.data import load_comparisons, load_samples
-from matchaudit.data.tabular import load_classifier_table
+from matchaudit.data.classifier_table import load_classifier_table
 from matchaudit.errors import InputError
 from matchaudit.estimators.classifier import METRICS, all_groups_test, group_test
 

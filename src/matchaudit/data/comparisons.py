@@ -10,7 +10,7 @@ import pandas as pd
 
 from matchaudit.data import validate as v
 from matchaudit.data.samples import check_pair_coverage, normalise_group_by
-from matchaudit.data.tables import column, read_table
+from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError, listing
 from matchaudit.model import MatchData, PairBlock, Samples
 

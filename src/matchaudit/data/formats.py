@@ -20,7 +20,7 @@ import pandas as pd
 from matchaudit.data import validate as v
 from matchaudit.data.comparisons import build_comparisons
 from matchaudit.data.samples import build_samples, normalise_group_by
-from matchaudit.data.tables import _head, check_embedding_array, column, list_column, read_table
+from matchaudit.data.readers import _head, check_embedding_array, column, list_column, read_table
 from matchaudit.errors import InputError, listing
 from matchaudit.model import MatchData, Metric
 

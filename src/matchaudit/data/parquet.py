@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from matchaudit.data import validate as v
 from matchaudit.data.samples import normalise_group_by
-from matchaudit.data.tables import open_parquet
+from matchaudit.data.readers import open_parquet
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData, PairBlock, Samples
 
@@ -198,7 +198,7 @@ def _resolve(f: pq.ParquetFile, where: v.Where, score_col: str, sample_cols, ide
              group_by: tuple[str, ...]):
     """Column names as :func:`load_comparisons` resolves them (same messages), mapped to the file's names."""
     from matchaudit.data.comparisons import _pair_columns, missing_attribute
-    from matchaudit.data.tables import column
+    from matchaudit.data.readers import column
 
     original = {str(c).strip(): c for c in f.schema_arrow.names}
     df = pd.DataFrame(columns=list(original))

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.data import validate as v
-from matchaudit.data.tables import check_embedding_array, column, list_column, read_npy, read_table
+from matchaudit.data.readers import check_embedding_array, column, list_column, read_npy, read_table
 from matchaudit.errors import InputError, listing
 from matchaudit.model import MatchData, Metric, PairBlock, Samples
 from matchaudit.scores import pair_scores

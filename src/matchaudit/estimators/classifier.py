@@ -21,7 +21,7 @@ from typing import Iterator, Literal, Sequence
 
 import numpy as np
 
-from matchaudit.data.tabular import ClassifierData, check_support
+from matchaudit.data.classifier_table import ClassifierData, check_support
 from matchaudit.definitions import Alternative
 from matchaudit.errors import InputError
 from matchaudit.encoding import jsonable

@@ -20,7 +20,7 @@ from matchaudit.errors import InputError, listing
 from matchaudit.labelfree import curves, diagnostics, ppc, samplers
 from matchaudit.definitions import Rule
 from matchaudit.labelfree.curves import band
-from matchaudit.labelfree.init import Init, initialise
+from matchaudit.labelfree.starting_values import Init, initialise
 from matchaudit.labelfree.model import SHAPE_PRIORS, GroupModel, LabelSampling, Priors, ShapePrior, component, constrain
 from matchaudit.labelfree.twopiece import family as get_family
 

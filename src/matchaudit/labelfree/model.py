@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
-from matchaudit.labelfree.init import Init
+from matchaudit.labelfree.starting_values import Init
 from matchaudit.labelfree.twopiece import TwoPiece
 
 PARAM_NAMES = ("mu0", "log_gap", "log_s0L", "log_s0R", "log_s1L", "log_s1R", "logit_pi", "log_delta0", "log_delta1")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from matchaudit.labelfree.curves import band
-from matchaudit.labelfree.init import kde_grid
+from matchaudit.labelfree.starting_values import kde_grid
 from matchaudit.labelfree.model import component
 from matchaudit.labelfree.twopiece import TwoPiece
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from matchaudit.data.tables import column, read_table
+from matchaudit.data.readers import column, read_table
 from matchaudit.data.validate import Where, missing
 from matchaudit.errors import InputError, listing
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from matchaudit.labelfree.init import critical_modes, gmm2, initialise, kde_grid, match_mode, match_normal_fit, storey
+from matchaudit.labelfree.starting_values import critical_modes, gmm2, initialise, kde_grid, match_mode, match_normal_fit, storey
 from matchaudit.labelfree.model import Priors
 from matchaudit.labelfree.twopiece import family
 
