@@ -115,3 +115,14 @@ def test_test_gap_two_groups_and_all_pairs(data):
     assert 0 < two.pvalue <= 1 and two.null_distribution.shape == (49,)
     every = ma.test_gap(data, "fnmr_at_fmr", fmr=1e-2, n_resamples=49)
     assert len(every.rows) == 3
+
+
+def test_one_json_encoding_of_non_finite_numbers():
+    """Every file we write encodes infinity and NaN the same way (strings; JSON has none), as results.json's
+    schema documents; test.json and estimate.json used to write null."""
+    from matchaudit.estimators.permutation import permutation_test
+
+    doc = {"a": np.inf, "b": -np.inf, "c": np.nan, 1: np.int64(2), "d": (np.float32(0.5), np.bool_(True))}
+    assert jsonable(doc) == {"a": "inf", "b": "-inf", "c": "nan", "1": 2, "d": [0.5, True]}
+    degenerate = permutation_test(0.5, 0.0, np.array([0.5, -0.5, 0.5]), np.zeros(3)).to_dict()
+    assert degenerate["pvalue"] == "nan" and json.loads(json.dumps(degenerate, allow_nan=False)) == degenerate

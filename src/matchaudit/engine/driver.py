@@ -24,12 +24,12 @@ sub-tile's need if that falls short).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numba as nb
 import numpy as np
 
 from matchaudit import interrupt
+from matchaudit.definitions import ThresholdImpostors
 from matchaudit.engine import kernels as K
 from matchaudit.engine.grid import Grid, _sample_scores, build_grid
 from matchaudit.model import DenseBlock, MatchData, PairBlock
@@ -40,7 +40,6 @@ ENTRIES = 1 << 22  # entries per sub-tile (more entries per key: fewer table flu
 EXACT = 1 << 24  # float32 represents every integer up to this
 SUB_COLS = 2048  # sub-tile width: the weight rows of a sub-tile stay in L2
 CALL_WORK = 1 << 31  # entry-lanes per accumulate call (about a second at most): Ctrl-C is seen between calls
-FmrReference = Literal["all", "same-group"]
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,7 @@ class Counts:
     genuine: np.ndarray  # (R, G, C+1) int64
     impostor: np.ndarray  # (R, n_cat, C+1) int64
     fmr_targets: np.ndarray  # (T,)
-    fmr_reference: FmrReference
+    fmr_reference: ThresholdImpostors
     target_threshold: np.ndarray  # (R, T) float64
     target_genuine_accepted: np.ndarray  # (R, T, G) int64
     target_impostor_accepted: np.ndarray  # (R, T, n_cat) int64
@@ -426,7 +425,7 @@ def run(
     grid: Grid | None = None,
     fmr_targets: np.ndarray | list[float] = (),
     thresholds: np.ndarray | list[float] = (),
-    fmr_reference: FmrReference = "all",
+    fmr_reference: ThresholdImpostors = "all",
     lanes: int = 128,
     block_rows: int = 2048,
     collapse: bool | None = None,
@@ -674,14 +673,14 @@ def _count_pass(data: MatchData, ent: _Entries, W: np.ndarray, n_lanes: int, blo
     return table, found
 
 
-def _ref_mask(n_kc: int, G: int, ref: FmrReference) -> np.ndarray:
+def _ref_mask(n_kc: int, G: int, ref: ThresholdImpostors) -> np.ndarray:
     """Classes/categories whose impostors define the FMR that sets thresholds."""
     m = np.zeros(n_kc, np.bool_)
     m[G:2 * G if ref == "same-group" else n_kc] = True
     return m
 
 
-def _crossings(table: np.ndarray, G: int, targets: np.ndarray, ref: FmrReference) -> tuple[np.ndarray, np.ndarray]:
+def _crossings(table: np.ndarray, G: int, targets: np.ndarray, ref: ThresholdImpostors) -> tuple[np.ndarray, np.ndarray]:
     R = table.shape[0]
     cstar = np.empty((R, targets.size), np.int64)
     nxt = np.empty((R, targets.size), np.int64)
@@ -689,7 +688,7 @@ def _crossings(table: np.ndarray, G: int, targets: np.ndarray, ref: FmrReference
     return cstar, nxt
 
 
-def _needed_cells(table: np.ndarray, G: int, targets: np.ndarray, ref: FmrReference) -> np.ndarray:
+def _needed_cells(table: np.ndarray, G: int, targets: np.ndarray, ref: ThresholdImpostors) -> np.ndarray:
     cstar, nxt = _crossings(table, G, targets, ref)
     want = np.zeros(table.shape[2], np.bool_)
     want[cstar[cstar >= 0]] = True

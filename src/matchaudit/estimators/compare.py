@@ -21,12 +21,11 @@ import numpy as np
 
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, run
-from matchaudit.engine.driver import FmrReference
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.encoding import jsonable
 from matchaudit.estimators.permutation import PermutationTestResult, permutation_test
-from matchaudit.definitions import Rule, max_accepted
+from matchaudit.definitions import Rule, ThresholdImpostors, max_accepted
 from matchaudit.model import DenseBlock, MatchData
 
 SCHEMES = ("double-or-nothing", "vertex")
@@ -81,7 +80,7 @@ def _per_replicate(counts) -> tuple[np.ndarray, np.ndarray]:
 
 def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "double-or-nothing",
                      n_resamples: int = 1000, seed: int = 0, level: float = 0.95,
-                     fmr_reference: FmrReference = "all", rule: Rule = ">=") -> tuple[list[dict], dict]:
+                     fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=") -> tuple[list[dict], dict]:
     """Percentile intervals of model A - model B from paired identity-bootstrap replicates.
 
     Records: FNMR@FMR per target for ``all`` and each group, and (two or more groups) each fairness measure
@@ -166,7 +165,7 @@ def fnmr_at_fmr_scores(score: np.ndarray, genuine: np.ndarray, reference: np.nda
 
 
 def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_resamples: int = 999, seed: int = 0,
-              fmr_reference: FmrReference = "all", confidence_level: float = 0.95) -> PermutationTestResult:
+              fmr_reference: ThresholdImpostors = "all", confidence_level: float = 0.95) -> PermutationTestResult:
     """Paired test of FNMR@FMR(A) = FNMR@FMR(B): model labels swapped per identity (see module doc)."""
     sa, gen, owner, same = comparison_arrays(a)
     sb = comparison_arrays(b)[0]
@@ -191,7 +190,7 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
 
 def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: str = "double-or-nothing",
                    n_resamples: int = 1000, n_permutations: int = 999, seed: int = 0, level: float = 0.95,
-                   fmr_reference: FmrReference = "all", rule: Rule = ">=", test: bool = True) -> ModelComparison:
+                   fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", test: bool = True) -> ModelComparison:
     """Paired intervals for model A - model B and, per FMR target, the paired swap test of the overall FNMR@FMR."""
     records, reps = paired_bootstrap(a, b, fmr_targets, method=method, n_resamples=n_resamples, seed=seed,
                                      level=level, fmr_reference=fmr_reference, rule=rule)

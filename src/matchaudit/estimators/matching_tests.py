@@ -36,14 +36,13 @@ import scipy.sparse as sp
 
 from matchaudit import resampling as rs
 from matchaudit.engine import Counts, Grid, build_grid, identity_counts, run
-from matchaudit.engine.driver import FmrReference
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.classifier import AllGroupsResult, _arrangements, _n_arrangements
 from matchaudit.estimators.permutation import (
     METHOD, Alternative, PermutationTestResult, Studentize, comparison_table, mode_of, permutation_test,
 )
-from matchaudit.definitions import Rule
+from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.model import MatchData
 
 MatchingMetric = Literal["fnmr", "fmr", "fnmr_at_fmr", "auc", "eer"]
@@ -226,7 +225,7 @@ def _check_args(metric: str, threshold, fmr_target, studentize, variance, unit) 
 def matching_statistics(
     data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
     all_pairs: bool = False, threshold: float | None = None, fmr_target: float | None = None,
-    fmr_reference: FmrReference = "all", rule: Rule = ">=", unit: Unit = "identity",
+    fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", unit: Unit = "identity",
     studentize: Studentize = True, variance: Variance = "clustered", n_bootstrap: int = 200,
     n_resamples: int | str | None = 999, seed: int = 0, grid: Grid | None = None, max_exact: int = 100_000,
 ) -> MatchingStatistics:
