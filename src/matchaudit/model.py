@@ -21,8 +21,9 @@ from typing import Iterator, Literal, Protocol, Union
 import numpy as np
 
 from matchaudit import interrupt
+from matchaudit.blocks import DenseBlock, Metric
+from matchaudit.scores import iter_similarity_blocks, tiles
 
-Metric = Literal["cosine", "euclidean"]
 
 
 @dataclass(frozen=True)
@@ -43,19 +44,6 @@ class PairBlock:
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
-
-
-@dataclass(frozen=True)
-class DenseBlock:
-    """A tile of the all-pairs similarity matrix: rows ``row0..row0+r-1`` against columns ``col0..col0+c-1``.
-
-    Only entries with global row index < global column index are comparisons (each unordered pair once);
-    the diagonal holds self-scores, which the recentered bootstrap needs and plain metrics ignore.
-    """
-
-    row0: int
-    col0: int
-    scores: np.ndarray  # float32 or float64 (r, c)
 
 
 Block = Union[PairBlock, DenseBlock]
@@ -167,8 +155,6 @@ class MatchData:
             return self.source.n_blocks(part)
         if self.protocol == "listed":
             return len(self._chunks(block_rows, part))
-        from matchaudit.scores import tiles
-
         assert self.samples is not None
         return sum(1 for _ in tiles(self.samples.ids.shape[0], block_rows, part))
 
@@ -203,7 +189,5 @@ class MatchData:
             for rows in self._chunks(block_rows, part):
                 yield PairBlock(*(getattr(self.pairs, f)[rows] for f in PairBlock.__dataclass_fields__))
             return
-        from matchaudit.scores import iter_similarity_blocks
-
         assert self.samples is not None and self.samples.embeddings is not None
         yield from iter_similarity_blocks(self.samples.embeddings, self.metric, block_rows, part, reuse)

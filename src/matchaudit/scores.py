@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from matchaudit.model import DenseBlock, Metric
+from matchaudit.blocks import DenseBlock, Metric
 
 TILE_COLS = 16384
 _MANTISSA = 52  # exact integers in float64 up to 2^53; keep a bit of headroom

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.data import validate as v
+from matchaudit.data.comparison_checks import check_labels_agree, check_split, missing_attribute, pair_columns, sample_identity
+from matchaudit.data.parquet import load_parquet_pairs, too_big_for_memory
 from matchaudit.data.samples import check_pair_coverage, normalise_group_by
 from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError, listing
@@ -95,12 +97,12 @@ def build_comparisons(
         ia, ib = codes[:m], codes[m:]
         genuine = ia == ib
         if lab is not None:
-            _check_labels_agree(lab, genuine, where)
+            check_labels_agree(lab, genuine, where)
         occurrences = {a: np.concatenate([va[a], vb[a]]) for a in group_by}
         identity_group, group_names = v.identity_groups(codes, identity_names, occurrences, group_by)
         ga, gb = identity_group[ia], identity_group[ib]
         if has_samples:
-            samples = Samples(ids=sample_names, identity=_sample_identity(sa, sb, codes, sample_names,
+            samples = Samples(ids=sample_names, identity=sample_identity(sa, sb, codes, sample_names,
                                                                           identity_names, where))
     else:
         assert lab is not None
@@ -129,65 +131,6 @@ def build_comparisons(
         group_by=group_by, protocol="listed", score_kind="negated distance" if distance else "similarity",
         samples=samples, pairs=block, warnings=v.emit(notes),
     )
-
-
-def check_split(genuine: np.ndarray, na: np.ndarray, nb: np.ndarray, where: v.Where) -> None:
-    """Label-only tables: both sides of a genuine comparison have the same attribute values (group)."""
-    split = np.flatnonzero(genuine & (na != nb))
-    if split.size:
-        raise InputError(
-            f"{where.what}: genuine comparisons (by label) whose two sides have different attribute values at "
-            f"{where.rows(split)}. Both sides of a genuine comparison are one identity, so its attributes "
-            "must agree: fix the attributes or the labels."
-        )
-
-
-def missing_attribute(where: v.Where, attr: str, present: list) -> str:
-    """Message for a group_by attribute found neither in the table nor in the metadata."""
-    return (v.missing_column(where, f"{attr}_a", present, f"group_by attribute '{attr}'")
-            + f" Give '{attr}_a' and '{attr}_b' columns, or a metadata table (metadata_path) with a '{attr}' column.")
-
-
-def _check_labels_agree(lab: np.ndarray, genuine: np.ndarray, where: v.Where) -> None:
-    bad = np.flatnonzero(lab != genuine)
-    if bad.size:
-        raise InputError(
-            f"{where.what}: the label disagrees with the identities at {where.rows(bad)} (a comparison is genuine "
-            "iff both identities are the same). Fix the labels or the identities, or drop one of the two."
-        )
-
-
-def _sample_identity(
-    sa: np.ndarray, sb: np.ndarray, identity: np.ndarray, sample_names: np.ndarray, identity_names: np.ndarray,
-    where: v.Where,
-) -> np.ndarray:
-    """Identity code per sample; a sample id must always carry the same identity."""
-    occurrences = np.concatenate([sa, sb])
-    varying = v.values_per_key(occurrences, identity_names[identity])
-    if varying:
-        items = [f"{sample_names[s]} ({', '.join(k)})" for s, k in varying.items()]
-        raise InputError(
-            f"{where.what}: samples listed with more than one identity: {listing(items)}. A sample belongs to "
-            "one identity; fix the identity columns."
-        )
-    out = np.empty(sample_names.shape[0], dtype=np.int64)
-    out[occurrences] = identity
-    return out
-
-
-def _pair_columns(
-    df: pd.DataFrame, cols: Sequence[str] | None, default: tuple[str, str], where: v.Where, role: str, arg: str
-) -> tuple[pd.Series, pd.Series] | None:
-    """The two per-side columns; the default names are optional (skipped when both are absent)."""
-    if cols is None:
-        return None
-    a, b = cols
-    if a in df.columns and b in df.columns:
-        return df[a], df[b]
-    if tuple(cols) == default and a not in df.columns and b not in df.columns:
-        return None
-    missing = a if a not in df.columns else b
-    raise InputError(v.missing_column(where, missing, list(df.columns), role, arg))
 
 
 def load_comparisons(
@@ -220,12 +163,8 @@ def load_comparisons(
     counts); ``None``: out of core when the table would fill a quarter of this machine's memory.
     """
     if out_of_core is None:
-        from matchaudit.data.parquet import too_big_for_memory
-
         out_of_core = too_big_for_memory(path)
     if out_of_core:
-        from matchaudit.data.parquet import load_parquet_pairs
-
         if metadata_path is not None:
             raise InputError("an out-of-core comparison table takes its group attributes from its own "
                              "<attr>_a/<attr>_b columns, not from a metadata table: join the metadata into the "
@@ -234,8 +173,8 @@ def load_comparisons(
                                   label_col=label_col, group_by=group_by, distance=distance)
     df, where = read_table(path, "comparison table")
     score = column(df, score_col, where, "the score", "score_col")
-    samples = _pair_columns(df, sample_cols, ("sample_a", "sample_b"), where, "a sample id column", "sample_cols")
-    ids = _pair_columns(df, identity_cols, ("identity_a", "identity_b"), where, "an identity column",
+    samples = pair_columns(df, sample_cols, ("sample_a", "sample_b"), where, "a sample id column", "sample_cols")
+    ids = pair_columns(df, identity_cols, ("identity_a", "identity_b"), where, "an identity column",
                         "identity_cols")
     if label_col is None:
         label = df["label"] if "label" in df.columns else None

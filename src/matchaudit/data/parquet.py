@@ -30,7 +30,8 @@ import pyarrow.parquet as pq
 
 from matchaudit.data import validate as v
 from matchaudit.data.samples import normalise_group_by
-from matchaudit.data.readers import open_parquet
+from matchaudit.data.comparison_checks import check_labels_agree, check_split, missing_attribute, pair_columns, sample_identity
+from matchaudit.data.readers import column, open_parquet
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData, PairBlock, Samples
 
@@ -197,14 +198,12 @@ def too_big_for_memory(path: str | Path) -> bool:
 def _resolve(f: pq.ParquetFile, where: v.Where, score_col: str, sample_cols, identity_cols, label_col,
              group_by: tuple[str, ...]):
     """Column names as :func:`load_comparisons` resolves them (same messages), mapped to the file's names."""
-    from matchaudit.data.comparisons import _pair_columns, missing_attribute
-    from matchaudit.data.readers import column
 
     original = {str(c).strip(): c for c in f.schema_arrow.names}
     df = pd.DataFrame(columns=list(original))
     column(df, score_col, where, "the score", "score_col")
-    samples = _pair_columns(df, sample_cols, ("sample_a", "sample_b"), where, "a sample id column", "sample_cols")
-    ids = _pair_columns(df, identity_cols, ("identity_a", "identity_b"), where, "an identity column", "identity_cols")
+    samples = pair_columns(df, sample_cols, ("sample_a", "sample_b"), where, "a sample id column", "sample_cols")
+    ids = pair_columns(df, identity_cols, ("identity_a", "identity_b"), where, "an identity column", "identity_cols")
     if label_col is None:
         label = "label" if "label" in df.columns else None
     else:
@@ -253,7 +252,6 @@ def load_parquet_pairs(path: str | Path, *, score_col: str = "score",
                        distance: bool = False) -> MatchData:
     """Validate a Parquet comparison table in streaming passes and return its out-of-core MatchData
     (arguments as :func:`matchaudit.data.load_comparisons`)."""
-    from matchaudit.data.comparisons import _check_labels_agree, _sample_identity, check_split
 
     f, where = open_parquet(path, "comparison table")
     group_by = normalise_group_by(group_by)
@@ -285,7 +283,7 @@ def load_parquet_pairs(path: str | Path, *, score_col: str = "score",
         if ids is not None:
             ia, ib = (_strings(t[c], w, c) for c in ids)
             if lab is not None:
-                _check_labels_agree(lab, pc.equal(ia, ib).to_numpy(zero_copy_only=False), w)
+                check_labels_agree(lab, pc.equal(ia, ib).to_numpy(zero_copy_only=False), w)
             values = {a: np.concatenate([_strings(t[ca], w, f"'{a}' (side a)").to_numpy(zero_copy_only=False),
                                          _strings(t[cb], w, f"'{a}' (side b)").to_numpy(zero_copy_only=False)])
                       for a, (ca, cb) in zip(group_by, attrs)}
@@ -303,14 +301,14 @@ def load_parquet_pairs(path: str | Path, *, score_col: str = "score",
         so = seen_samples.all()
         sample_names, _ = v.encode(so["s"].to_numpy(str))
         _check_duplicates(f, samples, sample_names, where)
-    sample_identity = None
+    identity_of_sample = None
     if ids is not None:
         occ = seen_ids.all()
         identity_names, codes = v.encode(occ["id"].to_numpy(str))
         identity_group, group_names = v.identity_groups(codes, identity_names,
                                                         {a: occ[a].to_numpy(str) for a in group_by}, group_by)
         if sample_names is not None:
-            sample_identity = _sample_identity(
+            identity_of_sample = sample_identity(
                 pd.Index(sample_names).get_indexer(so["s"].to_numpy(str)).astype(np.int64), np.zeros(0, np.int64),
                 pd.Index(identity_names).get_indexer(so["id"].to_numpy(str)).astype(np.int64), sample_names,
                 identity_names, where)
@@ -323,9 +321,9 @@ def load_parquet_pairs(path: str | Path, *, score_col: str = "score",
     _check_coverage(source)
     notes: list[str] = []
     samples_obj = None
-    if sample_identity is not None:
-        samples_obj = Samples(ids=sample_names, identity=sample_identity)
-        notes = v.single_sample_warnings(identity_names, np.bincount(sample_identity, minlength=identity_names.size))
+    if identity_of_sample is not None:
+        samples_obj = Samples(ids=sample_names, identity=identity_of_sample)
+        notes = v.single_sample_warnings(identity_names, np.bincount(identity_of_sample, minlength=identity_names.size))
     return MatchData(identity_names=identity_names, identity_group=identity_group, group_names=group_names,
                      group_by=group_by, protocol="listed",
                      score_kind="negated distance" if distance else "similarity", samples=samples_obj,
