@@ -17,7 +17,7 @@ import numpy as np
 
 from engine_throughput import synthetic
 from matchaudit import resampling as rs
-from matchaudit.engine import build_grid, driver
+from matchaudit.engine import build_grid, entries, passes, weights
 from matchaudit.engine import kernels as K
 
 
@@ -49,23 +49,23 @@ def main() -> None:
     d = synthetic(a.n)
     grid = build_grid(d, n_cells=4096)
     lay = rs.Layout(identity_group=d.identity_group.astype(np.int64), sample_identity=d.samples.identity)
-    ent = driver._Entries(d, grid, K.SAMPLE, True)
-    wt, _ = driver._weights(rs.WithinIdentity(1), K.SAMPLE, np.arange(1, a.B + 1), lay, ent.n_units, ent.G)
-    W = driver._batched(wt, a.lanes)
+    ent = entries.Entries(d, grid, K.SAMPLE, True)
+    wt, _ = weights.weight_matrix(rs.WithinIdentity(1), K.SAMPLE, np.arange(1, a.B + 1), lay, ent.n_units, ent.G)
+    W = weights.batched(wt, a.lanes)
     block = next(iter(d.blocks(2048)))
     pieces = [(off, suv) for _, off, suv, _ in ent.sorted_pieces(block, np.zeros(0, np.bool_))]
-    entries = sum(int(p[0][-1]) for p in pieces)
+    n_entries = sum(int(p[0][-1]) for p in pieces)
     table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
-    flush = driver.EXACT // max(1, int(W.max()) ** 2)
+    flush = entries.EXACT // max(1, int(W.max()) ** 2)
 
     def kernel():
         for off, suv in pieces:
-            K.accumulate(W, off, suv, suv, False, flush, table, driver._key_slices(off, W.shape[0]))
+            K.accumulate(W, off, suv, suv, False, flush, table, passes.key_slices(off, W.shape[0]))
 
     kernel()  # compilation
     w, c = best(kernel)
-    print(f"accumulate alone ({entries:.3g} entries x {a.B} replicates, lanes {a.lanes}): "
-          f"{entries * a.B / w:.3g} cmp-rep/s wall, {entries * a.B / c:.3g} per CPU-s")
+    print(f"accumulate alone ({n_entries:.3g} entries x {a.B} replicates, lanes {a.lanes}): "
+          f"{n_entries * a.B / w:.3g} cmp-rep/s wall, {n_entries * a.B / c:.3g} per CPU-s")
 
 
 if __name__ == "__main__":

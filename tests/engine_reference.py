@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 
 from matchaudit import resampling as rs
-from matchaudit.engine.driver import _categories
+from matchaudit.engine.counts import categories
 from matchaudit.model import MatchData, PairBlock, Samples
 from matchaudit.scores import iter_similarity_blocks
 
@@ -133,7 +133,7 @@ def materialise_draws(data: MatchData, scheme, b: int, lists):
 
 def count(rows, grid, G):
     """Cell counts (genuine (G, C+1), impostor (n_cat, C+1)) of a materialised data set."""
-    cats = {c: k for k, c in enumerate(_categories(G))}
+    cats = {c: k for k, c in enumerate(categories(G))}
     gen = np.zeros((G, grid.n_cells), np.int64)
     imp = np.zeros((len(cats), grid.n_cells), np.int64)
     for s, genuine, ga, gb in rows:
@@ -149,7 +149,7 @@ def exact_target(rows, alpha, G, rule, reference):
     """Brute-force t_alpha and accepted counts. The project definition: the lowest observed score of the data
     set (any comparison, genuine or impostor: the rows are the comparisons with positive weight) whose FMR
     over the reference impostors is at most alpha, or +inf (also when there are no reference impostors)."""
-    cats = {c: k for k, c in enumerate(_categories(G))}
+    cats = {c: k for k, c in enumerate(categories(G))}
     ref = [s for s, gen, ga, gb in rows if not gen and (reference == "all" or ga == gb)]
     passes = (lambda s, t: s >= t) if rule == ">=" else (lambda s, t: s > t)
     t = np.inf

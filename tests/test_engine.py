@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from matchaudit import resampling as rs
-from matchaudit.engine import build_grid, driver, run
-from matchaudit.engine.driver import _lists
+from matchaudit.engine import build_grid, entries, passes, run, window, weights
+from matchaudit.engine.comparison_level import comparison_lists
 from tests.engine_reference import (
     count,
     exact_target,
@@ -62,7 +62,7 @@ def test_comparison_level_matches_brute_force(scheme):
     n = data.samples.ids.shape[0]
     a, b = np.triu_indices(n, 1)
     ident = data.samples.identity
-    lists = _lists(ident[a], ident[b], ident[a] == ident[b], data.n_identities)
+    lists = comparison_lists(ident[a], ident[b], ident[a] == ident[b], data.n_identities)
     _check(data, scheme, c,
            lambda r: materialise(data, None, 0) if r == 0 else materialise_draws(data, scheme, r, lists), ">=", "all")
 
@@ -92,7 +92,7 @@ def test_chunking_invariance(scheme, monkeypatch):
     data = make_data(seed=6, sizes=(3, 5, 2, 6, 1, 4), groups=(0, 1, 1, 0, 1, 0))
     grid = build_grid(data, n_cells=64)
     ref = run(data, scheme, 9, grid=grid, fmr_targets=[0.05], block_rows=2048)
-    monkeypatch.setattr(driver, "ENTRIES", 7)
+    monkeypatch.setattr(entries, "ENTRIES", 7)
     for block_rows, lanes, collapse in [(1, 1, False), (4, 3, True), (7, 64, None)]:
         c = run(data, scheme, 9, grid=grid, fmr_targets=[0.05], block_rows=block_rows, lanes=lanes,
                 collapse=collapse)
@@ -103,7 +103,7 @@ def test_chunking_invariance(scheme, monkeypatch):
     np.testing.assert_array_equal(sub.genuine[1:], ref.genuine[[3, 7]])
 
 
-class _Split(driver.Backend):
+class _Split(passes.Backend):
     """Counts each of P parts separately and adds them up: what a distributed backend does."""
 
     def __init__(self, n_parts: int):
@@ -125,7 +125,7 @@ def test_parts_add_up_to_the_whole(scheme, protocol, monkeypatch):
         data = listed(data)
     grid = build_grid(data, n_cells=32)
     ref = run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2])
-    monkeypatch.setattr(driver, "WINDOW", 1.0)  # a narrow window: the second pass runs on parts too
+    monkeypatch.setattr(window, "WINDOW", 1.0)  # a narrow window: the second pass runs on parts too
     for n_parts in (2, 5):
         c = run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2], block_rows=2, backend=_Split(n_parts))
         for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
@@ -141,24 +141,24 @@ def test_direct_and_sorted_counting_agree(scheme, B, monkeypatch):
     data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4), groups=(0, 1, 1, 0, 1, 0))
     grid = build_grid(data, n_cells=64)
     direct = run(data, scheme, B, grid=grid, fmr_targets=[0.05])
-    assert driver._direct_pays(data, driver._Entries(data, grid, driver._mode(scheme), True),
+    assert entries.direct_pays(data, entries.Entries(data, grid, weights.mode_of(scheme), True),
                                np.zeros((1, 1, 16), np.float32), False)
-    monkeypatch.setattr(driver, "DIRECT_BYTES", 0)
+    monkeypatch.setattr(entries, "DIRECT_BYTES", 0)
     srt = run(data, scheme, B, grid=grid, fmr_targets=[0.05])
-    monkeypatch.setattr(driver, "DIRECT_BYTES", 6 << 20)
+    monkeypatch.setattr(entries, "DIRECT_BYTES", 6 << 20)
     states = []
-    new = driver._Direct.new
-    monkeypatch.setattr(driver._Direct, "new", lambda *a: states.append(new(*a)) or states[-1])
-    monkeypatch.setattr(driver, "SMALL_EXACT", 40)  # int8/int16 path while max(w)^2 <= 5, flushed every few entries
+    new = entries.DirectState.new
+    monkeypatch.setattr(entries.DirectState, "new", lambda *a: states.append(new(*a)) or states[-1])
+    monkeypatch.setattr(entries, "SMALL_EXACT", 40)  # int8/int16 path while max(w)^2 <= 5, flushed every few entries
     flushed = [run(data, scheme, B, grid=grid, fmr_targets=[0.05])]
-    monkeypatch.setattr(driver, "SMALL_EXACT", 0)
-    monkeypatch.setattr(driver, "EXACT", 16)  # the float32 path, flushed every few entries
+    monkeypatch.setattr(entries, "SMALL_EXACT", 0)
+    monkeypatch.setattr(entries, "EXACT", 16)  # the float32 path, flushed every few entries
     flushed.append(run(data, scheme, B, grid=grid, fmr_targets=[0.05]))
     n = data.samples.ids.size
-    entries = n * (n - 1) // 2 + (n if scheme.self_pairs else 0)
+    n_entries = n * (n - 1) // 2 + (n if scheme.self_pairs else 0)
     assert len(states) == 2 and states[1].table.any()  # rows were flushed (cap = 16 // max(w)^2)
     for st in states:  # the counting lane counts every entry
-        assert st.table[:, :, st.count_lane].sum() + st.acc[:, :, st.count_lane].astype(np.int64).sum() == entries
+        assert st.table[:, :, st.count_lane].sum() + st.acc[:, :, st.count_lane].astype(np.int64).sum() == n_entries
     for c in [srt] + flushed:
         for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
             np.testing.assert_array_equal(getattr(c, f), getattr(direct, f), err_msg=f)
@@ -172,9 +172,9 @@ def test_window_items_buffered_or_rescanned_agree(scheme, monkeypatch):
     kw = dict(grid=build_grid(data, n_cells=64), fmr_targets=[0.05, 0.2], keep_tail=True, block_rows=4)
     ref = run(data, scheme, 5, **kw)
     rescans = []
-    rescan = driver._Entries._window_items
-    monkeypatch.setattr(driver._Entries, "_window_items", lambda self, *a: rescans.append(1) or rescan(self, *a))
-    monkeypatch.setattr(driver, "_item_room", lambda grid, win: 1)
+    rescan = entries.Entries._window_items
+    monkeypatch.setattr(entries.Entries, "_window_items", lambda self, *a: rescans.append(1) or rescan(self, *a))
+    monkeypatch.setattr(entries, "item_room", lambda grid, win: 1)
     got = run(data, scheme, 5, **kw)
     assert 0 < len(rescans) < data.n_blocks(4)  # buffers ran out, then grew
     for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
@@ -228,13 +228,13 @@ def test_refinement_window_is_only_a_cost_decision(scheme, monkeypatch):
     data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4, 4), groups=(0, 1, 1, 0, 1, 0, 1))
     grid = build_grid(data, n_cells=64)
     out = []
-    for factor in (driver.WINDOW, 1e-9, 1e9):  # default, nothing kept in one pass, everything kept
-        monkeypatch.setattr(driver, "WINDOW", factor)
+    for factor in (window.WINDOW, 1e-9, 1e9):  # default, nothing kept in one pass, everything kept
+        monkeypatch.setattr(window, "WINDOW", factor)
         out.append(run(data, scheme, 6, grid=grid, fmr_targets=[0.2, 0.05, 0.0], block_rows=4))
     for c in out[1:]:
         for f in ("target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
             np.testing.assert_array_equal(getattr(c, f), getattr(out[0], f), err_msg=f)
-    assert driver._window(data, grid, np.array([0.05])).any()
+    assert window.window_cells(data, grid, np.array([0.05])).any()
 
 
 def test_grid_has_at_least_the_requested_number_of_distinct_edges():

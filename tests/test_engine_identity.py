@@ -7,7 +7,7 @@ import pytest
 
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, identity_counts, run
-from matchaudit.engine.driver import _categories
+from matchaudit.engine.counts import categories
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData, PairBlock
 
@@ -28,7 +28,7 @@ def _comparisons(data):
 def _brute(data, thresholds, rule):
     K, G = data.n_identities, data.n_groups
     grp = data.identity_group
-    cats = {c: i for i, c in enumerate(_categories(G))}
+    cats = {c: i for i, c in enumerate(categories(G))}
     acc = (lambda s, t: s >= t) if rule == ">=" else (lambda s, t: s > t)
     T = len(thresholds)
     g = np.zeros(K, np.int64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from matchaudit import resampling as rs
-from matchaudit.engine.driver import _lists
+from matchaudit.engine.comparison_level import comparison_lists
 
 SIZES = np.array([1, 2, 3, 5, 8])
 LAYOUT = rs.Layout(identity_group=np.array([0, 1, 0, 1, 1]), sample_identity=np.repeat(np.arange(5), SIZES))
@@ -65,7 +65,7 @@ def test_comparison_level_totals():
     ident = LAYOUT.sample_identity
     a, b = np.triu_indices(ident.size, 1)
     gen = ident[a] == ident[b]
-    lists = _lists(ident[a], ident[b], gen, 5)
+    lists = comparison_lists(ident[a], ident[b], gen, 5)
     w = rs.IIDComparison(1).comparison_weights(np.arange(1, 50), LAYOUT, lists)
     assert (w[:, gen].sum(axis=1) == gen.sum()).all() and (w[:, ~gen].sum(axis=1) == (~gen).sum()).all()
     t = rs.TwoLevel(1).comparison_weights(np.arange(1, 50), LAYOUT, lists)

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from matchaudit import resampling as rs
-from matchaudit.engine import build_grid, driver, run
+from matchaudit.engine import build_grid, passes, run, weights, window
 from matchaudit.engine import torch_backend as tb
 from matchaudit.engine.torch_backend import TorchBackend, tile_scores
 from matchaudit.errors import InputError
@@ -41,7 +41,7 @@ def _vmf(metric: str = "cosine"):
 
 
 def test_hook_schemes_cover_every_entry_mode():
-    assert {driver._mode(s) for s in HOOK_SCHEMES} == {0, 1, 2, 3}  # SAMPLE, PRODUCT, SUM, RELABEL
+    assert {weights.mode_of(s) for s in HOOK_SCHEMES} == {0, 1, 2, 3}  # SAMPLE, PRODUCT, SUM, RELABEL
 
 
 @pytest.mark.parametrize("metric", ["cosine", "euclidean"])
@@ -65,7 +65,7 @@ def test_tile_scores_bit_for_bit(metric):
 @pytest.mark.parametrize("scheme", HOOK_SCHEMES + [None], ids=lambda s: "plug-in" if s is None else s.name)
 def test_small_data_identical_to_cpu(scheme, protocol, method, monkeypatch):
     """Tiny tiles and product chunks (many flushes), a narrow window (the second pass runs), both rules."""
-    monkeypatch.setattr(driver, "WINDOW", 1.0)
+    monkeypatch.setattr(window, "WINDOW", 1.0)
     for seed, rule, ref_kind in ((3, ">=", "all"), (7, ">", "same-group")):
         data = make_data(seed=seed)
         if protocol == "listed":
@@ -96,7 +96,7 @@ def test_items_are_the_same_multiset(protocol):
         data = listed(data)
     grid = build_grid(data, n_cells=16)
     for scheme in HOOK_SCHEMES:
-        task = driver.CountTask(grid=grid, mode=driver._mode(scheme), scheme=scheme, replicates=np.arange(1, 4),
+        task = passes.CountTask(grid=grid, mode=weights.mode_of(scheme), scheme=scheme, replicates=np.arange(1, 4),
                                 lanes=16, collapse=False, win=np.zeros(0, np.bool_), block_rows=3)
         want = np.arange(grid.n_cells) % 3 == 1
 
@@ -135,7 +135,7 @@ def test_exactness_limits_force_flushes_and_fallbacks(method, monkeypatch):
 
 def test_too_large_weights_and_bad_options_are_clear_errors():
     data = make_data(seed=1)
-    task = driver.CountTask(grid=build_grid(data, n_cells=16), mode=0, scheme=rs.WithinIdentity(1),
+    task = passes.CountTask(grid=build_grid(data, n_cells=16), mode=0, scheme=rs.WithinIdentity(1),
                             replicates=np.arange(1, 3), lanes=16, collapse=False, win=np.zeros(0, np.bool_),
                             block_rows=3)
     wt, _ = task.weights(data)

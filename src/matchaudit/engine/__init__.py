@@ -1,6 +1,8 @@
 """The resampling engine: exact weighted counts for the plug-in and every replicate of a scheme."""
 
-from matchaudit.engine.driver import Backend, Counts, CountTask, LocalBackend, run
+from matchaudit.engine.counts import Counts
+from matchaudit.engine.driver import run
+from matchaudit.engine.passes import Backend, CountTask, LocalBackend
 from matchaudit.engine.grid import Grid, build_grid, grid_from_edges
 from matchaudit.engine.identity import IdentityCounts, identity_counts
 

@@ -1,6 +1,6 @@
 """Where the engine's counting passes run: a registry of backends by name (``--backend``).
 
-``cpu``: this process (:class:`matchaudit.engine.driver.LocalBackend`); ``dask``: a dask.distributed
+``cpu``: this process (:class:`matchaudit.engine.passes.LocalBackend`); ``dask``: a dask.distributed
 cluster (:class:`matchaudit.engine.dask_backend.DaskBackend`, the optional extra ``distributed``); ``gpu``: a
 PyTorch device (:class:`matchaudit.engine.torch_backend.TorchBackend`, the optional extra ``gpu``). Every
 backend gives the CPU engine's counts bit for bit. A new backend registers a factory with :func:`register`
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from matchaudit.engine.driver import Backend, LocalBackend
+from matchaudit.engine.passes import Backend, LocalBackend
 from matchaudit.errors import InputError
 
 _FACTORIES: dict[str, Callable[..., Backend]] = {}

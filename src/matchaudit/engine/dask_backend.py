@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from matchaudit import interrupt
-from matchaudit.engine.driver import Backend, CountTask, _progress
+from matchaudit.engine.passes import Backend, CountTask
+from matchaudit.engine.progress import progress_bar
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 
@@ -129,7 +130,7 @@ class DaskBackend(Backend):
         blocks = {f.key: task.n_blocks(data, (i, P)) for i, f in enumerate(futures)}
         pending = list(futures)
         try:
-            with _progress(progress, task.n_blocks(data), "resampling") as bar:
+            with progress_bar(progress, task.n_blocks(data), "resampling") as bar:
                 job = bar.add_task("", total=task.n_blocks(data))
                 done = None
                 for f in as_completed(futures):

@@ -19,7 +19,7 @@ import numba as nb
 import numpy as np
 
 from matchaudit.engine import kernels as K
-from matchaudit.engine.driver import TailHits, _categories
+from matchaudit.engine.counts import TailHits, categories
 from matchaudit.errors import InputError
 from matchaudit.definitions import Rule, accepting_thresholds
 from matchaudit.model import DenseBlock, MatchData
@@ -221,7 +221,7 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
     T, K, G = thr.size, data.n_identities, data.n_groups
     ge = rule == ">="
     group = data.identity_group.astype(np.int64)
-    cats = _categories(G)
+    cats = categories(G)
     n_cat = len(cats)
     sizes = data.identity_sizes
     if data.protocol == "all-pairs":

@@ -14,11 +14,45 @@ Every kernel is integer-only, so counts are exact and independent of order, tili
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
 SAMPLE, PRODUCT, SUM, RELABEL = 0, 1, 2, 3
 ENTRIES_PER_COMPARISON = {SAMPLE: 1, PRODUCT: 1, SUM: 2}
+
+
+class Keying(NamedTuple):
+    """How a comparison becomes an entry: its cell on the grid (:func:`cell`) and its key and weight rows
+    under the entry ``mode`` (:func:`emit`). One per counting pass (``entries.Entries.keying``)."""
+
+    ident: np.ndarray  # (n,) int64 identity of each sample (all-pairs; empty for listed comparisons)
+    igroup: np.ndarray  # (K,) int64 group of each identity
+    self_score: float  # the score of a sample with itself (self-pairs of sample-level schemes)
+    self_pairs: bool  # emit self-pairs (all-pairs, schemes that draw a sample twice)
+    mode: int  # SAMPLE, PRODUCT, SUM or RELABEL
+    n_units: int  # weight units (samples or identities)
+    n_groups: int
+    edges: np.ndarray  # (C-1,) grid edges
+    padded: np.ndarray  # [-inf, edges, inf, inf, inf] (:func:`row_cells`)
+    start: np.ndarray  # bucket starts (:meth:`Grid.buckets`)
+    lo: float
+    scale: float
+    ge: bool  # rule ">="
+
+
+class Tile(NamedTuple):
+    """A sub-tile of an all-pairs score block: local columns ``c_lo..c_hi`` of the local ``rows``, split into
+    thread chunks ``rows[chunks[t]:chunks[t+1]]``; global row ``row0 + r``, column ``col0 + jj``."""
+
+    scores: np.ndarray  # (rows, cols) the block's scores
+    row0: int
+    col0: int
+    c_lo: int
+    c_hi: int
+    rows: np.ndarray  # (q,) int64 local rows
+    chunks: np.ndarray  # (threads+1,) int64 row-range bounds
 
 
 @nb.njit(inline="always", cache=True)
@@ -131,12 +165,12 @@ def emit(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells, k
 
 
 @nb.njit(cache=True)
-def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, ident, igroup, self_score, self_pairs, mode, n_units, n_groups,
-                  edges, start, lo, scale, ge, want, keys, us, vs, score_out):
+def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, keying, want, keys, us, vs, score_out):
     """Entries of tile rows ``r_lo..r_hi``, columns ``c_lo..c_hi`` (local) with global row < column (+ self-pairs).
 
     ``want``: None-like empty array -> every cell; else a boolean mask of cells to keep (refinement), and
     the score of each kept entry goes to ``score_out``. Returns the number of entries written."""
+    ident, igroup, self_score, self_pairs, mode, n_units, n_groups, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     filt = want.shape[0] > 0
     pos = 0
@@ -169,9 +203,10 @@ def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, ident, igroup, sel
 
 
 @nb.njit(cache=True)
-def pair_entries(score, genuine, sa, sb, ka, kb, ga, gb, mode, n_units, n_groups, edges, start, lo, scale, ge,
-                 want, keys, us, vs, score_out):
+def pair_entries(score, genuine, sa, sb, ka, kb, ga, gb, keying, want, keys, us, vs, score_out):
     """Entries of listed comparisons (same contract as :func:`dense_entries`)."""
+    mode, n_units, n_groups, edges = keying.mode, keying.n_units, keying.n_groups, keying.edges
+    start, lo, scale, ge = keying.start, keying.lo, keying.scale, keying.ge
     n_cells = edges.shape[0] + 1
     filt = want.shape[0] > 0
     pos = 0
@@ -390,14 +425,15 @@ def solve_targets(table, ref_kc, targets, cstar, nxt, off, score, kc, us, vs, wt
 
 
 @nb.njit(parallel=True, cache=True)
-def dense_keys(scores, row0, col0, c_lo, c_hi, rows, rpos, chunks, ident, igroup, self_score, self_pairs, mode,
-               n_units, n_groups, edges, padded, start, lo, scale, ge, win, keys, us, vs, sc, hist, n_win):
+def dense_keys(tile, rpos, keying, win, keys, us, vs, sc, hist, n_win):
     """Parallel :func:`dense_entries` for modes with one entry per comparison (SAMPLE, PRODUCT).
 
     Local tile row ``rows[q]`` writes its entries from ``rpos[q]`` (the serial order); thread chunk ``t``
     takes rows ``chunks[t]:chunks[t+1]``, counts its keys in ``hist[t]`` and, when ``win`` (a cell mask) is
     non-empty, writes the scores of entries in window cells to ``sc`` (the others are left unwritten: only
     window entries are read back) and counts them in ``n_win[t]``."""
+    scores, row0, col0, c_lo, c_hi, rows, chunks = tile
+    ident, igroup, self_score, self_pairs, mode, n_units, n_groups, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     collect = win.shape[0] > 0
     c_self = cell(self_score, edges, start, lo, scale, ge)
@@ -459,9 +495,7 @@ def _keep_item(it_key, it_u, it_v, it_s, m, key, u, v, s):
 
 
 @nb.njit(parallel=True, cache=True, fastmath=True)
-def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_score, self_pairs, mode, n_units,
-           n_groups, edges, padded, start, lo, scale, ge, win, W, cap, count_lane, acc, table, n_win, it_key, it_u,
-           it_v, it_s, n_it):
+def direct(tile, keying, win, W, cap, count_lane, acc, table, n_win, it_key, it_u, it_v, it_s, n_it):
     """Fused :func:`dense_keys` + :func:`accumulate` for one lane batch and a small table: thread chunk ``t``
     (rows ``chunks[t]:chunks[t+1]``) adds ``W[u] * W[v]`` straight into its rows ``acc[t, key]``, no entry
     arrays, no sort. Exact: every addend is an integer and a key's row moves to the int64 ``table[t, key]``
@@ -470,7 +504,13 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
     entries in window cells ``win`` go to chunk ``t``'s item buffers ``it_*[t]`` (key, u, v, score) while they
     have room; ``n_it[t]`` counts them all, and ``n_win[q]`` those of row ``q`` (so :func:`window_items` can
     collect them instead if a buffer ran out). Worth it while ``acc`` stays in cache: the caller decides (see
-    ``driver._direct_pays``)."""
+    ``entries.direct_pays``).
+
+    ``tile`` and ``keying`` are read-only structs; every array the kernel writes is its own argument (a
+    store into an array taken out of a tuple inside a ``prange`` body was measured lost: numba's parfor
+    passes do not see it as an output)."""
+    scores, row0, col0, c_lo, c_hi, rows, chunks = tile
+    ident, igroup, self_score, self_pairs, mode, n_units, n_groups, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     collect = win.shape[0] > 0
     c_self = cell(self_score, edges, start, lo, scale, ge)
@@ -509,11 +549,12 @@ def direct(scores, row0, col0, c_lo, c_hi, rows, chunks, ident, igroup, self_sco
 
 
 @nb.njit(parallel=True, cache=True)
-def window_items(scores, row0, col0, c_lo, c_hi, rows, chunks, wpos, ident, igroup, self_score, self_pairs, mode,
-                 n_units, n_groups, edges, start, lo, scale, ge, win, s_lo, s_hi, it_key, it_u, it_v, it_s):
+def window_items(tile, wpos, keying, win, s_lo, s_hi, it_key, it_u, it_v, it_s):
     """The window-cell entries of :func:`direct`'s rows as items (key, u, v, score) from ``wpos[q]``, when
     :func:`direct`'s item buffers were too small; only scores in ``[s_lo, s_hi]`` (the window's range) are
     looked up."""
+    scores, row0, col0, c_lo, c_hi, rows, chunks = tile
+    ident, igroup, self_score, self_pairs, mode, n_units, n_groups, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     c_self = cell(self_score, edges, start, lo, scale, ge)
     for t in nb.prange(chunks.shape[0] - 1):

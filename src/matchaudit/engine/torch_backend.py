@@ -1,6 +1,6 @@
 """PyTorch backend (``--backend gpu``): scores, entries and weighted counts on a torch device.
 
-Same counts as :class:`~matchaudit.engine.driver.LocalBackend`, bit for bit (tests/test_torch_backend.py):
+Same counts as :class:`~matchaudit.engine.passes.LocalBackend`, bit for bit (tests/test_torch_backend.py):
 
 * Scores: the quantised embeddings (:func:`matchaudit.scores.quantise`, integers in float64) go to the
   device once; a tile's dot products are one fp64 matmul (exact: integer sums below 2^53, any order) and
@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from matchaudit.engine import kernels as K
-from matchaudit.engine.driver import Backend, CountTask, _progress
+from matchaudit.engine.passes import Backend, CountTask
+from matchaudit.engine.progress import progress_bar
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 from matchaudit.scores import quantise
@@ -99,7 +100,7 @@ class TorchBackend(Backend):
         if wt is None:
             wt, _ = task.weights(data)
         pas = _Pass(self, data, task, task.win, wt)
-        with _progress(progress, pas.n_steps, "resampling (torch)") as bar:
+        with progress_bar(progress, pas.n_steps, "resampling (torch)") as bar:
             job = bar.add_task("", total=pas.n_steps)
             pas.run(lambda: bar.advance(job))
         R = wt.shape[1]

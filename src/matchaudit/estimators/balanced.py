@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 from matchaudit.engine import Counts, run
-from matchaudit.engine.driver import _categories
+from matchaudit.engine.counts import categories
 from matchaudit.engine.grid import Grid
 from matchaudit.model import MatchData
 from matchaudit.resampling import Scheme
@@ -75,13 +75,13 @@ def balanced_counts(data: MatchData, scheme: Scheme, replicates: int, grid: Grid
         raise ValueError(f"identity-balanced replicates unavailable: {reason}")
     keys, cls = size_classes(data)
     G, C = data.n_groups, keys.shape[0]
-    cats = _categories(G)
+    cats = categories(G)
     cat_index = {c: i for i, c in enumerate(cats)}
     n = keys[:, 1].astype(float)
     gen_unit = n * (n - 1) / 2
     to_group = np.zeros((C, G))
     to_group[np.arange(C), keys[:, 0]] = np.where(gen_unit > 0, 1 / np.where(gen_unit > 0, gen_unit, 1), 0)
-    rel_cats = _categories(C)
+    rel_cats = categories(C)
     to_cat = np.zeros((len(rel_cats), len(cats)))
     for j, (a, b) in enumerate(rel_cats):
         ga, gb = sorted((int(keys[a, 0]), int(keys[b, 0])))
