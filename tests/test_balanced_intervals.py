@@ -96,7 +96,7 @@ def test_balanced_plug_in_equals_evaluate(rule, reference):
     config = AuditConfig(fmr_targets=(0.3, 0.1, 1e-2), thresholds=(0.25, 0.6), rule=rule,
                          threshold_impostors=reference)
     result = evaluate(data, config)
-    opts = ai.IntervalOptions(n_resamples=10, n_cells=16)
+    opts = ai.IntervalOptions(n_resamples=40, n_cells=16)
     records, bands = ai.compute_intervals(data, config, opts, result=result)
     ops = {(p["weighting"], p["kind"], p["target"], p["group"]): p for p in result.operating_points}
     bal = [r for r in records if r["weighting"] == "balanced"]
@@ -148,7 +148,7 @@ def test_auc_eer_estimates_are_the_audits(rule):
     data = make_data(seed=4)
     config = AuditConfig(fmr_targets=(0.1,), rule=rule)
     result = evaluate(data, config)
-    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(method="vertex", n_resamples=10, n_cells=8),
+    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(method="vertex", n_resamples=40, n_cells=8),
                                       result=result)
     curves = {(c["weighting"], c["group"]): c for c in result.curve_summaries}
     seen = 0
@@ -181,12 +181,12 @@ def test_balanced_support_and_fallbacks():
     lst = listed(data)
     method, reason = ai.balanced_method(lst, config, ai.IntervalOptions())
     assert method is None and "listed" in reason and unsupported(lst, "vertex")
-    records, _ = ai.compute_intervals(lst, config, ai.IntervalOptions(n_resamples=5, n_cells=16))
+    records, _ = ai.compute_intervals(lst, config, ai.IntervalOptions(n_resamples=40, n_cells=16))
     assert {r["weighting"] for r in records} == {"pooled"}
-    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(method="two-level", n_resamples=5, n_cells=16))
+    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(method="two-level", n_resamples=40, n_cells=16))
     bal = [r for r in records if r["weighting"] == "balanced"]
     assert bal and all(r["method"] == "vertex" and "two-level" in r["note"] for r in bal)
-    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(n_resamples=5, n_cells=16))
+    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(n_resamples=40, n_cells=16))
     fixed = [r for r in records if r["kind"] == "threshold"]
     assert {(r["weighting"], r["method"]) for r in fixed} == {("pooled", "wilson"), ("balanced", "recentered")}
     assert all("pooled rates only" in r["note"] for r in fixed if r["weighting"] == "balanced")
@@ -198,7 +198,7 @@ def test_pooled_target_estimates_are_the_engines_plug_in():
     data = make_data(seed=3)
     config = AuditConfig(fmr_targets=(0.3, 0.1, 1e-2), weightings=("pooled",))
     result = evaluate(data, config)
-    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(n_resamples=5, n_cells=16), result=result)
+    records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(n_resamples=40, n_cells=16), result=result)
     c = run(data, None, grid=build_grid(data, n_cells=16), fmr_targets=config.fmr_targets)
     fn = bs.fnmr_at_targets(c)[0]
     got = {(r["target"], r["group"]): r for r in records if r["kind"] == "fmr_target" and r["metric"] == "FNMR"}

@@ -130,7 +130,7 @@ def test_audit_intervals_edge_cases_without_warnings(method, one_sided):
     config = AuditConfig(fmr_targets=(1e-1, 1e-2), thresholds=(0.3,))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        records, bands = compute_intervals(data, config, IntervalOptions(method=method, n_resamples=30, n_cells=64,
+        records, bands = compute_intervals(data, config, IntervalOptions(method=method, n_resamples=40, n_cells=64,
                                                                          one_sided=one_sided))
     for r in records:
         low, high = np.asarray(r["low"], float), np.asarray(r["high"], float)
@@ -151,4 +151,7 @@ def test_audit_intervals_edge_cases_without_warnings(method, one_sided):
     table = intervals_table(records)
     assert str(table["errors"].dtype) == "Int64" and str(table["comparisons"].dtype) == "Int64"
     for b in bands:
+        if b["group"] == "c":  # no same-group impostors: the curve and its band are undefined, and say so
+            assert np.isnan(b["estimate"]).all() and np.isnan(b["lower"]).all() and b["note"]
+            continue
         assert (b["lower"] >= 0).all() and (b["upper"] <= 1).all() and (b["lower"] <= b["upper"]).all(), b["group"]

@@ -227,7 +227,7 @@ def test_test_command_on_matching_data_finds_the_designed_gap(demo_dir, tmp_path
 def test_far_frr_aliases_on_matching_data(demo_dir, tmp_path):
     """FAR/FRR (docs/methods.md section 1) name the same tests as FMR/FNMR: identical results for the same seed."""
     common = ["--samples", str(demo_dir / "data/samples.parquet"), "--embeddings", str(demo_dir / "data/embeddings.npy"),
-              "--group-by", "group", "--groups", "A,C", "--threshold", "0.3", "--n-resamples", "19", "--quiet"]
+              "--group-by", "group", "--groups", "A,C", "--threshold", "0.3", "--n-resamples", "40", "--quiet"]
     docs = []
     for metric, sub in (("frr", "a"), ("fnmr", "b")):
         res = runner.invoke(app, ["test", *common, "--metric", metric, "--out", str(tmp_path / sub)])

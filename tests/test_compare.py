@@ -77,7 +77,7 @@ def test_identical_models_give_zero_and_a_degenerate_test():
 
 def test_swap_test_effect_matches_engine_difference():
     a, b, *_ = _pair(shift=0.1)
-    res = compare_models(a, b, [0.05, 0.2], n_resamples=30, n_permutations=49, seed=2)
+    res = compare_models(a, b, [0.05, 0.2], n_resamples=40, n_permutations=49, seed=2)
     for tg, t in zip(res.fmr_targets, res.tests):
         rec = next(x for x in res.records if x["view"] == "all" and x["fmr_target"] == tg)
         assert t.effect == pytest.approx(rec["difference"], abs=1e-12)

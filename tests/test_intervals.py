@@ -86,9 +86,8 @@ def test_small_count_rules():
     assert one.confidence_interval.low == pytest.approx(-math.log(1 - a) / 30)
     almost = iv.fnmr_interval("wilson", g, np.array([10, 10, 9]))
     assert almost.confidence_interval.high == pytest.approx(1 + math.log(1 - a) / 30)
-    zero = iv.fnmr_interval("wilson", g, np.zeros(3))
-    assert zero.confidence_interval.low == 0 and zero.extra["n_eff"] == 30  # N when mu is 0
-    assert zero.confidence_interval.high == pytest.approx(_wilson_literal(0.0, 30, 0.95)[1])
+    zero = iv.fnmr_interval("wilson", g, np.zeros(3))  # three identities: clusters, not 30 comparisons
+    assert zero.confidence_interval == (0.0, pytest.approx(1 - 0.05 ** (1 / 3))) and "3 identities" in zero.note
     full = iv.fnmr_interval("wilson", g, g)
     assert full.confidence_interval.high == 1.0
 
@@ -116,10 +115,10 @@ def test_wald_and_one_sided_bounds():
     z = norm.ppf(0.95)
     assert up.confidence_interval.high == pytest.approx(
         (p + z * z / (2 * n_eff) + z * math.sqrt((p * (1 - p) + z * z / (4 * n_eff)) / n_eff)) / (1 + z * z / n_eff))
-    for method in iv.CLOSED_FORM:  # zero errors: rule of three with N comparisons
-        r = iv.fnmr_interval(method, np.array([500, 500]), np.zeros(2), 0.95, "less")
-        assert r.confidence_interval.high == pytest.approx(1 - 0.05 ** (1 / 1000))
-        assert r.confidence_interval.high == pytest.approx(3 / 1000, rel=0.01)
+    for method in iv.CLOSED_FORM:  # zero errors: two identities are two clusters, whatever their 1,000 comparisons
+        for alt in ("less", "two-sided"):
+            r = iv.fnmr_interval(method, np.array([500, 500]), np.zeros(2), 0.95, alt)
+            assert r.confidence_interval == (0.0, pytest.approx(1 - 0.05 ** (1 / 2)))
     cp = iv.clopper_pearson(4, 100, 0.95, "less").confidence_interval.high
     assert cp == pytest.approx(binomtest(4, 100, alternative="less").proportion_ci(0.95).high)
 
@@ -213,3 +212,53 @@ def test_identity_counts_adapter_equals_brute_force(rule, protocol):
                 for a, b in ((fm, ref_fm), (fn, ref_fn)):
                     assert (a.errors, a.comparisons) == (b.errors, b.comparisons)
                     np.testing.assert_allclose(a.confidence_interval, b.confidence_interval, rtol=1e-12)
+
+
+def _worst_product(w: np.ndarray, f: float) -> float:
+    """max prod(1 - p_k) over p in [0, 1]^K with sum(w p) / sum(w) = f, by SLSQP from several starts."""
+    from scipy.optimize import minimize
+
+    best = 0.0
+    cons = {"type": "eq", "fun": lambda p: (w * p).sum() / w.sum() - f}
+    for start in (np.full(w.size, f), w / w.max() * f * w.sum() / (w * w / w.max()).sum()):
+        r = minimize(lambda p: -np.log1p(-np.minimum(p, 1 - 1e-12)).sum(), np.clip(start, 0, 0.999),
+                     bounds=[(0, 0.999999)] * w.size, constraints=[cons], method="SLSQP")
+        if r.success:
+            best = max(best, float(np.exp(-r.fun)))
+    return best
+
+
+@pytest.mark.parametrize("w", [[10, 10, 10], [45, 6, 6, 3, 1], [1], [3, 3, 1, 1, 1, 1, 1, 1]])
+def test_zero_error_bound_is_the_worst_case(w):
+    """At the bound, the most favourable clustering (worst case over within-identity dependence) still shows
+    zero errors with probability exactly 1 - level; a little below it, more (the bound is the smallest valid)."""
+    w = np.asarray(w, float)
+    u = iv.zero_error_bound(w, 0.95)
+    assert _worst_product(w, u) == pytest.approx(0.05, abs=2e-4)
+    assert _worst_product(w, 0.9 * u) > 0.05 + 1e-3
+
+
+def test_zero_error_bound_covers_all_or_nothing_identities():
+    """Simulation in the hostile case the comparison-level rule of three misses: every identity fails all of
+    its comparisons or none (FNMR = P(identity fails)). Over 20,000 data sets of 30 identities x 45 comparisons
+    with FNMR 5%: among data sets with zero errors the bound must cover; the share of data sets that both show
+    zero errors and lie below the truth (non-coverage) must be <= 5% (+3 binomial SE), while the rule of three
+    with N = 1,350 comparisons misses in every zero-error data set (21% of them here)."""
+    rng = np.random.default_rng(4)
+    K, m, f, level = 30, 45, 0.05, 0.95
+    fails = rng.random((20_000, K)) < f
+    zero = ~fails.any(axis=1)
+    u = iv.zero_error_bound(np.full(K, m * (m - 1) // 2), level)
+    miss = zero.mean() * (u < f)
+    se = math.sqrt(0.05 * 0.95 / zero.size)
+    assert miss <= 0.05 + 3 * se
+    assert zero.mean() > 0.15 and iv.rule_of_three(K * m, level) < f  # the naive bound fails here
+
+
+def test_zero_false_match_bound():
+    """floor(K/2) disjoint identity pairs: -ln(1 - level) / floor(K/2), capped at 1; one identity: 1."""
+    assert iv.zero_false_match_bound(101, 0.95) == pytest.approx(-math.log(0.05) / 50)
+    assert iv.zero_false_match_bound(1, 0.95) == 1.0 and iv.zero_false_match_bound(4, 0.95) == 1.0
+    tot = iv.ImpostorTotals.from_matrices(np.full((20, 20), 9.0), np.zeros((20, 20)))
+    r = iv.fmr_interval("wilson", tot)
+    assert r.confidence_interval == (0.0, pytest.approx(-math.log(0.05) / 10)) and "20 identities" in r.note

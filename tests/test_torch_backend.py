@@ -225,7 +225,7 @@ def test_cli_backend_gpu(tmp_path):
     from tests.test_out_of_core import comparisons, write
 
     path = write(comparisons(seed=5), tmp_path / "c.parquet")
-    base = ["audit", "--comparisons", str(path), "--group-by", "sex", "--n-resamples", "30", "--threshold", "1",
+    base = ["audit", "--comparisons", str(path), "--group-by", "sex", "--n-resamples", "40", "--threshold", "1",
             "--quiet"]
     res = CliRunner().invoke(app, base + ["--out", str(tmp_path / "gpu"), "--backend", "gpu"])
     if not torch.cuda.is_available():

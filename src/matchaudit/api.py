@@ -10,6 +10,7 @@ from typing import Literal, Sequence
 from matchaudit import checks
 from matchaudit.definitions import Alternative, Rule, ThresholdImpostors
 from matchaudit.errors import InputError
+from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.compare import SCHEMES, ModelComparison, compare_models
 from matchaudit.estimators.matching_tests import METRICS, matching_all_groups_test, matching_group_test
 from matchaudit.estimators.classifier import AllGroupsResult
@@ -41,16 +42,17 @@ def compare(
     --------
     >>> import matchaudit as ma
     >>> a = ma.simulate(samples_per_identity=4, dim=32, seed=3).as_data()
-    >>> res = ma.compare(a, a, fmr=1e-2, n_resamples=20, n_permutations=19)
+    >>> res = ma.compare(a, a, fmr=1e-2, n_resamples=40, n_permutations=19)
     >>> res.tests[0].pvalue  # identical models: no difference, never significant
     1.0
     """
     targets = checks.numbers(fmr, "fmr", **_FMR)
     checks.choice(ci_method, SCHEMES, "ci_method")
     n_permutations = checks.integer(n_permutations, "n_permutations")
-    return compare_models(a, b, targets, method=ci_method, n_resamples=checks.integer(n_resamples, "n_resamples", low=1),
-                          n_permutations=max(n_permutations, 1), seed=checks.integer(seed, "seed"),
-                          level=checks.probability(level, "level"),
+    level = checks.probability(level, "level")
+    n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)
+    return compare_models(a, b, targets, method=ci_method, n_resamples=n_resamples,
+                          n_permutations=max(n_permutations, 1), seed=checks.integer(seed, "seed"), level=level,
                           fmr_reference=checks.choice(threshold_impostors, ThresholdImpostors, "threshold_impostors"),
                           rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0)
 

@@ -122,7 +122,7 @@ def audit(
     level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     ci_seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap replicates."),
-    one_sided: bool = typer.Option(False, "--one-sided", help="One-sided upper bounds (certification; rule of three for zero errors)."),
+    one_sided: bool = typer.Option(False, "--one-sided", help="One-sided upper bounds (certification)."),
     band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
     tests: bool = typer.Option(False, "--tests", help="Also test every pair of groups' FNMR@FMR gap at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level)."),

@@ -65,6 +65,7 @@ class IntervalOptions:
         checks.choice(self.band, Band, "band")
         object.__setattr__(self, "n_cells", checks.integer(self.n_cells, "n_cells", low=2))
         object.__setattr__(self, "det_points", checks.integer(self.det_points, "det_points", low=2))
+        bs.check_resamples(self.n_resamples, self.level, self.alternative)
 
     @property
     def alternative(self) -> Alternative:
@@ -113,6 +114,47 @@ def closed_form(method: str, ic: IdentityCounts, ti: int, group: int | None, lev
 
 
 # ----------------------------------------------------------------------------- the audit's records
+
+def genuine_per_identity(data: MatchData) -> np.ndarray | None:
+    """Genuine comparisons per identity (the clusters of :func:`intervals.zero_error_bound`): from the samples
+    per identity (all-pairs) or the listed table in memory; None for a table read from disk."""
+    if data.protocol == "all-pairs":
+        m = data.identity_sizes
+        return m * (m - 1) // 2
+    if data.pairs is None:
+        return None
+    p = data.pairs
+    return np.bincount(np.asarray(p.identity_a)[p.genuine & (p.identity_a >= 0)], minlength=data.n_identities)
+
+
+class _ZeroBounds:
+    """Zero-error intervals of each view (all, then the groups) for the bootstrap records."""
+
+    def __init__(self, data: MatchData, level: float, alternative: Alternative, balanced: bool = False):
+        """``balanced``: identity-balanced rates weigh every identity the same (clusters of equal size)."""
+        self.level, self.alternative = level, alternative
+        self.sizes = None if balanced else genuine_per_identity(data)
+        self.group = data.identity_group
+        self.n_groups = data.n_groups
+
+    def _members(self, view: int) -> np.ndarray:
+        return np.ones(self.group.size, bool) if view == 0 else self.group == view - 1
+
+    def fnmr(self, method: str, view: int, comparisons: int) -> iv.IntervalResult:
+        keep = self._members(view)
+        if self.sizes is None:  # sizes unknown: identities of equal size, as many as the view has
+            sizes, how = np.ones(int(keep.sum())), f"{int(keep.sum())} identities as clusters of equal weight"
+        else:
+            sizes = self.sizes[keep]
+            how = f"{int((sizes > 0).sum())} identities as clusters"
+        return iv.zero_errors(method, comparisons, iv.zero_error_bound(sizes, self.level), self.level,
+                              self.alternative, how)
+
+    def fmr(self, method: str, view: int, comparisons: int) -> iv.IntervalResult:
+        k = int(self._members(view).sum())
+        return iv.zero_errors(method, comparisons, iv.zero_false_match_bound(k, self.level), self.level,
+                              self.alternative, f"{k} identities (floor(K/2) disjoint identity pairs)")
+
 
 RECENTRED = ("recentered", "gaussian")
 
@@ -184,8 +226,9 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                                     "threshold_impostors": config.threshold_impostors, "scheme": None,
                                     "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
                                     "group": name, **r.to_dict()})
+    zero = _ZeroBounds(data, options.level, options.alternative)
     records += _bootstrap_records("pooled", counts, v, boot_method, config, options, exact,
-                                  fixed=fixed_method not in iv.CLOSED_FORM)
+                                  fixed=fixed_method not in iv.CLOSED_FORM, zero=zero)
     bands = det_bands(counts, v, options, boot_method)
     if bal_method:
         bc = balanced.balanced_counts(data, _scheme(bal_method, options.seed), options.n_resamples, grid,
@@ -197,7 +240,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                                   f"{bal_method} bootstrap")
         if bal_method != boot_method:
             notes["all"] = f"{boot_method} has no identity-balanced version: {bal_method} bootstrap"
-        records += _bootstrap_records("balanced", bc, bv, bal_method, config, options, exact, fixed=True, notes=notes)
+        records += _bootstrap_records("balanced", bc, bv, bal_method, config, options, exact, fixed=True, notes=notes,
+                                      zero=_ZeroBounds(data, options.level, options.alternative, balanced=True))
         bands += det_bands(bc, bv, options, bal_method, "balanced")
     return records, bands
 
@@ -217,10 +261,12 @@ class _Exact:
 
 
 def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConfig, options: IntervalOptions,
-                       exact: _Exact, fixed: bool, notes: dict[str, str] | None = None) -> list[dict[str, Any]]:
+                       exact: _Exact, fixed: bool, notes: dict[str, str] | None = None,
+                       zero: _ZeroBounds | None = None) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its counts (engine counts: pooled, exact replicate thresholds at
     FMR targets; unit-weighted counts: balanced, grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
-    the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes."""
+    the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
+    ``zero``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval."""
     notes = notes or {}
     names = bs.view_names(counts)
     level, alt, res = options.level, options.alternative, counts.resolution
@@ -235,10 +281,17 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             r.note = "; ".join([r.note] * bool(r.note) + extra)
         out.append({**base, **keys, **r.to_dict()})
 
-    def boot(est, reps, vest=None, rate=True, **kw):
+    def boot(est, reps, vest=None, rate=True, zero_bound=None, **kw):
+        if zero_bound is not None and kw.get("errors") == 0 and kw.get("comparisons"):
+            r = zero_bound(method, kw["comparisons"])
+            r.n_resamples, r.seed = int(np.shape(reps)[0]), options.seed
+            return r
         return bs.interval_from_replicates(method, est, reps, vest if v is not None else None, level, alt,
                                            seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
                                            **kw)
+
+    def zb(bound, view: int):
+        return None if not bound else (lambda m, n: bound(m, view, n))
 
     def nu(est, reps, vest):
         return float(bs.normalized_uncertainty(est, reps, vest))
@@ -253,7 +306,8 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
         for j, name in enumerate(names):
             op = exact.op(weighting, "fmr_target", a, name)
             vv = None if fn_v is None else fn_v[ti, j]
-            r = boot(op["fnmr"], fn_t[1:, ti, j], vv, errors=op["fnmr_errors"], comparisons=op["fnmr_comparisons"])
+            r = boot(op["fnmr"], fn_t[1:, ti, j], vv, errors=op["fnmr_errors"], comparisons=op["fnmr_comparisons"],
+                     zero_bound=zb(zero and zero.fnmr, j))
             add(r, metric="FNMR", kind="fmr_target", target=a, threshold=op["threshold"], group=name,
                 normalized_uncertainty=nu(op["fnmr"], fn_t[1:, ti, j], vv))
 
@@ -265,10 +319,10 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
         for j, name in enumerate(names):
             op = exact.op(weighting, "threshold", t, name)
             keys = {"kind": "threshold", "target": float(t), "threshold": float(t), "group": name}
-            add(boot(op["fmr"], fmr[1:, j], errors=op["fmr_errors"], comparisons=op["fmr_comparisons"]),
-                metric="FMR", **keys)
+            add(boot(op["fmr"], fmr[1:, j], errors=op["fmr_errors"], comparisons=op["fmr_comparisons"],
+                     zero_bound=zb(zero and zero.fmr, j)), metric="FMR", **keys)
             add(boot(op["fnmr"], fnmr[1:, j], None if vfn is None else vfn[j], errors=op["fnmr_errors"],
-                     comparisons=op["fnmr_comparisons"]), metric="FNMR", **keys)
+                     comparisons=op["fnmr_comparisons"], zero_bound=zb(zero and zero.fnmr, j)), metric="FNMR", **keys)
 
     # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
     auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
@@ -315,9 +369,13 @@ def det_bands(counts, v, options: IntervalOptions, method: str, weighting: str =
         else:
             res = bs.interval_from_replicates(method, est, r, vc, options.level, bounds=(0.0, 1.0))
             low, high, c = res.confidence_interval.low, res.confidence_interval.high, None
+        dropped = int(np.isnan(r).all(axis=1).sum())
+        note = ("the plug-in curve is undefined (no impostor or no genuine comparisons)" if np.isnan(est).all()
+                else f"{dropped} resamples without impostor or genuine comparisons of this view dropped" if dropped
+                else None)
         out.append({"weighting": weighting, "group": name, "fmr": grid_fmr, "estimate": est, "lower": low,
                     "upper": high, "band": options.band, "critical_value": c, "method": method,
-                    "level": options.level, "n_resamples": int(r.shape[0]), "seed": options.seed})
+                    "level": options.level, "n_resamples": int(r.shape[0]), "seed": options.seed, "note": note})
     return out
 
 

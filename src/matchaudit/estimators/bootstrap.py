@@ -40,6 +40,7 @@ from scipy.stats import norm
 from matchaudit.definitions import Alternative, lowest_passing
 from matchaudit.engine import Counts, run
 from matchaudit.engine.grid import Grid
+from matchaudit.errors import InputError
 from matchaudit.estimators.balanced import MAX_CLASSES, relabel, size_classes
 from matchaudit.estimators.intervals import (
     ConfidenceInterval,
@@ -196,10 +197,14 @@ def _curves(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple
 
 def fnmr_at_fmr_grid(fmr: np.ndarray, fnmr: np.ndarray, grid_fmr: np.ndarray) -> np.ndarray:
     """FNMR at the lowest edge whose FMR <= x for each x of ``grid_fmr`` ((..., C) -> (..., X)); 1 if none
-    (:func:`matchaudit.definitions.lowest_passing`: an undefined FMR never passes)."""
+    (:func:`matchaudit.definitions.lowest_passing`: an undefined FMR never passes). A curve without impostors
+    or without genuine comparisons (all FMR or all FNMR undefined: a resample that drew none) is NaN, dropped
+    by the intervals and bands as every other undefined replicate."""
     e = lowest_passing(fmr, grid_fmr)
     pad = np.concatenate([fnmr, np.ones(fnmr.shape[:-1] + (1,))], axis=-1)
-    return np.take_along_axis(pad, e, axis=-1)
+    out = np.take_along_axis(pad, e, axis=-1)
+    undefined = np.isnan(fmr).all(axis=-1) | np.isnan(fnmr).all(axis=-1)
+    return np.where(undefined[..., None], np.nan, out)
 
 
 def det_replicates(counts: Counts, grid_fmr: np.ndarray, v: VStatistic | None = None):
@@ -269,11 +274,23 @@ def _mean(x: np.ndarray) -> np.ndarray:
 
 
 def _q(x: np.ndarray, p: float) -> np.ndarray:
-    """Quantile over axis 0 of the finite values; NaN (no warning) where there are none."""
+    """Quantile over axis 0 (numpy's linear rule) of the defined values, infinities included: a quantile that
+    falls on or interpolates towards +inf (-inf) is +inf (-inf). NaN values are dropped; NaN (no warning)
+    where none is left."""
     if not x.shape[0]:
         return np.full(x.shape[1:], np.nan)
-    ok = np.isfinite(x).any(axis=0)
-    return np.where(ok, np.nanquantile(np.where(ok, x, 0.0), p, axis=0), np.nan)
+    defined = ~np.isnan(x)
+    n = defined.sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        q = np.nanquantile(np.where(defined.any(axis=0), x, 0.0), p, axis=0)
+    srt = np.sort(x, axis=0)  # NaN last
+    h = np.maximum(n - 1, 0) * p
+    i0 = np.floor(h).astype(np.int64)
+    i1 = np.minimum(i0 + 1, np.maximum(n - 1, 0))
+    v0 = np.take_along_axis(srt, i0[None], axis=0)[0]
+    v1 = np.take_along_axis(srt, i1[None], axis=0)[0]
+    q = np.where(np.isinf(v0), v0, np.where((h > i0) & np.isinf(v1), v1, q))
+    return np.where(n > 0, q, np.nan)
 
 
 def _sd(x: np.ndarray) -> np.ndarray:
@@ -289,6 +306,26 @@ def _clean(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), x, np.nan)
 
 
+RESIDUE = 1e-12  # a rate bound within this of 0 or 1 is floating-point residue of sums of ratios: shown as 0 or 1
+
+
+def min_resamples(level: float, alternative: Alternative = "two-sided") -> int:
+    """Fewest replicates whose quantiles can bound a ``level`` interval: the tail probability times B must
+    reach one replicate (40 at 95% two-sided, 20 one-sided)."""
+    tail = (1 - level) / (1 if alternative == "less" else 2)
+    return math.ceil(1 / tail - 1e-9)
+
+
+def check_resamples(n_resamples: int, level: float, alternative: Alternative = "two-sided") -> int:
+    """``n_resamples`` if it reaches :func:`min_resamples`, else an :class:`InputError` naming the minimum."""
+    need = min_resamples(level, alternative)
+    if n_resamples < need:
+        raise InputError(f"{n_resamples} resamples cannot bound a {level:g} interval: its bounds are replicate "
+                         f"quantiles, which need at least {need} resamples (1,000 or more is usual).",
+                         param="n_resamples")
+    return n_resamples
+
+
 def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_estimate=None, level: float = 0.95,
                              alternative: Alternative = "two-sided", *, seed: int | None = None,
                              resolution: dict | None = None, errors=None, comparisons=None,
@@ -296,40 +333,61 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     """Interval of ``method`` from replicates ``(B, ...)`` (replicate 0, the plug-in, excluded by the caller).
 
     ``v_estimate``: the V-statistic version (recentered/gaussian; defaults to ``estimate``: no correction).
-    Non-finite replicates (e.g. a resample without comparisons of a group) are ignored and counted; with no
-    finite replicate (or a NaN estimate: no comparisons) the bounds are NaN and the note says why.
-    ``bounds``: the parameter's range (``(0, 1)`` for rates); the interval is clipped to it.
+    Non-finite replicates, one convention (docs/intervals.md): NaN (undefined: a resample without comparisons
+    of a group, 0/0) is dropped and counted; +-inf (a ratio over a zero rate) is kept, so a bound whose quantile
+    falls among infinite replicates is infinite. The interval always contains the estimate (widened, with a
+    note, when the replicate quantiles exclude it). ``bounds``: the parameter's range (``(0, 1)`` for rates);
+    the interval is clipped to it and residue within ``RESIDUE`` of its ends is rounded onto them. With no
+    defined replicate (or a NaN estimate: no comparisons) the bounds are NaN and the note says why.
     """
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
     theta = np.asarray(estimate, float)
-    reps = _clean(np.asarray(replicates, float))
+    reps = np.asarray(replicates, float)
     tv = theta if v_estimate is None else np.asarray(v_estimate, float)
     lo_p, hi_p = ((0.0, level) if alternative == "less" else ((1 - level) / 2, (1 + level) / 2))
     if method in ("recentered", "gaussian"):
-        err = reps - tv
-        sd = _sd(err)
+        with np.errstate(invalid="ignore"):  # inf - inf (an infinite estimate): an undefined error, dropped
+            err = reps - tv
+            sd = _sd(err)
         if method == "recentered":
-            lo, hi = theta + _q(err, lo_p), theta + _q(err, hi_p)
+            with np.errstate(invalid="ignore"):
+                lo, hi = theta + _q(err, lo_p), theta + _q(err, hi_p)
         else:
             z = norm.ppf(level if alternative == "less" else (1 + level) / 2)
             centre = theta + _mean(err) if err.shape[0] else theta
-            lo, hi = centre - z * sd, centre + z * sd
+            lo = np.where(np.any(err == -np.inf, axis=0), -np.inf, centre - z * sd)
+            hi = np.where(np.any(err == np.inf, axis=0), np.inf, centre + z * sd)
     elif method in BOOTSTRAP:
         sd = _sd(reps)
         lo, hi = _q(reps, lo_p), _q(reps, hi_p)
     else:
         raise ValueError(f"unknown bootstrap method {method!r}; choose from {BOOTSTRAP}")
+    notes = []
+    n_nan = int(np.sum(np.isnan(reps))) if reps.size else 0
+    n_inf = int(np.sum(np.isinf(reps))) if reps.size else 0
+    if n_nan:
+        notes.append(f"{n_nan} undefined (NaN) replicate values dropped")
+    if n_inf:
+        notes.append(f"{n_inf} infinite replicate values kept (a bound among them is infinite)")
     if bounds is not None:
         lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
+        lo = np.where(np.abs(lo - bounds[0]) < RESIDUE, bounds[0], lo)
+        hi = np.where(np.abs(hi - bounds[1]) < RESIDUE, bounds[1], hi)
+        lo = np.where(np.abs(lo) < RESIDUE, 0.0, lo)
+        hi = np.where(np.abs(hi) < RESIDUE, 0.0, hi)
     if alternative == "less":
         lo = np.where(np.isnan(hi), np.nan, 0.0 if bounds is None else bounds[0])
-    n_bad = int(np.sum(~np.isfinite(reps))) if reps.size else 0
-    note = f"{n_bad} non-finite replicate values ignored" if n_bad else None
+    inner = theta if bounds is None else np.clip(theta, *bounds)
+    outside = np.isfinite(inner) & ((lo > inner) | (hi < inner))
+    if np.any(outside):
+        lo, hi = np.where(outside, np.fmin(lo, inner), lo), np.where(outside, np.fmax(hi, inner), hi)
+        notes.append("the replicate quantiles exclude the estimate: the interval is widened to contain it")
+    note = "; ".join(notes) or None
     if not np.any(np.isfinite(theta)):
         note = "no comparisons (or an undefined estimate): NaN"
-    elif not np.any(np.isfinite(reps)):
-        note = "no finite replicate (e.g. a group without comparisons in every resample): NaN"
+    elif reps.size and not np.any(~np.isnan(reps)):
+        note = "no defined replicate (e.g. a group without comparisons in every resample): NaN"
     if method in ("recentered", "gaussian") and v_estimate is None:
         note = (note + "; " if note else "") + "no V-statistic correction (theta~ = theta)"
     def sc(x):
@@ -385,7 +443,7 @@ def measure_replicates(fmr: np.ndarray, fnmr: np.ndarray) -> dict[tuple[str, str
     return out
 
 
-__all__ = ["BOOTSTRAP", "SCHEME_OF", "VStatistic", "auc_eer", "auc_grid_bound", "det_replicates", "fmr_at_targets",
+__all__ = ["BOOTSTRAP", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
            "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "interval_from_replicates",
-           "measure_replicates", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_statistic",
+           "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_statistic",
            "view_names"]

@@ -27,9 +27,13 @@ Methods (names are the API and the CLI's ``--ci-method``):
                     for FMR, see :func:`jackknife_variance_fmr`).
 
 One-sided upper bounds (``alternative="less"``, for certification): the same constructions at one-sided
-level; with zero errors every method returns the rule of three, ``1 - (1 - level)^(1/N)`` (about ``3/N``
-at 95%) with ``N`` comparisons — zero errors carry no information about clustering, so this is stated in
-the result's note.
+level.
+
+Zero errors (any method, either alternative): ``[0, U]`` with ``U`` a one-sided ``level`` upper bound that
+holds whatever the dependence inside an identity (docs/intervals.md, "Zero errors"): :func:`zero_error_bound`
+for FNMR (identities as clusters; ``1 - (1-level)^(1/K)``, about ``3/K``, for K identities of equal size) and
+:func:`zero_false_match_bound` for FMR (``-ln(1-level) / floor(K/2)``, about ``6/K``). The comparison-level
+rule of three ``1 - (1-level)^(1/N)`` (:func:`rule_of_three`) is valid only for independent comparisons.
 """
 
 from __future__ import annotations
@@ -105,6 +109,37 @@ def _z(level: float, alternative: Alternative) -> float:
 def rule_of_three(comparisons: float, level: float = 0.95) -> float:
     """One-sided upper bound for zero errors in ``comparisons`` trials: ``1 - (1-level)^(1/N)`` (~3/N at 95%)."""
     return 1.0 - (1.0 - level) ** (1.0 / comparisons) if comparisons > 0 else 1.0
+
+
+def zero_error_bound(cluster_sizes: np.ndarray, level: float = 0.95) -> float:
+    """One-sided ``level`` upper bound for an error rate observed as 0 over clusters (identities) of the given
+    numbers of comparisons, valid whatever the dependence inside a cluster, clusters independent.
+
+    Cluster ``k`` with error rate ``p_k`` shows no error with probability at most ``1 - p_k``, so
+    ``P(no error) <= prod_k (1 - p_k)``; the bound is the largest pooled rate ``sum w_k p_k / sum w_k`` for which
+    the largest such product (water-filling: ``p_k = (1 - 1/(mu w_k))_+``) still reaches ``1 - level``. Equal
+    sizes give ``1 - (1-level)^(1/K)``; one cluster gives ``level``."""
+    w = np.sort(np.asarray(cluster_sizes, float)[np.asarray(cluster_sizes) > 0])[::-1]
+    if not w.size:
+        return 1.0
+    target = -math.log(1 - level)  # sum over active clusters of log(mu w_k) must reach this
+    # active set: the j largest clusters; mu solves sum_{k<j} log(mu w_k) = target
+    for j in range(1, w.size + 1):
+        log_mu = (target - np.log(w[:j]).sum()) / j
+        if j == w.size or math.exp(log_mu) * w[j] <= 1:
+            mu = math.exp(log_mu)
+            return float(min(1.0, (w[:j] - 1 / mu).clip(0).sum() / w.sum()))
+    raise AssertionError("unreachable")
+
+
+def zero_false_match_bound(n_identities: int, level: float = 0.95) -> float:
+    """One-sided ``level`` upper bound for an FMR observed as 0 among the impostor comparisons of
+    ``n_identities`` independent identities: any matching of them into ``floor(K/2)`` disjoint pairs has
+    independent pairs, each without a false match with probability at most ``exp(-p_kl)``, and some matching
+    carries at least the average rate, so ``P(no false match) <= exp(-floor(K/2) FMR)``. Assumes about equal
+    impostor comparisons per identity pair (all-pairs with similar samples per identity)."""
+    pairs = n_identities // 2
+    return 1.0 if pairs < 1 else float(min(1.0, -math.log(1 - level) / pairs))
 
 
 def wilson_bounds(p: float, n: float, level: float = 0.95, alternative: Alternative = "two-sided") -> tuple[float, float]:
@@ -295,21 +330,33 @@ def fnmr_interval(method: str, genuine: np.ndarray, errors: np.ndarray, level: f
     """FNMR interval by a closed-form ``method`` from per-identity genuine comparisons and errors."""
     g, e = np.asarray(genuine), np.asarray(errors)
     x, n = int(e.sum()), int(g.sum())
+    k = int((g > 0).sum())
     return _dispatch(method, x, n, lambda: fnmr_variance(g, e), lambda: jackknife_variance_fnmr(g, e), level,
-                     alternative)
+                     alternative, lambda m: zero_errors(m, n, zero_error_bound(g, level), level, alternative,
+                                                        f"{k} identities as clusters"))
 
 
 def fmr_interval(method: str, totals: ImpostorTotals, level: float = 0.95, alternative: Alternative = "two-sided",
                  binomial_floor: bool = False) -> IntervalResult:
     """FMR interval by a closed-form ``method`` from impostor totals (see :class:`ImpostorTotals`)."""
+    k = int((np.asarray(totals.row_comparisons) > 0).sum())
     return _dispatch(method, totals.errors, totals.comparisons, lambda: fmr_variance(totals, binomial_floor),
-                     lambda: jackknife_variance_fmr(totals), level, alternative)
+                     lambda: jackknife_variance_fmr(totals), level, alternative,
+                     lambda m: zero_errors(m, totals.comparisons, zero_false_match_bound(k, level), level, alternative,
+                                           f"{k} identities (floor(K/2) disjoint identity pairs)"))
 
 
-def _dispatch(method, x, n, var, jack, level, alternative) -> IntervalResult:
-    if alternative == "less" and x == 0 and n > 0 and method in CLOSED_FORM:
-        return IntervalResult(0.0, ConfidenceInterval(0.0, rule_of_three(n, level)), method, level, 0.0, 0, n,
-                              alternative, note="zero errors: rule of three with N comparisons")
+def zero_errors(method: str, comparisons: int, bound: float, level: float, alternative: Alternative, what: str
+                ) -> IntervalResult:
+    """The interval for zero errors: ``[0, bound]`` (a one-sided ``level`` bound), said in the note."""
+    return IntervalResult(0.0, ConfidenceInterval(0.0, bound), method, level, 0.0, 0, comparisons, alternative,
+                          note=f"zero errors: one-sided {level:.0%} upper bound with {what}, valid whatever the "
+                               "dependence within an identity")
+
+
+def _dispatch(method, x, n, var, jack, level, alternative, zero) -> IntervalResult:
+    if x == 0 and n > 0 and method in CLOSED_FORM:
+        return zero(method)
     if method == "wilson":
         return wilson(x, n, level, variance=var(), alternative=alternative)
     if method == "wilson-naive":
@@ -327,4 +374,5 @@ def _dispatch(method, x, n, var, jack, level, alternative) -> IntervalResult:
 
 __all__ = ["CLOSED_FORM", "ConfidenceInterval", "ImpostorTotals", "IntervalResult", "clopper_pearson",
            "effective_size", "fmr_interval", "fmr_variance", "fnmr_interval", "fnmr_variance",
-           "jackknife_variance_fmr", "jackknife_variance_fnmr", "rule_of_three", "wald", "wilson", "wilson_bounds"]
+           "jackknife_variance_fmr", "jackknife_variance_fnmr", "rule_of_three", "wald", "wilson", "wilson_bounds",
+           "zero_error_bound", "zero_errors", "zero_false_match_bound"]
