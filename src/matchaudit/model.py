@@ -117,6 +117,17 @@ class MatchData:
             return np.full(self.n_identities, -1, dtype=np.int64)
         return np.bincount(self.samples.identity, minlength=self.n_identities).astype(np.int64)
 
+    def genuine_per_identity(self) -> np.ndarray | None:
+        """Genuine comparisons per identity: from the samples per identity (all-pairs) or the listed table in
+        memory; None for a table read from disk."""
+        if self.protocol == "all-pairs":
+            m = self.identity_sizes
+            return m * (m - 1) // 2
+        if self.pairs is None:
+            return None
+        p = self.pairs
+        return np.bincount(np.asarray(p.identity_a)[p.genuine & (p.identity_a >= 0)], minlength=self.n_identities)
+
     def n_comparisons(self) -> int:
         if self.protocol == "all-pairs":
             assert self.samples is not None

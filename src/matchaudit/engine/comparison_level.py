@@ -12,7 +12,7 @@ from matchaudit.engine.targets import Items, needed_cells
 from matchaudit.resampling import ComparisonLists
 
 
-def comparison_level_counts(data, scheme, reps, layout, grid, targets, ref, block_rows, progress):
+def comparison_level_counts(data, scheme, reps, layout, grid, targets, ref, block_rows):
     ent = Entries(data, grid, K.SAMPLE if data.protocol == "all-pairs" else K.PRODUCT, False)
     none = np.zeros(0, np.bool_)
     parts = []

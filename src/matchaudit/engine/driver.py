@@ -88,8 +88,7 @@ def run(
     targets = np.asarray(fmr_targets, dtype=np.float64)
     R = reps.size + 1
     if mode == -1:
-        table, items = comparison_level_counts(data, scheme, reps, layout, grid, targets, fmr_reference, block_rows,
-                                          progress)
+        table, items = comparison_level_counts(data, scheme, reps, layout, grid, targets, fmr_reference, block_rows)
         imputed = tail = None
     else:
         if collapse is None:

@@ -115,45 +115,22 @@ def closed_form(method: str, ic: IdentityCounts, ti: int, group: int | None, lev
 
 # ----------------------------------------------------------------------------- the audit's records
 
-def genuine_per_identity(data: MatchData) -> np.ndarray | None:
-    """Genuine comparisons per identity (the clusters of :func:`intervals.zero_error_bound`): from the samples
-    per identity (all-pairs) or the listed table in memory; None for a table read from disk."""
-    if data.protocol == "all-pairs":
-        m = data.identity_sizes
-        return m * (m - 1) // 2
-    if data.pairs is None:
-        return None
-    p = data.pairs
-    return np.bincount(np.asarray(p.identity_a)[p.genuine & (p.identity_a >= 0)], minlength=data.n_identities)
-
-
 class _ZeroBounds:
-    """Zero-error intervals of each view (all, then the groups) for the bootstrap records."""
+    """Zero-error intervals of each view (0: all, then the groups) for the bootstrap records."""
 
     def __init__(self, data: MatchData, level: float, alternative: Alternative, balanced: bool = False):
         """``balanced``: identity-balanced rates weigh every identity the same (clusters of equal size)."""
         self.level, self.alternative = level, alternative
-        self.sizes = None if balanced else genuine_per_identity(data)
+        self.sizes = None if balanced else data.genuine_per_identity()
         self.group = data.identity_group
-        self.n_groups = data.n_groups
 
-    def _members(self, view: int) -> np.ndarray:
-        return np.ones(self.group.size, bool) if view == 0 else self.group == view - 1
-
-    def fnmr(self, method: str, view: int, comparisons: int) -> iv.IntervalResult:
-        keep = self._members(view)
-        if self.sizes is None:  # sizes unknown: identities of equal size, as many as the view has
-            sizes, how = np.ones(int(keep.sum())), f"{int(keep.sum())} identities as clusters of equal weight"
-        else:
-            sizes = self.sizes[keep]
-            how = f"{int((sizes > 0).sum())} identities as clusters"
-        return iv.zero_errors(method, comparisons, iv.zero_error_bound(sizes, self.level), self.level,
-                              self.alternative, how)
-
-    def fmr(self, method: str, view: int, comparisons: int) -> iv.IntervalResult:
-        k = int(self._members(view).sum())
-        return iv.zero_errors(method, comparisons, iv.zero_false_match_bound(k, self.level), self.level,
-                              self.alternative, f"{k} identities (floor(K/2) disjoint identity pairs)")
+    def interval(self, metric: str, view: int, method: str, comparisons: int) -> iv.IntervalResult:
+        keep = np.ones(self.group.size, bool) if view == 0 else self.group == view - 1
+        k = int(keep.sum())
+        if metric == "FMR":
+            return iv.zero_fmr(method, comparisons, k, self.level, self.alternative)
+        return iv.zero_fnmr(method, comparisons, None if self.sizes is None else self.sizes[keep], self.level,
+                            self.alternative, n_identities=k)
 
 
 RECENTRED = ("recentered", "gaussian")
@@ -226,9 +203,9 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                                     "threshold_impostors": config.threshold_impostors, "scheme": None,
                                     "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
                                     "group": name, **r.to_dict()})
-    zero = _ZeroBounds(data, options.level, options.alternative)
     records += _bootstrap_records("pooled", counts, v, boot_method, config, options, exact,
-                                  fixed=fixed_method not in iv.CLOSED_FORM, zero=zero)
+                                  fixed=fixed_method not in iv.CLOSED_FORM,
+                                  zeros=_ZeroBounds(data, options.level, options.alternative))
     bands = det_bands(counts, v, options, boot_method)
     if bal_method:
         bc = balanced.balanced_counts(data, _scheme(bal_method, options.seed), options.n_resamples, grid,
@@ -241,7 +218,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         if bal_method != boot_method:
             notes["all"] = f"{boot_method} has no identity-balanced version: {bal_method} bootstrap"
         records += _bootstrap_records("balanced", bc, bv, bal_method, config, options, exact, fixed=True, notes=notes,
-                                      zero=_ZeroBounds(data, options.level, options.alternative, balanced=True))
+                                      zeros=_ZeroBounds(data, options.level, options.alternative, balanced=True))
         bands += det_bands(bc, bv, options, bal_method, "balanced")
     return records, bands
 
@@ -262,11 +239,11 @@ class _Exact:
 
 def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConfig, options: IntervalOptions,
                        exact: _Exact, fixed: bool, notes: dict[str, str] | None = None,
-                       zero: _ZeroBounds | None = None) -> list[dict[str, Any]]:
+                       zeros: _ZeroBounds | None = None) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its counts (engine counts: pooled, exact replicate thresholds at
     FMR targets; unit-weighted counts: balanced, grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
     the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
-    ``zero``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval."""
+    ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval."""
     notes = notes or {}
     names = bs.view_names(counts)
     level, alt, res = options.level, options.alternative, counts.resolution
@@ -281,17 +258,15 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             r.note = "; ".join([r.note] * bool(r.note) + extra)
         out.append({**base, **keys, **r.to_dict()})
 
-    def boot(est, reps, vest=None, rate=True, zero_bound=None, **kw):
-        if zero_bound is not None and kw.get("errors") == 0 and kw.get("comparisons"):
-            r = zero_bound(method, kw["comparisons"])
+    def boot(est, reps, vest=None, rate=True, zero=None, **kw):
+        """``zero``: the (metric, view) whose zero-error bound replaces the bootstrap when there are no errors."""
+        if zeros is not None and zero is not None and kw.get("errors") == 0 and kw.get("comparisons"):
+            r = zeros.interval(*zero, method, kw["comparisons"])
             r.n_resamples, r.seed = int(np.shape(reps)[0]), options.seed
             return r
         return bs.interval_from_replicates(method, est, reps, vest if v is not None else None, level, alt,
                                            seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
                                            **kw)
-
-    def zb(bound, view: int):
-        return None if not bound else (lambda m, n: bound(m, view, n))
 
     def nu(est, reps, vest):
         return float(bs.normalized_uncertainty(est, reps, vest))
@@ -307,7 +282,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             op = exact.op(weighting, "fmr_target", a, name)
             vv = None if fn_v is None else fn_v[ti, j]
             r = boot(op["fnmr"], fn_t[1:, ti, j], vv, errors=op["fnmr_errors"], comparisons=op["fnmr_comparisons"],
-                     zero_bound=zb(zero and zero.fnmr, j))
+                     zero=("FNMR", j))
             add(r, metric="FNMR", kind="fmr_target", target=a, threshold=op["threshold"], group=name,
                 normalized_uncertainty=nu(op["fnmr"], fn_t[1:, ti, j], vv))
 
@@ -320,9 +295,9 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             op = exact.op(weighting, "threshold", t, name)
             keys = {"kind": "threshold", "target": float(t), "threshold": float(t), "group": name}
             add(boot(op["fmr"], fmr[1:, j], errors=op["fmr_errors"], comparisons=op["fmr_comparisons"],
-                     zero_bound=zb(zero and zero.fmr, j)), metric="FMR", **keys)
+                     zero=("FMR", j)), metric="FMR", **keys)
             add(boot(op["fnmr"], fnmr[1:, j], None if vfn is None else vfn[j], errors=op["fnmr_errors"],
-                     comparisons=op["fnmr_comparisons"], zero_bound=zb(zero and zero.fnmr, j)), metric="FNMR", **keys)
+                     comparisons=op["fnmr_comparisons"], zero=("FNMR", j)), metric="FNMR", **keys)
 
     # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
     auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)

@@ -283,6 +283,8 @@ def _q(x: np.ndarray, p: float) -> np.ndarray:
     n = defined.sum(axis=0)
     with np.errstate(invalid="ignore"):
         q = np.nanquantile(np.where(defined.any(axis=0), x, 0.0), p, axis=0)
+    if not np.isinf(x).any():  # the usual case: numpy's quantile is the answer
+        return np.where(n > 0, q, np.nan)
     srt = np.sort(x, axis=0)  # NaN last
     h = np.maximum(n - 1, 0) * p
     i0 = np.floor(h).astype(np.int64)
@@ -350,10 +352,9 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
         with np.errstate(invalid="ignore"):  # inf - inf (an infinite estimate): an undefined error, dropped
             err = reps - tv
             sd = _sd(err)
-        if method == "recentered":
-            with np.errstate(invalid="ignore"):
+            if method == "recentered":
                 lo, hi = theta + _q(err, lo_p), theta + _q(err, hi_p)
-        else:
+        if method == "gaussian":
             z = norm.ppf(level if alternative == "less" else (1 + level) / 2)
             centre = theta + _mean(err) if err.shape[0] else theta
             lo = np.where(np.any(err == -np.inf, axis=0), -np.inf, centre - z * sd)
@@ -371,11 +372,11 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     if n_inf:
         notes.append(f"{n_inf} infinite replicate values kept (a bound among them is infinite)")
     if bounds is not None:
-        lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
-        lo = np.where(np.abs(lo - bounds[0]) < RESIDUE, bounds[0], lo)
-        hi = np.where(np.abs(hi - bounds[1]) < RESIDUE, bounds[1], hi)
-        lo = np.where(np.abs(lo) < RESIDUE, 0.0, lo)
-        hi = np.where(np.abs(hi) < RESIDUE, 0.0, hi)
+        def snap(x):  # clip to the range; residue within RESIDUE of either end is that end
+            x = np.clip(x, *bounds)
+            return np.where(np.abs(x - bounds[0]) < RESIDUE, bounds[0],
+                            np.where(np.abs(x - bounds[1]) < RESIDUE, bounds[1], x))
+        lo, hi = snap(lo), snap(hi)
     if alternative == "less":
         lo = np.where(np.isnan(hi), np.nan, 0.0 if bounds is None else bounds[0])
     inner = theta if bounds is None else np.clip(theta, *bounds)

@@ -83,13 +83,17 @@ def _genuine_scores(kappa: float, dim: int, n: int, rng: np.random.Generator) ->
     return np.einsum("ij,ij->i", vmf_rvs(mu, kappa, n, rng), vmf_rvs(mu, kappa, n, rng))
 
 
-def _fnmr_truth(kappas: np.ndarray, dim: int, n: int, thresholds: np.ndarray, seed: int) -> np.ndarray:
+def _fnmr_truth(kappas: np.ndarray, dim: int, n: int, thresholds: np.ndarray, seed: int,
+                weights: np.ndarray | None = None) -> np.ndarray:
+    """FNMR at ``thresholds`` from ``n`` genuine scores per kappa: the mean over ``kappas``, or the sum weighted
+    by ``weights`` (quadrature)."""
     rng = np.random.default_rng([seed, 7])
     rejected = np.zeros(thresholds.size)
-    for k in kappas:
+    for i, k in enumerate(kappas):
         s = _genuine_scores(float(k), dim, n, rng)
-        rejected += (s[:, None] < thresholds[None, :]).mean(axis=0)
-    return rejected / kappas.size
+        rate = (s[:, None] < thresholds[None, :]).mean(axis=0)
+        rejected += rate if weights is None else weights[i] * rate
+    return rejected / kappas.size if weights is None else rejected
 
 
 def _population(cfg: CoverageConfig, seed: int) -> VmfPopulation:
@@ -125,12 +129,8 @@ def truth_fresh(cfg: CoverageConfig) -> Truth:
     if hi <= lo:
         return Truth(t, alphas.copy(), _fnmr_truth(np.array([lo]), cfg.dim, cfg.genuine_mc, t, cfg.seed))
     x, w = np.polynomial.legendre.leggauss(KAPPA_NODES)
-    rng = np.random.default_rng([cfg.seed, 7])
-    fnmr = np.zeros(t.size)
-    for node, weight in zip(lo + (x + 1) * (hi - lo) / 2, w / 2):
-        s = _genuine_scores(float(node), cfg.dim, cfg.genuine_mc, rng)
-        fnmr += weight * (s[:, None] < t[None, :]).mean(axis=0)
-    return Truth(t, alphas.copy(), fnmr)
+    nodes = lo + (x + 1) * (hi - lo) / 2
+    return Truth(t, alphas.copy(), _fnmr_truth(nodes, cfg.dim, cfg.genuine_mc, t, cfg.seed, weights=w / 2))
 
 
 def _cover(r: iv.IntervalResult, truth: float) -> tuple[bool, float]:

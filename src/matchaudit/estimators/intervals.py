@@ -30,9 +30,10 @@ One-sided upper bounds (``alternative="less"``, for certification): the same con
 level.
 
 Zero errors (any method, either alternative): ``[0, U]`` with ``U`` a one-sided ``level`` upper bound that
-holds whatever the dependence inside an identity (docs/intervals.md, "Zero errors"): :func:`zero_error_bound`
+holds whatever the dependence inside an identity (docs/intervals.md, "Rules every interval follows"):
+:func:`zero_fnmr` / :func:`zero_error_bound`
 for FNMR (identities as clusters; ``1 - (1-level)^(1/K)``, about ``3/K``, for K identities of equal size) and
-:func:`zero_false_match_bound` for FMR (``-ln(1-level) / floor(K/2)``, about ``6/K``). The comparison-level
+:func:`zero_fmr` / :func:`zero_false_match_bound` for FMR (``-ln(1-level) / floor(K/2)``, about ``6/K``). The comparison-level
 rule of three ``1 - (1-level)^(1/N)`` (:func:`rule_of_three`) is valid only for independent comparisons.
 """
 
@@ -330,10 +331,8 @@ def fnmr_interval(method: str, genuine: np.ndarray, errors: np.ndarray, level: f
     """FNMR interval by a closed-form ``method`` from per-identity genuine comparisons and errors."""
     g, e = np.asarray(genuine), np.asarray(errors)
     x, n = int(e.sum()), int(g.sum())
-    k = int((g > 0).sum())
     return _dispatch(method, x, n, lambda: fnmr_variance(g, e), lambda: jackknife_variance_fnmr(g, e), level,
-                     alternative, lambda m: zero_errors(m, n, zero_error_bound(g, level), level, alternative,
-                                                        f"{k} identities as clusters"))
+                     alternative, lambda m: zero_fnmr(m, n, g, level, alternative))
 
 
 def fmr_interval(method: str, totals: ImpostorTotals, level: float = 0.95, alternative: Alternative = "two-sided",
@@ -342,16 +341,35 @@ def fmr_interval(method: str, totals: ImpostorTotals, level: float = 0.95, alter
     k = int((np.asarray(totals.row_comparisons) > 0).sum())
     return _dispatch(method, totals.errors, totals.comparisons, lambda: fmr_variance(totals, binomial_floor),
                      lambda: jackknife_variance_fmr(totals), level, alternative,
-                     lambda m: zero_errors(m, totals.comparisons, zero_false_match_bound(k, level), level, alternative,
-                                           f"{k} identities (floor(K/2) disjoint identity pairs)"))
+                     lambda m: zero_fmr(m, totals.comparisons, k, level, alternative))
 
 
-def zero_errors(method: str, comparisons: int, bound: float, level: float, alternative: Alternative, what: str
-                ) -> IntervalResult:
+def _zero_errors(method: str, comparisons: int, bound: float, level: float, alternative: Alternative, what: str
+                 ) -> IntervalResult:
     """The interval for zero errors: ``[0, bound]`` (a one-sided ``level`` bound), said in the note."""
     return IntervalResult(0.0, ConfidenceInterval(0.0, bound), method, level, 0.0, 0, comparisons, alternative,
                           note=f"zero errors: one-sided {level:.0%} upper bound with {what}, valid whatever the "
                                "dependence within an identity")
+
+
+def zero_fnmr(method: str, comparisons: int, genuine_per_identity: np.ndarray | None, level: float = 0.95,
+              alternative: Alternative = "two-sided", n_identities: int | None = None) -> IntervalResult:
+    """FNMR observed as 0 in ``comparisons``: ``[0, zero_error_bound]`` with the identities as clusters. Without
+    per-identity counts (``None``), ``n_identities`` clusters of equal weight (and for identity-balanced rates,
+    where every identity weighs the same)."""
+    if genuine_per_identity is None:
+        sizes, how = np.ones(n_identities or 0), f"{n_identities} identities as clusters of equal weight"
+    else:
+        sizes = np.asarray(genuine_per_identity)
+        how = f"{int((sizes > 0).sum())} identities as clusters"
+    return _zero_errors(method, comparisons, zero_error_bound(sizes, level), level, alternative, how)
+
+
+def zero_fmr(method: str, comparisons: int, n_identities: int, level: float = 0.95,
+             alternative: Alternative = "two-sided") -> IntervalResult:
+    """FMR observed as 0 in ``comparisons`` among ``n_identities``: ``[0, zero_false_match_bound]``."""
+    return _zero_errors(method, comparisons, zero_false_match_bound(n_identities, level), level, alternative,
+                        f"{n_identities} identities (floor(K/2) disjoint identity pairs)")
 
 
 def _dispatch(method, x, n, var, jack, level, alternative, zero) -> IntervalResult:
@@ -375,4 +393,4 @@ def _dispatch(method, x, n, var, jack, level, alternative, zero) -> IntervalResu
 __all__ = ["CLOSED_FORM", "ConfidenceInterval", "ImpostorTotals", "IntervalResult", "clopper_pearson",
            "effective_size", "fmr_interval", "fmr_variance", "fnmr_interval", "fnmr_variance",
            "jackknife_variance_fmr", "jackknife_variance_fnmr", "rule_of_three", "wald", "wilson", "wilson_bounds",
-           "zero_error_bound", "zero_errors", "zero_false_match_bound"]
+           "zero_error_bound", "zero_false_match_bound", "zero_fmr", "zero_fnmr"]
