@@ -261,3 +261,39 @@ def test_ctrl_c_stops_cleanly_with_exit_130(tmp_path):
     assert proc.returncode == 130, (out, err)
     assert "Interrupted." in err and "Traceback" not in err + out
     assert time.monotonic() - start < 30
+
+
+def test_a_refused_allocation_is_exit_2_with_a_message_not_a_traceback():
+    """``compare --n-resamples 99999999999`` asked numpy for 745 GiB and ended in a traceback, exit 1."""
+    import typer
+
+    from matchaudit.cli.common import EXIT_INPUT, user_errors
+
+    app_ = typer.Typer()
+
+    @app_.command()
+    @user_errors
+    def job() -> None:
+        raise MemoryError("Unable to allocate 745. GiB for an array with shape (99999999999,)")  # as numpy does
+
+    res = CliRunner().invoke(app_, [])
+    assert res.exit_code == EXIT_INPUT and "not enough memory" in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("command", [["coverage", "--datasets", "1"], ["demo"],
+                                     ["protocol", "--samples", "missing.parquet", "--genuine", "5",
+                                      "--impostor", "5"]])
+def test_an_out_that_is_a_file_is_refused_at_once(command, tmp_path):
+    """``coverage --out <a file>`` ran the whole study, then ended in FileExistsError, exit 1."""
+    target = tmp_path / "taken"
+    target.write_text("keep me")
+    r = CliRunner().invoke(app, command + ["--out", str(target)])
+    assert r.exit_code == 2 and "--out" in r.output and "a file of that name exists" in r.output
+    assert target.read_text() == "keep me"
+
+
+def test_coverage_needs_enough_replicates_for_its_highest_level(tmp_path):
+    r = CliRunner().invoke(app, ["coverage", "--n-resamples", "1", "--levels", "0.9,0.95", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "--n-resamples" in r.output and "at least 40" in r.output
+    r = CliRunner().invoke(app, ["coverage", "--levels", "", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "--levels" in r.output

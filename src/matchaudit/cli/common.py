@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import os
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Callable, TypeVar
 
 import typer
@@ -49,7 +51,8 @@ def message(error: InputError) -> str:
 
 
 def user_errors(fn: F) -> F:
-    """Run a command; an :class:`InputError` becomes ``Error: <message>`` on stderr and exit status 2, and
+    """Run a command; an :class:`InputError` (or a refused allocation, MemoryError) becomes ``Error: <message>``
+    on stderr and exit status 2, and
     Ctrl-C a one-line notice and exit status 130 (the shell's convention), without a traceback (the engine
     stops between sub-tiles, so that comes within a fraction of a second; a Ctrl-C during JIT compilation
     waits for the compiler, see :mod:`matchaudit.interrupt`)."""
@@ -67,8 +70,28 @@ def user_errors(fn: F) -> F:
         except KeyboardInterrupt:
             err_console.print("Interrupted.", highlight=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except MemoryError as e:  # e.g. a huge --n-resamples: the allocation is refused before any work
+            detail = f" ({e})" if str(e) else ""
+            err_console.print(f"[bold red]Error:[/] not enough memory for this job{detail}. Use fewer resamples "
+                              "(--n-resamples, --n-permutations) or a smaller data set.", highlight=False,
+                              soft_wrap=True)
+            raise typer.Exit(EXIT_INPUT) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def output_dir(out: Path, flag: str = "--out") -> Path:
+    """Create the output directory ``out`` before any work, or say why it cannot be (an existing file, no
+    permission): a user learns it at once, not after a long run."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{flag} {out}: a file of that name exists; give a directory.")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{flag} {out}: cannot create the directory ({e.strerror}).") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {out}: the directory is not writable; give another.")
+    return out
 
 
 def status(quiet: bool, message: str) -> AbstractContextManager:

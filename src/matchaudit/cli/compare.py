@@ -15,7 +15,7 @@ from rich.console import Console
 
 from matchaudit import __version__
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, names, status, user_errors
+from matchaudit.cli.common import floats, names, output_dir, status, user_errors
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.errors import InputError
 from matchaudit.api import compare as ma_compare
@@ -102,6 +102,7 @@ def compare(
 
         matchaudit compare --samples samples.parquet --embeddings-a a.npy --embeddings-b b.npy --out cmp/
     """
+    output_dir(out)
     gb = names(group_by)
     if comparisons_a is not None and comparisons_b is not None:
         cols = names(identity_cols)
@@ -117,7 +118,6 @@ def compare(
     with status(quiet, "Paired identity bootstrap and swap test..."):
         res = ma_compare(a, b, fmr=floats(fmr, "--fmr"), ci_method=method, n_resamples=n_resamples,
                          n_permutations=n_permutations, seed=seed, level=level, threshold_impostors=threshold_impostors)
-    out.mkdir(parents=True, exist_ok=True)
     doc = {"command": "matchaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "version": __version__,
            "result": res.to_dict()}
     (out / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False))

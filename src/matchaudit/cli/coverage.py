@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, names, user_errors
+from matchaudit.cli.common import floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
 
 console = Console()
@@ -42,6 +42,7 @@ def coverage(
 
         matchaudit coverage --datasets 200 --identities 200 --n-resamples 200 --fmr 1e-1,1e-2,1e-3 --out cov/
     """
+    output_dir(out)
     from matchaudit.estimators.coverage import CoverageConfig, markdown, pivot, run_coverage
 
     if protocol not in ("shared", "fresh"):
@@ -54,7 +55,7 @@ def coverage(
     if truth_samples < 0 or 0 < truth_samples < samples:
         raise InputError(f"--truth-samples {truth_samples}: give 0 (automatic) or at least --samples ({samples}).")
     lv = floats(levels, "--levels")
-    if any(not 0 < x < 1 for x in lv):
+    if not lv or any(not 0 < x < 1 for x in lv):
         raise InputError(f"--levels: every level must lie in (0, 1); got {lv}.")
     cfg = CoverageConfig(n_datasets=datasets, n_identities=identities, samples=samples, dim=dim,
                          n_resamples=n_resamples, fmr_targets=floats(fmr, "--fmr"), levels=lv,
@@ -65,7 +66,6 @@ def coverage(
                   TimeRemainingColumn(), disable=quiet, transient=True) as bar:
         task = bar.add_task("datasets", total=cfg.n_datasets)
         res = run_coverage(cfg, progress=lambda i: bar.update(task, completed=i))
-    out.mkdir(parents=True, exist_ok=True)
     res.table().to_csv(out / "coverage.csv", index=False)
     (out / "coverage.json").write_text(json.dumps({"config": {k: v for k, v in cfg.__dict__.items()},
                                                    "truth": res.truths, "rows": res.rows}, indent=1, default=str))

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import status, user_errors
+from matchaudit.cli.common import output_dir, status, user_errors
 from matchaudit.data.readers import read_table
 from matchaudit.data.validate import Where, as_scores, as_str, missing, parse_labels
 from matchaudit.errors import InputError
@@ -95,6 +95,7 @@ def estimate(
 
         matchaudit estimate scores.csv --group-col ethnicity --label-col label --fmr 1e-3 --out est/
     """
+    output_dir(out)
     df, where = read_table(table, "comparison table")
     if score_col not in df.columns:
         raise InputError(f"{where.what}: no score column {score_col!r}; columns are {', '.join(map(str, df.columns))}. Use --score-col.")
@@ -118,7 +119,6 @@ def estimate(
             raise typer.Exit(1) from None
     if note:
         est.limits.append(note)
-    out.mkdir(parents=True, exist_ok=True)
     doc = est.to_dict()
     doc["input"] = {"table": str(table), "score_col": score_col, "group_col": group_col, "label_col": label_col,
                     "score_orientation": "negated distance" if distance else "similarity", "excluded_pairs": note}

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import user_errors
+from matchaudit.cli.common import output_dir, user_errors
 from matchaudit.data import load_samples
 from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError
@@ -43,13 +43,13 @@ def protocol(
 
         matchaudit protocol --samples samples.parquet --embeddings embeddings.npy --genuine 2000 --impostor 200000 --threshold 0.3 --out proto/
     """
+    output_dir(out)
     df, where = read_table(samples, "samples table")
     ids = column(df, id_col, where, "sample id", "id_col").to_numpy()
     who = column(df, identity_col, where, "identity", "identity_col").to_numpy()
     if genuine < 0 or impostor < 0:
         raise InputError("--genuine and --impostor must be non-negative.")
     p = pl.design_protocol(ids, who, genuine, impostor, seed=seed)
-    out.mkdir(parents=True, exist_ok=True)
     p.to_frame().to_csv(out / "pairs.csv", index=False)
     doc = {"genuine": genuine, "impostor": impostor, "seed": seed, "usage": p.sums()}
     if embeddings is not None:

@@ -18,7 +18,7 @@ from rich.table import Table
 from matchaudit import __version__
 from matchaudit.report.figures import plot_null
 from matchaudit.cli.app import app
-from matchaudit.cli.common import names, status, user_errors
+from matchaudit.cli.common import names, output_dir, status, user_errors
 from matchaudit.cli.matching_writer import write_matching_test
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.data.classifier_table import load_classifier_table
@@ -116,6 +116,7 @@ def test(
 
         matchaudit test --samples samples.parquet --embeddings embeddings.npy --group-by group --metric fnmr_at_fmr --fmr 1e-3 --n-resamples 999 --out results/
     """
+    output_dir(out)
     if not 0 < level < 1 or not 0 < confidence_level < 1:
         raise InputError("--level and --confidence-level must lie strictly between 0 and 1.")
     pair = names(groups)
@@ -148,7 +149,6 @@ def test(
     common = dict(permutation=permutation.value, studentize=_STUDENTIZE[studentize.value], variance=variance.value,
                   n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples), seed=seed,
                   confidence_level=confidence_level)
-    out.mkdir(parents=True, exist_ok=True)
     meta |= {"table": str(table), "level": level}
     if pair or len(data.group_names) == 2:
         with status(quiet, "Permutation test..."):

@@ -58,6 +58,11 @@ class CoverageConfig:
     roc_methods: tuple[str, ...] = ROC_METHODS
     fixed_methods: tuple[str, ...] = FIXED_METHODS
 
+    def __post_init__(self) -> None:
+        """Enough replicates for the highest level studied (:func:`bootstrap.check_resamples`)."""
+        if self.levels:
+            bs.check_resamples(self.n_resamples, max(self.levels))
+
 
 @dataclass
 class Truth:
