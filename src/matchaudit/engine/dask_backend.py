@@ -130,7 +130,7 @@ class DaskBackend(Backend):
         blocks = {f.key: task.n_blocks(data, (i, P)) for i, f in enumerate(futures)}
         pending = list(futures)
         try:
-            with progress_bar(progress, task.n_blocks(data), "resampling") as bar:
+            with progress_bar(progress, "resampling") as bar:
                 job = bar.add_task("", total=task.n_blocks(data))
                 done = None
                 for f in as_completed(futures):

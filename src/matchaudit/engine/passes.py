@@ -105,7 +105,7 @@ class LocalBackend(Backend):
     def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
         total = task.n_blocks(data)
-        with progress_bar(progress, total, "resampling") as bar:
+        with progress_bar(progress, "resampling") as bar:
             job = bar.add_task("", total=total)
             return task.count(data, advance=lambda: bar.advance(job), wt=wt)
 

@@ -100,7 +100,7 @@ class TorchBackend(Backend):
         if wt is None:
             wt, _ = task.weights(data)
         pas = _Pass(self, data, task, task.win, wt)
-        with progress_bar(progress, pas.n_steps, "resampling (torch)") as bar:
+        with progress_bar(progress, "resampling (torch)") as bar:
             job = bar.add_task("", total=pas.n_steps)
             pas.run(lambda: bar.advance(job))
         R = wt.shape[1]
