@@ -34,6 +34,7 @@ from matchaudit.engine import Backend, IdentityCounts, build_grid, identity_coun
 from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
+from matchaudit.estimators.within_variance import WithinVariance, within_variance
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import MatchData
@@ -134,6 +135,7 @@ class _ZeroBounds:
 
 
 RECENTRED = ("recentered", "gaussian")
+MEASURE_CORRECTION = "groups' FNMR replicates with the small-sample variance correction (docs/intervals.md)"
 
 
 def _scheme(method: str, seed: int) -> rs.Scheme:
@@ -189,6 +191,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                  fmr_targets=config.fmr_targets, thresholds=thresholds, fmr_reference=config.threshold_impostors,
                  progress=progress, backend=backend)
     v = None
+    target_t = np.array([exact.op("pooled", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets], float)
     if boot_method in RECENTRED:
         v = bs.v_statistic(data, counts, thresholds, bal_t if bal_method in RECENTRED else None)
     records: list[dict[str, Any]] = []
@@ -205,7 +208,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                                     "group": name, **r.to_dict()})
     records += _bootstrap_records("pooled", counts, v, boot_method, config, options, exact,
                                   fixed=fixed_method not in iv.CLOSED_FORM,
-                                  zeros=_ZeroBounds(data, options.level, options.alternative))
+                                  zeros=_ZeroBounds(data, options.level, options.alternative),
+                                  within=_within(data, boot_method, thresholds, target_t, config.rule))
     bands = det_bands(counts, v, options, boot_method)
     if bal_method:
         bc = balanced.balanced_counts(data, _scheme(bal_method, options.seed), options.n_resamples, grid,
@@ -218,9 +222,19 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         if bal_method != boot_method:
             notes["all"] = f"{boot_method} has no identity-balanced version: {bal_method} bootstrap"
         records += _bootstrap_records("balanced", bc, bv, bal_method, config, options, exact, fixed=True, notes=notes,
-                                      zeros=_ZeroBounds(data, options.level, options.alternative, balanced=True))
+                                      zeros=_ZeroBounds(data, options.level, options.alternative, balanced=True),
+                                      within=_within(data, bal_method, thresholds, bal_t, config.rule, balanced=True))
         bands += det_bands(bc, bv, options, bal_method, "balanced")
     return records, bands
+
+
+def _within(data: MatchData, method: str, thresholds: np.ndarray, target_t: np.ndarray, rule: str,
+            balanced: bool = False) -> WithinVariance | None:
+    """Within-identity variances at the fixed thresholds then the plug-in thresholds of the FMR targets, for the
+    small-sample correction of recentered/gaussian FNMR intervals (:mod:`within_variance`); None otherwise."""
+    if method not in RECENTRED or data.samples is None or not data.has_identities:
+        return None
+    return within_variance(data, np.concatenate([thresholds, target_t]), rule, balanced=balanced)
 
 
 class _Exact:
@@ -239,11 +253,14 @@ class _Exact:
 
 def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConfig, options: IntervalOptions,
                        exact: _Exact, fixed: bool, notes: dict[str, str] | None = None,
-                       zeros: _ZeroBounds | None = None) -> list[dict[str, Any]]:
+                       zeros: _ZeroBounds | None = None, within: WithinVariance | None = None
+                       ) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its counts (engine counts: pooled, exact replicate thresholds at
     FMR targets; unit-weighted counts: balanced, grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
     the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
-    ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval."""
+    ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval.
+    ``within``: the within-identity variances (fixed thresholds, then targets) that correct recentered FNMR
+    intervals and the FNMR side of fairness measures for few samples per identity."""
     notes = notes or {}
     names = bs.view_names(counts)
     level, alt, res = options.level, options.alternative, counts.resolution
@@ -254,6 +271,10 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
     def add(r: iv.IntervalResult, **keys):
         r.weighting = weighting
         extra = [n for n in (notes.get("all"), notes.get(keys["kind"])) if n]
+        j = names.index(keys["group"])
+        if within is not None and within.bounded[j] and "correction" in (r.note or ""):
+            extra.append(f"{within.bounded[j]:,} identities with 2-3 samples: their within-identity variance is "
+                         "bounded above, not estimated (conservative)")
         if extra:
             r.note = "; ".join([r.note] * bool(r.note) + extra)
         out.append({**base, **keys, **r.to_dict()})
@@ -271,6 +292,12 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
     def nu(est, reps, vest):
         return float(bs.normalized_uncertainty(est, reps, vest))
 
+    n_fixed = len(config.thresholds)
+
+    def wv(i: int, j: int):
+        """(estimate, bootstrap) within-identity variance of view j's FNMR at within's threshold i."""
+        return None if within is None else (within.estimate[i, j], within.bootstrap[i, j])
+
     # FNMR@FMR targets (each replicate at its own threshold)
     if weighting == "pooled":
         fn_t, fm_t = bs.fnmr_at_targets(counts), bs.fmr_at_targets(counts)
@@ -282,7 +309,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             op = exact.op(weighting, "fmr_target", a, name)
             vv = None if fn_v is None else fn_v[ti, j]
             r = boot(op["fnmr"], fn_t[1:, ti, j], vv, errors=op["fnmr_errors"], comparisons=op["fnmr_comparisons"],
-                     zero=("FNMR", j))
+                     zero=("FNMR", j), within=wv(n_fixed + ti, j))
             add(r, metric="FNMR", kind="fmr_target", target=a, threshold=op["threshold"], group=name,
                 normalized_uncertainty=nu(op["fnmr"], fn_t[1:, ti, j], vv))
 
@@ -297,7 +324,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             add(boot(op["fmr"], fmr[1:, j], errors=op["fmr_errors"], comparisons=op["fmr_comparisons"],
                      zero=("FMR", j)), metric="FMR", **keys)
             add(boot(op["fnmr"], fnmr[1:, j], None if vfn is None else vfn[j], errors=op["fnmr_errors"],
-                     comparisons=op["fnmr_comparisons"], zero=("FNMR", j)), metric="FNMR", **keys)
+                     comparisons=op["fnmr_comparisons"], zero=("FNMR", j), within=wv(ti, j)), metric="FNMR", **keys)
 
     # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
     auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
@@ -318,12 +345,19 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
 
     # fairness measures at each FMR target (replicate's own global threshold)
     if len(names) > 2 and len(config.fmr_targets):
-        meas = bs.measure_replicates(fm_t[..., 1:], fn_t[..., 1:])
+        fn_g = fn_t[..., 1:]
+        if within is not None and fn_v is not None:  # each group's FNMR replicates with the corrected spread
+            fn_g = bs.corrected_replicates(fn_g, fn_v[:, 1:], fn_t[0, :, 1:], within.estimate[n_fixed:, 1:],
+                                           within.bootstrap[n_fixed:, 1:])
+        meas = bs.measure_replicates(fm_t[..., 1:], fn_g)
         meas_v = bs.measure_replicates(fm_t[0, :, 1:], fn_v[:, 1:]) if fn_v is not None else None
         for (rate, measure), x in meas.items():
             for ti, a in enumerate(config.fmr_targets):
                 xv = None if meas_v is None else meas_v[(rate, measure)][ti]
-                add(boot(x[0, ti], x[1:, ti], xv, rate=False), metric=f"{rate}:{measure}", kind="fmr_target",
+                r = boot(x[0, ti], x[1:, ti], xv, rate=False)
+                if within is not None and fn_v is not None and rate != "FMR":
+                    r.note = "; ".join([r.note] * bool(r.note) + [MEASURE_CORRECTION])
+                add(r, metric=f"{rate}:{measure}", kind="fmr_target",
                     target=a, threshold=exact.op(weighting, "fmr_target", a, ALL)["threshold"], group="all",
                     normalized_uncertainty=nu(x[0, ti], x[1:, ti], xv))
     return out

@@ -42,6 +42,7 @@ from matchaudit.engine import Counts, run
 from matchaudit.engine.grid import Grid
 from matchaudit.errors import InputError
 from matchaudit.estimators.balanced import MAX_CLASSES, relabel, size_classes
+from matchaudit.estimators.within_variance import correction
 from matchaudit.estimators.intervals import (
     ConfidenceInterval,
     IntervalResult,
@@ -308,6 +309,41 @@ def _clean(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), x, np.nan)
 
 
+def _asin_fwd(x):
+    return np.arcsin(np.sqrt(np.clip(x, 0.0, 1.0)))
+
+
+def _asin_back(y):
+    return np.where(np.isnan(y), np.nan, np.sin(np.clip(y, 0.0, np.pi / 2)) ** 2)
+
+
+def _asin_slope2(x):
+    """Squared derivative of arcsin(sqrt(x)): 1 / (4 x (1 - x)) (inf at 0 and 1: no correction there)."""
+    with np.errstate(divide="ignore"):
+        return 1.0 / (4.0 * np.asarray(x, float) * (1.0 - np.asarray(x, float)))
+
+
+
+
+def _within_scale(err: np.ndarray, theta, within: tuple) -> np.ndarray:
+    """Small-sample correction of deviations ``err`` taken on the arcsine-sqrt scale (:mod:`within_variance`):
+    the within-identity variances ``within`` = (estimate, bootstrap) mapped to that scale at ``theta``."""
+    slope2 = _asin_slope2(theta)
+    return correction(np.asarray(within[0]) * slope2, np.asarray(within[1]) * slope2, _sd(err) ** 2)
+
+
+def corrected_replicates(replicates: np.ndarray, v_estimate, estimate, var_estimate, var_bootstrap) -> np.ndarray:
+    """FNMR replicates ``(R, ...)`` (row 0 the plug-in, kept) whose deviations from ``v_estimate`` carry the
+    small-sample correction, on the arcsine-sqrt scale (as :func:`interval_from_replicates` with ``within``):
+    for statistics of several rates, such as the fairness measures."""
+    reps = np.asarray(replicates, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        err = _asin_fwd(reps[1:]) - _asin_fwd(v_estimate)
+        scale = _within_scale(err, estimate, (var_estimate, var_bootstrap))
+        out = _asin_back(_asin_fwd(v_estimate) + scale * err)
+    return np.concatenate([reps[:1], np.where(np.isnan(reps[1:]), np.nan, out)])
+
+
 RESIDUE = 1e-12  # a rate bound within this of 0 or 1 is floating-point residue of sums of ratios: shown as 0 or 1
 
 
@@ -331,7 +367,8 @@ def check_resamples(n_resamples: int, level: float, alternative: Alternative = "
 def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_estimate=None, level: float = 0.95,
                              alternative: Alternative = "two-sided", *, seed: int | None = None,
                              resolution: dict | None = None, errors=None, comparisons=None,
-                             bounds: tuple[float, float] | None = None) -> IntervalResult:
+                             bounds: tuple[float, float] | None = None,
+                             within: tuple[np.ndarray, np.ndarray] | None = None) -> IntervalResult:
     """Interval of ``method`` from replicates ``(B, ...)`` (replicate 0, the plug-in, excluded by the caller).
 
     ``v_estimate``: the V-statistic version (recentered/gaussian; defaults to ``estimate``: no correction).
@@ -339,7 +376,9 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     of a group, 0/0) is dropped and counted; +-inf (a ratio over a zero rate) is kept, so a bound whose quantile
     falls among infinite replicates is infinite. The interval always contains the estimate (widened, with a
     note, when the replicate quantiles exclude it). ``bounds``: the parameter's range (``(0, 1)`` for rates);
-    the interval is clipped to it and residue within ``RESIDUE`` of its ends is rounded onto them. With no
+    the interval is clipped to it and residue within ``RESIDUE`` of its ends is rounded onto them. ``within``
+    (recentered/gaussian FNMR): the (estimated, bootstrap) within-identity variances of the statistic's genuine
+    side (:mod:`within_variance`); the deviations are scaled by its small-sample correction. With no
     defined replicate (or a NaN estimate: no comparisons) the bounds are NaN and the note says why.
     """
     if not 0 < level < 1:
@@ -349,16 +388,22 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     tv = theta if v_estimate is None else np.asarray(v_estimate, float)
     lo_p, hi_p = ((0.0, level) if alternative == "less" else ((1 - level) / 2, (1 + level) / 2))
     if method in ("recentered", "gaussian"):
-        with np.errstate(invalid="ignore"):  # inf - inf (an infinite estimate): an undefined error, dropped
-            err = reps - tv
-            sd = _sd(err)
+        # the corrected FNMR intervals live on the variance-stabilising arcsine-sqrt scale
+        fwd, back = (_asin_fwd, _asin_back) if within is not None else (np.asarray, np.asarray)
+        with np.errstate(invalid="ignore", divide="ignore"):  # inf - inf (an infinite estimate): dropped
+            err = fwd(reps) - fwd(tv)
+            sd = _sd(reps - tv)
+            if within is not None:
+                scale = _within_scale(err, theta, within)
+                err, sd = err * scale, sd * scale
             if method == "recentered":
-                lo, hi = theta + _q(err, lo_p), theta + _q(err, hi_p)
+                lo, hi = back(fwd(theta) + _q(err, lo_p)), back(fwd(theta) + _q(err, hi_p))
         if method == "gaussian":
             z = norm.ppf(level if alternative == "less" else (1 + level) / 2)
-            centre = theta + _mean(err) if err.shape[0] else theta
-            lo = np.where(np.any(err == -np.inf, axis=0), -np.inf, centre - z * sd)
-            hi = np.where(np.any(err == np.inf, axis=0), np.inf, centre + z * sd)
+            centre = fwd(theta) + _mean(err) if err.shape[0] else fwd(theta)
+            half = z * _sd(err)
+            lo = np.where(np.any(err == -np.inf, axis=0), -np.inf, back(centre - half))
+            hi = np.where(np.any(err == np.inf, axis=0), np.inf, back(centre + half))
     elif method in BOOTSTRAP:
         sd = _sd(reps)
         lo, hi = _q(reps, lo_p), _q(reps, hi_p)
@@ -384,6 +429,8 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     if np.any(outside):
         lo, hi = np.where(outside, np.fmin(lo, inner), lo), np.where(outside, np.fmax(hi, inner), hi)
         notes.append("the replicate quantiles exclude the estimate: the interval is widened to contain it")
+    if within is not None and method in ("recentered", "gaussian"):
+        notes.append(_correction_note(scale))
     note = "; ".join(notes) or None
     if not np.any(np.isfinite(theta)):
         note = "no comparisons (or an undefined estimate): NaN"
@@ -398,6 +445,15 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
                           alternative, n_resamples=int(reps.shape[0]), seed=seed, resolution=resolution,
                           bootstrap_distribution=reps, note=note,
                           extra={} if v_estimate is None else {"v_statistic": sc(tv)})
+
+
+def _correction_note(scale: np.ndarray) -> str:
+    s = np.atleast_1d(scale)
+    s = s[np.isfinite(s)]
+    if not s.size:
+        return "small-sample variance correction: none (no spread)"
+    span = f"x{s.min():.3g}" if np.ptp(s) < 5e-4 else f"x{s.min():.3g} to x{s.max():.3g}"
+    return f"small-sample variance correction {span} on the arcsine-sqrt scale (docs/intervals.md)"
 
 
 def normalized_uncertainty(estimate, replicates: np.ndarray, v_estimate=None) -> np.ndarray:
@@ -445,6 +501,6 @@ def measure_replicates(fmr: np.ndarray, fnmr: np.ndarray) -> dict[tuple[str, str
 
 
 __all__ = ["BOOTSTRAP", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
-           "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "interval_from_replicates",
+           "corrected_replicates", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "interval_from_replicates",
            "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_statistic",
            "view_names"]

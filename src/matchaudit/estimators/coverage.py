@@ -33,6 +33,7 @@ from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.audit_intervals import closed_form
+from matchaudit.estimators.within_variance import within_variance
 from matchaudit.simulate import GroupSpec, VmfPopulation, vmf_rvs
 
 ROC_METHODS = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing")
@@ -154,14 +155,24 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
     for name in set(schemes.values()):
         runs[name] = run(data, rs.SCHEMES[name](cfg.seed * 100_003 + i), cfg.n_resamples, grid=grid,
                          fmr_targets=cfg.fmr_targets, thresholds=tt)
-    v = bs.v_statistic(data, runs["within-identity"], tt) if "within-identity" in runs else None
+    v = wv = None
+    if "within-identity" in runs:
+        v = bs.v_statistic(data, runs["within-identity"], tt)
+        t_hat = runs["within-identity"].target_threshold[0]
+        wv = within_variance(data, np.concatenate([tt, t_hat]), ">=")
+    T = len(cfg.fmr_targets)
+
+    def within(i: int, method: str):
+        return (wv.estimate[i, 0], wv.bootstrap[i, 0]) if method in ("recentered", "gaussian") else None
+
     for method in cfg.roc_methods:
         c = runs[bs.SCHEME_OF[method]]
         fn = bs.fnmr_at_targets(c)[..., 0]
         fv = bs.fnmr_v_at_targets(c, v)[:, 0] if method in ("recentered", "gaussian") else None
         for ti, a in enumerate(cfg.fmr_targets):
             for level in cfg.levels:
-                r = bs.interval_from_replicates(method, fn[0, ti], fn[1:, ti], None if fv is None else fv[ti], level)
+                r = bs.interval_from_replicates(method, fn[0, ti], fn[1:, ti], None if fv is None else fv[ti], level,
+                                                within=within(T + ti, method))
                 cov, w = _cover(r, truth.fnmr[ti])
                 out.append(dict(metric="ROC", method=method, fmr_target=a, level=level, covered=cov, width=w))
     closed = [m for m in cfg.fixed_methods if m in iv.CLOSED_FORM]
@@ -179,9 +190,9 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
                 vfn = None
                 if method in ("recentered", "gaussian"):
                     vfn = 1 - v.threshold_genuine_accepted[ti].sum() / c.genuine_total[0].sum()
-                for metric, x, xv, tr in (("FMR", fmr[:, 0], None, truth.fmr[ti]),
-                                          ("FNMR", fnmr[:, 0], vfn, truth.fnmr[ti])):
-                    r = bs.interval_from_replicates(method, x[0], x[1:], xv, level)
+                for metric, x, xv, tr, wi in (("FMR", fmr[:, 0], None, truth.fmr[ti], None),
+                                              ("FNMR", fnmr[:, 0], vfn, truth.fnmr[ti], within(ti, method))):
+                    r = bs.interval_from_replicates(method, x[0], x[1:], xv, level, within=wi)
                     cov, w = _cover(r, tr)
                     out.append(dict(metric=metric, method=method, fmr_target=a, level=level, covered=cov, width=w))
     return out
