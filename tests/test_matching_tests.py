@@ -12,7 +12,7 @@ from matchaudit.data import from_embeddings, from_scores
 from matchaudit.engine import grid_from_edges
 from matchaudit.errors import InputError
 from matchaudit.estimators.matching_tests import (
-    matching_all_groups_test, matching_group_test, matching_statistics, relabellings,
+    effective_df, matching_all_groups_test, matching_group_test, matching_statistics, relabellings,
 )
 from matchaudit.simulate import GroupSpec, VmfPopulation, simulate_vmf
 
@@ -35,12 +35,19 @@ def _tiny_listed(seed: int = 3):
     return data, score, ident[i], ident[j], gen
 
 
-def _clustered(err: np.ndarray, ka: np.ndarray, kb: np.ndarray) -> tuple[float, float]:
-    """Rate and clustered variance by definition (docs/methods.md section 4): loops over identities / identity pairs."""
+def _clustered(err: np.ndarray, ka: np.ndarray, kb: np.ndarray) -> tuple[float, float, float]:
+    """Rate, clustered variance by definition (docs/methods.md section 4; loops over identities / identity
+    pairs), and the sum of squared identity shares of the variance (FNMR: ``(e_k - p g_k)^2 / N^2``; FMR:
+    ``(row_k / 2N)^2``, row_k the identity's accepted minus expected impostors) behind the effective df."""
     p = err.mean()
     if (ka == kb).all():
         D = {k: err[ka == k].sum() - p * (ka == k).sum() for k in np.unique(ka)}
-        return p, sum(d * d for d in D.values()) / err.size**2
+        return p, sum(d * d for d in D.values()) / err.size**2, sum((d * d / err.size**2) ** 2 for d in D.values())
+    rows: dict = {}
+    for k, l, e in zip(ka, kb, err):
+        rows[k] = rows.get(k, 0.0) + e - p
+        rows[l] = rows.get(l, 0.0) + e - p
+    w = sum((r / (2 * err.size)) ** 4 for r in rows.values())
     key = [tuple(sorted(x)) for x in zip(ka, kb)]
     D: dict = {}
     for kk, e in zip(key, err):
@@ -51,7 +58,7 @@ def _clustered(err: np.ndarray, ka: np.ndarray, kb: np.ndarray) -> tuple[float, 
         for (k2, l2), d2 in D.items():
             if (k1, l1) != (k2, l2) and len({k1, l1} & {k2, l2}) == 1:
                 cov += d1 * d2
-    return p, (s + max(0.0, cov)) / err.size**2
+    return p, (s + max(0.0, cov)) / err.size**2, w
 
 
 def _threshold(imp_scores: np.ndarray, all_scores: np.ndarray, target: float) -> float:
@@ -77,8 +84,18 @@ def _brute(score, ka, kb, gen, groups, metric, t=None, target=None):
             out[g] = _clustered((score[im] >= t).astype(float), ka[im], kb[im])
         else:  # auc
             gs, is_ = score[gm], score[im]
-            out[g] = (((gs[:, None] > is_[None, :]) + 0.5 * (gs[:, None] == is_[None, :])).mean(), np.nan)
-    return out["A"][0] - out["B"][0], out["A"][1] + out["B"][1]
+            out[g] = (((gs[:, None] > is_[None, :]) + 0.5 * (gs[:, None] == is_[None, :])).mean(), np.nan, np.nan)
+    v = out["A"][1] + out["B"][1]
+    return out["A"][0] - out["B"][0], v, v * v / (out["A"][2] + out["B"][2])
+
+
+def _student(t: float, v: float, df: float) -> float:
+    """t / sqrt(v) read as a t with ``df`` degrees of freedom, as the normal quantile of its tail (by scipy)."""
+    from scipy import stats
+    s = t / np.sqrt(v) if v > 0 else (0.0 if t == 0 else np.copysign(np.inf, t))
+    if not np.isfinite(s) or not np.isfinite(df):
+        return s
+    return float(np.sign(s) * stats.norm.isf(stats.t.sf(abs(s), df)))
 
 
 @pytest.mark.parametrize("metric,kw,stud", [
@@ -93,15 +110,15 @@ def test_exact_pvalue_equals_itertools_enumeration(metric, kw, stud):
     r = matching_group_test(data, metric, n_resamples="exact", studentize=stud, grid=grid, **kw)
     names = np.array(data.identity_names)
     order = [int(n[2:]) for n in names]  # MatchData identity code -> our identity number
-    t0, v0 = _brute(score, ka, kb, gen, np.array(["A"] * 3 + ["B"] * 3), metric,
-                    kw.get("threshold"), kw.get("fmr_target"))
-    s0 = t0 / np.sqrt(v0) if stud else t0
+    t0, v0, df0 = _brute(score, ka, kb, gen, np.array(["A"] * 3 + ["B"] * 3), metric,
+                         kw.get("threshold"), kw.get("fmr_target"))
+    s0 = _student(t0, v0, df0) if stud else t0
     hits, n = 0, 0
     for a_set in combinations(range(6), 3):
         lab = np.array(["B"] * 6)
         lab[list(a_set)] = "A"
-        t, v = _brute(score, ka, kb, gen, lab, metric, kw.get("threshold"), kw.get("fmr_target"))
-        s = (t / np.sqrt(v) if v > 0 else (0.0 if t == 0 else np.copysign(np.inf, t))) if stud else t
+        t, v, df = _brute(score, ka, kb, gen, lab, metric, kw.get("threshold"), kw.get("fmr_target"))
+        s = _student(t, v, df) if stud else t
         hits += abs(s) >= abs(s0) - TOL * abs(s0)
         n += 1
     assert r.exact and r.n_resamples == n == 20
@@ -202,3 +219,56 @@ def test_matching_cli_writer(tmp_path):
     doc, rows = write_test(data, "fnmr", tmp_path, threshold=0.45, n_resamples="exact")
     assert json.loads((tmp_path / "test.json").read_text())["result"]["exact"] is True
     assert rows[0]["comparison"] == "A vs B" and (tmp_path / "null_distribution.png").exists()
+
+
+def correlated_clusters(seed: int, n_a: int = 120, n_b: int = 30, per: int = 6, rate: float = 0.1,
+                        concentration: float = 2.0, gap: float = 0.0):
+    """A listed table where the weak null holds but the groups' error structures differ (#14 item 6): A has
+    ``n_a`` identities whose ``per`` genuine comparisons fail independently with ``rate``; B has ``n_b``
+    identities whose failure probability is Beta(c rate, c (1 - rate)) (mean ``rate + gap``, errors correlated
+    inside an identity; smaller ``concentration`` c = stronger correlation). Rejected genuine scores 0.2,
+    accepted 0.8 (threshold 0.5); one impostor comparison per identity (score 0.1)."""
+    rng = np.random.default_rng(seed)
+    k = n_a + n_b
+    rb = rate + gap
+    pk = np.concatenate([np.full(n_a, rate), rng.beta(concentration * rb, concentration * (1 - rb), n_b)])
+    ida = np.repeat(np.arange(k), per)
+    score = np.where(rng.random(ida.size) < pk[ida], 0.2, 0.8)
+    group = np.where(np.arange(k) < n_a, "A", "B")
+    a = np.concatenate([ida, np.arange(k)])
+    b = np.concatenate([ida, (np.arange(k) + 1) % k])
+    names = np.array([f"i{x}" for x in range(k)])
+    return from_scores(np.concatenate([score, np.full(k, 0.1)]), names[a], names[b],
+                       label=np.concatenate([np.ones(ida.size, bool), np.zeros(k, bool)]),
+                       attributes_a={"g": group[a]}, attributes_b={"g": group[b]}, group_by="g")
+
+
+def correlated_rejections(n_sets: int, concentration: float, studentize=True, gap: float = 0.0, seed0: int = 0,
+                          n_resamples: int = 199) -> float:
+    """Rejection rate at 0.05 of the identity-level FNMR test over ``n_sets`` :func:`correlated_clusters` sets."""
+    hits = 0
+    for i in range(n_sets):
+        data = correlated_clusters(seed0 + i, concentration=concentration, gap=gap)
+        r = matching_group_test(data, "fnmr", threshold=0.5, n_resamples=n_resamples, seed=i, studentize=studentize)
+        hits += r.pvalue <= 0.05
+    return hits / n_sets
+
+
+@pytest.mark.parametrize("concentration", [1.0, 2.0])
+def test_studentized_level_with_unequal_correlated_groups(concentration):
+    """#14 item 6: 120 identities with independent errors vs 30 with correlated errors, equal FNMR (0.1). The
+    studentized test read as a normal rejected 0.096 (c = 1) and 0.0725 (c = 2, the issue's design; unstudentized
+    0.116); read as a t with the effective number of identities it holds 0.05. 1,200 sets: 3 binomial SEs is
+    0.019."""
+    n = 1200
+    rate = correlated_rejections(n, concentration)
+    tol = 3 * np.sqrt(0.05 * 0.95 / n)
+    assert 0.05 - tol <= rate <= 0.05 + tol, rate
+
+
+def test_effective_df_counts_identities():
+    """Equal shares: K identities give K degrees of freedom; one identity carrying everything gives 1."""
+    v = np.array([[2.0, 0.0]])
+    assert effective_df(v, np.array([[4 * 0.25, 0.0]]), [(0, 1)])[0, 0] == pytest.approx(4.0)  # 4 shares of 0.5
+    assert effective_df(v, np.array([[4.0, 0.0]]), [(0, 1)])[0, 0] == pytest.approx(1.0)
+    assert np.isinf(effective_df(np.zeros((1, 2)), np.zeros((1, 2)), [(0, 1)])[0, 0])

@@ -122,17 +122,22 @@ class ClusterTerms:
                               shape=(K, K)).tocsr()
         return cls(ic.g.astype(float), ic.e[0].astype(float), E, M, data.identity_sizes.astype(float))
 
-    def fnmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """FNMR and its clustered variance for each row of the (B, K) 0/1 ``mask`` (the group's identities)."""
+    def fnmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """FNMR, its clustered variance ``sum_k c_k`` and ``sum_k c_k^2`` (``c_k = (e_k - p g_k)^2 / G^2``, identity
+        k's share of the variance: :func:`effective_df`) for each row of the (B, K) 0/1 ``mask``."""
         g, e = self.g, self.e
         G = mask @ g
         with np.errstate(divide="ignore", invalid="ignore"):
             p = (mask @ e) / G
             v = (mask @ (e * e) - 2 * p * (mask @ (e * g)) + p * p * (mask @ (g * g))) / G**2
-        return p, np.maximum(v, 0.0)
+            c = (e[None, :] - p[:, None] * g[None, :]) ** 2 / (G**2)[:, None]
+            w = np.einsum("bk,bk->b", mask, c * c)
+        return p, np.maximum(v, 0.0), w
 
-    def fmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Same-group FMR of the masked identities and its clustered variance (docs/methods.md section 4), per mask row."""
+    def fmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Same-group FMR of the masked identities, its clustered variance (docs/methods.md section 4) and the sum of
+        squared per-identity shares ``(row_k / M)^4`` (:func:`effective_df`; ``row_k`` = identity k's accepted minus
+        expected impostors), per mask row."""
         mt = mask.T
         e_row = np.asarray(self.E @ mt).T * mask  # (B, K): accepted impostors with same-group partners
         q_e2 = 0.5 * np.einsum("bk,bk->b", np.asarray(self.E.multiply(self.E) @ mt).T, mask)
@@ -154,7 +159,8 @@ class ClusterTerms:
             rows = e_row - p[:, None] * m_row
             cov = (rows**2).sum(axis=1) - 2 * s
             v = (s + np.maximum(cov, 0.0)) / Mtot**2
-        return p, v
+            w = ((rows / (2 * Mtot[:, None])) ** 4).sum(axis=1)
+        return p, v, w
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -164,7 +170,8 @@ class MatchingStatistics:
     """Observed differences ``t`` (m,) with variances ``v``, their relabelled copies (B, m), and the names.
 
     ``v_perm`` is None when only the fast variant / baseline is possible. ``estimates[r, g]``: the metric
-    per group on relabelling ``r`` (row 0 observed).
+    per group on relabelling ``r`` (row 0 observed). ``df`` (m,), ``df_perm`` (B, m): the effective degrees of
+    freedom of each studentized difference (:func:`effective_df`; None: read as normal).
     """
 
     t: np.ndarray
@@ -177,6 +184,8 @@ class MatchingStatistics:
     pairs: list[tuple[int, int]]
     estimates: np.ndarray
     details: dict
+    df: np.ndarray | None = None
+    df_perm: np.ndarray | None = None
 
 
 def _group_index(data: MatchData, name: str) -> int:
@@ -189,6 +198,18 @@ def _pair_diffs(x: np.ndarray, vx: np.ndarray | None, pairs: list[tuple[int, int
     t = np.stack([x[:, a] - x[:, b] for a, b in pairs], axis=1)
     v = None if vx is None else np.stack([vx[:, a] + vx[:, b] for a, b in pairs], axis=1)
     return t, v
+
+
+def effective_df(v: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """(R, m) effective number of identities behind each pair's clustered variance, ``(sum c)^2 / sum c^2`` over
+    the identity shares ``c`` of both groups (Satterthwaite; ``K`` when every identity weighs the same, near 1
+    when one identity carries the variance). The studentized statistic is read as a t with these degrees of
+    freedom (:func:`matchaudit.estimators.permutation.standardize`): with a few identities with correlated
+    errors, ``T / se`` has heavier tails than its relabellings, which mix the groups' identities."""
+    vs = np.stack([v[:, a] + v[:, b] for a, b in pairs], axis=1)
+    ws = np.stack([w[:, a] + w[:, b] for a, b in pairs], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ws > 0, vs**2 / ws, np.inf)
 
 
 def _engine_metric(counts: Counts, metric: str) -> np.ndarray:
@@ -271,13 +292,15 @@ def matching_statistics(
     if metric in ("fnmr", "fmr"):
         terms = ClusterTerms.at(data, float(threshold), rule)
         fn = terms.fnmr if metric == "fnmr" else terms.fmr
-        x, vx = _masked(fn, data.identity_group[None, :], G)
-        xp, vp = [], []
+        x, vx, wx = _masked(fn, data.identity_group[None, :], G)
+        xp, vp, wp = [], [], []
         for r0 in range(0, labels.shape[0], _BATCH):
-            xx, vv = _masked(fn, labels[r0:r0 + _BATCH], G)
+            xx, vv, ww = _masked(fn, labels[r0:r0 + _BATCH], G)
             xp.append(xx)
             vp.append(vv)
-        xp, vp = np.concatenate(xp), np.concatenate(vp)
+            wp.append(ww)
+        xp, vp, wp = np.concatenate(xp), np.concatenate(vp), np.concatenate(wp)
+        df, df_perm = effective_df(vx, wx, pairs), effective_df(vp, wp, pairs)
     else:
         grid = grid or build_grid(data, rule=rule)
         targets = [fmr_target] if metric == "fnmr_at_fmr" else []
@@ -285,13 +308,15 @@ def matching_statistics(
                      fmr_reference=fmr_reference)
         allx = _engine_metric(counts, metric)
         x, xp = allx[:1], allx[1:]
-        vx = vp = None
+        vx = vp = df = df_perm = None
         details["grid_resolution"] = counts.resolution
         if metric == "fnmr_at_fmr":
             thr = counts.target_threshold[:, 0]
             details["observed_threshold"] = float(thr[0])
             if mode == "studentized" or variance == "clustered":
-                vx, vp = _fnmr_variances(data, thr, labels, rule, G, need_perm=mode == "studentized")
+                vx, vp, wx, wp = _fnmr_variances(data, thr, labels, rule, G, need_perm=mode == "studentized")
+                df = effective_df(vx, wx, pairs)
+                df_perm = None if vp is None else effective_df(vp, wp, pairs)
     t, v = _pair_diffs(x, vx, pairs)
     t_perm, v_perm = _pair_diffs(xp, vp, pairs)
     if mode != "none" and (variance == "bootstrap" or v is None):
@@ -299,33 +324,33 @@ def matching_statistics(
                                 seed, grid)[None, :]
     if v is None:
         v = np.full_like(t, np.nan)
+    studentized = mode == "studentized" and df is not None and df_perm is not None
     return MatchingStatistics(t[0], v[0], t_perm, v_perm if mode == "studentized" else None, exact,
                               [f"{names[a]} vs {names[b]}" for a, b in pairs], [(names[a], names[b]) for a, b in pairs],
-                              pairs, np.concatenate([x, xp]), details | {"n_resamples": int(t_perm.shape[0])})
+                              pairs, np.concatenate([x, xp]), details | {"n_resamples": int(t_perm.shape[0])},
+                              df[0] if studentized else None, df_perm if studentized else None)
 
 
-def _masked(fn, labels: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-group metric and variance (R, G) for label matrices (R, K)."""
+def _masked(fn, labels: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-group metric, variance and sum of squared identity shares, each (R, G), for label matrices (R, K)."""
     out = [fn((labels == g).astype(float)) for g in range(G)]
-    return np.stack([o[0] for o in out], axis=1), np.stack([o[1] for o in out], axis=1)
+    return tuple(np.stack([o[i] for o in out], axis=1) for i in range(3))
 
 
 def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: Rule, G: int, need_perm: bool):
-    """Clustered FNMR variance per group at each relabelling's own threshold (observed: row 0 of ``thr``)."""
+    """Clustered FNMR variance and squared identity shares per group at each relabelling's own threshold
+    (observed: row 0 of ``thr``): (v, v_perm, w, w_perm), the relabelled ones None unless ``need_perm``."""
     uniq = np.unique(thr if need_perm else thr[:1])
     ic = identity_counts(data, uniq, rule)
-    g = ic.g.astype(float)
     idx = np.searchsorted(uniq, thr)
     all_labels = np.concatenate([data.identity_group[None, :], labels])
-    v = np.empty((thr.size if need_perm else 1, G))
-    for r in range(v.shape[0]):
-        e = ic.e[idx[r]].astype(float)
-        for gg in range(G):
-            m = all_labels[r] == gg
-            tot = g[m].sum()
-            p = e[m].sum() / tot if tot > 0 else np.nan
-            v[r, gg] = ((e[m] - p * g[m]) ** 2).sum() / tot**2 if tot > 0 else np.nan
-    return v[:1], (v[1:] if need_perm else None)
+    rows = thr.size if need_perm else 1
+    v, w = np.empty((rows, G)), np.empty((rows, G))
+    for u in np.unique(idx[:rows]):
+        at = np.flatnonzero(idx[:rows] == u)
+        terms = ClusterTerms(ic.g.astype(float), ic.e[u].astype(float), sp.csr_matrix((1, 1)), None, ic.g)
+        _, v[at], w[at] = _masked(terms.fnmr, all_labels[at], G)
+    return v[:1], (v[1:] if need_perm else None), w[:1], (w[1:] if need_perm else None)
 
 
 def _bootstrap_variance(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, n_bootstrap, seed, grid):
@@ -413,6 +438,8 @@ def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups
                             "estimates": dict(zip(st.labels[0], map(float, st.estimates[0, list(st.pairs[0])])))}
     return permutation_test(float(st.t[0]), float(st.v[0]), st.t_perm[:, 0],
                             None if st.v_perm is None else st.v_perm[:, 0], studentize=studentize,
+                            df=None if st.df is None else float(st.df[0]),
+                            df_perm=None if st.df_perm is None else st.df_perm[:, 0],
                             alternative=alternative, exact=st.exact, confidence_level=confidence_level,
                             labels=st.labels[0], details=details)
 
@@ -423,6 +450,7 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
     st = matching_statistics(data, metric, None, all_pairs=True, **kwargs)
     studentize = kwargs.get("studentize", True)
     rows, z = comparison_table(st.names, st.t, st.v, st.t_perm, st.v_perm, studentize=studentize, exact=st.exact,
+                               df=st.df, df_perm=st.df_perm,
                                level=level, confidence_level=confidence_level, labels=st.labels)
     est = {n: float(x) for n, x in zip(data.group_names, st.estimates[0])}
     for row, (a, b) in zip(rows, st.labels):
@@ -431,5 +459,5 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
                            st.details | {"estimates": est})
 
 
-__all__ = ["METRICS", "ClusterTerms", "MatchingStatistics", "Relabel", "matching_all_groups_test",
+__all__ = ["METRICS", "ClusterTerms", "MatchingStatistics", "Relabel", "effective_df", "matching_all_groups_test",
            "matching_group_test", "matching_statistics", "relabellings"]

@@ -26,6 +26,8 @@ from typing import Literal, Sequence
 
 import numpy as np
 from scipy.special import ndtri
+from scipy.stats import norm
+from scipy.stats import t as t_dist
 
 from matchaudit.definitions import Alternative
 from matchaudit.encoding import jsonable
@@ -76,12 +78,29 @@ class Standardized:
     mode: str
 
 
+def normal_scale(s: np.ndarray, df: np.ndarray | None) -> np.ndarray:
+    """A studentized statistic read as a t with ``df`` degrees of freedom, mapped to the standard-normal quantile
+    of the same tail probability (monotone, odd); ``df`` None, infinite or NaN, and infinite ``s``, unchanged."""
+    s = np.asarray(s, dtype=np.float64)
+    if df is None:
+        return s
+    d = np.broadcast_to(np.asarray(df, dtype=np.float64), s.shape)
+    ok = np.isfinite(s) & np.isfinite(d) & (d > 0)
+    dd = np.where(ok, d, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(s < 0, norm.ppf(t_dist.cdf(s, dd)), norm.isf(t_dist.sf(s, dd)))
+    return np.where(ok, z, s)
+
+
 def standardize(t: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray | None,
                 t_perm: np.ndarray, v_perm: np.ndarray | None = None,
-                studentize: Studentize = True) -> Standardized:
+                studentize: Studentize = True, df: np.ndarray | None = None,
+                df_perm: np.ndarray | None = None) -> Standardized:
     """Put the observed and relabelled differences of ``m`` comparisons on the test's scale.
 
-    ``t``, ``v``: (m,) observed differences and variances; ``t_perm``, ``v_perm``: (B, m).
+    ``t``, ``v``: (m,) observed differences and variances; ``t_perm``, ``v_perm``: (B, m). ``df``, ``df_perm``
+    (studentized only): each statistic's effective degrees of freedom; the statistic is then read as a t with
+    them (:func:`normal_scale`), observed and relabelled alike, so the test stays exact under the strong null.
     """
     mode = mode_of(studentize)
     t = np.atleast_1d(np.asarray(t, dtype=np.float64))
@@ -96,6 +115,9 @@ def standardize(t: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray
             raise ValueError("studentize=True needs the relabelled variances v_perm; "
                              "use studentize='permutation-sd' when only the observed variance is known.")
         stat, null = ratio(t, v), ratio(t_perm, np.asarray(v_perm, dtype=np.float64).reshape(t_perm.shape))
+        if df is not None and df_perm is not None:
+            stat = normal_scale(stat, np.atleast_1d(np.asarray(df, dtype=np.float64)))
+            null = normal_scale(null, np.asarray(df_perm, dtype=np.float64).reshape(t_perm.shape))
     elif mode == "permutation-sd":
         stat, null = ratio(t, v), ratio(t_perm, np.broadcast_to(sd ** 2, t_perm.shape))
     else:
@@ -245,15 +267,18 @@ def _degenerate_p(t: float) -> float:
 def permutation_test(t: float, v: float | None, t_perm: np.ndarray, v_perm: np.ndarray | None = None, *,
                      studentize: Studentize = True, alternative: Alternative = "two-sided", exact: bool = False,
                      confidence_level: float = 0.95, labels: tuple[str, str] = ("A", "B"),
-                     details: dict | None = None) -> PermutationTestResult:
+                     details: dict | None = None, df: float | None = None,
+                     df_perm: np.ndarray | None = None) -> PermutationTestResult:
     """One comparison: the observed difference ``t`` (variance ``v``) against its relabelled copies ``t_perm``.
 
     ``exact=True`` means ``t_perm`` enumerates every distinct relabelling (the observed one included), so the
-    p-value is ``k / B``; otherwise it is ``(1 + k) / (1 + B)`` for ``B`` random relabellings.
+    p-value is ``k / B``; otherwise it is ``(1 + k) / (1 + B)`` for ``B`` random relabellings. ``df``,
+    ``df_perm``: effective degrees of freedom of the studentized statistics (:func:`standardize`).
     """
     t_perm = np.asarray(t_perm, dtype=np.float64).reshape(-1)
     z = standardize([t], None if v is None else [v], t_perm[:, None],
-                    None if v_perm is None else np.asarray(v_perm, dtype=np.float64).reshape(-1, 1), studentize)
+                    None if v_perm is None else np.asarray(v_perm, dtype=np.float64).reshape(-1, 1), studentize,
+                    None if df is None else [df], None if df_perm is None else np.asarray(df_perm).reshape(-1, 1))
     b = t_perm.size
     reason = z.reasons[0]
     if reason is None:
@@ -273,12 +298,13 @@ def permutation_test(t: float, v: float | None, t_perm: np.ndarray, v_perm: np.n
 def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, t_perm: np.ndarray,
                      v_perm: np.ndarray | None = None, *, studentize: Studentize = True, exact: bool = False,
                      level: float = 0.05, confidence_level: float = 0.95,
-                     labels: Sequence[tuple[str, str]] | None = None) -> tuple[list[dict], Standardized]:
+                     labels: Sequence[tuple[str, str]] | None = None, df: np.ndarray | None = None,
+                     df_perm: np.ndarray | None = None) -> tuple[list[dict], Standardized]:
     """Many comparisons on the same relabellings: raw (two-sided), Holm and max-T p-values and flags at ``level``.
 
     Returns one dict per comparison and the standardized statistics (for plots).
     """
-    z = standardize(t, v, t_perm, v_perm, studentize)
+    z = standardize(t, v, t_perm, v_perm, studentize, df, df_perm)
     b = z.null.shape[0]
     t = np.asarray(t, dtype=np.float64)
     v = np.full_like(t, np.nan) if v is None else np.asarray(v, dtype=np.float64)
