@@ -97,3 +97,24 @@ def test_det_band_drops_resamples_without_impostors():
     no_imp = counts.impostor_total[:, 0] == 0  # category 0: group a with itself
     assert no_imp[1:].sum() > 20
     assert np.isnan(reps[no_imp, 1]).all() and np.isfinite(reps[~no_imp, 1]).all()
+
+
+def test_audit_warns_about_its_regime():
+    """#14: the audit says when the data sit outside the validated regime (estimators/regime.py): identities of 2
+    samples under recentered intervals, groups of few identities, rates resting on 1-4 errors."""
+    import matchaudit as ma
+    from matchaudit.estimators.regime import regime_warnings
+    from matchaudit.simulate import GroupSpec
+
+    data = ma.simulate({"A": GroupSpec(40, (100.0, 300.0)), "B": GroupSpec(6, (100.0, 300.0))},
+                       samples_per_identity=2, dim=32, seed=3).as_data()
+    result = ma.audit(data, fmr=1e-2, n_resamples=50)
+    text = " ".join(result.warnings)
+    assert "group A: 40 of 40 identities have 2 samples" in text
+    assert "group B has 6 identities" in text
+    assert result.to_dict()["summary"]["warnings"] == result.warnings
+    recs = [{"weighting": "pooled", "metric": "FNMR", "kind": "fmr_target", "target": 1e-3, "group": "C",
+             "errors": 1, "comparisons": 1800, "method": "vertex"}]
+    (w,) = [x for x in regime_warnings(data, recs) if "rests on" in x]
+    assert "FNMR of group C rests on fewer than 5 errors (FMR 0.001: 1/1,800)" in w
+    assert not [x for x in regime_warnings(data, [dict(recs[0], errors=0)]) if "rests on" in x]  # zero: a bound

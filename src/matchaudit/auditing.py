@@ -18,6 +18,7 @@ from matchaudit import checks
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
+from matchaudit.estimators.regime import regime_warnings
 from matchaudit.estimators.audit_intervals import IntervalOptions, balanced_method, compute_intervals
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.fairness import ZeroPolicy
@@ -324,6 +325,7 @@ def audit(
         skipped = balanced_method(data, config, iopts)[1]
         if skipped:
             result.warnings.append(skipped)
+        result.warnings += regime_warnings(data, result.interval_records)
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts)
         result.warnings += test_warnings
