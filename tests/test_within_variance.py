@@ -21,6 +21,18 @@ def _moments(h: np.ndarray) -> tuple[float, float]:
     return h.sum() / 2, float((h.sum(axis=1) ** 2).sum())
 
 
+def _enumerate(k: np.ndarray, n: int) -> tuple[list[float], list[float], float, float]:
+    """Error counts and variance estimates over every ordered draw of ``n`` samples from the points of kernel
+    ``k``, and (m, s)."""
+    m, s = n * (n - 1) / 2, n * (n - 1) * (n - 2)
+    gs, est = [], []
+    for draw in itertools.product(range(k.shape[0]), repeat=n):
+        g, q = _moments(k[np.ix_(draw, draw)])
+        gs.append(g)
+        est.append(float(wv.count_variance(g, q, m, s)))
+    return gs, est, m, s
+
+
 @pytest.mark.parametrize("n", [4, 5])
 def test_count_variance_is_unbiased_exactly(n):
     """Samples drawn i.i.d. from a 5-point distribution with a fixed error kernel (ties between draws included):
@@ -29,12 +41,7 @@ def test_count_variance_is_unbiased_exactly(n):
     pts = 5
     k = (rng.random((pts, pts)) < 0.35).astype(float)
     k = np.triu(k, 1) + np.triu(k, 1).T + np.diag(rng.random(pts) < 0.5)  # any value on coincident draws
-    m, s = n * (n - 1) / 2, n * (n - 1) * (n - 2)
-    gs, est = [], []
-    for draw in itertools.product(range(pts), repeat=n):
-        g, q = _moments(k[np.ix_(draw, draw)])
-        gs.append(g)
-        est.append(float(wv.count_variance(g, q, m, s)))
+    gs, est, _, _ = _enumerate(k, n)
     assert np.mean(est) == pytest.approx(np.var(gs), rel=1e-12, abs=1e-12)
 
 
@@ -46,12 +53,7 @@ def test_count_variance_bounds_small_identities(n):
     pts = 5
     k = (rng.random((pts, pts)) < 0.4).astype(float)
     k = np.triu(k, 1) + np.triu(k, 1).T
-    m, s = n * (n - 1) / 2, n * (n - 1) * (n - 2)
-    gs, est = [], []
-    for draw in itertools.product(range(pts), repeat=n):
-        g, q = _moments(k[np.ix_(draw, draw)])
-        gs.append(g)
-        est.append(float(wv.count_variance(g, q, m, s)))
+    gs, est, m, s = _enumerate(k, n)
     p = np.mean(gs) / m
     assert np.mean(est) == pytest.approx(np.var(gs) + (m + s) * p**2, rel=1e-12)  # bias exactly (m + s) p^2 >= 0
 
