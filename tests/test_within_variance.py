@@ -11,7 +11,6 @@ import pytest
 from matchaudit.data import from_embeddings
 from matchaudit.estimators import coverage as cv
 from matchaudit.estimators import within_variance as wv
-from matchaudit.simulate import GroupSpec, VmfPopulation
 
 
 def _moments(h: np.ndarray) -> tuple[float, float]:
