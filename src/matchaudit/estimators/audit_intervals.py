@@ -134,7 +134,7 @@ class _ZeroBounds:
                             self.alternative, n_identities=k)
 
 
-RECENTRED = ("recentered", "gaussian")
+RECENTRED = bs.RECENTRED
 MEASURE_CORRECTION = "groups' FNMR replicates with the small-sample variance correction (docs/intervals.md)"
 
 
@@ -228,6 +228,17 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     return records, bands
 
 
+def _join(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
+def _bounded_note(within: WithinVariance, view: int) -> str | None:
+    """The note on identities whose within-identity variance is bounded, not estimated (None when there are none)."""
+    n = int(within.bounded[view])
+    return (f"{n:,} identities with 2-3 samples: their within-identity variance is bounded above, not estimated "
+            "(conservative)") if n else None
+
+
 def _within(data: MatchData, method: str, thresholds: np.ndarray, target_t: np.ndarray, rule: str,
             balanced: bool = False) -> WithinVariance | None:
     """Within-identity variances at the fixed thresholds then the plug-in thresholds of the FMR targets, for the
@@ -271,32 +282,29 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
     def add(r: iv.IntervalResult, **keys):
         r.weighting = weighting
         extra = [n for n in (notes.get("all"), notes.get(keys["kind"])) if n]
-        j = names.index(keys["group"])
-        if within is not None and within.bounded[j] and "correction" in (r.note or ""):
-            extra.append(f"{within.bounded[j]:,} identities with 2-3 samples: their within-identity variance is "
-                         "bounded above, not estimated (conservative)")
         if extra:
             r.note = "; ".join([r.note] * bool(r.note) + extra)
         out.append({**base, **keys, **r.to_dict()})
 
-    def boot(est, reps, vest=None, rate=True, zero=None, **kw):
-        """``zero``: the (metric, view) whose zero-error bound replaces the bootstrap when there are no errors."""
+    def boot(est, reps, vest=None, rate=True, zero=None, at=None, **kw):
+        """``zero``: the (metric, view) whose zero-error bound replaces the bootstrap when there are no errors.
+        ``at``: (threshold index, view) of ``within`` whose small-sample correction applies (FNMR)."""
         if zeros is not None and zero is not None and kw.get("errors") == 0 and kw.get("comparisons"):
             r = zeros.interval(*zero, method, kw["comparisons"])
             r.n_resamples, r.seed = int(np.shape(reps)[0]), options.seed
             return r
-        return bs.interval_from_replicates(method, est, reps, vest if v is not None else None, level, alt,
-                                           seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
-                                           **kw)
+        corr = None if within is None or at is None else (within.estimate[at], within.bootstrap[at])
+        r = bs.interval_from_replicates(method, est, reps, vest if v is not None else None, level, alt,
+                                        seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
+                                        within=corr, **kw)
+        if corr is not None:
+            r.note = _join(r.note, _bounded_note(within, at[1]))
+        return r
 
     def nu(est, reps, vest):
         return float(bs.normalized_uncertainty(est, reps, vest))
 
     n_fixed = len(config.thresholds)
-
-    def wv(i: int, j: int):
-        """(estimate, bootstrap) within-identity variance of view j's FNMR at within's threshold i."""
-        return None if within is None else (within.estimate[i, j], within.bootstrap[i, j])
 
     # FNMR@FMR targets (each replicate at its own threshold)
     if weighting == "pooled":
@@ -309,7 +317,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             op = exact.op(weighting, "fmr_target", a, name)
             vv = None if fn_v is None else fn_v[ti, j]
             r = boot(op["fnmr"], fn_t[1:, ti, j], vv, errors=op["fnmr_errors"], comparisons=op["fnmr_comparisons"],
-                     zero=("FNMR", j), within=wv(n_fixed + ti, j))
+                     zero=("FNMR", j), at=(n_fixed + ti, j))
             add(r, metric="FNMR", kind="fmr_target", target=a, threshold=op["threshold"], group=name,
                 normalized_uncertainty=nu(op["fnmr"], fn_t[1:, ti, j], vv))
 
@@ -324,7 +332,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             add(boot(op["fmr"], fmr[1:, j], errors=op["fmr_errors"], comparisons=op["fmr_comparisons"],
                      zero=("FMR", j)), metric="FMR", **keys)
             add(boot(op["fnmr"], fnmr[1:, j], None if vfn is None else vfn[j], errors=op["fnmr_errors"],
-                     comparisons=op["fnmr_comparisons"], zero=("FNMR", j), within=wv(ti, j)), metric="FNMR", **keys)
+                     comparisons=op["fnmr_comparisons"], zero=("FNMR", j), at=(ti, j)), metric="FNMR", **keys)
 
     # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
     auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
@@ -346,7 +354,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
     # fairness measures at each FMR target (replicate's own global threshold)
     if len(names) > 2 and len(config.fmr_targets):
         fn_g = fn_t[..., 1:]
-        if within is not None and fn_v is not None:  # each group's FNMR replicates with the corrected spread
+        if within is not None:  # each group's FNMR replicates with the corrected spread
             fn_g = bs.corrected_replicates(fn_g, fn_v[:, 1:], fn_t[0, :, 1:], within.estimate[n_fixed:, 1:],
                                            within.bootstrap[n_fixed:, 1:])
         meas = bs.measure_replicates(fm_t[..., 1:], fn_g)
@@ -355,8 +363,8 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             for ti, a in enumerate(config.fmr_targets):
                 xv = None if meas_v is None else meas_v[(rate, measure)][ti]
                 r = boot(x[0, ti], x[1:, ti], xv, rate=False)
-                if within is not None and fn_v is not None and rate != "FMR":
-                    r.note = "; ".join([r.note] * bool(r.note) + [MEASURE_CORRECTION])
+                if within is not None and rate != "FMR":
+                    r.note = _join(r.note, MEASURE_CORRECTION, _bounded_note(within, 0))
                 add(r, metric=f"{rate}:{measure}", kind="fmr_target",
                     target=a, threshold=exact.op(weighting, "fmr_target", a, ALL)["threshold"], group="all",
                     normalized_uncertainty=nu(x[0, ti], x[1:, ti], xv))

@@ -52,6 +52,7 @@ from matchaudit.model import MatchData
 from matchaudit.scores import self_score
 
 BOOTSTRAP = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing", "subsets", "two-level")
+RECENTRED = ("recentered", "gaussian")  # the methods centred on the V-statistic (and small-sample corrected)
 SCHEME_OF = {"recentered": "within-identity", "naive": "within-identity", "gaussian": "within-identity",
              "vertex": "vertex", "double-or-nothing": "double-or-nothing", "subsets": "subsets",
              "two-level": "two-level"}
@@ -387,7 +388,7 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     reps = np.asarray(replicates, float)
     tv = theta if v_estimate is None else np.asarray(v_estimate, float)
     lo_p, hi_p = ((0.0, level) if alternative == "less" else ((1 - level) / 2, (1 + level) / 2))
-    if method in ("recentered", "gaussian"):
+    if method in RECENTRED:
         # the corrected FNMR intervals live on the variance-stabilising arcsine-sqrt scale
         fwd, back = (_asin_fwd, _asin_back) if within is not None else (np.asarray, np.asarray)
         with np.errstate(invalid="ignore", divide="ignore"):  # inf - inf (an infinite estimate): dropped
@@ -429,14 +430,14 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     if np.any(outside):
         lo, hi = np.where(outside, np.fmin(lo, inner), lo), np.where(outside, np.fmax(hi, inner), hi)
         notes.append("the replicate quantiles exclude the estimate: the interval is widened to contain it")
-    if within is not None and method in ("recentered", "gaussian"):
+    if within is not None and method in RECENTRED:
         notes.append(_correction_note(scale))
     note = "; ".join(notes) or None
     if not np.any(np.isfinite(theta)):
         note = "no comparisons (or an undefined estimate): NaN"
     elif reps.size and not np.any(~np.isnan(reps)):
         note = "no defined replicate (e.g. a group without comparisons in every resample): NaN"
-    if method in ("recentered", "gaussian") and v_estimate is None:
+    if method in RECENTRED and v_estimate is None:
         note = (note + "; " if note else "") + "no V-statistic correction (theta~ = theta)"
     def sc(x):
         x = np.asarray(x, float)
@@ -500,7 +501,7 @@ def measure_replicates(fmr: np.ndarray, fnmr: np.ndarray) -> dict[tuple[str, str
     return out
 
 
-__all__ = ["BOOTSTRAP", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
+__all__ = ["BOOTSTRAP", "RECENTRED", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
            "corrected_replicates", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "interval_from_replicates",
            "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_statistic",
            "view_names"]

@@ -32,7 +32,7 @@ from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.audit_intervals import closed_form
+from matchaudit.estimators.audit_intervals import RECENTRED, closed_form
 from matchaudit.estimators.within_variance import within_variance
 from matchaudit.simulate import GroupSpec, VmfPopulation, vmf_rvs
 
@@ -163,12 +163,12 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
     T = len(cfg.fmr_targets)
 
     def within(i: int, method: str):
-        return (wv.estimate[i, 0], wv.bootstrap[i, 0]) if method in ("recentered", "gaussian") else None
+        return (wv.estimate[i, 0], wv.bootstrap[i, 0]) if method in RECENTRED else None
 
     for method in cfg.roc_methods:
         c = runs[bs.SCHEME_OF[method]]
         fn = bs.fnmr_at_targets(c)[..., 0]
-        fv = bs.fnmr_v_at_targets(c, v)[:, 0] if method in ("recentered", "gaussian") else None
+        fv = bs.fnmr_v_at_targets(c, v)[:, 0] if method in RECENTRED else None
         for ti, a in enumerate(cfg.fmr_targets):
             for level in cfg.levels:
                 r = bs.interval_from_replicates(method, fn[0, ti], fn[1:, ti], None if fv is None else fv[ti], level,
@@ -188,7 +188,7 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
                 c = runs[bs.SCHEME_OF[method]]
                 fnmr, fmr, _, _ = bs.rates_at_threshold(c, float(tt[ti]))
                 vfn = None
-                if method in ("recentered", "gaussian"):
+                if method in RECENTRED:
                     vfn = 1 - v.threshold_genuine_accepted[ti].sum() / c.genuine_total[0].sum()
                 for metric, x, xv, tr, wi in (("FMR", fmr[:, 0], None, truth.fmr[ti], None),
                                               ("FNMR", fnmr[:, 0], vfn, truth.fnmr[ti], within(ti, method))):

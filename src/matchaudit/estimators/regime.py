@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from matchaudit.estimators.bootstrap import RECENTRED
 from matchaudit.model import MatchData
 
 MIN_ERRORS = 5  # below this many errors (but above 0) no interval's coverage was established
@@ -33,7 +34,7 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
     for what, where in few.items():
         out.append(f"{what} rests on fewer than {MIN_ERRORS} errors ({'; '.join(where)}): no interval method "
                    "reaches its nominal coverage there in our studies; read these intervals as indicative.")
-    recentered = any(r.get("method") in ("recentered", "gaussian") for r in records)
+    recentered = any(r.get("method") in RECENTRED for r in records)
     if recentered and data.samples is not None and data.has_identities:
         sizes = data.identity_sizes
         for g, name in enumerate(data.group_names):
