@@ -70,6 +70,7 @@ class Truth:
     thresholds: np.ndarray  # (T,) true threshold at each FMR target
     fmr: np.ndarray  # (T,) true FMR at it
     fnmr: np.ndarray  # (T,) true FNMR at it (= ROC truth)
+    fnmr_se: np.ndarray  # (T,) Monte-Carlo standard error of ``fnmr`` at the given thresholds
 
 
 @dataclass
@@ -90,16 +91,19 @@ def _genuine_scores(kappa: float, dim: int, n: int, rng: np.random.Generator) ->
 
 
 def _fnmr_truth(kappas: np.ndarray, dim: int, n: int, thresholds: np.ndarray, seed: int,
-                weights: np.ndarray | None = None) -> np.ndarray:
-    """FNMR at ``thresholds`` from ``n`` genuine scores per kappa: the mean over ``kappas``, or the sum weighted
-    by ``weights`` (quadrature)."""
+                weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """FNMR at ``thresholds`` from ``n`` genuine scores per kappa, the mean over ``kappas`` or the sum weighted
+    by ``weights`` (quadrature), and its Monte-Carlo standard error (binomial per kappa)."""
     rng = np.random.default_rng([seed, 7])
+    w = np.full(kappas.size, 1 / kappas.size) if weights is None else np.asarray(weights, float)
     rejected = np.zeros(thresholds.size)
+    var = np.zeros(thresholds.size)
     for i, k in enumerate(kappas):
         s = _genuine_scores(float(k), dim, n, rng)
         rate = (s[:, None] < thresholds[None, :]).mean(axis=0)
-        rejected += rate if weights is None else weights[i] * rate
-    return rejected / kappas.size if weights is None else rejected
+        rejected += w[i] * rate
+        var += w[i] ** 2 * rate * (1 - rate) / n
+    return rejected, np.sqrt(var)
 
 
 def _population(cfg: CoverageConfig, seed: int) -> VmfPopulation:
@@ -110,13 +114,14 @@ def _data(sim):
     return from_embeddings(sim.embeddings, sim.samples.identity.to_numpy())
 
 
-def truth_shared(cfg: CoverageConfig, pop: VmfPopulation) -> Truth:
-    """Ground truth for the paper's protocol (identities fixed): exact metrics on one large sample per identity."""
-    big = _data(pop.sample(cfg.truth_samples, seed=10**6 + cfg.seed))
+def truth_shared(cfg: CoverageConfig, pop: VmfPopulation, draw: int = 0) -> Truth:
+    """Ground truth for the paper's protocol (identities fixed): exact metrics on one large sample per identity
+    (``draw`` picks an independent large sample: two draws measure the thresholds' Monte-Carlo error)."""
+    big = _data(pop.sample(cfg.truth_samples, seed=10**6 + cfg.seed + 7919 * draw))
     c = run(big, None, grid=build_grid(big, n_cells=cfg.n_cells), fmr_targets=cfg.fmr_targets)
     t = c.target_threshold[0]
     fmr = c.target_impostor_accepted[0].sum(axis=1) / c.impostor_total[0].sum()
-    return Truth(t, fmr, _fnmr_truth(pop.kappas, cfg.dim, cfg.genuine_mc, t, cfg.seed))
+    return Truth(t, fmr, *_fnmr_truth(pop.kappas, cfg.dim, cfg.genuine_mc, t, cfg.seed))
 
 
 KAPPA_NODES = 24  # Gauss-Legendre nodes over kappa ~ U[lo, hi] (FNMR(t; kappa) is smooth in kappa)
@@ -133,15 +138,16 @@ def truth_fresh(cfg: CoverageConfig) -> Truth:
     t = 2 * beta.isf(alphas, h, h) - 1
     lo, hi = cfg.kappa
     if hi <= lo:
-        return Truth(t, alphas.copy(), _fnmr_truth(np.array([lo]), cfg.dim, cfg.genuine_mc, t, cfg.seed))
+        return Truth(t, alphas.copy(), *_fnmr_truth(np.array([lo]), cfg.dim, cfg.genuine_mc, t, cfg.seed))
     x, w = np.polynomial.legendre.leggauss(KAPPA_NODES)
     nodes = lo + (x + 1) * (hi - lo) / 2
-    return Truth(t, alphas.copy(), _fnmr_truth(nodes, cfg.dim, cfg.genuine_mc, t, cfg.seed, weights=w / 2))
+    return Truth(t, alphas.copy(), *_fnmr_truth(nodes, cfg.dim, cfg.genuine_mc, t, cfg.seed, weights=w / 2))
 
 
-def _cover(r: iv.IntervalResult, truth: float) -> tuple[bool, float]:
+def _cover(r: iv.IntervalResult, truth: float) -> dict:
     lo, hi = r.confidence_interval
-    return bool(lo <= truth <= hi), float(hi - lo)
+    return dict(covered=bool(lo <= truth <= hi), width=float(hi - lo), estimate=float(r.estimate),
+                truth_below=bool(lo > truth))
 
 
 def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
@@ -173,8 +179,7 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
             for level in cfg.levels:
                 r = bs.interval_from_replicates(method, fn[0, ti], fn[1:, ti], None if fv is None else fv[ti], level,
                                                 within=within(T + ti, method))
-                cov, w = _cover(r, truth.fnmr[ti])
-                out.append(dict(metric="ROC", method=method, fmr_target=a, level=level, covered=cov, width=w))
+                out.append(dict(metric="ROC", method=method, fmr_target=a, level=level, **_cover(r, truth.fnmr[ti])))
     closed = [m for m in cfg.fixed_methods if m in iv.CLOSED_FORM]
     ic = identity_counts(data, tt) if closed else None
     for ti, a in enumerate(cfg.fmr_targets):
@@ -182,8 +187,7 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
             for method in closed:
                 fm, fnr = closed_form(method, ic, ti, None, level, "two-sided")
                 for metric, r, tr in (("FMR", fm, truth.fmr[ti]), ("FNMR", fnr, truth.fnmr[ti])):
-                    cov, w = _cover(r, tr)
-                    out.append(dict(metric=metric, method=method, fmr_target=a, level=level, covered=cov, width=w))
+                    out.append(dict(metric=metric, method=method, fmr_target=a, level=level, **_cover(r, tr)))
             for method in [m for m in cfg.fixed_methods if m in bs.BOOTSTRAP]:
                 c = runs[bs.SCHEME_OF[method]]
                 fnmr, fmr, _, _ = bs.rates_at_threshold(c, float(tt[ti]))
@@ -193,8 +197,7 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
                 for metric, x, xv, tr, wi in (("FMR", fmr[:, 0], None, truth.fmr[ti], None),
                                               ("FNMR", fnmr[:, 0], vfn, truth.fnmr[ti], within(ti, method))):
                     r = bs.interval_from_replicates(method, x[0], x[1:], xv, level, within=wi)
-                    cov, w = _cover(r, tr)
-                    out.append(dict(metric=metric, method=method, fmr_target=a, level=level, covered=cov, width=w))
+                    out.append(dict(metric=metric, method=method, fmr_target=a, level=level, **_cover(r, tr)))
     return out
 
 
@@ -208,8 +211,9 @@ def run_coverage(cfg: CoverageConfig, progress: Callable[[int], None] | None = N
     raw = []
     pop = _population(cfg, cfg.seed) if cfg.identities == "shared" else None
     truth = truth_shared(cfg, pop) if pop is not None else truth_fresh(cfg)
-    result.truths = [dict(fmr_target=a, threshold=float(t), fmr=float(f), fnmr=float(n))
-                     for a, t, f, n in zip(cfg.fmr_targets, truth.thresholds, truth.fmr, truth.fnmr)]
+    result.truths = [dict(fmr_target=a, threshold=float(t), fmr=float(f), fnmr=float(n), fnmr_se=float(e))
+                     for a, t, f, n, e in zip(cfg.fmr_targets, truth.thresholds, truth.fmr, truth.fnmr,
+                                              truth.fnmr_se)]
     for i in range(cfg.n_datasets):
         p = pop if pop is not None else _population(cfg, cfg.seed * 1_000_003 + i + 1)
         data = _data(p.sample(cfg.samples, seed=cfg.seed * 1_000_003 + i + 1))
@@ -218,7 +222,8 @@ def run_coverage(cfg: CoverageConfig, progress: Callable[[int], None] | None = N
             progress(i + 1)
     df = pd.DataFrame(raw)
     g = df.groupby(["metric", "method", "fmr_target", "level"], sort=False)
-    agg = g.agg(coverage=("covered", "mean"), n=("covered", "size"), mean_width=("width", "mean")).reset_index()
+    agg = g.agg(coverage=("covered", "mean"), n=("covered", "size"), mean_width=("width", "mean"),
+                truth_below=("truth_below", "mean"), estimate_sd=("estimate", "std")).reset_index()
     agg["se"] = np.sqrt(agg["level"] * (1 - agg["level"]) / agg["n"])
     result.rows = agg.to_dict("records")
     return result

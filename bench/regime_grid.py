@@ -1,0 +1,106 @@
+"""The regime grid of #14: interval coverage by samples per identity, identities and protocol.
+
+Cells: samples per identity {2, 3, 4, 10} x identities {50, 200, 1000} x protocol (``shared``: identities fixed,
+the recentered bootstrap's estimand; ``fresh``: a new population per data set, the identity bootstraps' and the
+corrected Wilson's). vMF, d = 64, kappa ~ U[50, 200]; FNMR@FMR 1e-2 / 1e-3 / 1e-4 (``ROC``) and FMR and FNMR at
+the true thresholds; levels 0.95 and 0.90. Each cell is one ``matchaudit coverage`` run (the same code), e.g.
+
+    matchaudit coverage --protocol shared --identities 200 --samples 4 --dim 64 --kappa 50,200 \\
+        --datasets 500 --n-resamples 100 --fmr 1e-2,1e-3,1e-4 --levels 0.95,0.9 \\
+        --roc-methods recentered --fixed-methods recentered,wilson
+
+Per row: coverage, its binomial SE, the share of misses with the truth below the interval, the expected number
+of errors behind the estimate (truth rate x comparisons), the estimate's SD across data sets and the truth's own
+error against it (FNMR: its Monte-Carlo SE; ROC under ``shared`` also the thresholds' error, the FNMR gap between
+two independent truth draws / sqrt 2; FMR under ``fresh`` is exact, under ``shared`` not measured). ``ok``:
+within 1.5 points of nominal.
+
+    .venv/bin/python bench/regime_grid.py run shared:200x4 fresh:1000x3 ...   # one JSON per cell
+    .venv/bin/python bench/regime_grid.py table                                # bench/results/regime_grid.md
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from matchaudit.estimators.coverage import (CoverageConfig, _population, run_coverage, truth_fresh,
+                                            truth_shared)
+
+OUT = Path("bench/results/regime_grid")
+METHODS = {"shared": (("recentered",), ("recentered", "wilson")),
+           "fresh": (("vertex", "double-or-nothing"), ("wilson", "vertex", "double-or-nothing"))}
+TOLERANCE = 0.015
+
+
+def config(protocol: str, k: int, n: int) -> CoverageConfig:
+    roc, fixed = METHODS[protocol]
+    return CoverageConfig(n_datasets=100 if (k, n) == (1000, 10) else 500, n_identities=k, samples=n, dim=64,
+                          kappa=(50.0, 200.0), n_resamples=100, fmr_targets=(1e-2, 1e-3, 1e-4),
+                          levels=(0.95, 0.9), identities=protocol, truth_samples=20 if k >= 1000 else 50,
+                          seed=1, roc_methods=roc, fixed_methods=fixed)
+
+
+def truth_gap(cfg: CoverageConfig) -> list[float]:
+    """|FNMR truth| difference between two independent truth draws (the thresholds' Monte-Carlo error)."""
+    if cfg.identities == "fresh":
+        return [0.0] * len(cfg.fmr_targets)
+    pop = _population(cfg, cfg.seed)
+    a, b = truth_shared(cfg, pop, 0), truth_shared(cfg, pop, 1)
+    return list(np.abs(a.fnmr - b.fnmr) / np.sqrt(2))
+
+
+def run_cell(cell: str) -> None:
+    protocol, size = cell.split(":")
+    k, n = (int(x) for x in size.split("x"))
+    cfg = config(protocol, k, n)
+    t0 = time.time()
+    res = run_coverage(cfg)
+    df = res.table()
+    truths = pd.DataFrame(res.truths).assign(threshold_error=truth_gap(cfg))
+    df = df.merge(truths, on="fmr_target")
+    genuine, impostor = k * n * (n - 1) / 2, (k * n) ** 2 * (1 - 1 / k) / 2
+    df["expected_errors"] = np.where(df.metric == "FMR", df.fmr * impostor, df.fnmr * genuine)
+    df["truth_error"] = np.select([df.metric == "FMR", df.metric == "ROC"],
+                                  [np.nan, np.hypot(df.fnmr_se, df.threshold_error)], df.fnmr_se)
+    df["truth_error_ratio"] = df.truth_error / df.estimate_sd
+    df["ok"] = (df.coverage - df.level).abs() <= TOLERANCE
+    df = df.assign(protocol=protocol, identities=k, samples=n, seconds=time.time() - t0)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{protocol}_{k}x{n}.json").write_text(df.to_json(orient="records", indent=1))
+    print(f"{cell}: {time.time() - t0:.0f} s", flush=True)
+
+
+def table() -> str:
+    df = pd.concat([pd.read_json(p) for p in sorted(OUT.glob("*.json"))])
+    lines = ["| protocol | K x n | metric | method | FMR target | errors | 0.95 | 0.90 | truth err / SD |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|"]
+    keys = ["protocol", "identities", "samples", "metric", "method", "fmr_target"]
+    for key, g in df.sort_values(keys).groupby(keys, sort=False):
+        p, k, n, metric, method, a = key
+        c = {round(lv, 2): (row.coverage, row.ok, row.n) for lv, row in zip(g.level, g.itertuples())}
+        cells = [f"{c[lv][0]:.3f}" + ("" if c[lv][1] else " x") for lv in (0.95, 0.9)]
+        lines.append(f"| {p} | {k} x {n} ({c[0.95][2]}) | {metric} | {method} | {a:g} | "
+                     f"{g.expected_errors.iloc[0]:.1f} | " + " | ".join(cells) +
+                     f" | {g.truth_error_ratio.max():.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    if sys.argv[1] == "run":
+        for cell in sys.argv[2:]:
+            run_cell(cell)
+    else:
+        text = table()
+        Path("bench/results/regime_grid.md").write_text(text)
+        print(text)
+
+
+if __name__ == "__main__":
+    main()
