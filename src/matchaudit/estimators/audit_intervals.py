@@ -34,6 +34,7 @@ from matchaudit.engine import Backend, IdentityCounts, build_grid, identity_coun
 from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
+from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import WithinVariance, within_variance
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
@@ -206,10 +207,15 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                                     "threshold_impostors": config.threshold_impostors, "scheme": None,
                                     "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
                                     "group": name, **r.to_dict()})
-    records += _bootstrap_records("pooled", counts, v, boot_method, config, options, exact,
-                                  fixed=fixed_method not in iv.CLOSED_FORM,
+    fixed = fixed_method not in iv.CLOSED_FORM
+    student = None
+    if fixed and thresholds.size and boot_method in STUDENTIZED and data.has_identities:
+        student = _Studentizer(data, _scheme(boot_method, options.seed), options.n_resamples,
+                               identity_counts(data, thresholds, config.rule))
+    records += _bootstrap_records("pooled", counts, v, boot_method, config, options, exact, fixed=fixed,
                                   zeros=_ZeroBounds(data, options.level, options.alternative),
-                                  within=_within(data, boot_method, thresholds, target_t, config.rule))
+                                  within=_within(data, boot_method, thresholds, target_t, config.rule),
+                                  student=student)
     bands = det_bands(counts, v, options, boot_method)
     if bal_method:
         bc = balanced.balanced_counts(data, _scheme(bal_method, options.seed), options.n_resamples, grid,
@@ -248,6 +254,19 @@ def _within(data: MatchData, method: str, thresholds: np.ndarray, target_t: np.n
     return within_variance(data, np.concatenate([thresholds, target_t]), rule, balanced=balanced)
 
 
+class _Studentizer:
+    """Bootstrap-t inputs ``(se, t*)`` of FNMR at fixed threshold ``ti`` in view ``j`` (0: all, then groups) under
+    an identity bootstrap (:mod:`studentized`), from exact identity counts."""
+
+    def __init__(self, data: MatchData, scheme: rs.Scheme, n_resamples: int, ic: IdentityCounts):
+        self.data, self.scheme, self.n_resamples, self.ic = data, scheme, n_resamples, ic
+
+    def fnmr(self, ti: int, j: int) -> tuple[float, np.ndarray]:
+        inside = np.ones(self.ic.g.size, bool) if j == 0 else self.ic.group == j - 1  # every identity's weight
+        return rate_studentization(self.scheme, self.data, self.ic.e[ti] * inside, self.ic.g * inside,
+                                   self.n_resamples)[:2]
+
+
 class _Exact:
     """The audit's exact numbers, by key."""
 
@@ -264,14 +283,15 @@ class _Exact:
 
 def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConfig, options: IntervalOptions,
                        exact: _Exact, fixed: bool, notes: dict[str, str] | None = None,
-                       zeros: _ZeroBounds | None = None, within: WithinVariance | None = None
-                       ) -> list[dict[str, Any]]:
+                       zeros: _ZeroBounds | None = None, within: WithinVariance | None = None,
+                       student: _Studentizer | None = None) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its counts (engine counts: pooled, exact replicate thresholds at
     FMR targets; unit-weighted counts: balanced, grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
     the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
     ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval.
     ``within``: the within-identity variances (fixed thresholds, then targets) that correct recentered FNMR
-    intervals and the FNMR side of fairness measures for few samples per identity."""
+    intervals and the FNMR side of fairness measures for few samples per identity. ``student``: FNMR at the fixed
+    thresholds gets bootstrap-t bounds (identity bootstraps)."""
     notes = notes or {}
     names = bs.view_names(counts)
     level, alt, res = options.level, options.alternative, counts.resolution
@@ -286,7 +306,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             r.note = "; ".join([r.note] * bool(r.note) + extra)
         out.append({**base, **keys, **r.to_dict()})
 
-    def boot(est, reps, vest=None, rate=True, zero=None, at=None, **kw):
+    def boot(est, reps, vest=None, rate=True, zero=None, at=None, studentized=None, **kw):
         """``zero``: the (metric, view) whose zero-error bound replaces the bootstrap when there are no errors.
         ``at``: (threshold index, view) of ``within`` whose small-sample correction applies (FNMR)."""
         if zeros is not None and zero is not None and kw.get("errors") == 0 and kw.get("comparisons"):
@@ -296,7 +316,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
         corr = None if within is None or at is None else (within.estimate[at], within.bootstrap[at])
         r = bs.interval_from_replicates(method, est, reps, vest if v is not None else None, level, alt,
                                         seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
-                                        within=corr, **kw)
+                                        within=corr, studentized=studentized, **kw)
         if corr is not None:
             r.note = _join(r.note, _bounded_note(within, at[1]))
         return r
@@ -332,7 +352,8 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
             add(boot(op["fmr"], fmr[1:, j], errors=op["fmr_errors"], comparisons=op["fmr_comparisons"],
                      zero=("FMR", j)), metric="FMR", **keys)
             add(boot(op["fnmr"], fnmr[1:, j], None if vfn is None else vfn[j], errors=op["fnmr_errors"],
-                     comparisons=op["fnmr_comparisons"], zero=("FNMR", j), at=(ti, j)), metric="FNMR", **keys)
+                     comparisons=op["fnmr_comparisons"], zero=("FNMR", j), at=(ti, j),
+                     studentized=None if student is None else student.fnmr(ti, j)), metric="FNMR", **keys)
 
     # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
     auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)

@@ -369,7 +369,8 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
                              alternative: Alternative = "two-sided", *, seed: int | None = None,
                              resolution: dict | None = None, errors=None, comparisons=None,
                              bounds: tuple[float, float] | None = None,
-                             within: tuple[np.ndarray, np.ndarray] | None = None) -> IntervalResult:
+                             within: tuple[np.ndarray, np.ndarray] | None = None,
+                             studentized: tuple[float, np.ndarray] | None = None) -> IntervalResult:
     """Interval of ``method`` from replicates ``(B, ...)`` (replicate 0, the plug-in, excluded by the caller).
 
     ``v_estimate``: the V-statistic version (recentered/gaussian; defaults to ``estimate``: no correction).
@@ -379,7 +380,10 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     note, when the replicate quantiles exclude it). ``bounds``: the parameter's range (``(0, 1)`` for rates);
     the interval is clipped to it and residue within ``RESIDUE`` of its ends is rounded onto them. ``within``
     (recentered/gaussian FNMR): the (estimated, bootstrap) within-identity variances of the statistic's genuine
-    side (:mod:`within_variance`); the deviations are scaled by its small-sample correction. With no
+    side (:mod:`within_variance`); the deviations are scaled by its small-sample correction. ``studentized``
+    (identity bootstraps, a rate at a fixed threshold): ``(se, t*)``, the estimate's identity-clustered standard
+    error and the replicates' studentized deviations (:mod:`studentized`); the bounds are the bootstrap-t
+    ones, ``theta - q(t*) se``. With no
     defined replicate (or a NaN estimate: no comparisons) the bounds are NaN and the note says why.
     """
     if not 0 < level < 1:
@@ -388,6 +392,7 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     reps = np.asarray(replicates, float)
     tv = theta if v_estimate is None else np.asarray(v_estimate, float)
     lo_p, hi_p = ((0.0, level) if alternative == "less" else ((1 - level) / 2, (1 + level) / 2))
+    student = False
     if method in RECENTRED:
         # the corrected FNMR intervals live on the variance-stabilising arcsine-sqrt scale
         fwd, back = (_asin_fwd, _asin_back) if within is not None else (np.asarray, np.asarray)
@@ -408,6 +413,12 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     elif method in BOOTSTRAP:
         sd = _sd(reps)
         lo, hi = _q(reps, lo_p), _q(reps, hi_p)
+        student = studentized is not None and studentized[0] > 0  # se = 0: nothing to studentize
+        if student:
+            se, t = studentized
+            lo_t, hi_t = theta - _q(t, 1 - lo_p) * se, theta - _q(t, 1 - hi_p) * se
+            student = bool(np.isfinite(lo_t) and np.isfinite(hi_t))  # else too many resamples without errors
+            lo, hi = (lo_t, hi_t) if student else (lo, hi)
     else:
         raise ValueError(f"unknown bootstrap method {method!r}; choose from {BOOTSTRAP}")
     notes = []
@@ -432,6 +443,9 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
         notes.append("the replicate quantiles exclude the estimate: the interval is widened to contain it")
     if within is not None and method in RECENTRED:
         notes.append(_correction_note(scale))
+    if studentized is not None and method in BOOTSTRAP and method not in RECENTRED:
+        notes.append("bootstrap-t with the identity-clustered standard error (docs/intervals.md)" if student else
+                     "percentile interval: too many resamples without an error (or no spread) for the bootstrap-t")
     note = "; ".join(notes) or None
     if not np.any(np.isfinite(theta)):
         note = "no comparisons (or an undefined estimate): NaN"

@@ -32,7 +32,8 @@ from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.audit_intervals import RECENTRED, closed_form
+from matchaudit.estimators.audit_intervals import RECENTRED, closed_form, genuine_totals
+from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import within_variance
 from matchaudit.simulate import GroupSpec, VmfPopulation, vmf_rvs
 
@@ -181,7 +182,11 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
                                                 within=within(T + ti, method))
                 out.append(dict(metric="ROC", method=method, fmr_target=a, level=level, **_cover(r, truth.fnmr[ti])))
     closed = [m for m in cfg.fixed_methods if m in iv.CLOSED_FORM]
-    ic = identity_counts(data, tt) if closed else None
+    student = [m for m in cfg.fixed_methods if m in STUDENTIZED]
+    ic = identity_counts(data, tt) if closed or student else None
+    st = {(m, ti): rate_studentization(rs.SCHEMES[bs.SCHEME_OF[m]](cfg.seed * 100_003 + i), data,
+                                       *genuine_totals(ic, ti, None)[::-1], cfg.n_resamples)[:2]
+          for m in student for ti in range(T)}
     for ti, a in enumerate(cfg.fmr_targets):
         for level in cfg.levels:
             for method in closed:
@@ -194,9 +199,10 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
                 vfn = None
                 if method in RECENTRED:
                     vfn = 1 - v.threshold_genuine_accepted[ti].sum() / c.genuine_total[0].sum()
-                for metric, x, xv, tr, wi in (("FMR", fmr[:, 0], None, truth.fmr[ti], None),
-                                              ("FNMR", fnmr[:, 0], vfn, truth.fnmr[ti], within(ti, method))):
-                    r = bs.interval_from_replicates(method, x[0], x[1:], xv, level, within=wi)
+                for metric, x, xv, tr, wi, sv in (("FMR", fmr[:, 0], None, truth.fmr[ti], None, None),
+                                                  ("FNMR", fnmr[:, 0], vfn, truth.fnmr[ti], within(ti, method),
+                                                   st.get((method, ti)))):
+                    r = bs.interval_from_replicates(method, x[0], x[1:], xv, level, within=wi, studentized=sv)
                     out.append(dict(metric=metric, method=method, fmr_target=a, level=level, **_cover(r, tr)))
     return out
 
