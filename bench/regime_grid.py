@@ -37,13 +37,14 @@ OUT = Path("bench/results/regime_grid")
 METHODS = {"shared": (("recentered",), ("recentered", "wilson")),
            "fresh": (("vertex", "double-or-nothing"), ("wilson", "vertex", "double-or-nothing"))}
 TOLERANCE = 0.015
+TRUTH_SAMPLES = {50: 200, 200: 100, 1000: 20}  # shared truth: samples per identity of the large draw (memory-bound)
 
 
 def config(protocol: str, k: int, n: int) -> CoverageConfig:
     roc, fixed = METHODS[protocol]
     return CoverageConfig(n_datasets=100 if (k, n) == (1000, 10) else 500, n_identities=k, samples=n, dim=64,
                           kappa=(50.0, 200.0), n_resamples=100, fmr_targets=(1e-2, 1e-3, 1e-4),
-                          levels=(0.95, 0.9), identities=protocol, truth_samples=20 if k >= 1000 else 50,
+                          levels=(0.95, 0.9), identities=protocol, truth_samples=TRUTH_SAMPLES[k],
                           seed=1, roc_methods=roc, fixed_methods=fixed)
 
 

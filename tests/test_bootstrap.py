@@ -155,3 +155,11 @@ def test_audit_intervals_edge_cases_without_warnings(method, one_sided):
             assert np.isnan(b["estimate"]).all() and np.isnan(b["lower"]).all() and b["note"]
             continue
         assert (b["lower"] >= 0).all() and (b["upper"] <= 1).all() and (b["lower"] <= b["upper"]).all(), b["group"]
+
+
+def test_normalized_uncertainty_is_infinite_with_an_infinite_replicate():
+    """A ratio's replicate over a zero rate is +inf: the intervals keep it, so its spread is unbounded too (it
+    used to be dropped, giving a finite spread)."""
+    reps = np.array([[1.0, 1.0], [1.2, 1.1], [np.inf, 0.9], [0.8, 1.0]])
+    nu = bs.normalized_uncertainty(np.array([1.0, 1.0]), reps)
+    assert np.isinf(nu[0]) and nu[1] == pytest.approx(np.std([1.0, 1.1, 0.9, 1.0], ddof=1))

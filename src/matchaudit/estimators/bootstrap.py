@@ -306,10 +306,6 @@ def _sd(x: np.ndarray) -> np.ndarray:
     return np.where(n > 1, np.sqrt((d**2).sum(axis=0) / np.maximum(n - 1, 1)), np.nan)
 
 
-def _clean(x: np.ndarray) -> np.ndarray:
-    return np.where(np.isfinite(x), x, np.nan)
-
-
 def _asin_fwd(x):
     return np.arcsin(np.sqrt(np.clip(x, 0.0, 1.0)))
 
@@ -472,10 +468,12 @@ def _correction_note(scale: np.ndarray) -> str:
 
 
 def normalized_uncertainty(estimate, replicates: np.ndarray, v_estimate=None) -> np.ndarray:
-    """The similarity-scoring paper's eq. 11: ``sd(theta* - theta~) / theta`` (inf/NaN when theta is 0)."""
+    """The similarity-scoring paper's eq. 11: ``sd(theta* - theta~) / theta`` (inf/NaN when theta is 0; inf when a
+    replicate is infinite, as the intervals keep them)."""
     theta = np.asarray(estimate, float)
     tv = theta if v_estimate is None else np.asarray(v_estimate, float)
-    sd = _sd(_clean(np.asarray(replicates, float)) - tv)
+    reps = np.asarray(replicates, float)
+    sd = np.where(np.isinf(reps).any(axis=0), np.inf, _sd(reps - tv)) if reps.shape[0] else _sd(reps - tv)
     with np.errstate(divide="ignore", invalid="ignore"):
         return sd / np.abs(theta)
 
@@ -485,7 +483,7 @@ def sup_t_band(estimate: np.ndarray, replicates: np.ndarray, v_estimate: np.ndar
     """Simultaneous band over the last axis (see module doc): (lower, upper, critical value c)."""
     theta = np.asarray(estimate, float)
     tv = theta if v_estimate is None else np.asarray(v_estimate, float)
-    err = _clean(np.asarray(replicates, float)) - tv
+    err = np.asarray(replicates, float) - tv  # rates: NaN (undefined) replicates are skipped by _mean/_sd
     mean = _mean(err)
     sd = _sd(err)
     ok = np.isfinite(sd) & (sd > 0)
