@@ -118,3 +118,32 @@ def test_audit_warns_about_its_regime():
     (w,) = [x for x in regime_warnings(data, recs) if "rests on" in x]
     assert "FNMR of group C rests on fewer than 5 errors (FMR 0.001: 1/1,800)" in w
     assert not [x for x in regime_warnings(data, [dict(recs[0], errors=0)]) if "rests on" in x]  # zero: a bound
+    reasons = {(r["metric"], r["kind"], r["group"], r["weighting"]): r["method_reason"]
+               for r in result.interval_records}
+    assert reasons[("FNMR", "fmr_target", "A", "pooled")].startswith(
+        "recentered: the default for this metric; answers for the identities you have (fixed); regime 40 "
+        "identities, 2 samples per identity")
+    assert "not covered by the regime grid" in reasons[("AUC", "curve", "all", "pooled")]
+
+
+def test_method_reason_reads_the_regime_grid():
+    """Every record says why its method and whether the grid validates it: few errors, few identities, few samples
+    per identity and a requested method each change the verdict."""
+    import matchaudit as ma
+    from matchaudit.estimators.regime import method_reason
+    from matchaudit.simulate import GroupSpec
+
+    data = ma.simulate({"A": GroupSpec(300, (100.0, 300.0)), "B": GroupSpec(30, (100.0, 300.0))},
+                       samples_per_identity=4, dim=32, seed=3).as_data()
+    rec = {"metric": "FNMR", "kind": "threshold", "group": "A", "method": "wilson", "errors": 50,
+           "weighting": "pooled"}
+    assert method_reason(data, rec, None).endswith("regime 300 identities, 4 samples per identity, 50 errors: "
+                                                   "within 1.5 points of nominal in the regime grid")
+    assert "requested (--ci-method)" in method_reason(data, rec, "wilson")
+    assert "(fewer than 20 errors)" in method_reason(data, dict(rec, errors=7), None)
+    assert "(fewer than 200 identities)" in method_reason(data, dict(rec, group="B"), None)
+    assert method_reason(data, dict(rec, errors=0), None).endswith("zero-error bound (conservative by construction)")
+    small = ma.simulate({"A": GroupSpec(300, (100.0, 300.0))}, samples_per_identity=3, dim=32, seed=3).as_data()
+    assert method_reason(small, dict(rec, method="recentered"), None).endswith(
+        "conservative: the within-identity variance of identities with 2-3 samples is bounded")
+    assert "not covered" in method_reason(data, dict(rec, weighting="balanced"), None)

@@ -18,7 +18,7 @@ from matchaudit import checks
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
-from matchaudit.estimators.regime import regime_warnings
+from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.estimators.audit_intervals import IntervalOptions, balanced_method, compute_intervals
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.fairness import ZeroPolicy
@@ -322,6 +322,7 @@ def audit(
     if iopts is not None:
         result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
                                                                   result=exact, backend=backend)
+        annotate(data, result.interval_records, iopts.method)
         skipped = balanced_method(data, config, iopts)[1]
         if skipped:
             result.warnings.append(skipped)

@@ -473,8 +473,9 @@ def normalized_uncertainty(estimate, replicates: np.ndarray, v_estimate=None) ->
     theta = np.asarray(estimate, float)
     tv = theta if v_estimate is None else np.asarray(v_estimate, float)
     reps = np.asarray(replicates, float)
-    sd = np.where(np.isinf(reps).any(axis=0), np.inf, _sd(reps - tv)) if reps.shape[0] else _sd(reps - tv)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf (an infinite estimate): not finite, skipped
+        sd = _sd(reps - tv)
+        sd = np.where(np.isinf(reps).any(axis=0), np.inf, sd) if reps.shape[0] else sd
         return sd / np.abs(theta)
 
 

@@ -7,6 +7,7 @@ care. One place for those rules, called by :func:`matchaudit.auditing.audit`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -54,4 +55,70 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
     return out
 
 
-__all__ = ["MIN_ERRORS", "MIN_IDENTITIES", "regime_warnings"]
+@dataclass(frozen=True)
+class Validity:
+    """Where the regime grid (docs/intervals.md, "Regime grid") found ``methods`` within 1.5 points of nominal for
+    ``metrics`` of ``kinds``: at least ``min_errors`` errors, ``min_identities`` identities in the view and
+    ``min_samples`` samples per identity (median); ``below_samples``: what the grid found with fewer samples."""
+
+    methods: tuple[str, ...]
+    metrics: tuple[str, ...]
+    kinds: tuple[str, ...]
+    question: str
+    min_errors: int
+    min_identities: int
+    min_samples: int
+    below_samples: str = ""
+
+
+VALIDITY = (
+    Validity(RECENTRED, ("FNMR",), ("fmr_target", "threshold"), "the identities you have (fixed)", 20, 10, 4,
+             "conservative: the within-identity variance of identities with 2-3 samples is bounded"),
+    Validity(RECENTRED, ("FMR",), ("fmr_target", "threshold"), "the identities you have (fixed)", 20, 10, 2),
+    Validity(("wilson",), ("FMR", "FNMR"), ("threshold",), "a new population of identities", 20, 200, 2),
+    Validity(("vertex", "double-or-nothing"), ("FNMR",), ("threshold",), "a new population of identities", 20,
+             200, 2),
+)
+
+
+def _view_regime(data: MatchData, group: str) -> tuple[int, float]:
+    """(identities, median samples per identity; NaN without samples) of a view (``all`` or a group)."""
+    sizes = data.identity_sizes
+    keep = np.ones(sizes.size, bool) if group not in data.group_names else \
+        data.identity_group == data.group_names.index(group)
+    k = int(keep.sum())
+    med = float(np.median(sizes[keep])) if k and data.samples is not None else float("nan")
+    return k, med
+
+
+def method_reason(data: MatchData, record: dict[str, Any], requested: str | None) -> str:
+    """Why ``record`` uses its method and whether the regime grid validates it in the view's regime."""
+    method, metric, kind = record["method"], record["metric"], record["kind"]
+    why = "requested (--ci-method)" if method == requested else "the default for this metric"
+    rule = next((v for v in VALIDITY if method in v.methods and metric in v.metrics and kind in v.kinds), None)
+    if rule is None or record.get("weighting", "pooled") != "pooled":
+        return f"{method}: {why}; not covered by the regime grid"
+    k, n = _view_regime(data, record["group"])
+    e = record.get("errors")
+    regime = f"{k:,} identities" + ("" if np.isnan(n) else f", {n:g} samples per identity") + \
+        ("" if e is None else f", {int(e):,} errors")
+    head = f"{method}: {why}; answers for {rule.question}; regime {regime}: "
+    if e is not None and e == 0:
+        return head + "zero-error bound (conservative by construction)"
+    short = [f"fewer than {rule.min_errors} errors" if e is not None and e < rule.min_errors else "",
+             f"fewer than {rule.min_identities} identities" if k < rule.min_identities else ""]
+    short = [x for x in short if x]
+    if short:
+        return head + "below nominal coverage in the regime grid (" + ", ".join(short) + "): indicative"
+    if not np.isnan(n) and n < rule.min_samples:
+        return head + (rule.below_samples or "outside the regime grid")
+    return head + "within 1.5 points of nominal in the regime grid"
+
+
+def annotate(data: MatchData, records: list[dict[str, Any]], requested: str | None) -> None:
+    """Add ``method_reason`` (:func:`method_reason`) to every interval record."""
+    for r in records:
+        r["method_reason"] = method_reason(data, r, requested)
+
+
+__all__ = ["MIN_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "method_reason", "regime_warnings"]
