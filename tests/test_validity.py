@@ -135,15 +135,16 @@ def test_method_reason_reads_the_regime_grid():
 
     data = ma.simulate({"A": GroupSpec(300, (100.0, 300.0)), "B": GroupSpec(30, (100.0, 300.0))},
                        samples_per_identity=4, dim=32, seed=3).as_data()
-    rec = {"metric": "FNMR", "kind": "threshold", "group": "A", "method": "wilson", "errors": 50,
+    rec = {"metric": "FMR", "kind": "threshold", "group": "A", "method": "wilson", "errors": 50,
            "weighting": "pooled"}
     assert method_reason(data, rec, None).endswith("regime 300 identities, 4 samples per identity, 50 errors: "
                                                    "within 1.5 points of nominal in the regime grid")
     assert "requested (--ci-method)" in method_reason(data, rec, "wilson")
     assert "(fewer than 20 errors)" in method_reason(data, dict(rec, errors=7), None)
-    assert "(fewer than 200 identities)" in method_reason(data, dict(rec, group="B"), None)
+    assert "(fewer than 50 identities)" in method_reason(data, dict(rec, group="B"), None)
+    assert "(fewer than 1000 identities)" in method_reason(data, dict(rec, metric="FNMR"), None)
     assert method_reason(data, dict(rec, errors=0), None).endswith("zero-error bound (conservative by construction)")
     small = ma.simulate({"A": GroupSpec(300, (100.0, 300.0))}, samples_per_identity=3, dim=32, seed=3).as_data()
-    assert method_reason(small, dict(rec, method="recentered"), None).endswith(
+    assert method_reason(small, dict(rec, metric="FNMR", method="recentered"), None).endswith(
         "conservative: the within-identity variance of identities with 2-3 samples is bounded")
     assert "not covered" in method_reason(data, dict(rec, weighting="balanced"), None)
