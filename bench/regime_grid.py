@@ -21,17 +21,14 @@ within 1.5 points of nominal.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from matchaudit.estimators.coverage import (CoverageConfig, _population, run_coverage, truth_fresh,
-                                            truth_shared)
+from matchaudit.estimators.coverage import CoverageConfig, _population, run_coverage, truth_shared
 
 OUT = Path("bench/results/regime_grid")
 METHODS = {"shared": (("recentered",), ("recentered", "wilson")),
