@@ -108,3 +108,14 @@ def test_coverage_refuses_a_bad_kappa(kappa, tmp_path):
 
     r = CliRunner().invoke(app, ["coverage", "--kappa", kappa, "--out", str(tmp_path)])
     assert r.exit_code == 2 and "--kappa" in r.output and "Traceback" not in r.output
+
+
+def test_unknown_methods_are_refused():
+    """An unknown method name used to be skipped silently (an empty study, exit 0)."""
+    from matchaudit.errors import InputError
+
+    with pytest.raises(InputError, match="unknown method.*'bogus'") as e:
+        CoverageConfig(fixed_methods=("wald", "bogus"))
+    assert e.value.param == "fixed_methods"
+    with pytest.raises(InputError, match="'wilson'"):
+        CoverageConfig(roc_methods=("wilson",))

@@ -12,6 +12,7 @@ from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import coverage as cv
+from matchaudit.estimators import intervals as iv
 from matchaudit.estimators import studentized as st
 
 
@@ -41,16 +42,20 @@ def test_replicates_equal_the_engine(method):
 
 
 def test_clustered_se_brute_force():
-    """With unit weights: K/(K-1) sum_k (e_k - p g_k)^2 / (sum g)^2; identities without comparisons ignored;
-    integer weights act as copies of identities."""
+    """With unit weights: the corrected Wilson variance sum_k (e_k - p g_k)^2 / (sum g)^2 (identities without
+    comparisons add nothing); integer weights act as copies of identities; several rates at once."""
     e, g = np.array([0, 2, 1, 0, 5.0]), np.array([3, 6, 6, 0, 10.0])
-    p, se = st.clustered_rate(e, g)
-    k = 4
-    ref = np.sqrt(k / (k - 1) * sum((ei - 8 / 25 * gi) ** 2 for ei, gi in zip(e, g)) / 25**2)
-    assert p == pytest.approx(8 / 25) and se == pytest.approx(ref, rel=1e-14)
+    p, v = iv.weighted_fnmr_variance(g, e, np.ones((1, 5)))
+    ref = sum((ei - 8 / 25 * gi) ** 2 for ei, gi in zip(e, g)) / 25**2
+    assert p[0] == pytest.approx(8 / 25) and v[0] == pytest.approx(ref, rel=1e-12)
+    assert v[0] == pytest.approx(iv.fnmr_variance(g, e), rel=1e-12)
     w = np.array([[2, 0, 1, 3, 1]])
-    pr, _ = st.clustered_rate(e, g, w)
+    pr, vr = iv.weighted_fnmr_variance(g, e, w)
+    copies = np.repeat(np.arange(5), w[0])
     assert pr[0] == pytest.approx((0 + 1 + 5) / (6 + 6 + 10))
+    assert vr[0] == pytest.approx(iv.fnmr_variance(g[copies], e[copies]), rel=1e-12)
+    pm, vm = iv.weighted_fnmr_variance(np.stack([g, g]), np.stack([e, 2 * e]), w)
+    assert pm.shape == (1, 2) and pm[0, 0] == pr[0] and pm[0, 1] == pytest.approx(2 * pr[0])
 
 
 def test_bounds_are_the_bootstrap_t_ones():

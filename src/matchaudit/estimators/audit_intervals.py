@@ -98,9 +98,14 @@ def impostor_totals(ic: IdentityCounts, ti: int, categories: np.ndarray) -> iv.I
                              ic.pair_m[ti][keep], ic.pair_e[ti][keep], float(sum(ic.sum_m2_cat[c] for c in cats)))
 
 
+def view_identities(ic: IdentityCounts, group: int | None) -> np.ndarray:
+    """(K,) bool: the identities of a view (``group``, or all for None)."""
+    return np.ones(ic.g.size, bool) if group is None else ic.group == group
+
+
 def genuine_totals(ic: IdentityCounts, ti: int, group: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Per identity (of ``group``, or all): genuine comparisons ``g_k`` and genuine errors ``E_k`` at ``ti``."""
-    keep = slice(None) if group is None else ic.group == group
+    keep = view_identities(ic, group)
     return ic.g[keep], ic.e[ti][keep]
 
 
@@ -256,15 +261,19 @@ def _within(data: MatchData, method: str, thresholds: np.ndarray, target_t: np.n
 
 class _Studentizer:
     """Bootstrap-t inputs ``(se, t*)`` of FNMR at fixed threshold ``ti`` in view ``j`` (0: all, then groups) under
-    an identity bootstrap (:mod:`studentized`), from exact identity counts."""
+    an identity bootstrap (:mod:`studentized`), from exact identity counts: every (threshold, view) rate in one
+    pass over the scheme's weights (identities outside a view count as having no comparisons)."""
 
     def __init__(self, data: MatchData, scheme: rs.Scheme, n_resamples: int, ic: IdentityCounts):
-        self.data, self.scheme, self.n_resamples, self.ic = data, scheme, n_resamples, ic
+        inside = np.array([view_identities(ic, None if j == 0 else j - 1) for j in range(data.n_groups + 1)])
+        self.views = inside.shape[0]
+        e = (ic.e[:, None, :] * inside[None]).reshape(-1, ic.g.size)  # (T * views, K)
+        g = np.broadcast_to(ic.g[None, None, :] * inside[None], (ic.e.shape[0],) + inside.shape).reshape(e.shape)
+        self.se, self.t, _ = rate_studentization(scheme, data, e, g, n_resamples)
 
     def fnmr(self, ti: int, j: int) -> tuple[float, np.ndarray]:
-        inside = np.ones(self.ic.g.size, bool) if j == 0 else self.ic.group == j - 1  # every identity's weight
-        return rate_studentization(self.scheme, self.data, self.ic.e[ti] * inside, self.ic.g * inside,
-                                   self.n_resamples)[:2]
+        m = ti * self.views + j
+        return float(self.se[m]), self.t[:, m]
 
 
 class _Exact:
@@ -426,6 +435,7 @@ __all__ = [
     "compute_intervals",
     "det_bands",
     "genuine_totals",
+    "view_identities",
     "hull_edges",
     "impostor_categories",
     "impostor_totals",

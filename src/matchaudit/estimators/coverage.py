@@ -30,9 +30,10 @@ from scipy.stats import beta
 from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, identity_counts, run
+from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.audit_intervals import RECENTRED, closed_form, genuine_totals
+from matchaudit.estimators.audit_intervals import RECENTRED, closed_form
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import within_variance
 from matchaudit.simulate import GroupSpec, VmfPopulation, vmf_rvs
@@ -61,7 +62,13 @@ class CoverageConfig:
     fixed_methods: tuple[str, ...] = FIXED_METHODS
 
     def __post_init__(self) -> None:
-        """Enough replicates for the highest level studied (:func:`bootstrap.check_resamples`)."""
+        """Known methods; enough replicates for the highest level studied (:func:`bootstrap.check_resamples`)."""
+        for param, given, known in (("roc_methods", self.roc_methods, ROC_METHODS),
+                                    ("fixed_methods", self.fixed_methods, FIXED_METHODS)):
+            bad = [m for m in given if m not in known]
+            if bad:
+                raise InputError(f"unknown method(s) {', '.join(map(repr, bad))}; choose from {', '.join(known)}.",
+                                 param=param)
         if self.levels:
             bs.check_resamples(self.n_resamples, max(self.levels))
 
@@ -184,9 +191,11 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
     closed = [m for m in cfg.fixed_methods if m in iv.CLOSED_FORM]
     student = [m for m in cfg.fixed_methods if m in STUDENTIZED]
     ic = identity_counts(data, tt) if closed or student else None
-    st = {(m, ti): rate_studentization(rs.SCHEMES[bs.SCHEME_OF[m]](cfg.seed * 100_003 + i), data,
-                                       *genuine_totals(ic, ti, None)[::-1], cfg.n_resamples)[:2]
-          for m in student for ti in range(T)}
+    st = {}
+    for m in student:  # every threshold's pooled FNMR in one pass over the scheme's weights
+        se, t, _ = rate_studentization(rs.SCHEMES[bs.SCHEME_OF[m]](cfg.seed * 100_003 + i), data, ic.e, ic.g,
+                                       cfg.n_resamples)
+        st.update({(m, ti): (float(se[ti]), t[:, ti]) for ti in range(T)})
     for ti, a in enumerate(cfg.fmr_targets):
         for level in cfg.levels:
             for method in closed:

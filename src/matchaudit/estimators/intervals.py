@@ -237,6 +237,23 @@ def fnmr_variance(genuine: np.ndarray, errors: np.ndarray) -> float:
     return float(((e - p * g) ** 2).sum() / total**2)
 
 
+def weighted_fnmr_variance(genuine: np.ndarray, errors: np.ndarray, weights: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fnmr_variance` of a reweighted sample: identity k counted ``w_k`` times (a bootstrap's integer
+    weights, a permutation's 0/1 group mask), for each row of ``weights`` (R, K) and each row of ``genuine`` /
+    ``errors`` ((M, K), or (K,)). Returns the FNMRs and variances, (R, M) (or (R,)); NaN FNMR without comparisons.
+    Expanded into products of the weights with per-identity sums, so R x M rates cost three matrix products."""
+    g, e = np.asarray(genuine, float), np.asarray(errors, float)
+    w = np.asarray(weights, float)
+    g2, e2 = np.atleast_2d(g), np.atleast_2d(e)
+    n = w @ g2.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = (w @ e2.T) / n
+        v = (w @ (e2 * e2).T - 2 * p * (w @ (e2 * g2).T) + p * p * (w @ (g2 * g2).T)) / n**2
+    v = np.maximum(v, 0.0)
+    return (p[:, 0], v[:, 0]) if g.ndim == e.ndim == 1 else (p, v)
+
+
 @dataclass(frozen=True)
 class ImpostorTotals:
     """What the FMR variance needs (pooled, unordered comparisons).
@@ -391,6 +408,6 @@ def _dispatch(method, x, n, var, jack, level, alternative, zero) -> IntervalResu
 
 
 __all__ = ["CLOSED_FORM", "ConfidenceInterval", "ImpostorTotals", "IntervalResult", "clopper_pearson",
-           "effective_size", "fmr_interval", "fmr_variance", "fnmr_interval", "fnmr_variance",
+           "effective_size", "fmr_interval", "fmr_variance", "fnmr_interval", "fnmr_variance", "weighted_fnmr_variance",
            "jackknife_variance_fmr", "jackknife_variance_fnmr", "rule_of_three", "wald", "wilson", "wilson_bounds",
            "zero_error_bound", "zero_false_match_bound", "zero_fmr", "zero_fnmr"]

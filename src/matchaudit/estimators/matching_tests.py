@@ -38,6 +38,7 @@ from matchaudit import resampling as rs
 from matchaudit.engine import Counts, Grid, build_grid, identity_counts, run
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
+from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.classifier import AllGroupsResult, _arrangements, _n_arrangements
 from matchaudit.estimators.permutation import (
     METHOD, Alternative, PermutationTestResult, Studentize, comparison_table, mode_of, permutation_test,
@@ -127,12 +128,11 @@ class ClusterTerms:
         k's share of the variance: :func:`effective_df`) for each row of the (B, K) 0/1 ``mask``."""
         g, e = self.g, self.e
         G = mask @ g
+        p, v = iv.weighted_fnmr_variance(g, e, mask)
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = (mask @ e) / G
-            v = (mask @ (e * e) - 2 * p * (mask @ (e * g)) + p * p * (mask @ (g * g))) / G**2
             c = (e[None, :] - p[:, None] * g[None, :]) ** 2 / (G**2)[:, None]
             w = np.einsum("bk,bk->b", mask, c * c)
-        return p, np.maximum(v, 0.0), w
+        return p, v, w
 
     def fmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Same-group FMR of the masked identities, its clustered variance (docs/methods.md section 4) and the sum of

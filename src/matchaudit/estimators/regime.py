@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from matchaudit.estimators.bootstrap import RECENTRED
+from matchaudit.metrics.evaluate import ALL
 from matchaudit.model import MatchData
 
 MIN_ERRORS = 5  # below this many errors (but above 0) no interval's coverage was established
@@ -82,24 +83,24 @@ VALIDITY = (
 )
 
 
-def _view_regime(data: MatchData, group: str) -> tuple[int, float]:
-    """(identities, median samples per identity; NaN without samples) of a view (``all`` or a group)."""
+def view_regimes(data: MatchData) -> dict[str, tuple[int, float]]:
+    """Per view (``all`` and each group): (identities, median samples per identity; NaN without samples)."""
     sizes = data.identity_sizes
-    keep = np.ones(sizes.size, bool) if group not in data.group_names else \
-        data.identity_group == data.group_names.index(group)
-    k = int(keep.sum())
-    med = float(np.median(sizes[keep])) if k and data.samples is not None else float("nan")
-    return k, med
+    masks = {ALL: np.ones(sizes.size, bool)} | {n: data.identity_group == g for g, n in enumerate(data.group_names)}
+    return {v: (int(m.sum()), float(np.median(sizes[m])) if m.any() and data.samples is not None else float("nan"))
+            for v, m in masks.items()}
 
 
-def method_reason(data: MatchData, record: dict[str, Any], requested: str | None) -> str:
-    """Why ``record`` uses its method and whether the regime grid validates it in the view's regime."""
+def method_reason(data: MatchData, record: dict[str, Any], requested: str | None,
+                  views: dict[str, tuple[int, float]] | None = None) -> str:
+    """Why ``record`` uses its method and whether the regime grid validates it in the view's regime (``views``:
+    :func:`view_regimes` of ``data``, computed when not given)."""
     method, metric, kind = record["method"], record["metric"], record["kind"]
     why = "requested (--ci-method)" if method == requested else "the default for this metric"
     rule = next((v for v in VALIDITY if method in v.methods and metric in v.metrics and kind in v.kinds), None)
     if rule is None or record.get("weighting", "pooled") != "pooled":
         return f"{method}: {why}; not covered by the regime grid"
-    k, n = _view_regime(data, record["group"])
+    k, n = (views or view_regimes(data))[record["group"]]
     e = record.get("errors")
     regime = f"{k:,} identities" + ("" if np.isnan(n) else f", {n:g} samples per identity") + \
         ("" if e is None else f", {int(e):,} errors")
@@ -118,8 +119,9 @@ def method_reason(data: MatchData, record: dict[str, Any], requested: str | None
 
 def annotate(data: MatchData, records: list[dict[str, Any]], requested: str | None) -> None:
     """Add ``method_reason`` (:func:`method_reason`) to every interval record."""
+    views = view_regimes(data)
     for r in records:
-        r["method_reason"] = method_reason(data, r, requested)
+        r["method_reason"] = method_reason(data, r, requested, views)
 
 
-__all__ = ["MIN_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "method_reason", "regime_warnings"]
+__all__ = ["MIN_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "method_reason", "regime_warnings", "view_regimes"]
