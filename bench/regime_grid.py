@@ -11,11 +11,12 @@ the true thresholds; levels 0.95 and 0.90. Each cell is one ``matchaudit coverag
 
 Per row: coverage, its binomial SE, the share of misses with the truth below the interval, the expected number
 of errors behind the estimate (truth rate x comparisons), the estimate's SD across data sets and the truth's own
-error against it (FNMR: its Monte-Carlo SE; ROC under ``shared`` also the thresholds' error, the FNMR gap between
-two independent truth draws / sqrt 2; FMR under ``fresh`` is exact, under ``shared`` not measured). ``ok``:
-within 1.5 points of nominal.
+error against it (:mod:`matchaudit.estimators.vmf_truth`: FNMR at a given threshold is exact; under ``shared``
+FMR carries the impostor Monte Carlo's SE and ROC the FNMR error it causes through the threshold; ``fresh`` is
+exact throughout). ``ok``: within 1.5 points of nominal.
 
     .venv/bin/python bench/regime_grid.py run shared:200x4 fresh:1000x3 ...   # one JSON per cell
+    .venv/bin/python bench/regime_grid.py run fresh:200x4:groups ...           # two groups, fairness measures
     .venv/bin/python bench/regime_grid.py table                                # bench/results/regime_grid.md
 """
 
@@ -28,50 +29,43 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from matchaudit.estimators.coverage import CoverageConfig, _population, run_coverage, truth_shared
+from matchaudit.estimators.coverage import CoverageConfig, run_coverage
 
 OUT = Path("bench/results/regime_grid")
 METHODS = {"shared": (("recentered",), ("recentered", "wilson")),
            "fresh": (("vertex", "double-or-nothing"), ("wilson", "vertex", "double-or-nothing"))}
 TOLERANCE = 0.015
-TRUTH_SAMPLES = {50: 200, 200: 100, 1000: 20}  # shared truth: samples per identity of the large draw (memory-bound)
+GROUP_KAPPAS = ((50.0, 200.0), (30.0, 120.0))  # cells ending in ":groups": two halves, the second harder
 
 
-def config(protocol: str, k: int, n: int) -> CoverageConfig:
+def config(protocol: str, k: int, n: int, groups: bool = False) -> CoverageConfig:
+    """One cell; ``groups``: two groups (:data:`GROUP_KAPPAS`) and FNMR@FMR with its fairness measures only."""
     roc, fixed = METHODS[protocol]
     return CoverageConfig(n_datasets=100 if (k, n) == (1000, 10) else 500, n_identities=k, samples=n, dim=64,
                           kappa=(50.0, 200.0), n_resamples=100, fmr_targets=(1e-2, 1e-3, 1e-4),
-                          levels=(0.95, 0.9), identities=protocol, truth_samples=TRUTH_SAMPLES[k],
-                          seed=1, roc_methods=roc, fixed_methods=fixed)
-
-
-def truth_gap(cfg: CoverageConfig) -> list[float]:
-    """|FNMR truth| difference between two independent truth draws (the thresholds' Monte-Carlo error)."""
-    if cfg.identities == "fresh":
-        return [0.0] * len(cfg.fmr_targets)
-    pop = _population(cfg, cfg.seed)
-    a, b = truth_shared(cfg, pop, 0), truth_shared(cfg, pop, 1)
-    return list(np.abs(a.fnmr - b.fnmr) / np.sqrt(2))
+                          levels=(0.95, 0.9), identities=protocol, group_kappas=GROUP_KAPPAS if groups else (),
+                          seed=1, roc_methods=roc, fixed_methods=() if groups else fixed)
 
 
 def run_cell(cell: str) -> None:
-    protocol, size = cell.split(":")
+    protocol, size, *groups = cell.split(":")
     k, n = (int(x) for x in size.split("x"))
-    cfg = config(protocol, k, n)
+    cfg = config(protocol, k, n, groups == ["groups"])
     t0 = time.time()
     res = run_coverage(cfg)
     df = res.table()
-    truths = pd.DataFrame(res.truths).assign(threshold_error=truth_gap(cfg))
-    df = df.merge(truths, on="fmr_target")
+    df = df.merge(pd.DataFrame(res.truths), on="fmr_target")
     genuine, impostor = k * n * (n - 1) / 2, (k * n) ** 2 * (1 - 1 / k) / 2
-    df["expected_errors"] = np.where(df.metric == "FMR", df.fmr * impostor, df.fnmr * genuine)
-    df["truth_error"] = np.select([df.metric == "FMR", df.metric == "ROC"],
-                                  [np.nan, np.hypot(df.fnmr_se, df.threshold_error)], df.fnmr_se)
+    fewest = df.group_fnmr.map(lambda g: min(g) / len(g) if len(g) else np.nan)  # the measure's weakest group
+    df["expected_errors"] = np.select([df.metric == "FMR", df.metric.str.startswith("FNMR:")],
+                                      [df.fmr * impostor, fewest * genuine], df.fnmr * genuine)
+    df["truth_error"] = np.select([df.metric == "FMR", df.metric == "ROC"], [df.fmr_se, df.roc_se], 0.0)
     df["truth_error_ratio"] = df.truth_error / df.estimate_sd
     df["ok"] = (df.coverage - df.level).abs() <= TOLERANCE
-    df = df.assign(protocol=protocol, identities=k, samples=n, seconds=time.time() - t0)
+    df = df.assign(protocol=protocol + "".join(f" ({g})" for g in groups), identities=k, samples=n,
+                   seconds=time.time() - t0)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{protocol}_{k}x{n}.json").write_text(df.to_json(orient="records", indent=1))
+    (OUT / f"{protocol}_{k}x{n}{''.join('_' + g for g in groups)}.json").write_text(df.to_json(orient="records", indent=1))
     print(f"{cell}: {time.time() - t0:.0f} s", flush=True)
 
 

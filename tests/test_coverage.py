@@ -33,7 +33,7 @@ from matchaudit.estimators.coverage import CoverageConfig, coverage_tolerance, r
 pytestmark = pytest.mark.slow
 
 SMALL = dict(n_datasets=50, n_identities=80, samples=8, dim=32, kappa=(30.0, 150.0), n_resamples=100,
-             fmr_targets=(1e-1, 1e-2, 1e-3), levels=(0.95, 0.8), truth_samples=40, genuine_mc=4000, n_cells=512,
+             fmr_targets=(1e-1, 1e-2, 1e-3), levels=(0.95, 0.8), n_cells=512,
              seed=0)
 
 

@@ -36,6 +36,7 @@ FLAGS = {
     "score_col": "--score-col", "label_col": "--label-col", "metadata_key": "--metadata-key",
     "embedding_cols": "--embedding-col", "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score",
     "group": "--group", "roc_methods": "--roc-methods", "fixed_methods": "--fixed-methods",
+    "group_kappas": "--group-kappas", "dim": "--dim",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

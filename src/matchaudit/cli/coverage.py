@@ -16,6 +16,14 @@ from matchaudit.errors import InputError
 console = Console()
 
 
+def _kappa_range(text: str, flag: str) -> tuple[float, float]:
+    """``lo,hi`` (or one value) with 0 < lo <= hi < inf."""
+    kap = floats(text, flag)
+    if len(kap) not in (1, 2) or not all(0 < k < float("inf") for k in kap) or kap[0] > kap[-1]:
+        raise InputError(f"{flag} {text!r}: give lo,hi with 0 < lo <= hi (or one positive value).")
+    return kap[0], kap[-1]
+
+
 @app.command("coverage")
 @user_errors
 def coverage(
@@ -28,7 +36,8 @@ def coverage(
     fmr: str = typer.Option("1e-1,1e-2,1e-3", "--fmr", help="FMR targets (comma-separated)."),
     levels: str = typer.Option("0.95,0.9,0.8,0.5", "--levels", help="Nominal levels (comma-separated)."),
     kappa: str = typer.Option("100,800", "--kappa", help="Concentration range lo,hi of the identities (kappa ~ U[lo, hi]; lower is harder: more errors). One value: every identity the same."),
-    truth_samples: int = typer.Option(0, "--truth-samples", help="Samples per identity of the large draw that gives the shared protocol's truth (0: max(50, 10 x --samples))."),
+    group_kappas: str = typer.Option("", "--group-kappas", help="Two or more groups with equal shares of the identities, their kappa ranges separated by ';' (e.g. '50,200;30,120'); adds the FNMR fairness measures at each FMR target. Replaces --kappa."),
+    truth_samples: int = typer.Option(0, "--truth-samples", help="Draws per identity of the shared protocol's impostor Monte Carlo that sets the true thresholds (0: 100 x --samples, threshold error about 5%% of a data set's spread)."),
     protocol: str = typer.Option("shared", "--protocol", help="shared (paper: same identities, truth conditional on them) or fresh (new identities per data set, truth from the model)."),
     roc_methods: str = typer.Option(",".join(("recentered", "naive", "gaussian", "vertex", "double-or-nothing")), "--roc-methods", help="Methods for FNMR@FMR."),
     fixed_methods: str = typer.Option("wilson,wilson-naive,wald,clopper-pearson,jackknife,recentered,vertex,double-or-nothing", "--fixed-methods", help="Methods for FMR/FNMR at the true thresholds."),
@@ -49,9 +58,8 @@ def coverage(
         raise InputError(f"--protocol {protocol!r}: use shared or fresh.")
     if min(datasets, identities, n_resamples) < 1 or samples < 2:
         raise InputError("--datasets, --identities and --n-resamples must be >= 1 and --samples >= 2.")
-    kap = floats(kappa, "--kappa")
-    if len(kap) not in (1, 2) or not all(0 < k < float("inf") for k in kap) or kap[0] > kap[-1]:
-        raise InputError(f"--kappa {kappa!r}: give lo,hi with 0 < lo <= hi (or one positive value).")
+    kap = _kappa_range(kappa, "--kappa")
+    groups = tuple(_kappa_range(g, "--group-kappas") for g in group_kappas.split(";")) if group_kappas.strip() else ()
     if truth_samples < 0 or 0 < truth_samples < samples:
         raise InputError(f"--truth-samples {truth_samples}: give 0 (automatic) or at least --samples ({samples}).")
     lv = floats(levels, "--levels")
@@ -60,8 +68,8 @@ def coverage(
     cfg = CoverageConfig(n_datasets=datasets, n_identities=identities, samples=samples, dim=dim,
                          n_resamples=n_resamples, fmr_targets=floats(fmr, "--fmr"), levels=lv,
                          identities=protocol, seed=seed, roc_methods=names(roc_methods),
-                         fixed_methods=names(fixed_methods), kappa=(kap[0], kap[-1]),
-                         truth_samples=truth_samples or max(50, 10 * samples))
+                         fixed_methods=names(fixed_methods), kappa=kap, group_kappas=groups,
+                         truth_samples=truth_samples)
     with Progress(TextColumn("coverage study"), BarColumn(), TextColumn("{task.completed}/{task.total} data sets"),
                   TimeRemainingColumn(), disable=quiet, transient=True) as bar:
         task = bar.add_task("datasets", total=cfg.n_datasets)

@@ -383,12 +383,8 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
 
     # fairness measures at each FMR target (replicate's own global threshold)
     if len(names) > 2 and len(config.fmr_targets):
-        fn_g = fn_t[..., 1:]
-        if within is not None:  # each group's FNMR replicates with the corrected spread
-            fn_g = bs.corrected_replicates(fn_g, fn_v[:, 1:], fn_t[0, :, 1:], within.estimate[n_fixed:, 1:],
-                                           within.bootstrap[n_fixed:, 1:])
-        meas = bs.measure_replicates(fm_t[..., 1:], fn_g)
-        meas_v = bs.measure_replicates(fm_t[0, :, 1:], fn_v[:, 1:]) if fn_v is not None else None
+        meas, meas_v = bs.fairness_replicates(
+            fm_t, fn_t, fn_v, None if within is None else (within.estimate[n_fixed:], within.bootstrap[n_fixed:]))
         for (rate, measure), x in meas.items():
             for ti, a in enumerate(config.fmr_targets):
                 xv = None if meas_v is None else meas_v[(rate, measure)][ti]

@@ -514,7 +514,20 @@ def measure_replicates(fmr: np.ndarray, fnmr: np.ndarray) -> dict[tuple[str, str
     return out
 
 
+def fairness_replicates(fmr: np.ndarray, fnmr: np.ndarray, fnmr_v: np.ndarray | None = None,
+                        within: tuple[np.ndarray, np.ndarray] | None = None):
+    """Fairness-measure replicates at each FMR target from per-view rates ``(R+1, T, 1+G)`` (view 0 overall,
+    row 0 the plug-in): ({(rate, measure): (R+1, T)}, the measures of the V-statistic rates ``fnmr_v`` (T, 1+G)
+    or None). ``within``: the within-identity variances (estimate, bootstrap), each (T, 1+G), that give each
+    group's FNMR replicates the recentered bootstrap's small-sample correction (:func:`corrected_replicates`)."""
+    fn_g = fnmr[..., 1:]
+    if within is not None:
+        fn_g = corrected_replicates(fn_g, fnmr_v[:, 1:], fnmr[0, :, 1:], within[0][:, 1:], within[1][:, 1:])
+    meas_v = None if fnmr_v is None else measure_replicates(fmr[0, :, 1:], fnmr_v[:, 1:])
+    return measure_replicates(fmr[..., 1:], fn_g), meas_v
+
+
 __all__ = ["BOOTSTRAP", "RECENTRED", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
-           "corrected_replicates", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "interval_from_replicates",
+           "corrected_replicates", "fairness_replicates", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "interval_from_replicates",
            "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_statistic",
            "view_names"]

@@ -6,14 +6,14 @@ and FMR target; coverage = the share of intervals containing the truth, with its
 Two protocols (``identities``):
 
 ``shared`` (the paper's): one population of K identities, every data set a fresh draw of samples of the
-  same identities. The estimand is conditional on the identities. Truth: FNMR(t) per identity from 20,000
-  simulated genuine pairs at its concentration (exact up to Monte-Carlo error); the threshold at each FMR
-  target from one large fresh draw (``truth_samples`` per identity, all pairs, exact counts) — the
-  paper's "union of the data sets" with independent samples.
+  same identities. The estimand is conditional on the identities. Truth by quadrature
+  (:mod:`matchaudit.estimators.vmf_truth`): FNMR(t) per identity exactly from its concentration; the threshold
+  at each FMR target from ``truth_samples`` draws per identity, each scored exactly against every other
+  identity's vMF law (Monte Carlo in the draws only, with its standard error).
 ``fresh`` (the 1:1-matching CI work's): a new population per data set; the estimand is the population
   rate. Truth from the generating model: with centroids uniform on the sphere every sample is marginally
-  uniform, so an impostor cosine ``s`` has ``(s+1)/2 ~ Beta((d-1)/2, (d-1)/2)`` exactly; FNMR by simulation
-  over kappa ~ U[lo, hi].
+  uniform, so an impostor cosine ``s`` has ``(s+1)/2 ~ Beta((d-1)/2, (d-1)/2)`` exactly; FNMR exactly by
+  Gauss-Legendre quadrature over kappa ~ U[lo, hi].
 
 Metrics: ``ROC`` = FNMR at each data set's own threshold for the FMR target (truth: FNMR at the true
 threshold); ``FMR`` and ``FNMR`` at the fixed true threshold of each target. Rule ``>=``, pooled.
@@ -33,10 +33,12 @@ from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
+from matchaudit.estimators import vmf_truth as vt
 from matchaudit.estimators.audit_intervals import RECENTRED, closed_form
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import within_variance
-from matchaudit.simulate import GroupSpec, VmfPopulation, vmf_rvs
+from matchaudit.metrics.fairness import summary_measures
+from matchaudit.simulate import GroupSpec, VmfPopulation
 
 ROC_METHODS = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing")
 FIXED_METHODS = ("wilson", "wilson-naive", "wald", "clopper-pearson", "jackknife", "recentered", "vertex",
@@ -54,8 +56,8 @@ class CoverageConfig:
     fmr_targets: tuple[float, ...] = (1e-1, 1e-2, 1e-3)
     levels: tuple[float, ...] = (0.95, 0.9, 0.8, 0.5)
     identities: str = "shared"
-    truth_samples: int = 200
-    genuine_mc: int = 20_000
+    truth_samples: int = 0  # draws per identity of the shared truth's impostor Monte Carlo (0: 100 x samples)
+    group_kappas: tuple[tuple[float, float], ...] = ()  # >= 2 groups (equal shares of identities) replace kappa
     n_cells: int = 1024
     seed: int = 0
     roc_methods: tuple[str, ...] = ROC_METHODS
@@ -71,14 +73,35 @@ class CoverageConfig:
                                  param=param)
         if self.levels:
             bs.check_resamples(self.n_resamples, max(self.levels))
+        if self.dim < 3:
+            raise InputError(f"dim={self.dim}: the exact truth needs dimension >= 3.", param="dim")
+        if len(self.group_kappas) == 1 or self.n_identities < 2 * len(self.group_kappas):
+            raise InputError(f"{len(self.group_kappas)} groups of {self.n_identities} identities: give at least two "
+                             "groups of at least two identities each.", param="group_kappas")
+
+    @property
+    def groups(self) -> dict[str, GroupSpec]:
+        """The population's groups: ``g0, g1, ...`` with equal shares of identities, or one group ``all``."""
+        if not self.group_kappas:
+            return {"all": GroupSpec(self.n_identities, self.kappa)}
+        sizes = [len(a) for a in np.array_split(np.arange(self.n_identities), len(self.group_kappas))]
+        return {f"g{i}": GroupSpec(k, tuple(r)) for i, (k, r) in enumerate(zip(sizes, self.group_kappas))}
+
+    @property
+    def truth_draws(self) -> int:
+        """Draws per identity of the shared truth: 100 x samples by default, so that its threshold error is
+        about sqrt(n / 4m) = 0.05 of a data set's FMR spread (:mod:`vmf_truth`)."""
+        return self.truth_samples or 100 * self.samples
 
 
 @dataclass
 class Truth:
     thresholds: np.ndarray  # (T,) true threshold at each FMR target
     fmr: np.ndarray  # (T,) true FMR at it
-    fnmr: np.ndarray  # (T,) true FNMR at it (= ROC truth)
-    fnmr_se: np.ndarray  # (T,) Monte-Carlo standard error of ``fnmr`` at the given thresholds
+    fnmr: np.ndarray  # (T,) true FNMR at it (= ROC truth), exact at the given thresholds
+    fmr_se: np.ndarray  # (T,) Monte-Carlo standard error of ``fmr`` (0 when exact)
+    roc_se: np.ndarray  # (T,) error of ``fnmr`` as the ROC truth, from the thresholds' error (0 when exact)
+    group_fnmr: np.ndarray  # (G, T) each group's true FNMR at the thresholds (G = 0 without groups)
 
 
 @dataclass
@@ -92,64 +115,47 @@ class CoverageResult:
         return pd.DataFrame(self.rows)
 
 
-def _genuine_scores(kappa: float, dim: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    mu = np.zeros(dim)
-    mu[0] = 1.0
-    return np.einsum("ij,ij->i", vmf_rvs(mu, kappa, n, rng), vmf_rvs(mu, kappa, n, rng))
-
-
-def _fnmr_truth(kappas: np.ndarray, dim: int, n: int, thresholds: np.ndarray, seed: int,
-                weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """FNMR at ``thresholds`` from ``n`` genuine scores per kappa, the mean over ``kappas`` or the sum weighted
-    by ``weights`` (quadrature), and its Monte-Carlo standard error (binomial per kappa)."""
-    rng = np.random.default_rng([seed, 7])
-    w = np.full(kappas.size, 1 / kappas.size) if weights is None else np.asarray(weights, float)
-    rejected = np.zeros(thresholds.size)
-    var = np.zeros(thresholds.size)
-    for i, k in enumerate(kappas):
-        s = _genuine_scores(float(k), dim, n, rng)
-        rate = (s[:, None] < thresholds[None, :]).mean(axis=0)
-        rejected += w[i] * rate
-        var += w[i] ** 2 * rate * (1 - rate) / n
-    return rejected, np.sqrt(var)
-
-
 def _population(cfg: CoverageConfig, seed: int) -> VmfPopulation:
-    return VmfPopulation.draw({"all": GroupSpec(cfg.n_identities, cfg.kappa)}, dim=cfg.dim, seed=seed)
+    return VmfPopulation.draw(cfg.groups, dim=cfg.dim, seed=seed)
 
 
-def _data(sim):
-    return from_embeddings(sim.embeddings, sim.samples.identity.to_numpy())
+def _data(cfg: CoverageConfig, sim):
+    return from_embeddings(sim.embeddings, sim.samples.identity.to_numpy(), attributes=sim.samples[["group"]],
+                           group_by="group" if cfg.group_kappas else ())
 
 
-def truth_shared(cfg: CoverageConfig, pop: VmfPopulation, draw: int = 0) -> Truth:
-    """Ground truth for the paper's protocol (identities fixed): exact metrics on one large sample per identity
-    (``draw`` picks an independent large sample: two draws measure the thresholds' Monte-Carlo error)."""
-    big = _data(pop.sample(cfg.truth_samples, seed=10**6 + cfg.seed + 7919 * draw))
-    c = run(big, None, grid=build_grid(big, n_cells=cfg.n_cells), fmr_targets=cfg.fmr_targets)
-    t = c.target_threshold[0]
-    fmr = c.target_impostor_accepted[0].sum(axis=1) / c.impostor_total[0].sum()
-    return Truth(t, fmr, *_fnmr_truth(pop.kappas, cfg.dim, cfg.genuine_mc, t, cfg.seed))
+def truth_shared(cfg: CoverageConfig, pop: VmfPopulation) -> Truth:
+    """Ground truth for the paper's protocol (identities fixed): thresholds from the impostor Monte Carlo of
+    :class:`vmf_truth.ImpostorCosines` (``cfg.truth_draws`` per identity), FNMR there exactly."""
+    imp = vt.ImpostorCosines.draw(pop, cfg.truth_draws, seed=10**6 + cfg.seed)
+    st = vt.shared_thresholds(imp, np.asarray(cfg.fmr_targets, float))
+    t, step = st.thresholds, 1e-4
+    fnmr = vt.mean_fnmr(t, pop.kappas, cfg.dim)
+    slope = (vt.mean_fnmr(t + step, pop.kappas, cfg.dim) - vt.mean_fnmr(t - step, pop.kappas, cfg.dim)) / (2 * step)
+    groups = [vt.mean_fnmr(t, pop.kappas[pop.identity_groups == g], cfg.dim) for g in cfg.groups if cfg.group_kappas]
+    return Truth(t, np.asarray(cfg.fmr_targets, float), fnmr, st.fmr_se, np.abs(slope) * st.threshold_se,
+                 np.reshape(groups, (-1, len(t))))
 
 
 KAPPA_NODES = 24  # Gauss-Legendre nodes over kappa ~ U[lo, hi] (FNMR(t; kappa) is smooth in kappa)
 
 
 def truth_fresh(cfg: CoverageConfig) -> Truth:
-    """Ground truth when identities are redrawn per data set, from the generating vMF model: the threshold and
-    FMR exactly (impostor cosines of independent uniform directions: ``(1 + s)/2 ~ Beta((d-1)/2, (d-1)/2)``);
-    FNMR = E_kappa FNMR(t; kappa) by Gauss-Legendre quadrature over the kappa range, each node's FNMR from
-    ``genuine_mc`` genuine scores (Monte-Carlo SE about sqrt(FNMR / genuine_mc / KAPPA_NODES)). It replaces an
-    average over 1,000 random kappas (about 7% relative SD between seeds)."""
+    """Ground truth when identities are redrawn per data set, from the generating vMF model, exactly: the
+    threshold and FMR from the impostor cosine law ``(1 + s)/2 ~ Beta((d-1)/2, (d-1)/2)``; FNMR =
+    E_kappa FNMR(t; kappa) by Gauss-Legendre quadrature over the kappa range. It replaces an average over
+    1,000 random kappas (about 7% relative SD between seeds), then a Monte Carlo per node."""
     h = (cfg.dim - 1) / 2
     alphas = np.asarray(cfg.fmr_targets, float)
     t = 2 * beta.isf(alphas, h, h) - 1
-    lo, hi = cfg.kappa
-    if hi <= lo:
-        return Truth(t, alphas.copy(), *_fnmr_truth(np.array([lo]), cfg.dim, cfg.genuine_mc, t, cfg.seed))
     x, w = np.polynomial.legendre.leggauss(KAPPA_NODES)
-    nodes = lo + (x + 1) * (hi - lo) / 2
-    return Truth(t, alphas.copy(), *_fnmr_truth(nodes, cfg.dim, cfg.genuine_mc, t, cfg.seed, weights=w / 2))
+    specs = cfg.groups.values()
+    per = np.array([vt.mean_fnmr(t, np.array([g.kappa[0]]), cfg.dim) if g.kappa[1] <= g.kappa[0] else
+                    vt.mean_fnmr(t, g.kappa[0] + (x + 1) * (g.kappa[1] - g.kappa[0]) / 2, cfg.dim, weights=w / 2)
+                    for g in specs])
+    share = np.array([g.n_identities for g in specs]) / cfg.n_identities  # genuine pairs follow identities
+    zero = np.zeros_like(alphas)
+    return Truth(t, alphas.copy(), share @ per, zero, zero, per if cfg.group_kappas else per[:0])
 
 
 def _cover(r: iv.IntervalResult, truth: float) -> dict:
@@ -179,15 +185,25 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
     def within(i: int, method: str):
         return (wv.estimate[i, 0], wv.bootstrap[i, 0]) if method in RECENTRED else None
 
+    measures = summary_measures(truth.group_fnmr.T) if cfg.group_kappas else {}
     for method in cfg.roc_methods:
         c = runs[bs.SCHEME_OF[method]]
-        fn = bs.fnmr_at_targets(c)[..., 0]
-        fv = bs.fnmr_v_at_targets(c, v)[:, 0] if method in RECENTRED else None
+        fn_views = bs.fnmr_at_targets(c)
+        fv_views = bs.fnmr_v_at_targets(c, v) if method in RECENTRED else None
+        fn, fv = fn_views[..., 0], None if fv_views is None else fv_views[:, 0]
+        meas, meas_v = ({}, None) if not measures else bs.fairness_replicates(
+            bs.fmr_at_targets(c), fn_views, fv_views, (wv.estimate[T:], wv.bootstrap[T:]) if fv is not None else None)
         for ti, a in enumerate(cfg.fmr_targets):
             for level in cfg.levels:
                 r = bs.interval_from_replicates(method, fn[0, ti], fn[1:, ti], None if fv is None else fv[ti], level,
                                                 within=within(T + ti, method))
                 out.append(dict(metric="ROC", method=method, fmr_target=a, level=level, **_cover(r, truth.fnmr[ti])))
+                for name, true in measures.items():  # FNMR fairness measures at the replicate's own threshold
+                    x = meas[("FNMR", name)]
+                    xv = None if meas_v is None else meas_v[("FNMR", name)][ti]
+                    r = bs.interval_from_replicates(method, x[0, ti], x[1:, ti], xv, level)
+                    out.append(dict(metric=f"FNMR:{name}", method=method, fmr_target=a, level=level,
+                                    **_cover(r, float(true[ti]))))
     closed = [m for m in cfg.fixed_methods if m in iv.CLOSED_FORM]
     student = [m for m in cfg.fixed_methods if m in STUDENTIZED]
     ic = identity_counts(data, tt) if closed or student else None
@@ -226,12 +242,13 @@ def run_coverage(cfg: CoverageConfig, progress: Callable[[int], None] | None = N
     raw = []
     pop = _population(cfg, cfg.seed) if cfg.identities == "shared" else None
     truth = truth_shared(cfg, pop) if pop is not None else truth_fresh(cfg)
-    result.truths = [dict(fmr_target=a, threshold=float(t), fmr=float(f), fnmr=float(n), fnmr_se=float(e))
-                     for a, t, f, n, e in zip(cfg.fmr_targets, truth.thresholds, truth.fmr, truth.fnmr,
-                                              truth.fnmr_se)]
+    result.truths = [dict(fmr_target=a, threshold=float(t), fmr=float(f), fnmr=float(n), fmr_se=float(e),
+                          roc_se=float(r), group_fnmr=[float(x) for x in g])
+                     for a, t, f, n, e, r, g in zip(cfg.fmr_targets, truth.thresholds, truth.fmr, truth.fnmr,
+                                                    truth.fmr_se, truth.roc_se, truth.group_fnmr.T)]
     for i in range(cfg.n_datasets):
         p = pop if pop is not None else _population(cfg, cfg.seed * 1_000_003 + i + 1)
-        data = _data(p.sample(cfg.samples, seed=cfg.seed * 1_000_003 + i + 1))
+        data = _data(cfg, p.sample(cfg.samples, seed=cfg.seed * 1_000_003 + i + 1))
         raw += [dict(r, dataset=i) for r in one_dataset(cfg, data, truth, i)]
         if progress:
             progress(i + 1)
