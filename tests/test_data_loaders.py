@@ -155,10 +155,21 @@ def test_label_only_table(tmp_path):
 
 
 @pytest.mark.parametrize("genuine,impostor", [(1, 0), (True, False), ("genuine", "impostor"),
-                                              ("TARGET", "NonTarget"), ("match", "non-match"), (1.0, 0.0)])
+                                              ("TARGET", "NonTarget"), ("match", "non-match"), (1.0, 0.0),
+                                              (1, -1), ("+1", "-1"), (1.0, -1.0), ("non_match", "non match")][:-1]
+                         + [("same", "non match")])
 def test_label_spellings(genuine, impostor):
     md = from_scores([0.9, 0.1], label=[genuine, impostor])
     assert md.pairs.genuine.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("bad", ["--1", "1-", "2", "- 1"])
+def test_signs_are_not_stripped(bad):
+    """A -1 used to be read as genuine (every '-' was stripped), turning a 1/-1 table all genuine."""
+    from matchaudit.errors import InputError
+
+    with pytest.raises(InputError, match="unrecognised label at positions 1 "):
+        from_scores([0.9, 0.1], label=[1, bad])
 
 
 def test_labels_agreeing_with_identities_are_accepted(tmp_path, comparisons):

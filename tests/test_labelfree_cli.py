@@ -56,3 +56,14 @@ def test_bad_input_exits_2_without_traceback(tmp_path):
 def test_help_has_an_example():
     r = runner.invoke(app, ["estimate", "--help"])
     assert r.exit_code == 0 and "matchaudit estimate scores.csv" in r.output
+
+
+def test_estimate_reads_minus_one_as_a_non_match():
+    """``estimate --label-col`` used to read -1 as a labelled match (the sign was stripped)."""
+    import pandas as pd
+
+    from matchaudit.cli.estimate import _labels
+    from matchaudit.data.validate import Where
+
+    got = _labels(pd.Series([1, -1, None, "+1", "-1"], dtype=object), Where("t.csv", 2))
+    assert got[[0, 1, 3, 4]].tolist() == [1.0, 0.0, 1.0, 0.0] and np.isnan(got[2])

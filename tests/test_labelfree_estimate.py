@@ -96,8 +96,8 @@ def test_refuses_to_report_unconverged_chains(monkeypatch):
     ({"scores": [np.nan] + [0.1] * 199}, "not finite"),
     ({"labels": [2.0] * 200}, "labels must be 0, 1 or missing"),
     ({"groups": ["a"] * 150 + ["b"] * 50}, "fewer than 100 pairs"),
-    ({"fmr": (0.0,)}, "strictly between 0 and 1"),
-    ({"chains": 1}, "at least 2 chains"),
+    ({"fmr": (0.0,)}, r"fmr 0.0: give a number in \(0, 1\)"),
+    ({"chains": 1}, "chains 1: at least 2 are needed"),
     ({"shape_prior": "flat"}, "unknown shape prior"),
 ])
 def test_bad_input(bad, match):

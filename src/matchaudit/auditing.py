@@ -21,6 +21,7 @@ from matchaudit.errors import InputError
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.estimators.audit_intervals import IntervalOptions, balanced_method, compute_intervals
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
+from matchaudit.model import view_names
 from matchaudit.metrics.fairness import ZeroPolicy
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
@@ -107,8 +108,8 @@ class Audit:
 
     @property
     def groups(self) -> tuple[str, ...]:
-        """The groups, overall (``"all"``) first."""
-        return (ALL,) + tuple(g["group"] for g in self.exact.summary["groups"])
+        """The views, overall (``"all"``) first, then the groups (none for ungrouped data: :func:`model.view_names`)."""
+        return view_names(tuple(g["group"] for g in self.exact.summary["groups"]))
 
     # ------------------------------------------------------------------ views
     @property
@@ -310,6 +311,8 @@ def audit(
     >>> result.at_fmr(1e-2).loc["all", ["fnmr_errors", "fnmr_comparisons"]].tolist()
     [1, 1200]
     """
+    if not np.size(fmr) and not np.size(thresholds):
+        raise InputError("no operating point: give at least one FMR target (fmr) or a threshold.", param="fmr")
     config = AuditConfig(fmr_targets=fmr, thresholds=thresholds, rule=rule, weightings=weightings,
                          threshold_impostors=threshold_impostors, dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
                          dcf_c_fa=dcf_c_fa, zero_policy=zero_policy)

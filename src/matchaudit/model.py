@@ -24,6 +24,14 @@ from matchaudit import interrupt
 from matchaudit.blocks import DenseBlock, Metric
 from matchaudit.scores import iter_similarity_blocks, tiles
 
+ALL = "all"  # the overall view's name, and the one implicit group of ungrouped data
+
+
+def view_names(group_names: tuple[str, ...]) -> tuple[str, ...]:
+    """The views every table reports: the overall ``"all"``, then each group; ungrouped data (one implicit
+    group ``"all"``, which is the overall itself) has only the overall, so no row is written twice."""
+    return (ALL,) + (() if tuple(group_names) == (ALL,) else tuple(group_names))
+
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def _uniform_sphere(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
 
 def _check_groups(groups: Mapping[str, GroupSpec], dim: int) -> None:
     if dim < 2:
-        raise InputError(f"dim={dim}: the von Mises-Fisher distribution needs dimension >= 2.")
+        raise InputError(f"dim={dim}: the von Mises-Fisher distribution needs dimension >= 2.", param="dim")
     if not groups:
         raise InputError("No groups given: pass at least one GroupSpec.")
     for name, spec in groups.items():

@@ -17,7 +17,7 @@ from rich.table import Table
 from matchaudit.cli.app import app
 from matchaudit.auditing import Audit
 from matchaudit.auditing import audit as ma_audit
-from matchaudit.cli.common import floats, names, output_dir, user_errors
+from matchaudit.cli.common import floats, names, output_dir, output_file, user_errors
 from matchaudit.cli.formats import FORMATS, load_by_format
 from matchaudit.data import load_samples
 from matchaudit.engine import backends
@@ -149,6 +149,8 @@ def audit(
         matchaudit audit --format voxceleb --trials veri_test2.txt --scores scores.txt --metadata vox1_meta.csv --group-by Gender
     """
     output_dir(out)
+    if report is not None:
+        output_file(report, "--report")
     backends.check_name(backend)  # before the data load: a typo fails at once
     groups = names(group_by)
     if out_of_core and (samples is not None or fmt != "tidy"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -36,19 +37,37 @@ FLAGS = {
     "score_col": "--score-col", "label_col": "--label-col", "metadata_key": "--metadata-key",
     "embedding_cols": "--embedding-col", "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score",
     "group": "--group", "roc_methods": "--roc-methods", "fixed_methods": "--fixed-methods",
-    "group_kappas": "--group-kappas", "dim": "--dim",
+    "group_kappas": "--group-kappas", "dim": "--dim", "embeddings_path": "--embeddings",
+    "embedding_col": "--embedding-col", "metadata_path": "--metadata", "sample_cols": "--sample-cols",
+    "identity_cols": "--identity-cols", "fmr_targets": "--fmr", "samples_per_identity": "--samples-per-identity",
+    "n_identities": "--identities", "datasets": "--datasets", "identities": "--identities", "chains": "--chains",
+    "draws": "--draws", "report": "--report", "compare": "--compare", "estimate": "--estimate",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""
 
 
+_PARAM = re.compile(r"\b([a-z]+(?:_[a-z]+)+)(=(?:\.\.\.)?)?")
+
+
+def _flags_in(text: str) -> str:
+    """Library parameter names in a message (``score_col=...``, ``group_by=['x']``) as the flags a CLI user
+    types (``--score-col``, ``--group-by ['x']``)."""
+    def sub(m: re.Match) -> str:
+        flag = FLAGS.get(m.group(1))
+        return m.group(0) if flag is None else flag + (" " if m.group(2) == "=" else "")
+    return _PARAM.sub(sub, text)
+
+
 def message(error: InputError) -> str:
-    """The error as the CLI prints it: ``--flag: <message>`` when the library named a parameter with a flag."""
+    """The error as the CLI prints it: ``--flag: <message>`` when the library named a parameter with a flag
+    (``--flag <value>...`` when the message opens with the parameter), every parameter in the text as its flag."""
     text, param = str(error), error.param or ""
     flag = FLAGS.get(param)
-    if flag is None:
-        return text
-    return flag + text[len(param):] if text.startswith(param + " ") else f"{flag}: {text}"
+    if flag is not None:
+        opens = text[len(param):len(param) + 1] in (" ", "=") and text.startswith(param)
+        text = f"{flag} {text[len(param) + 1:]}" if opens else f"{flag}: {text}"
+    return _flags_in(text)
 
 
 def user_errors(fn: F) -> F:
@@ -93,6 +112,19 @@ def output_dir(out: Path, flag: str = "--out") -> Path:
     if not os.access(out, os.W_OK | os.X_OK):
         raise InputError(f"{flag} {out}: the directory is not writable; give another.")
     return out
+
+
+def output_file(path: Path, flag: str) -> Path:
+    """Check before any work that the file ``path`` can be written (its folder exists and is writable, it is not
+    a folder), so that a long run does not end in a failed write."""
+    if path.is_dir():
+        raise InputError(f"{flag} {path}: a directory of that name exists; give a file name.")
+    folder = path.parent
+    if not folder.is_dir():
+        raise InputError(f"{flag} {path}: the folder {folder} does not exist; create it or give another path.")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"{flag} {path}: not writable; give another path.")
+    return path
 
 
 def status(quiet: bool, message: str) -> AbstractContextManager:

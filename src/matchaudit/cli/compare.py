@@ -82,7 +82,7 @@ def compare(
     score_col: str = typer.Option("score", "--score-col", help="Score column of the tables."),
     group_by: str = typer.Option(None, "--group-by", help="Attribute(s) for per-group differences and fairness measures."),
     fmr: str = typer.Option("1e-3", "--fmr", help="FMR targets, comma-separated."),
-    method: str = typer.Option("double-or-nothing", "--method", help=f"Paired identity bootstrap: {', '.join(SCHEMES)}."),
+    method: str = typer.Option("double-or-nothing", "--ci-method", "--method", help=f"Paired identity bootstrap: {', '.join(SCHEMES)}."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     n_permutations: int = typer.Option(999, "--n-permutations", help="Swap relabellings for the paired test (0: no test)."),
     threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="all or same-group."),

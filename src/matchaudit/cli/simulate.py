@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from matchaudit.cli.app import app
+from matchaudit.cli.common import output_dir, user_errors
 from matchaudit.errors import InputError
 from matchaudit.simulate import DEMO_GROUPS, GroupSpec, SamplesPerIdentity, paper_b1_groups, simulate_vmf
 
@@ -53,6 +54,7 @@ def _demo_groups(identities: int | None) -> dict[str, GroupSpec]:
 
 
 @app.command("simulate")
+@user_errors
 def simulate(
     out: Path = typer.Option(
         ..., "--out", help="Directory to write samples.<format> and embeddings.npy into (created if missing)."
@@ -90,16 +92,13 @@ def simulate(
         matchaudit simulate --out b1 --preset paper-b1 --samples-per-identity 5:15 --format csv
     """
     console = Console()
-    try:
-        if preset is Preset.demo:
-            groups = _demo_groups(identities)
-        else:
-            groups = paper_b1_groups(1000 if identities is None else identities)
-        data = simulate_vmf(groups, dim=dim, samples_per_identity=_parse_sizes(samples_per_identity), seed=seed)
-        written = data.write(out, fmt=fmt.value)
-    except InputError as err:
-        Console(stderr=True).print(f"[bold red]Error:[/] {err}", highlight=False)
-        raise typer.Exit(2) from None
+    output_dir(out)
+    if preset is Preset.demo:
+        groups = _demo_groups(identities)
+    else:
+        groups = paper_b1_groups(1000 if identities is None else identities)
+    data = simulate_vmf(groups, dim=dim, samples_per_identity=_parse_sizes(samples_per_identity), seed=seed)
+    written = data.write(out, fmt=fmt.value)
 
     table = Table(title=f"Synthetic vMF data set ({preset.value}, d={dim}, seed={seed})")
     for column in ("group", "identities", "samples", "kappa range", "centroids"):

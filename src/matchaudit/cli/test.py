@@ -86,7 +86,7 @@ def test(
     threshold: float = typer.Option(None, "--threshold", help="With --y-score and no --y-pred: predict 1 iff score >= threshold."),
     group: str = typer.Option("group", "--group", help="Group column."),
     groups: str = typer.Option(None, "--groups", help="Two groups to compare, 'A,B' (default: the only two, or every pair and each group vs the rest)."),
-    metric: str = typer.Option("fnr", "--metric", help=f"Metric: {', '.join(METRICS)}."),
+    metric: str = typer.Option(None, "--metric", help=f"Metric: {', '.join(METRICS)} (default: fnr for --table; fnmr_at_fmr with --fmr, else fnmr, for matching data)."),
     permutation: PermOpt = typer.Option(PermOpt.auto, "--permutation", help="Relabelling: within-outcome (FNR/FPR/TPR/TNR/AUC by default) or plain."),
     studentize: StudOpt = typer.Option(StudOpt.studentized, "--studentize", help="studentized (valid under the weak null), permutation-sd (fast variant) or none (baseline; invalid under the weak null)."),
     variance: VarOpt = typer.Option(VarOpt.pooled, "--variance", help="Classifier tables: pooled (two-proportion null variance; rates), closed-form (per-group binomial, DeLong for AUC) or bootstrap (with --studentize permutation-sd). Matching data use the identity-clustered variance."),
@@ -129,7 +129,8 @@ def test(
     if table is None:
         data = (load_samples(samples, embeddings, group_by=names(group_by)) if samples is not None
                 else load_comparisons(comparisons, group_by=names(group_by)))
-        metric = MATCHING_ALIASES.get(metric.lower(), metric.lower())
+        name = (metric or ("fnmr_at_fmr" if fmr is not None else "fnmr")).lower()
+        metric = MATCHING_ALIASES.get(name, name)
         if threshold is None and fmr is None and metric in ("fnmr", "fmr"):
             raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
         with status(quiet, "Identity-level permutation test..."):
@@ -143,8 +144,11 @@ def test(
         if not quiet:
             _print(rows, doc["result"], out, level)
         return
+    if not table.exists():
+        raise InputError(f"--table {table}: no such file.")
     if y_pred is None and y_score is None:
         raise InputError("give --y-pred (predictions) and/or --y-score (scores).")
+    metric = metric or "fnr"
     data = load_classifier_table(table, y_true=y_true, group=group, y_pred=y_pred, y_score=y_score, threshold=threshold)
     common = dict(permutation=permutation.value, studentize=_STUDENTIZE[studentize.value], variance=variance.value,
                   n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples), seed=seed,

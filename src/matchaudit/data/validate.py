@@ -14,9 +14,11 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.errors import InputError, listing
+from matchaudit.model import ALL
 
-_GENUINE = ("1", "1.0", "true", "genuine", "target", "match", "mated", "same")
-_IMPOSTOR = ("0", "0.0", "false", "impostor", "imposter", "nontarget", "nonmatch", "nonmated", "different")
+_GENUINE = ("1", "1.0", "+1", "+1.0", "true", "genuine", "target", "match", "mated", "same")
+_IMPOSTOR = ("0", "0.0", "-1", "-1.0", "false", "impostor", "imposter", "nontarget", "nonmatch", "nonmated",
+             "different")
 _LABELS = {**{w: True for w in _GENUINE}, **{w: False for w in _IMPOSTOR}}
 
 
@@ -94,18 +96,21 @@ def as_scores(values: object, where: Where, what: str = "score", distance: bool 
 
 
 def parse_labels(values: object, where: Where) -> np.ndarray:
-    """Genuine (True) / impostor (False) from 1/0, true/false, genuine/impostor, target/nontarget, match/non-match.
+    """Genuine (True) / impostor (False) from 1/0, 1/-1, true/false, genuine/impostor, target/nontarget,
+    match/non-match.
 
-    Case, surrounding blanks and '-', '_' or ' ' inside the word are ignored (``non-match`` = ``nonmatch``).
+    Case, surrounding blanks and '-', '_' or ' ' between letters are ignored (``non-match`` = ``nonmatch``); a
+    sign is kept (``-1`` is an impostor, as in the +1/-1 convention).
     """
     arr = as_array(values)
-    words = pd.Series(arr, dtype=object).astype(str).str.strip().str.lower().str.replace(r"[-_ ]", "", regex=True)
+    words = (pd.Series(arr, dtype=object).astype(str).str.strip().str.lower()
+             .str.replace(r"(?<=[a-z])[-_ ]+(?=[a-z])", "", regex=True))
     parsed = words.map(_LABELS).to_numpy(dtype=object)
     bad = np.flatnonzero(pd.isna(parsed))
     if bad.size:
         values_seen = listing(sorted({str(arr[i]) for i in bad[:1000]}), 5)
         raise InputError(
-            f"{where.what}: unrecognised label at {where.rows(bad)} (values: {values_seen}). Use 1/0, "
+            f"{where.what}: unrecognised label at {where.rows(bad)} (values: {values_seen}). Use 1/0, 1/-1, "
             "true/false, genuine/impostor, target/nontarget or match/non-match."
         )
     return parsed.astype(bool)
@@ -173,6 +178,11 @@ def missing_column(where: Where, name: str, present: Sequence[object], role: str
     close = [c for c in cols if c.lower() == name.lower()]
     close += [c for c in difflib.get_close_matches(name, cols, n=3, cutoff=0.6) if c not in close]
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    sep = next((d for d in (";", "\t", "|") if len(cols) == 1 and d in cols[0]), None)
+    if sep is not None:
+        shown = "tab" if sep == "\t" else repr(sep)
+        hint = (f" The file seems {shown}-delimited (one column named {cols[0][:60]!r}): save it comma-separated "
+                "(.csv) or tab-separated (.tsv), with '.' as the decimal point.")
     how = f" (set it with {arg}=...)" if arg else ""
     return (
         f"{where.what} has no column '{name}' ({role}){how}. Columns present: {listing(cols, 30)}.{hint}"
@@ -180,11 +190,20 @@ def missing_column(where: Where, name: str, present: Sequence[object], role: str
 
 
 def group_names_of(values: Mapping[str, np.ndarray], group_by: tuple[str, ...], n: int) -> np.ndarray:
-    """Group name per row: the attribute values joined with '|' (e.g. 'F|asian'), or 'all'."""
+    """Group name per row: the attribute values joined with '|' (e.g. 'F|asian'), or 'all' (:data:`model.ALL`,
+    the overall view's name, which a real group therefore cannot take)."""
     if not group_by:
-        return np.full(n, "all", dtype=object)
+        return np.full(n, ALL, dtype=object)
     first, *rest = (pd.Series(values[a], dtype=object) for a in group_by)
-    return first.str.cat(rest, sep="|").to_numpy(dtype=object) if rest else first.to_numpy(dtype=object)
+    out = first.str.cat(rest, sep="|").to_numpy(dtype=object) if rest else first.to_numpy(dtype=object)
+    clash = np.flatnonzero(out == ALL)
+    if clash.size:
+        raise InputError(
+            f"a group is named '{ALL}' (group_by={list(group_by)}, {clash.size} occurrence(s), first at positions "
+            f"{listing([str(i) for i in clash[:5]], 5)}, 0-based), the name of the overall rows of every table. "
+            "Rename that attribute value (for example to 'all_')."
+        )
+    return out
 
 
 def identity_groups(

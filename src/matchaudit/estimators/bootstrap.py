@@ -49,6 +49,7 @@ from matchaudit.estimators.intervals import (
 )
 from matchaudit.metrics.rates import rocch_eer
 from matchaudit.model import MatchData
+from matchaudit.model import view_names as model_views
 from matchaudit.scores import self_score
 
 BOOTSTRAP = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing", "subsets", "two-level")
@@ -141,8 +142,9 @@ def v_statistic(data: MatchData, counts: Counts, thresholds=(), balanced_targets
 # ----------------------------------------------------------------------------- replicate statistics
 
 def view_names(counts: Counts) -> tuple[str, ...]:
-    """Columns of every replicate array below: ``"all"`` then the groups."""
-    return ("all",) + tuple(counts.group_names)
+    """Columns of every replicate array below (``"all"`` then the groups) that are reported
+    (:func:`model.view_names`: the overall only for ungrouped data)."""
+    return model_views(tuple(counts.group_names))
 
 
 def _ref_mask(counts: Counts) -> np.ndarray:

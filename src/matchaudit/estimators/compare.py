@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from matchaudit import checks
+
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, run
 from matchaudit.errors import InputError
@@ -192,6 +194,9 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
                    n_resamples: int = 1000, n_permutations: int = 999, seed: int = 0, level: float = 0.95,
                    fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", test: bool = True) -> ModelComparison:
     """Paired intervals for model A - model B and, per FMR target, the paired swap test of the overall FNMR@FMR."""
+    fmr_targets = checks.numbers(fmr_targets, "fmr", low=0.0, high=1.0, high_open=True)
+    if not fmr_targets:
+        raise InputError("no FMR target given.", param="fmr")
     records, reps = paired_bootstrap(a, b, fmr_targets, method=method, n_resamples=n_resamples, seed=seed,
                                      level=level, fmr_reference=fmr_reference, rule=rule)
     targets = np.atleast_1d(np.asarray(fmr_targets, float))

@@ -170,7 +170,7 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
     done: set[tuple[int, int]] = set()
     cap = sum(len(m) * (len(m) - 1) // 2 for m in members)
     if n_genuine > cap:
-        raise InputError(f"{n_genuine:,} genuine comparisons asked, but the data has only {cap:,}.")
+        raise InputError(f"{n_genuine:,} genuine comparisons asked, but the data has only {cap:,}.", param="genuine")
     while len(a_out) < n_genuine:
         for k in rng.permutation(K):
             if len(a_out) >= n_genuine:
@@ -196,7 +196,7 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
             g_per[k] += 1
     n_imp_total = (ids.size**2 - sum(len(m) ** 2 for m in members)) // 2
     if n_impostor > n_imp_total:
-        raise InputError(f"{n_impostor:,} impostor comparisons asked, but the data has only {n_imp_total:,}.")
+        raise InputError(f"{n_impostor:,} impostor comparisons asked, but the data has only {n_imp_total:,}.", param="impostor")
     pairs_done: set[tuple[int, int]] = set()
     made = 0
     while made < n_impostor:

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from matchaudit import checks
 from matchaudit.encoding import jsonable
 from matchaudit.errors import InputError, listing
 from matchaudit.labelfree import curves, diagnostics, ppc, samplers
@@ -160,6 +161,10 @@ def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray
     small = names[counts < 100]
     if small.size:
         raise InputError(f"groups with fewer than 100 pairs cannot support a mixture fit: {listing(small.tolist())}")
+    flat = [str(n) for n in names if np.ptp(s[g == n]) == 0]
+    if flat:
+        raise InputError(f"every score is identical within group(s) {listing(flat)}: two score distributions cannot "
+                         "be told apart. Check the score column (a constant or a copied column?).")
     return s, g, y
 
 
@@ -275,15 +280,15 @@ def estimate(
     """
     s, g, y = validate(scores, groups, labels)
     fam = get_family(family)
-    targets = tuple(sorted(float(a) for a in fmr))
-    if not targets or not all(0.0 < a < 1.0 for a in targets):
-        raise InputError(f"FMR targets must lie strictly between 0 and 1 (got {list(fmr)})")
-    if not 0.0 < level < 1.0:
-        raise InputError(f"level must lie strictly between 0 and 1 (got {level})")
-    if rule not in (">=", ">"):
-        raise InputError(f"decision rule must be '>=' or '>' (got {rule!r})")
-    if chains < 2:
-        raise InputError("at least 2 chains are needed to check convergence (R-hat)")
+    targets = tuple(sorted(checks.numbers(fmr, "fmr", low=0.0, high=1.0, low_open=True, high_open=True)))
+    if not targets:
+        raise InputError("no FMR target given.", param="fmr")
+    level = checks.probability(level, "level")
+    checks.choice(rule, Rule, "rule")
+    if checks.integer(chains, "chains") < 2:
+        raise InputError(f"chains {chains}: at least 2 are needed to check convergence (R-hat).", param="chains")
+    if draws is not None:
+        checks.integer(draws, "draws", low=1)
     shape_prior = DEFAULT_SHAPE_PRIOR if shape_prior is None else shape_prior
     if shape_prior not in SHAPE_PRIORS:
         raise InputError(f"unknown shape prior {shape_prior!r}; choose one of {', '.join(SHAPE_PRIORS)}")
@@ -348,10 +353,10 @@ def estimate(
                       f"parametric family: {', '.join(extrapolated)}")
     if any(f.n_labelled for f in fits):
         limits.append(f"labelled pairs are assumed missing at random ({label_sampling} sampling of labels)")
-    checks = {f.name: ppc.check(fam, f.scores, {k: v[_thin(total, 200)] for k, v in f.params.items()}, rng, level,
+    fit_checks = {f.name: ppc.check(fam, f.scores, {k: v[_thin(total, 200)] for k, v in f.params.items()}, rng, level,
                                 ppc_replicates) for f in fits}
     return Estimate(family, fam.description, rule, level, name, chains, warmup, draws, seed, targets, fits, results,
-                    checks, limits, notes)
+                    fit_checks, limits, notes)
 
 
 def _shape_prior_text(shape_prior: str, fam_name: str) -> str:

@@ -22,9 +22,8 @@ from matchaudit.errors import InputError
 from matchaudit.metrics import fairness
 from matchaudit.metrics.rates import Rates, View, Weighting
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
-from matchaudit.model import MatchData
+from matchaudit.model import ALL, MatchData, view_names
 
-ALL = "all"
 FVC_ALIASES = {1e-2: "FMR100", 1e-3: "FMR1000", 1e-4: "FMR10000", 0.0: "ZeroFMR"}
 """FVC-style names of FNMR at an FMR target (FMR100 = FNMR at FMR 1%)."""
 
@@ -180,7 +179,7 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
         points += [("threshold", t, float(t)) for t in config.thresholds]
         for kind, target, t in points:
             _operating_point(result, config, w, kind, target, t, global_rates, per_group, data, tally)
-        for name, r in [(ALL, global_rates)] + list(zip(data.group_names, per_group)):
+        for name, r in zip(view_names(data.group_names), [global_rates] + per_group):
             dcf, dcf_t = r.min_dcf(config.dcf_p_target, config.dcf_c_miss, config.dcf_c_fa)
             result.curve_summaries.append({
                 "weighting": w, "group": name, "rule": config.rule, "auc": r.auc(), "eer": r.eer(),
@@ -200,7 +199,7 @@ def _operating_point(result: AuditResult, config: AuditConfig, w: Weighting, kin
             "alias": FVC_ALIASES.get(target) if kind == "fmr_target" else None}
     n_thr = global_rates.n_impostor
     below = bool(kind == "fmr_target" and target * n_thr < 1)
-    for name, r in [(ALL, global_rates)] + list(zip(data.group_names, per_group)):
+    for name, r in zip(view_names(data.group_names), [global_rates] + per_group):
         fm, fn = r.fmr(t, config.rule), r.fnmr(t, config.rule)
         result.operating_points.append({
             **base, "group": name, "fmr": fm.value, "fmr_errors": fm.errors, "fmr_comparisons": fm.comparisons,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from matchaudit.report.figures import plot_cross_group
+from matchaudit.report.results import load_results, load_section
 
 _CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222;
@@ -363,10 +364,11 @@ def write_report(results_json: Path, report: Path | None = None, compare: Path |
     to add as sections; by default those lying beside results.json are used when present.
     """
     folder = results_json.parent
-    res = json.loads(results_json.read_text())
-    for key, path in (("_compare", compare or folder / "compare.json"), ("_estimate", estimate or folder / "estimate.json")):
-        if path.is_file():
-            res[key] = json.loads(path.read_text())
+    res = load_results(results_json)
+    for kind, given in (("compare", compare), ("estimate", estimate)):
+        path = given or folder / f"{kind}.json"
+        if given is not None or path.is_file():
+            res[f"_{kind}"] = load_section(path, kind)
     report = report or folder / "report.html"
     report.write_text(render(res, folder), encoding="utf-8")
     return report

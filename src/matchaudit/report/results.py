@@ -13,6 +13,7 @@ import pandas as pd
 
 from matchaudit import __version__
 from matchaudit.encoding import jsonable
+from matchaudit.errors import InputError
 
 MAX_CURVE_POINTS = 4000
 
@@ -20,6 +21,53 @@ MAX_CURVE_POINTS = 4000
 def schema() -> dict[str, Any]:
     """The JSON Schema every ``results.json`` satisfies."""
     return json.loads(resources.files("matchaudit").joinpath("schema/results.schema.json").read_text())
+
+
+def read_json(path: Path, what: str, param: str | None = None) -> dict[str, Any]:
+    """The JSON object in ``path`` (``what`` names the file matchaudit writes there), or an :class:`InputError`
+    naming the file and what is wrong: missing, not JSON (a truncated copy?), not an object."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file; give the {what}.", param=param) from None
+    except (UnicodeDecodeError, IsADirectoryError, json.JSONDecodeError) as e:
+        where = f" ({e.msg}, line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
+        raise InputError(f"{path}: not a JSON file{where}; give the {what} (is it truncated?).", param=param) from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: holds a JSON {type(doc).__name__}, not the {what}.", param=param)
+    return doc
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    """An audit's ``results.json``, checked against :func:`schema` before any of it is used."""
+    doc = read_json(path, "results.json of `matchaudit audit`")
+    other = ("a test.json of `matchaudit test`" if doc.get("kind") in ("two-group", "all-groups") else
+             "a compare.json of `matchaudit compare` (give it with --compare)"
+             if isinstance(doc.get("result"), dict) and "records" in doc["result"] else
+             "an estimate.json of `matchaudit estimate` (give it with --estimate)"
+             if "results" in doc and "groups" in doc and "method" in doc else None)
+    if other:
+        raise InputError(f"{path}: this is {other}, not an audit's results.json.")
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(doc))
+    if error is not None:
+        at = "/".join(map(str, error.absolute_path)) or "the top level"
+        raise InputError(f"{path}: not a complete results.json of `matchaudit audit` ({error.message} at {at}); "
+                         "re-run the audit or give its unmodified output.")
+    return doc
+
+
+def load_section(path: Path, kind: str) -> dict[str, Any]:
+    """A ``compare.json`` (``kind="compare"``) or ``estimate.json`` (``"estimate"``) for the report, with the
+    parts the report reads."""
+    what = f"{kind}.json of `matchaudit {kind}`"
+    doc = read_json(path, what, kind)
+    if kind == "compare":
+        ok = isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list)
+    else:
+        ok = isinstance(doc.get("results"), dict) and all(k in doc for k in ("level", "method"))
+    if not ok:
+        raise InputError(f"{path}: not a {what} (its parts are missing).", param=kind)
+    return doc
 
 
 def thin_curve(fmr: np.ndarray, fnmr: np.ndarray, max_points: int = MAX_CURVE_POINTS) -> np.ndarray:

@@ -1,0 +1,192 @@
+"""Every command as a hostile new user runs it (#15): bad flags, bad files, nonsense values. Each case must
+exit with status 2, print a message naming the flag or the rows, never a traceback, and leave the input files
+byte for byte as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from matchaudit.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    """Small valid inputs (a simulated data set, a comparison table, an audit's results.json) and broken ones."""
+    d = tmp_path_factory.mktemp("hostile")
+    assert runner.invoke(app, ["simulate", "--identities", "30", "--samples-per-identity", "3", "--dim", "16",
+                               "--out", str(d)]).exit_code == 0
+    rng = np.random.default_rng(0)
+    n = 400
+    ids = rng.integers(0, 40, size=(n, 2))
+    t = pd.DataFrame({"sample_a": [f"a{i}" for i in range(n)], "sample_b": [f"b{i}" for i in range(n)],
+                      "identity_a": ids[:, 0], "identity_b": np.where(np.arange(n) % 4 == 0, ids[:, 0], ids[:, 1]),
+                      "score": rng.normal(size=n)})
+    t["group_a"] = np.where(t.identity_a % 2 == 0, "F", "M")
+    t["group_b"] = np.where(t.identity_b % 2 == 0, "F", "M")
+    t.loc[t.identity_a != t.identity_b, "score"] -= 2
+    t.to_csv(d / "t.csv", index=False)
+    t.to_csv(d / "semicolon.csv", index=False, sep=";")
+    t.replace({"group_a": {"F": "all"}, "group_b": {"F": "all"}}).to_csv(d / "allgroup.csv", index=False)
+    t.assign(score=t.score.astype(str).str.replace(".", ",", regex=False)).to_csv(d / "comma.csv", index=False,
+                                                                                   sep=";")
+    t.assign(score=t.score.astype(object).where(t.index != 7, "x")).to_csv(d / "badscore.csv", index=False)
+    t.assign(score=0.5).to_csv(d / "same.csv", index=False)
+    (d / "empty.csv").write_text("sample_a,sample_b,identity_a,identity_b,score\n")
+    (d / "notparquet.parquet").write_text("not a parquet file\n")
+    np.save(d / "short.npy", np.zeros((5, 16), np.float32))
+    res = runner.invoke(app, ["audit", "--comparisons", str(d / "t.csv"), "--group-by", "group", "--fmr", "0.1",
+                              "--n-resamples", "50", "--out", str(d / "audit"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    text = (d / "audit" / "results.json").read_text()
+    (d / "truncated.json").write_text(text[: len(text) // 2])
+    (d / "notjson.json").write_text("hello\n")
+    (d / "incomplete.json").write_text("{}")
+    doc = json.loads(text)
+    (d / "wrongtype.json").write_text(json.dumps({**doc, "operating_points": 3}))
+    (d / "afile").write_text("x")
+    return d
+
+
+S = ["--samples", "{d}/samples.parquet", "--embeddings", "{d}/embeddings.npy"]
+T = ["--comparisons", "{d}/t.csv", "--group-by", "group"]
+A = ["audit", *S, "--group-by", "group", "--no-intervals"]
+AT = ["audit", *T, "--no-intervals"]
+CMP = ["compare", "--comparisons-a", "{d}/t.csv", "--comparisons-b", "{d}/t.csv", "--group-by", "group"]
+TEST = ["test", *T]
+EST = ["estimate", "{d}/t.csv", "--group-col", "group", "--draws", "20", "--chains", "2"]
+
+CASES = [
+    # audit: values
+    (A + ["--fmr", "2"], "--fmr"),
+    (A + ["--fmr", "-1"], "--fmr"),
+    (A + ["--fmr", ""], "--fmr"),
+    (A + ["--fmr", "1e-3,1e-3"], "--fmr"),
+    (A + ["--fmr", "abc"], "--fmr"),
+    (A + ["--threshold", "nan"], "--threshold"),
+    (A + ["--threshold", "0.3,0.3"], "--threshold"),
+    (["audit", *S, "--n-resamples", "1"], "--n-resamples"),
+    (["audit", *S, "--n-resamples", "0"], "--n-resamples"),
+    (["audit", *S, "--n-resamples", "-5"], "--n-resamples"),
+    (["audit", *S, "--level", "1.5"], "--level"),
+    (["audit", *S, "--level", "0"], "--level"),
+    (A + ["--dcf-p-target", "1.5"], "--dcf-p-target"),
+    (A + ["--dcf-p-target", "0"], "--dcf-p-target"),
+    (A + ["--dcf-c-miss", "-1"], "--dcf-c-miss"),
+    (A + ["--dcf-c-fa", "0"], "--dcf-c-fa"),
+    (A + ["--rule", "="], "--rule"),
+    (A + ["--weighting", "foo"], "--weighting"),
+    (["audit", *S, "--ci-method", "foo"], "--ci-method"),
+    (A + ["--threshold-impostors", "foo"], "--threshold-impostors"),
+    (A + ["--zero-policy", "foo"], "--zero-policy"),
+    (A + ["--backend", "tpu"], "--backend"),
+    (["audit", *S, "--group-by", "nope", "--no-intervals"], "nope"),
+    # audit: files and folders
+    (A + ["--out", "{d}/afile"], "--out"),
+    (A + ["--out", "/proc/matchaudit"], "--out"),
+    (A + ["--report", "/proc/nope/r.html"], "--report"),
+    (["audit", "--samples", "{d}/missing.parquet", "--embeddings", "{d}/embeddings.npy"], "missing.parquet"),
+    (["audit", "--samples", "{d}/samples.parquet"], "--embeddings"),
+    (["audit", "--samples", "{d}/samples.parquet", "--embeddings", "{d}/short.npy"], "rows"),
+    (["audit", "--samples", "{d}/notparquet.parquet", "--embeddings", "{d}/embeddings.npy"], "notparquet"),
+    (["audit", "--comparisons", "{d}/badscore.csv"], "rows 8 (first data row = 1)"),
+    (["audit", "--comparisons", "{d}/empty.csv"], "empty.csv"),
+    (["audit", "--comparisons", "{d}/t.csv", "--score-col", "nope"], "nope"),
+    (["audit", "--comparisons", "{d}/semicolon.csv"], "';'"),
+    (["audit", "--comparisons", "{d}/comma.csv"], "';'"),
+    (["audit"], "either --samples"),
+    (["audit", "--comparisons", "{d}/allgroup.csv", "--group-by", "group"], "a group is named 'all'"),
+    (["audit", "--comparisons", "{d}/t.csv", "--samples", "{d}/samples.parquet"], "--comparisons"),
+    # compare
+    (CMP + ["--fmr", "2"], "--fmr"),
+    (CMP + ["--fmr", "-1"], "--fmr"),
+    (CMP + ["--fmr", ""], "--fmr"),
+    (CMP + ["--level", "1.5"], "--level"),
+    (CMP + ["--n-resamples", "0"], "--n-resamples"),
+    (CMP + ["--n-permutations", "-1"], "--n-permutations"),
+    (CMP + ["--method", "foo"], "--ci-method"),
+    (["compare", "--comparisons-a", "{d}/t.csv"], "--comparisons-b"),
+    (CMP + ["--out", "{d}/afile"], "--out"),
+    # test
+    (TEST + ["--fmr", "2"], "--fmr"),
+    (TEST + ["--fmr", "-0.1"], "--fmr"),
+    (TEST + ["--metric", "foo"], "--metric"),
+    (TEST + ["--level", "2"], "--level"),
+    (TEST + ["--fmr", "0.1", "--n-resamples", "0"], "--n-resamples"),
+    (TEST + ["--metric", "fnmr"], "--threshold"),
+    (TEST + ["--alternative", "foo"], "--alternative"),
+    (["test", "--table", "{d}/missing.csv", "--y-pred", "p"], "missing.csv"),
+    # report
+    (["report", "{d}/truncated.json"], "truncated.json"),
+    (["report", "{d}/notjson.json"], "notjson.json"),
+    (["report", "{d}/incomplete.json"], "incomplete.json"),
+    (["report", "{d}/wrongtype.json"], "operating_points"),
+    (["report", "{d}/missing.json"], "missing.json"),
+    (["report", "{d}/audit/results.json", "--out", "/proc/matchaudit/r.html"], "--out"),
+    (["report", "{d}/audit/results.json", "--compare", "{d}/notjson.json"], "--compare"),
+    (["report", "{d}/audit/results.json", "--estimate", "{d}/incomplete.json"], "--estimate"),
+    # estimate
+    (["estimate", "{d}/missing.csv"], "missing.csv"),
+    (EST + ["--score-col", "nope"], "nope"),
+    (EST + ["--fmr", "2"], "--fmr"),
+    (EST + ["--level", "1.5"], "--level"),
+    (EST[:1] + ["{d}/same.csv"] + EST[2:], "identical"),
+    (EST + ["--chains", "0"], "--chains"),
+    (EST + ["--draws", "0"], "--draws"),
+    # protocol
+    (["protocol", "--samples", "{d}/samples.parquet", "--genuine", "-1", "--impostor", "10"], "--genuine"),
+    (["protocol", "--samples", "{d}/samples.parquet", "--genuine", "10", "--impostor", "1000000000"],
+     "--impostor"),
+    # coverage and simulate
+    (["coverage", "--datasets", "0"], "--datasets"),
+    (["coverage", "--kappa", "x"], "--kappa"),
+    (["coverage", "--group-kappas", "1,2"], "--group-kappas"),
+    (["coverage", "--dim", "2"], "--dim"),
+    (["simulate", "--identities", "0"], "--identities"),
+    (["simulate", "--dim", "1"], "--dim"),
+    (["simulate", "--samples-per-identity", "x"], "--samples-per-identity"),
+]
+
+
+def _digest(d: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize("args, message", CASES, ids=[" ".join(a[:1] + a[-2:]) for a, _ in CASES])
+def test_bad_input_exits_2_naming_the_flag_or_rows(inputs, tmp_path, args, message):
+    args = [a.replace("{d}", str(inputs)) for a in args]
+    if "--out" not in args and args[0] != "report":
+        args += ["--out", str(tmp_path / "o")]
+    before = _digest(inputs)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, (res.exit_code, res.output[-2000:])
+    assert "Traceback" not in res.output and res.exception is None or isinstance(res.exception, SystemExit)
+    assert message in res.output, res.output[-2000:]
+    assert _digest(inputs) == before
+
+
+def test_the_suite_is_large_enough():
+    assert len(CASES) >= 60
+
+
+def test_ungrouped_audit_writes_each_row_once(inputs, tmp_path):
+    """Without --group-by the overall "all" and the one implicit group "all" used to be written twice each."""
+    res = runner.invoke(app, ["audit", "--comparisons", str(inputs / "t.csv"), "--fmr", "0.1,0.01", "--n-resamples",
+                              "50", "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 0, res.output
+    for name, keys in (("operating_points", ["weighting", "kind", "target", "group"]),
+                       ("curve_summaries", ["weighting", "group"]),
+                       ("intervals", ["weighting", "metric", "kind", "target", "group"])):
+        df = pd.read_csv(tmp_path / f"{name}.csv")
+        assert len(df) > 0 and not df.duplicated(keys).any(), name
+        assert set(df.group) == {"all"}
+    det = pd.read_csv(tmp_path / "det.csv")
+    assert set(det.group) == {"all"}
