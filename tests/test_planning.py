@@ -96,3 +96,17 @@ def test_protocol_cli(pilot, tmp_path):
     doc = json.loads((out / "protocol.json").read_text())
     assert doc["predicted_designed"]["fnmr_width"] < doc["predicted_random"]["fnmr_width"]
     assert len((out / "pairs.csv").read_text().splitlines()) == 581
+
+
+@pytest.mark.parametrize("k, n, share", [(60, 4, 1.0), (200, 10, 0.1)])
+def test_designed_protocol_places_every_impostor_pair_asked(k, n, share):
+    """The designer used to stop with "could not place more impostor comparisons" once every identity pair was
+    used: its least-used sample pair was taken, and skipped, again and again (60 x 4: 3,540 of 28,320)."""
+    import numpy as np
+
+    ids = np.repeat(np.arange(k), n)
+    total = (ids.size**2 - k * n * n) // 2
+    asked = int(total * share)
+    p = design_protocol([f"s{i}" for i in range(ids.size)], ids, n_genuine=k, n_impostor=asked, seed=1)
+    imp = {tuple(sorted(x)) for x, g in zip(zip(p.sample_a, p.sample_b), p.genuine) if not g}
+    assert len(imp) == asked == int((~np.asarray(p.genuine)).sum())

@@ -20,6 +20,8 @@ that share a *sample* (designed protocols avoid re-using samples).
 
 from __future__ import annotations
 
+import itertools
+
 import math
 from dataclasses import dataclass
 
@@ -175,20 +177,11 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
         for k in rng.permutation(K):
             if len(a_out) >= n_genuine:
                 break
-            m = members[k]
-            best = None
-            for i in range(len(m)):
-                for j in range(i + 1, len(m)):
-                    key = (min(m[i], m[j]), max(m[i], m[j]))
-                    if key in done:
-                        continue
-                    cost = (use[m[i]] + use[m[j]], max(use[m[i]], use[m[j]]))
-                    if best is None or cost < best[0]:
-                        best = (cost, key)
+            best = _least_used(itertools.combinations(members[k], 2), use, done)
             if best is None:
                 continue
-            i, j = best[1]
-            done.add(best[1])
+            i, j = best
+            done.add(best)
             use[[i, j]] += 1
             a_out.append(i)
             b_out.append(j)
@@ -197,7 +190,7 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
     n_imp_total = (ids.size**2 - sum(len(m) ** 2 for m in members)) // 2
     if n_impostor > n_imp_total:
         raise InputError(f"{n_impostor:,} impostor comparisons asked, but the data has only {n_imp_total:,}.", param="impostor")
-    pairs_done: set[tuple[int, int]] = set()
+    pairs_done: dict[tuple[int, int], int] = {}  # impostor comparisons placed per identity pair
     made = 0
     while made < n_impostor:
         order = rng.permutation(K)
@@ -207,19 +200,20 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
         free = [int(k) for k in order]
         while len(free) > 1 and made < n_impostor:
             k = free.pop(0)
-            pick = next((x for x, l in enumerate(free) if (min(k, l), max(k, l)) not in pairs_done), None)
+            # each identity pair once before any twice; then any pair with a sample pair left
+            fresh = len(pairs_done) < K * (K - 1) // 2
+            pick = next((x for x, l in enumerate(free)
+                         if (pairs_done.get((min(k, l), max(k, l)), 0) == 0 if fresh else
+                             pairs_done[min(k, l), max(k, l)] < len(members[k]) * len(members[l]))), None)
             if pick is None:
-                if len(pairs_done) < K * (K - 1) // 2:
-                    continue
-                pick = 0  # every identity pair used once already: repeats allowed
-            l = free.pop(pick)
-            si = min(members[k], key=lambda s: use[s])
-            sj = min(members[l], key=lambda s: use[s])
-            pkey = (min(si, sj), max(si, sj))
-            if pkey in done:
                 continue
+            l = free.pop(pick)
+            pkey = _least_used(itertools.product(members[k], members[l]), use, done)
+            if pkey is None:  # every sample pair of these two identities is placed already
+                continue
+            si, sj = pkey
             done.add(pkey)
-            pairs_done.add((min(k, l), max(k, l)))
+            pairs_done[min(k, l), max(k, l)] = pairs_done.get((min(k, l), max(k, l)), 0) + 1
             use[[si, sj]] += 1
             a_out.append(si)
             b_out.append(sj)
@@ -231,6 +225,18 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
             raise InputError("could not place more impostor comparisons without repeating sample pairs.")
     a_out, b_out = np.array(a_out, np.int64), np.array(b_out, np.int64)
     return Protocol(ids[a_out], ids[b_out], np.array(gen_out), g_per, c_per)
+
+
+def _least_used(pairs, use: np.ndarray, done: set[tuple[int, int]]) -> tuple[int, int] | None:
+    """The sample pair not yet placed whose samples are least used (total, then the busier one), or None."""
+    best = None
+    for a, b in pairs:
+        key = (min(a, b), max(a, b))
+        if key not in done:
+            cost = (use[a] + use[b], max(use[a], use[b]))
+            if best is None or cost < best[0]:
+                best = (cost, key)
+    return None if best is None else best[1]
 
 
 def random_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, seed: int = 0) -> Protocol:
