@@ -190,3 +190,26 @@ def test_ungrouped_audit_writes_each_row_once(inputs, tmp_path):
         assert set(df.group) == {"all"}
     det = pd.read_csv(tmp_path / "det.csv")
     assert set(det.group) == {"all"}
+
+
+def test_outputs_are_one_set_replaced_whole_and_never_half_written(inputs, tmp_path, monkeypatch):
+    """A re-run used to leave the previous run's intervals.csv and report.html beside the new results.json, and an
+    interrupted run left a complete-looking mix."""
+    base = ["audit", "--comparisons", str(inputs / "t.csv"), "--group-by", "group", "--fmr", "0.1", "--out",
+            str(tmp_path), "--quiet"]
+    assert runner.invoke(app, [*base, "--n-resamples", "50", "--report", str(tmp_path / "r.html")]).exit_code == 0
+    assert runner.invoke(app, ["report", str(tmp_path / "results.json")]).exit_code == 0
+    assert (tmp_path / "intervals.csv").exists() and (tmp_path / "report.html").exists()
+    assert runner.invoke(app, [*base, "--no-intervals"]).exit_code == 0
+    assert not (tmp_path / "intervals.csv").exists() and not (tmp_path / "report.html").exists()
+    assert (tmp_path / "r.html").exists()  # a file named by the user is theirs, not part of the set
+    before = (tmp_path / "results.json").read_bytes()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("matchaudit.report.det.plot_det", interrupted)
+    res = runner.invoke(app, [*base, "--fmr", "0.2"])
+    assert res.exit_code == 130
+    assert (tmp_path / "results.json").read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".matchaudit-partial")]

@@ -22,6 +22,7 @@ from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.estimators.audit_intervals import IntervalOptions, balanced_method, compute_intervals
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
+from matchaudit.outputs import staged
 from matchaudit.metrics.fairness import ZeroPolicy
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
@@ -218,23 +219,26 @@ class Audit:
 
     def save(self, out: str | Path, command: str = "matchaudit.audit") -> dict[str, Path]:
         """Write ``results.json`` (schema-checked), the CSV tables and one DET figure per weighting into ``out``
-        (created if missing); return the paths written. ``command`` is recorded in ``results.json``."""
+        (created if missing) as one set: a re-run replaces the previous set, an interrupted one leaves it
+        untouched (:mod:`matchaudit.outputs`); return the paths written. ``command`` is recorded in
+        ``results.json``."""
         from matchaudit.report.det import plot_det
         from matchaudit.report.results import write_results
 
         out = Path(out)
-        paths = write_results(self.to_dict(), self.exact.det, out, command)
-        config, opts = self.config, self.interval_options
-        for w in dict.fromkeys(c["weighting"] for c in self.exact.det):
-            wb = [b for b in self.bands if b["weighting"] == w] or None
-            band_note = f"; {opts.level:.0%} {opts.band} bands" if wb and opts is not None else ""
-            paths[f"det_{w}"] = out / f"det_{w}.png"
-            plot_det([c for c in self.exact.det if c["weighting"] == w],
-                     [p for p in self.exact.operating_points if p["weighting"] == w],
-                     [s for s in self.exact.curve_summaries if s["weighting"] == w],
-                     f"DET per group ({w} weighting; accept iff s {config.rule} t{band_note})", paths[f"det_{w}"],
-                     bands=wb)
-        return paths
+        with staged(out) as tmp:  # the whole set or nothing (:mod:`matchaudit.outputs`)
+            paths = write_results(self.to_dict(), self.exact.det, tmp, command)
+            config, opts = self.config, self.interval_options
+            for w in dict.fromkeys(c["weighting"] for c in self.exact.det):
+                wb = [b for b in self.bands if b["weighting"] == w] or None
+                band_note = f"; {opts.level:.0%} {opts.band} bands" if wb and opts is not None else ""
+                paths[f"det_{w}"] = tmp / f"det_{w}.png"
+                plot_det([c for c in self.exact.det if c["weighting"] == w],
+                         [p for p in self.exact.operating_points if p["weighting"] == w],
+                         [s for s in self.exact.curve_summaries if s["weighting"] == w],
+                         f"DET per group ({w} weighting; accept iff s {config.rule} t{band_note})", paths[f"det_{w}"],
+                         bands=wb)
+        return {k: out / Path(p).relative_to(tmp) for k, p in paths.items()}
 
     def __repr__(self) -> str:
         extra = [name for name, on in (("intervals", self.interval_records is not None),

@@ -10,12 +10,14 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
 import math
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 from matchaudit.report.figures import plot_cross_group
+from matchaudit.outputs import staged
 from matchaudit.report.results import load_results, load_section
 
 _CSS = """
@@ -369,6 +371,12 @@ def write_report(results_json: Path, report: Path | None = None, compare: Path |
         path = given or folder / f"{kind}.json"
         if given is not None or path.is_file():
             res[f"_{kind}"] = load_section(path, kind)
-    report = report or folder / "report.html"
-    report.write_text(render(res, folder), encoding="utf-8")
+    html = render(res, folder)
+    if report is None:  # beside results.json: it joins that folder's set of outputs (:mod:`matchaudit.outputs`)
+        with staged(folder, replace=False) as tmp:
+            (tmp / "report.html").write_text(html, encoding="utf-8")
+        return folder / "report.html"
+    partial = report.with_name(f".{report.name}.partial")
+    partial.write_text(html, encoding="utf-8")
+    os.replace(partial, report)  # never a half-written report
     return report
