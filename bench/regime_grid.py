@@ -41,7 +41,7 @@ GROUP_KAPPAS = ((50.0, 200.0), (30.0, 120.0))  # cells ending in ":groups": two 
 def config(protocol: str, k: int, n: int, groups: bool = False) -> CoverageConfig:
     """One cell; ``groups``: two groups (:data:`GROUP_KAPPAS`) and FNMR@FMR with its fairness measures only."""
     roc, fixed = METHODS[protocol]
-    return CoverageConfig(n_datasets={(1000, 10): 60}.get((k, n), 200 if k == 1000 else 500), n_identities=k, samples=n, dim=64,
+    return CoverageConfig(n_datasets=100 if (k, n) == (1000, 10) else 500, n_identities=k, samples=n, dim=64,
                           kappa=(50.0, 200.0), n_resamples=100, fmr_targets=(1e-2, 1e-3, 1e-4),
                           levels=(0.95, 0.9), identities=protocol, group_kappas=GROUP_KAPPAS if groups else (),
                           seed=1, roc_methods=roc, fixed_methods=() if groups else fixed)

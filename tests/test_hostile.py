@@ -213,3 +213,32 @@ def test_outputs_are_one_set_replaced_whole_and_never_half_written(inputs, tmp_p
     assert res.exit_code == 130
     assert (tmp_path / "results.json").read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".matchaudit-partial")]
+
+
+def test_reading_is_right_with_zero_and_tied_rates_and_tests_cover_fmr(tmp_path):
+    """The Reading used to say "group A has the highest FNMR, 0% (0/180), infinitely many times group A's 0%" and,
+    in an audit run with --tests, "No test was run on this gap" for every FMR gap."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for k in range(60):
+        g = "F" if k % 2 else "M"
+        for i in range(4):
+            rows.append((f"{k}_{i}", k, g))
+    s = pd.DataFrame(rows, columns=["sample_id", "identity", "group"])
+    emb = np.zeros((len(s), 64), np.float32)
+    emb[np.arange(len(s)), s.identity.to_numpy()] = 1.0  # genuine pairs score ~1, impostors ~0: no FNMR errors
+    emb += rng.normal(scale=0.01, size=emb.shape).astype(np.float32)
+    s.to_parquet(tmp_path / "s.parquet")
+    np.save(tmp_path / "e.npy", emb)
+    res = runner.invoke(app, ["audit", "--samples", str(tmp_path / "s.parquet"), "--embeddings", str(tmp_path / "e.npy"),
+                              "--group-by", "group", "--fmr", "0.1", "--no-intervals", "--tests", "--test-resamples",
+                              "99", "--out", str(tmp_path / "o"), "--quiet", "--report", str(tmp_path / "r.html")])
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "r.html").read_text()
+    reading = html[html.index("<h2>Reading</h2>"):]
+    reading = reading[:reading.index("</div>")]
+    assert "every group has the same FNMR, 0% (no errors in any group)" in reading
+    assert "infinitely many times" not in reading and "No test was run" not in reading
+    doc = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert {t["metric"] for t in doc["tests"]} == {"fnmr", "fmr"}
+    assert "The gap is" in reading  # the FMR gap reads its test's verdict

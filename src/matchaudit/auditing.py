@@ -48,38 +48,48 @@ class TestOptions:
         checks.choice(self.studentize, Studentize, "studentize")
 
 
-def group_tests(data: MatchData, config: AuditConfig, options: TestOptions) -> tuple[list[dict], list[str]]:
-    """Tidy records of every pair of groups' FNMR@FMR difference (raw, Holm, max-T p-values) per FMR target.
+def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
+                exact: AuditResult | None = None) -> tuple[list[dict], list[str]]:
+    """Tidy records of every pair of groups' FNMR@FMR and FMR difference (raw, Holm, max-T p-values) per FMR
+    target.
 
-    The threshold is re-derived in every relabelling from the same impostors that set the audit's global
-    threshold (``threshold_impostors``); studentized by the permutation distribution's SD (the fast variant).
-    ``significant`` is the max-T adjusted verdict (``pvalue_adjusted <= alpha``). Targets the test cannot run
-    at are skipped with a warning.
+    FNMR: the threshold is re-derived in every relabelling from the same impostors that set the audit's global
+    threshold (``threshold_impostors``). FMR (same-group impostors): at the audit's global threshold of the target
+    (``exact``'s, computed when not given), held fixed. Studentized with the identity-clustered variance.
+    ``significant`` is the max-T adjusted verdict (``pvalue_adjusted <= alpha``). Targets the test cannot run at
+    are skipped with a warning.
     """
     from matchaudit.estimators.matching_tests import matching_all_groups_test
 
     if not data.has_identities or len(data.group_names) < 2:
         return [], ["group tests skipped: they need identities and at least two groups."]
+    exact = evaluate(data, config) if exact is None else exact
+    global_t = {p["target"]: p["threshold"] for p in exact.operating_points
+                if p["kind"] == "fmr_target" and p["group"] == ALL and p["weighting"] == "pooled"}
     records: list[dict] = []
     warnings: list[str] = []
+    common = dict(level=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
+                  studentize=options.studentize)
     for target in config.fmr_targets:
-        try:
-            res = matching_all_groups_test(data, "fnmr_at_fmr", level=options.alpha, fmr_target=target,
-                                           fmr_reference=config.threshold_impostors, rule=config.rule,
-                                           n_resamples=options.n_resamples, seed=options.seed,
-                                           studentize=options.studentize)
-        except (InputError, ValueError) as e:
-            warnings.append(f"group tests at FMR target {target:g} skipped: {e}")
-            continue
-        for r in res.rows:
-            records.append({
-                "metric": "fnmr", "kind": "fmr_target", "target": target, "weighting": "pooled",
-                "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
-                "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
-                "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "pvalue_adjusted": r["pvalue_maxt"],
-                "significant": r["significant_maxt"], "alpha": options.alpha, "method": res.method,
-                "unit": "identity", "n_resamples": res.n_resamples, "seed": options.seed, "rule": config.rule,
-                "threshold_impostors": config.threshold_impostors, "reason": r.get("reason")})
+        for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
+                           ("fmr", dict(threshold=global_t.get(target)))):
+            try:
+                if kw.get("threshold", 0.0) is None or not np.isfinite(kw.get("threshold", 0.0)):
+                    raise InputError("the audit's threshold there is not finite")
+                res = matching_all_groups_test(data, "fnmr_at_fmr" if metric == "fnmr" else "fmr", **kw, **common)
+            except (InputError, ValueError) as e:
+                warnings.append(f"{metric.upper()} group tests at FMR target {target:g} skipped: {e}")
+                continue
+            for r in res.rows:
+                records.append({
+                    "metric": metric, "kind": "fmr_target", "target": target, "weighting": "pooled",
+                    "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
+                    "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
+                    "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"],
+                    "pvalue_adjusted": r["pvalue_maxt"], "significant": r["significant_maxt"],
+                    "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
+                    "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
+                    "reason": r.get("reason")})
     return records, warnings
 
 
@@ -335,7 +345,7 @@ def audit(
             result.warnings.append(skipped)
         result.warnings += regime_warnings(data, result.interval_records)
     if topts is not None:
-        result.test_records, test_warnings = group_tests(data, config, topts)
+        result.test_records, test_warnings = group_tests(data, config, topts, exact)
         result.warnings += test_warnings
     return result
 

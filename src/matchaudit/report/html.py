@@ -224,18 +224,28 @@ def _reading(res: dict, folder: Path) -> str:
             hi = max(at, key=lambda p: _num(p[rate]))
             lo = min(at, key=lambda p: _num(p[rate]))
             k, n = f"{rate}_errors", f"{rate}_comparisons"
-            text = (f"At FMR target {target:g}, group <b>{_esc(hi['group'])}</b> has the highest {rate.upper()}, "
-                    f"{rate_with_counts(hi[rate], hi[k], hi[n])}, {_times(ratios.get((rate.upper(), target)))} "
-                    f"group {_esc(lo['group'])}'s {rate_with_counts(lo[rate], lo[k], lo[n])}.")
+            name = rate.upper()
+            if _num(hi[rate]) == _num(lo[rate]):
+                lines.append(f"<li>At FMR target {target:g}, every group has the same {name}, "
+                             f"{pct(hi[rate])}{' (no errors in any group)' if _num(hi[rate]) == 0 else ''}.</li>")
+                continue
+            record = ratios.get((name, target))
+            adjusted = record is not None and record.get("adjusted_groups")
+            against = (f"while group {_esc(lo['group'])} has no errors ({rate_with_counts(lo[rate], lo[k], lo[n])}: "
+                       "a ratio is undefined)" if _num(lo[rate]) == 0 and not adjusted else
+                       f"{_times(record)} group {_esc(lo['group'])}'s {rate_with_counts(lo[rate], lo[k], lo[n])}")
+            text = (f"At FMR target {target:g}, group <b>{_esc(hi['group'])}</b> has the highest {name}, "
+                    f"{rate_with_counts(hi[rate], hi[k], hi[n])}, {against}.")
             t = tests.get((rate, target, hi["group"], lo["group"])) or tests.get((rate, target, lo["group"], hi["group"]))
             if t is not None:
                 alpha = _num(t["alpha"])
                 verdict = "is" if t["significant"] else "is not"
                 text += (f" The gap {verdict} distinguishable from noise at {100 * (1 - alpha):.0f}% "
                          f"(adjusted p = {_p(t['pvalue_adjusted'])}).")
+            elif not res.get("tests"):
+                text += " No test was run on this gap: run <code>matchaudit audit --tests</code> to tell it from noise."
             else:
-                how = "<code>matchaudit audit --tests</code>" if rate == "fnmr" else "<code>matchaudit test</code>"
-                text += f" No test was run on this gap: run {how} to tell it from noise."
+                text += " The group tests could not run on this gap (see the warnings)."
             if hi["below_resolution"]:
                 text += " (This target is below the data's resolution.)"
             lines.append(f"<li>{text}</li>")
@@ -270,19 +280,19 @@ def _tests(res: dict, folder: Path) -> str:
                    "<b>distinguishable from noise</b>" if t["significant"] else "not distinguishable from noise")
         label = f"FMR {_num(t['target']):g}" if t.get("kind") == "fmr_target" else f"t = {_num(t['target']):g}"
         effect = _num(t["effect"])
-        rows.append([_esc(label), f"{_esc(t['group_a'])} − {_esc(t['group_b'])}",
+        rows.append([_esc(label), _esc(str(t["metric"]).upper()), f"{_esc(t['group_a'])} − {_esc(t['group_b'])}",
                      "n/a" if math.isnan(effect) else f"{100 * effect:+.3g} points", _p(t["pvalue"]),
                      _p(t.get("pvalue_holm")), _p(t.get("pvalue_maxt")), verdict])
     first = recs[0]
     alpha = _num(first.get("alpha", 0.05))
     return ("<h2>Group tests</h2>"
-            f"<p>Is each gap in {_esc(str(first['metric']).upper())} between two groups real or noise? Identity-level "
+            f"<p>Is each gap in FNMR and FMR between two groups real or noise? Identity-level "
             f"permutation tests ({_esc(first['n_resamples'])} relabellings of the groups' identities, seed "
             f"{_esc(first['seed'])}; {_esc(first['method'])}), every pair of groups on the same relabellings at each "
-            "FMR target, the threshold re-derived in every relabelling. Holm and max-T adjust for the pairs tested "
-            f"at one target; the verdict uses max-T at α = {alpha:g}. Effect: FNMR of the first group minus the "
-            "second's, in percentage points.</p>"
-            + _table(["operating point", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "verdict"], rows, 2))
+            "FMR target: FNMR with the threshold re-derived in every relabelling, same-group FMR at the audit's "
+            "threshold. Holm and max-T adjust for the pairs tested at one target and metric; the verdict uses max-T "
+            f"at α = {alpha:g}. Effect: the first group's rate minus the second's, in percentage points.</p>"
+            + _table(["operating point", "rate", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "verdict"], rows, 3))
 
 
 def _model_comparison(res: dict, folder: Path) -> str:
