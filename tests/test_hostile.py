@@ -242,3 +242,22 @@ def test_reading_is_right_with_zero_and_tied_rates_and_tests_cover_fmr(tmp_path)
     doc = json.loads((tmp_path / "o" / "results.json").read_text())
     assert {t["metric"] for t in doc["tests"]} == {"fnmr", "fmr"}
     assert "The gap is" in reading  # the FMR gap reads its test's verdict
+
+
+@pytest.mark.parametrize("case, expected", [("same", "every score is the same value"),
+                                            ("negated", "are these distances?"), ("t", None)])
+def test_scores_that_look_wrong_are_flagged(inputs, tmp_path, case, expected):
+    """Distances given as similarities (AUC 0.0002) and constant scores used to pass without a word."""
+    path = inputs / f"{case}.csv"
+    if case == "negated":
+        t = pd.read_csv(inputs / "t.csv")
+        path = tmp_path / "negated.csv"
+        t.assign(score=-t.score).to_csv(path, index=False)
+    res = runner.invoke(app, ["audit", "--comparisons", str(path), "--fmr", "0.1", "--no-intervals", "--out",
+                              str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    warnings = json.loads((tmp_path / "o" / "results.json").read_text())["summary"]["warnings"]
+    if expected is None:
+        assert not any("distances" in w or "same value" in w for w in warnings)
+    else:
+        assert any(expected in w for w in warnings) and expected in res.output

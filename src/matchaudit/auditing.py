@@ -48,6 +48,20 @@ class TestOptions:
         checks.choice(self.studentize, Studentize, "studentize")
 
 
+def score_warnings(exact: AuditResult) -> list[str]:
+    """Signs that the scores are not what the audit assumes: every score equal, or genuine comparisons scoring
+    below impostors (distances read as similarities)."""
+    curve = next((c for c in exact.curve_summaries if c["group"] == ALL), None)
+    det = next((d for d in exact.det if d["group"] == ALL), None)
+    if det is not None and np.isfinite(det["threshold"]).sum() <= 1 and exact.summary["n_genuine"] \
+            and exact.summary["n_impostor"]:
+        return ["every score is the same value: no threshold separates anything. Check the score column."]
+    if curve is not None and np.isfinite(curve["auc"]) and curve["auc"] < 0.5:
+        return [f"genuine comparisons score below impostors (AUC {curve['auc']:.3g} < 0.5): are these distances? "
+                "Give --distance (distance=True) so that smaller means more alike."]
+    return []
+
+
 def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                 exact: AuditResult | None = None) -> tuple[list[dict], list[str]]:
     """Tidy records of every pair of groups' FNMR@FMR and FMR difference (raw, Holm, max-T p-values) per FMR
@@ -336,6 +350,7 @@ def audit(
                         ) if tests else None
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
+    result.warnings += score_warnings(exact)
     if iopts is not None:
         result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
                                                                   result=exact, backend=backend)

@@ -17,7 +17,7 @@ from rich.table import Table
 from matchaudit.cli.app import app
 from matchaudit.auditing import Audit
 from matchaudit.auditing import audit as ma_audit
-from matchaudit.cli.common import floats, names, output_dir, output_file, user_errors
+from matchaudit.cli.common import err_console, floats, names, output_dir, output_file, user_errors
 from matchaudit.cli.formats import FORMATS, load_by_format
 from matchaudit.data import load_samples
 from matchaudit.engine import backends
@@ -68,7 +68,7 @@ def _print_summary(result: Audit, out: Path) -> None:
                       f"{_pct(p['fnmr'])} ({p['fnmr_errors']:,}/{p['fnmr_comparisons']:,})")
     console.print(table)
     for msg in result.to_dict()["summary"]["warnings"]:
-        console.print(f"[yellow]Warning:[/] {msg}")
+        err_console.print(f"[yellow]Warning:[/] {msg}", highlight=False, soft_wrap=True)
     console.print(f"Results written to [bold]{out}[/] (results.json, CSV tables, DET plots).")
 
 

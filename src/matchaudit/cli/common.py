@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import warnings
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -80,7 +81,10 @@ def user_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:
         try:
-            with interrupt.sigint_deferred_in_compiler():
+            with interrupt.sigint_deferred_in_compiler(), warnings.catch_warnings():
+                # the library's own warnings are in the results (and printed as "Warning:" lines); NumPy's and
+                # matplotlib's would print source paths in the middle of the output
+                warnings.simplefilter("ignore")
                 out = fn(*args, **kwargs)
                 interrupt.check()  # a Ctrl-C deferred past the last pass still ends the run as interrupted
             return out

@@ -55,12 +55,14 @@ def unsupported(data: MatchData, scheme_name: str) -> str | None:
     if not data.has_identities:
         return "the input has no identities"
     if data.protocol != "all-pairs":
-        return "listed protocol: identity-pair denominators m_kl are not functions of identity sizes"
+        return ("the comparisons are a listed set, not all pairs: how many comparisons each pair of identities has "
+                "varies, which identity-balanced resampling cannot follow")
     if scheme_name in ("two-level", "iid-comparison"):
         return f"the {scheme_name} scheme redraws comparisons, not whole units"
     n = size_classes(data)[0].shape[0]
     if n > MAX_CLASSES:
-        return f"{n} (group, identity size) classes: more than {MAX_CLASSES}"
+        return (f"{n} combinations of group and samples per identity, more than the {MAX_CLASSES} its resampling "
+                "table holds")
     return None
 
 
