@@ -18,6 +18,7 @@ exact throughout). ``ok``: within 1.5 points of nominal.
     .venv/bin/python bench/regime_grid.py run shared:200x4 fresh:1000x3 ...   # one JSON per cell
     .venv/bin/python bench/regime_grid.py run fresh:200x4:groups ...           # two groups, fairness measures
     .venv/bin/python bench/regime_grid.py table                                # bench/results/regime_grid.md
+    .venv/bin/python bench/regime_grid.py summary [0.95|0.9]                   # docs/intervals.md's table
 """
 
 from __future__ import annotations
@@ -84,10 +85,45 @@ def table() -> str:
     return "\n".join(lines) + "\n"
 
 
+METRIC_CLASS = {"ROC": "FNMR@FMR", "FNMR": "FNMR (threshold)", "FMR": "FMR (threshold)"}
+
+
+def summary(level: float = 0.95) -> str:
+    """docs/intervals.md's table: coverage min-max over the FMR targets with at least 20 expected errors, per
+    question, metric, method and cell (``-``: no such target; fairness measures: ratio-type ones coincide with
+    two groups, so one row for them and one for the difference)."""
+    df = pd.concat([pd.read_json(p) for p in sorted(OUT.glob("*.json"))])
+    grouped = df.protocol.str.contains("groups")
+    df = df[(df.level.round(2) == level) & (df.expected_errors >= 20)
+            & (grouped == df.metric.str.startswith("FNMR:"))].copy()  # two-group cells: their measures only
+    df["what"] = df.metric.map(lambda m: METRIC_CLASS.get(m) or ("fairness: FNMR max-min difference"
+                                                                   if m.endswith("difference") else
+                                                                   "fairness: FNMR ratio measures"))
+    df["question"] = df.protocol.str.startswith("shared").map({True: "identities fixed", False: "new population"})
+    sizes = sorted({(k, n) for k, n in zip(df.identities, df.samples)})
+    ks = sorted({k for k, _ in sizes})
+    ns = {k: sorted({n for kk, n in sizes if kk == k}) for k in ks}
+    head = ["question", "metric", "method"] + [f"K = {k}: n = {' / '.join(map(str, ns[k]))}" for k in ks]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (q, what, method), g in df.groupby(["question", "what", "method"], sort=True):
+        cells = []
+        for k in ks:
+            parts = []
+            for n in ns[k]:
+                c = g[(g.identities == k) & (g.samples == n)].coverage
+                parts.append("-" if c.empty else f"{c.min():.3f}" if c.min() == c.max() else
+                             f"{c.min():.3f}-{c.max():.3f}")
+            cells.append(" / ".join(parts))
+        lines.append(f"| {q} | {what} | {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     if sys.argv[1] == "run":
         for cell in sys.argv[2:]:
             run_cell(cell)
+    elif sys.argv[1] == "summary":
+        print(summary(float(sys.argv[2]) if len(sys.argv) > 2 else 0.95))
     else:
         text = table()
         Path("bench/results/regime_grid.md").write_text(text)

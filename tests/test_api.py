@@ -97,7 +97,7 @@ def test_audit_views_are_the_exact_numbers(data, result):
 
 
 def test_group_test_records_carry_their_verdict(result):
-    assert len(result.tests) == 2 * 3
+    assert len(result.tests) == 2 * 2 * 3  # FNMR and FMR, 2 targets, 3 pairs
     for r in result.test_records:
         assert r["significant"] == (r["pvalue_adjusted"] <= r["alpha"])
 

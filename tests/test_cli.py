@@ -37,12 +37,14 @@ def test_demo_writes_valid_results_tables_and_plots(demo_dir):
         at = {p["group"]: p["fnmr"] for p in pts if p["target"] == target}
         assert max(at, key=at.get) == "B"
     # group tests: every pair at every target, estimates are the audit's own FNMRs, B's designed gap is found
-    tests = doc["tests"]
-    fnmr = {(p["target"], p["group"]): p["fnmr"] for p in pts}
-    assert {(t["target"], t["group_a"], t["group_b"]) for t in tests} == {
-        (x, a, b) for x in doc["config"]["fmr_targets"] for a, b in (("A", "B"), ("A", "C"), ("B", "C"))}
+    rate = {(m, p["target"], p["group"]): p[m] for p in pts for m in ("fnmr", "fmr")}
+    assert sorted((t["metric"], t["target"], t["group_a"], t["group_b"]) for t in doc["tests"]) == sorted(
+        (m, x, a, b) for m in ("fnmr", "fmr") for x in doc["config"]["fmr_targets"]
+        for a, b in (("A", "B"), ("A", "C"), ("B", "C")))
+    for t in doc["tests"]:  # estimates are the audit's own rates (FMR: same-group, at the audit's threshold)
+        assert t["estimate_a"] == pytest.approx(rate[t["metric"], t["target"], t["group_a"]], abs=1e-12)
+    tests = [t for t in doc["tests"] if t["metric"] == "fnmr"]
     for t in tests:
-        assert t["estimate_a"] == pytest.approx(fnmr[t["target"], t["group_a"]], abs=1e-12)
         assert t["effect"] == pytest.approx(t["estimate_a"] - t["estimate_b"], abs=1e-12)
         assert t["pvalue"] <= t["pvalue_holm"] and t["pvalue_adjusted"] == t["pvalue_maxt"]
         assert (t["pvalue_maxt"] < t["alpha"]) == ("B" in (t["group_a"], t["group_b"]))
@@ -57,9 +59,10 @@ def test_audit_tests_option_on_a_small_table(tmp_path):
     assert res.exit_code == 0, res.output
     doc = json.loads((tmp_path / "results.json").read_text())
     jsonschema.validate(doc, schema())
-    assert [t["target"] for t in doc["tests"]] == [0.1, 0.2]
+    assert [(t["metric"], t["target"]) for t in doc["tests"]] == [("fnmr", 0.1), ("fmr", 0.1), ("fnmr", 0.2),
+                                                                  ("fmr", 0.2)]
     assert all(t["n_resamples"] == 49 and t["seed"] == 3 and t["alpha"] == pytest.approx(0.1)
-               and 0 < t["pvalue"] <= 1 for t in doc["tests"])
+               and (t["reason"] or 0 < t["pvalue"] <= 1) for t in doc["tests"])  # degenerate: a reason
     assert doc["config"]["tests"]["studentize"] == "permutation-sd"
     bad = runner.invoke(app, [*args, "--test-resamples", "0"])
     assert bad.exit_code == 2 and "--test-resamples" in bad.output

@@ -148,3 +148,12 @@ def test_method_reason_reads_the_regime_grid():
     assert method_reason(small, dict(rec, metric="FNMR", method="recentered"), None).endswith(
         "conservative: the within-identity variance of identities with 2-3 samples is bounded")
     assert "not covered" in method_reason(data, dict(rec, weighting="balanced"), None)
+    roc = dict(rec, metric="FNMR", kind="fmr_target", method="recentered", target=1e-4)
+    assert "(a threshold set by fewer than 20 impostor errors)" in method_reason(data, roc, None, impostors=19_900)
+    assert method_reason(data, roc, None, impostors=318_400).endswith("within 1.5 points of nominal in the regime grid")
+    # identity bootstraps of a new population's FNMR reached nominal in no cell of the grid (K <= 1,000)
+    for metric, kind in (("FNMR", "threshold"), ("FNMR", "fmr_target"), ("FNMR:max_min_ratio", "fmr_target")):
+        assert method_reason(data, dict(rec, metric=metric, kind=kind, method="vertex"), None).endswith(
+            "(0.91-0.94 at 0.95): read it as indicative")
+    assert method_reason(data, dict(rec, metric="FNMR:gini", kind="fmr_target", method="recentered", group="all"),
+                         None).endswith("within 1.5 points of nominal in the regime grid")

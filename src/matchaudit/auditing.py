@@ -354,7 +354,9 @@ def audit(
     if iopts is not None:
         result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
                                                                   result=exact, backend=backend)
-        annotate(data, result.interval_records, iopts.method)
+        same = sum(g["impostor_comparisons_same_group"] for g in exact.summary["groups"])
+        annotate(data, result.interval_records, iopts.method,
+                 exact.summary["n_impostor"] if config.threshold_impostors == "all" else same)
         skipped = balanced_method(data, config, iopts)[1]
         if skipped:
             result.warnings.append(skipped)

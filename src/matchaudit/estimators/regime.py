@@ -60,7 +60,8 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
 class Validity:
     """Where the regime grid (docs/intervals.md, "Regime grid") found ``methods`` within 1.5 points of nominal for
     ``metrics`` of ``kinds``: at least ``min_errors`` errors, ``min_identities`` identities in the view and
-    ``min_samples`` samples per identity (median); ``below_samples``: what the grid found with fewer samples."""
+    ``min_samples`` samples per identity (median); ``below_samples``: what the grid found with fewer samples.
+    ``unvalidated``: no cell of the grid reached nominal; the reason read instead."""
 
     methods: tuple[str, ...]
     metrics: tuple[str, ...]
@@ -70,16 +71,24 @@ class Validity:
     min_identities: int
     min_samples: int
     below_samples: str = ""
+    unvalidated: str = ""
 
 
+FAIRNESS_FNMR = tuple(f"FNMR:{m}" for m in ("max_min_ratio", "max_geomean_ratio", "log_geomean_sum", "gini",
+                                             "max_min_difference"))
+NEW = "a new population of identities"
 VALIDITY = (
     Validity(RECENTRED, ("FNMR",), ("fmr_target", "threshold"), "the identities you have (fixed)", 20, 10, 4,
              "conservative: the within-identity variance of identities with 2-3 samples is bounded"),
     Validity(RECENTRED, ("FMR",), ("fmr_target", "threshold"), "the identities you have (fixed)", 20, 10, 3,
              "below nominal in the regime grid with 2 samples per identity (0.90-0.91 at 0.95): indicative"),
-    Validity(("wilson",), ("FMR",), ("threshold",), "a new population of identities", 20, 50, 2),
-    Validity(("wilson", "vertex", "double-or-nothing"), ("FNMR",), ("threshold",), "a new population of identities",
-             20, 1000, 2),  # 0.90-0.94 at 50-200 identities with very unequal identity rates; 1000 not yet run
+    Validity(RECENTRED, FAIRNESS_FNMR, ("fmr_target",), "the identities you have (fixed)", 20, 100, 4,
+             "outside the regime grid (measured at 4 samples per identity)"),
+    Validity(("wilson",), ("FMR",), ("threshold",), NEW, 20, 50, 2),
+    Validity(("wilson",), ("FNMR",), ("threshold",), NEW, 20, 1000, 2),
+    Validity(("vertex", "double-or-nothing"), ("FNMR",) + FAIRNESS_FNMR, ("fmr_target", "threshold"), NEW, 20, 1000,
+             2, unvalidated="below nominal in the regime grid up to 1,000 identities when identities' error rates "
+             "differ widely (0.91-0.94 at 0.95): read it as indicative"),
 )
 
 
@@ -91,10 +100,14 @@ def view_regimes(data: MatchData) -> dict[str, tuple[int, float]]:
             for v, m in masks.items()}
 
 
+MIN_THRESHOLD_ERRORS = 20  # FNMR@FMR: impostor errors behind the threshold (50 x 4 at FMR 1e-4, 2 errors: 0.924)
+
+
 def method_reason(data: MatchData, record: dict[str, Any], requested: str | None,
-                  views: dict[str, tuple[int, float]] | None = None) -> str:
+                  views: dict[str, tuple[int, float]] | None = None, impostors: int | None = None) -> str:
     """Why ``record`` uses its method and whether the regime grid validates it in the view's regime (``views``:
-    :func:`view_regimes` of ``data``, computed when not given)."""
+    :func:`view_regimes` of ``data``, computed when not given; ``impostors``: the impostor comparisons that set
+    the threshold at an FMR target, whose expected errors there must reach ``MIN_THRESHOLD_ERRORS``)."""
     method, metric, kind = record["method"], record["metric"], record["kind"]
     why = "requested (--ci-method)" if method == requested else "the default for this metric"
     rule = next((v for v in VALIDITY if method in v.methods and metric in v.metrics and kind in v.kinds), None)
@@ -107,8 +120,13 @@ def method_reason(data: MatchData, record: dict[str, Any], requested: str | None
     head = f"{method}: {why}; answers for {rule.question}; regime {regime}: "
     if e is not None and e == 0:
         return head + "zero-error bound (conservative by construction)"
+    if rule.unvalidated:
+        return head + rule.unvalidated
+    thin = (kind == "fmr_target" and impostors is not None and record.get("target") is not None
+            and record["target"] * impostors < MIN_THRESHOLD_ERRORS)
     short = [f"fewer than {rule.min_errors} errors" if e is not None and e < rule.min_errors else "",
-             f"fewer than {rule.min_identities} identities" if k < rule.min_identities else ""]
+             f"fewer than {rule.min_identities} identities" if k < rule.min_identities else "",
+             f"a threshold set by fewer than {MIN_THRESHOLD_ERRORS} impostor errors" if thin else ""]
     short = [x for x in short if x]
     if short:
         return head + "below nominal coverage in the regime grid (" + ", ".join(short) + "): indicative"
@@ -117,11 +135,12 @@ def method_reason(data: MatchData, record: dict[str, Any], requested: str | None
     return head + "within 1.5 points of nominal in the regime grid"
 
 
-def annotate(data: MatchData, records: list[dict[str, Any]], requested: str | None) -> None:
+def annotate(data: MatchData, records: list[dict[str, Any]], requested: str | None,
+             impostors: int | None = None) -> None:
     """Add ``method_reason`` (:func:`method_reason`) to every interval record."""
     views = view_regimes(data)
     for r in records:
-        r["method_reason"] = method_reason(data, r, requested, views)
+        r["method_reason"] = method_reason(data, r, requested, views, impostors)
 
 
-__all__ = ["MIN_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "method_reason", "regime_warnings", "view_regimes"]
+__all__ = ["FAIRNESS_FNMR", "MIN_ERRORS", "MIN_THRESHOLD_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "method_reason", "regime_warnings", "view_regimes"]
