@@ -155,5 +155,9 @@ def test_method_reason_reads_the_regime_grid():
     for metric, kind in (("FNMR", "threshold"), ("FNMR", "fmr_target"), ("FNMR:max_min_ratio", "fmr_target")):
         assert method_reason(data, dict(rec, metric=metric, kind=kind, method="vertex"), None).endswith(
             "(0.91-0.94 at 0.95): read it as indicative")
-    assert method_reason(data, dict(rec, metric="FNMR:gini", kind="fmr_target", method="recentered", group="all"),
-                         None).endswith("within 1.5 points of nominal in the regime grid")
+    assert "conservative for the ratio measures" in method_reason(
+        data, dict(rec, metric="FNMR:gini", kind="fmr_target", method="recentered", group="all"), None)
+    big = ma.simulate({"A": GroupSpec(1000, (100.0, 300.0))}, samples_per_identity=2, dim=32, seed=3).as_data()
+    wil = dict(rec, metric="FNMR", level=0.95)
+    assert method_reason(big, wil, None).endswith("within 1.5 points of nominal in the regime grid")
+    assert method_reason(big, dict(wil, level=0.9), None).endswith("0.86-0.91 at 1,000 identities: indicative")

@@ -25,7 +25,7 @@ from matchaudit.errors import InputError
 from matchaudit.estimators.audit_intervals import METHODS
 from matchaudit.model import MatchData
 from matchaudit.report.html import write_report
-from matchaudit.report.results import schema
+from matchaudit.report.results import load_results, schema
 
 console = Console()
 
@@ -197,12 +197,8 @@ def audit(
 
 def dev_thresholds(results: Path) -> tuple[float, ...]:
     """Thresholds at the FMR targets of a development set's audit (overall group, first weighting)."""
-    try:
-        doc = json.loads(results.read_text())
-        points = doc["operating_points"]
-        first = doc["config"]["weightings"][0]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise InputError(f"--thresholds-from {results}: not a matchaudit results.json ({e}).") from None
+    doc = load_results(results, "thresholds_from")  # checked against the schema
+    points, first = doc["operating_points"], doc["config"]["weightings"][0]
     out = tuple(float(p["threshold"]) for p in points
                 if p["kind"] == "fmr_target" and p["group"] == "all" and p["weighting"] == first)
     if not out:

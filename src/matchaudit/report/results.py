@@ -38,21 +38,22 @@ def read_json(path: Path, what: str, param: str | None = None) -> dict[str, Any]
     return doc
 
 
-def load_results(path: Path) -> dict[str, Any]:
-    """An audit's ``results.json``, checked against :func:`schema` before any of it is used."""
-    doc = read_json(path, "results.json of `matchaudit audit`")
+def load_results(path: Path, param: str | None = None) -> dict[str, Any]:
+    """An audit's ``results.json``, checked against :func:`schema` before any of it is used (``param``: the
+    parameter that named the file, for messages)."""
+    doc = read_json(path, "results.json of `matchaudit audit`", param)
     other = ("a test.json of `matchaudit test`" if doc.get("kind") in ("two-group", "all-groups") else
              "a compare.json of `matchaudit compare` (give it with --compare)"
              if isinstance(doc.get("result"), dict) and "records" in doc["result"] else
              "an estimate.json of `matchaudit estimate` (give it with --estimate)"
              if "results" in doc and "groups" in doc and "method" in doc else None)
     if other:
-        raise InputError(f"{path}: this is {other}, not an audit's results.json.")
+        raise InputError(f"{path}: this is {other}, not an audit's results.json.", param=param)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(doc))
     if error is not None:
         at = "/".join(map(str, error.absolute_path)) or "the top level"
         raise InputError(f"{path}: not a complete results.json of `matchaudit audit` ({error.message} at {at}); "
-                         "re-run the audit or give its unmodified output.")
+                         "re-run the audit or give its unmodified output.", param=param)
     return doc
 
 
