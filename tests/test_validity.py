@@ -161,3 +161,17 @@ def test_method_reason_reads_the_regime_grid():
     wil = dict(rec, metric="FNMR", level=0.95)
     assert method_reason(big, wil, None).endswith("within 1.5 points of nominal in the regime grid")
     assert method_reason(big, dict(wil, level=0.9), None).endswith("0.86-0.91 at 1,000 identities: indicative")
+
+
+def test_unvalidated_intervals_are_flagged_in_warnings_and_report(tmp_path):
+    """Where the regime grid validates no method (a new population's FNMR by identity bootstraps), the audit says
+    so in its warnings and the report marks the interval."""
+    import matchaudit as ma
+    from matchaudit.report.html import write_report
+
+    data = ma.simulate(samples_per_identity=4, dim=32, seed=3).as_data()
+    result = ma.audit(data, fmr=1e-2, thresholds=(0.4,), ci_method="vertex", n_resamples=50)
+    assert any("FNMR intervals by vertex answer for a new population" in w for w in result.warnings)
+    result.save(tmp_path)
+    page = write_report(tmp_path / "results.json").read_text()
+    assert "† indicative" in page and "read it as indicative" in page

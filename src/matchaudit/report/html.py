@@ -111,7 +111,10 @@ def _interval_lookup(res: dict) -> dict[tuple, list[dict]]:
 
 
 def _span(r: dict) -> str:
-    return f"[{pct(r['low'])}, {pct(r['high'])}]"
+    """An interval; marked † with its reason when the regime grid does not validate it (``method_reason``)."""
+    reason = r.get("method_reason") or ""
+    mark = f" <span class='warn' title='{_esc(reason)}'>†</span>" if "indicative" in reason else ""
+    return f"[{pct(r['low'])}, {pct(r['high'])}]{mark}"
 
 
 def _operating(res: dict, folder: Path) -> str:
@@ -142,6 +145,10 @@ def _operating(res: dict, folder: Path) -> str:
             rows.append(row)
         head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"] + [f"FNMR {m}" for m in methods]
         parts.append(f"<h3>{_esc(w)} weighting</h3>" + _table(head, rows, 2))
+    if any("†" in part for part in parts):
+        parts.append("<p class='muted'>† indicative: the regime grid (docs/intervals.md) does not validate this "
+                     "interval here (few errors, few identities, or a new population's FNMR); hover for the reason, "
+                     "or read <code>method_reason</code> in results.json.</p>")
     return "".join(parts)
 
 
