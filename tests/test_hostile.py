@@ -261,3 +261,27 @@ def test_scores_that_look_wrong_are_flagged(inputs, tmp_path, case, expected):
         assert not any("distances" in w or "same value" in w for w in warnings)
     else:
         assert any(expected in w for w in warnings) and expected in res.output
+
+
+def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_terminal(inputs, tmp_path, monkeypatch):
+    """The bar used to count 2,048-row blocks (the demo: 0/1 for the whole bootstrap) and print nothing outside a
+    terminal."""
+    from matchaudit.engine import progress
+
+    seen = []
+    monkeypatch.setattr(progress, "EVERY", 0.0)
+    real = progress.Meter.advance
+
+    def spy(self, n=1):
+        real(self, n)
+        seen.append((self.label, self.done, self.total, self.unit))
+
+    monkeypatch.setattr(progress.Meter, "advance", spy)
+    res = runner.invoke(app, ["audit", "--samples", str(inputs / "samples.parquet"), "--embeddings",
+                              str(inputs / "embeddings.npy"), "--fmr", "0.1", "--n-resamples", "40", "--weighting",
+                              "pooled", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    n = 90 * 89 // 2
+    boot = [s for s in seen if s[3] == "comparisons x replicates" and s[2] == n * 41]
+    assert boot and boot[-1][1] == n * 41  # every comparison of every replicate (and the plug-in) counted
+    assert "resampling: 100% (" in res.output and "comparisons x replicates" in res.output

@@ -27,6 +27,15 @@ from matchaudit.scores import iter_similarity_blocks, tiles
 ALL = "all"  # the overall view's name, and the one implicit group of ungrouped data
 
 
+def block_comparisons(block: Block) -> int:
+    """How many comparisons a block holds (a tile of the all-pairs matrix: the entries above the diagonal)."""
+    if isinstance(block, DenseBlock):
+        r, c = block.scores.shape
+        rows = np.arange(block.row0, block.row0 + r)
+        return int(np.clip(block.col0 + c - np.maximum(block.col0, rows + 1), 0, c).sum())
+    return int(len(block.score))
+
+
 def view_names(group_names: tuple[str, ...]) -> tuple[str, ...]:
     """The views every table reports: the overall ``"all"``, then each group; ungrouped data (one implicit
     group ``"all"``, which is the overall itself) has only the overall, so no row is written twice."""

@@ -28,7 +28,7 @@ import numpy as np
 
 from matchaudit import interrupt
 from matchaudit.engine.passes import Backend, CountTask
-from matchaudit.engine.progress import progress_bar
+from matchaudit.engine.progress import Meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 
@@ -130,11 +130,10 @@ class DaskBackend(Backend):
         blocks = {f.key: task.n_blocks(data, (i, P)) for i, f in enumerate(futures)}
         pending = list(futures)
         try:
-            with progress_bar(progress, "resampling") as bar:
-                job = bar.add_task("", total=task.n_blocks(data))
+            with Meter(progress, "resampling (dask)", task.n_blocks(data), "blocks") as bar:
                 done = None
                 for f in as_completed(futures):
-                    bar.advance(job, blocks[f.key])
+                    bar.advance(blocks[f.key])
                     if done is None:
                         done = f
                     else:  # add pairs on the workers as they finish: the client fetches one table

@@ -84,6 +84,9 @@ def run(
             grid.edge_index(float(t))
     mode = mode_of(scheme)
     backend = backend or LocalBackend()
+    if progress and data.protocol == "all-pairs" and data.samples is not None:
+        # at least ~16 row blocks, so that the progress display moves on small data (same counts either way)
+        block_rows = min(block_rows, max(256, -(-data.samples.ids.shape[0] // 16)))
     layout = layout_of(data)
     targets = np.asarray(fmr_targets, dtype=np.float64)
     R = reps.size + 1

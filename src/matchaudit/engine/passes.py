@@ -13,7 +13,8 @@ from matchaudit.engine import kernels as K
 from matchaudit.engine import entries as en
 from matchaudit.engine.entries import DirectState, Entries, direct_pays
 from matchaudit.engine.grid import Grid
-from matchaudit.engine.progress import progress_bar
+from matchaudit.engine.progress import Meter
+from matchaudit.model import block_comparisons
 from matchaudit.engine.weights import batched, layout_of, weight_matrix
 from matchaudit.model import MatchData
 from matchaudit.resampling import Scheme
@@ -60,7 +61,7 @@ class CountTask:
               ) -> tuple[np.ndarray, list]:
         """Counts table ``(n_keys, batches, lanes)`` int64 of the comparisons in ``part`` (see
         :meth:`MatchData.blocks`) and the items of the window cells. Tables of disjoint parts add up to the
-        whole (integer counts). ``advance()`` is called after each block (progress); ``wt``: the weights if
+        whole (integer counts). ``advance(block)`` is called after each block (progress); ``wt``: the weights if
         already made here (else regenerated)."""
         ent = self.entries(data)
         if wt is None:
@@ -104,10 +105,9 @@ class LocalBackend(Backend):
 
     def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
-        total = task.n_blocks(data)
-        with progress_bar(progress, "resampling") as bar:
-            job = bar.add_task("", total=total)
-            return task.count(data, advance=lambda: bar.advance(job), wt=wt)
+        R = task.replicates.size + 1
+        with Meter(progress, "resampling", data.n_comparisons() * R, "comparisons x replicates") as bar:
+            return task.count(data, advance=lambda block: bar.advance(block_comparisons(block) * R), wt=wt)
 
     def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
         return task.items(data, want)
@@ -130,7 +130,7 @@ def count_pass(data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, block
         for block in data.blocks(block_rows, part, reuse=True):
             found.extend(ent.direct_pieces(block, win, state))
             if advance is not None:
-                advance()
+                advance(block)
         return state.total(), found
     for block in data.blocks(block_rows, part, reuse=True):
         for n, offsets, suv, items in ent.sorted_pieces(block, win):
@@ -152,7 +152,7 @@ def count_pass(data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, block
                 K.accumulate(W[sub], offsets, suv, suv, False, en.EXACT // w2, table[:, sub],
                              key_slices(offsets, W[sub].shape[0]))
         if advance is not None:
-            advance()
+            advance(block)
     offsets = np.empty(ent.n_keys + 1, np.int64)
     if collapse and codes:
         allc = np.concatenate(codes)

@@ -1,16 +1,64 @@
-"""The progress bar of counting passes (Rich; hidden when disabled)."""
+"""Progress of a long step, counted in its real work (comparisons x replicates, blocks, draws): a Rich bar with
+rate and time left on a terminal; elsewhere (a log, a pipe) a line to stderr every ``EVERY`` seconds; nothing when
+disabled (``--quiet``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+import time
+from types import TracebackType
 
-if TYPE_CHECKING:
-    from rich.progress import Progress
+EVERY = 10.0  # seconds between lines when stderr is not a terminal
 
 
-def progress_bar(enabled: bool, label: str) -> Progress:
-    """A transient bar over comparison blocks; the caller adds the task and its total."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if x < 1e6 else f"{x:.3g}"
 
-    return Progress(TextColumn(label), BarColumn(), TextColumn("{task.completed}/{task.total} blocks"),
-                    TimeRemainingColumn(), disable=not enabled, transient=True)
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class Meter:
+    """``with Meter(enabled, label, total, unit) as m: ... m.advance(n)``."""
+
+    def __init__(self, enabled: bool, label: str, total: float, unit: str) -> None:
+        self.enabled, self.label, self.total, self.unit = enabled, label, float(total), unit
+        self.done, self._bar, self._job = 0.0, None, None
+        self._start = self._last = time.monotonic()
+
+    def __enter__(self) -> Meter:
+        if self.enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn(self.label), BarColumn(), TaskProgressColumn(),
+                                 TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._bar.__enter__()
+            self._job = self._bar.add_task("", total=self.total, rate="")
+        return self
+
+    def advance(self, n: float = 1) -> None:
+        """``n`` more units done."""
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        rate = self.done / max(now - self._start, 1e-9)
+        if self._bar is not None:
+            self._bar.update(self._job, completed=self.done, rate=f"{_num(rate)} {self.unit}/s")
+        elif now - self._last >= EVERY:
+            self._last = now
+            left = (self.total - self.done) / rate if rate > 0 else float("nan")
+            print(f"{self.label}: {100 * self.done / max(self.total, 1):.0f}% ({_num(self.done)} of "
+                  f"{_num(self.total)} {self.unit}, {_num(rate)}/s, about {_clock(left)} left)",
+                  file=sys.stderr, flush=True)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(kind, exc, tb)
+
+
+__all__ = ["EVERY", "Meter"]

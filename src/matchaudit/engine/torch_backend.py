@@ -33,7 +33,7 @@ import numpy as np
 
 from matchaudit.engine import kernels as K
 from matchaudit.engine.passes import Backend, CountTask
-from matchaudit.engine.progress import progress_bar
+from matchaudit.engine.progress import Meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 from matchaudit.scores import quantise
@@ -100,9 +100,8 @@ class TorchBackend(Backend):
         if wt is None:
             wt, _ = task.weights(data)
         pas = _Pass(self, data, task, task.win, wt)
-        with progress_bar(progress, "resampling (torch)") as bar:
-            job = bar.add_task("", total=pas.n_steps)
-            pas.run(lambda: bar.advance(job))
+        with Meter(progress, "resampling (torch)", pas.n_steps, "steps") as bar:
+            pas.run(bar.advance)
         R = wt.shape[1]
         lanes = min(task.lanes, -(-R // 16) * 16)  # the layout LocalBackend returns
         nb_ = -(-R // lanes)
