@@ -77,6 +77,8 @@ CASES = [
     (["audit", *S, "--n-resamples", "0"], "--n-resamples"),
     (["audit", *S, "--n-resamples", "-5"], "--n-resamples"),
     (["audit", *S, "--level", "1.5"], "--level"),
+    (["audit", *S, "--n-resamples", "1000", "--memory", "0.01"], "over the budget of 0.0 GB (--memory)"),
+    (["audit", *S, "--memory", "-1"], "--memory"),
     (["audit", *S, "--level", "0"], "--level"),
     (A + ["--dcf-p-target", "1.5"], "--dcf-p-target"),
     (A + ["--dcf-p-target", "0"], "--dcf-p-target"),

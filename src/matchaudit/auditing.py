@@ -19,7 +19,7 @@ from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.regime import annotate, regime_warnings
-from matchaudit.estimators.audit_intervals import IntervalOptions, balanced_method, compute_intervals
+from matchaudit.estimators.audit_intervals import IntervalOptions, balanced_method, check_memory, compute_intervals
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
@@ -290,6 +290,7 @@ def audit(
     seed: int = 0,
     one_sided: bool = False,
     band: Literal["simultaneous", "pointwise"] = "simultaneous",
+    memory_gb: float | None = None,
     tests: bool = False,
     test_resamples: int = 999,
     backend: Backend | None = None,
@@ -319,8 +320,11 @@ def audit(
     intervals : bool
         Compute confidence intervals (``ci_method``, ``level``, ``n_resamples``, ``seed``, ``one_sided``,
         ``band``: see ``docs/intervals.md``; ``ci_method=None`` picks each metric's default).
+    memory_gb : float, optional
+        Memory budget of the bootstrap (default 60% of physical memory): a larger ``n_resamples`` is refused
+        before any work, with the largest that fits.
     tests : bool
-        Test every pair of groups' FNMR@FMR gap at each target (identity-level permutations,
+        Test every pair of groups' FNMR@FMR and FMR gaps at each target (identity-level permutations,
         ``test_resamples`` relabellings, max-T adjusted at ``1 - level``).
     backend : Backend, optional
         Where the bootstrap's counting passes run (default: this process).
@@ -345,9 +349,11 @@ def audit(
                          threshold_impostors=threshold_impostors, dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
                          dcf_c_fa=dcf_c_fa, zero_policy=zero_policy)
     iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
-                            band=band) if intervals else None
+                            band=band, memory_gb=memory_gb) if intervals else None
     topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=round(1 - checks.probability(level, "level"), 12)
                         ) if tests else None
+    if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once
+        check_memory(data, iopts, 1 + bool(balanced_method(data, config, iopts)[0]))
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)

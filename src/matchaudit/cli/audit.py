@@ -123,6 +123,7 @@ def audit(
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     ci_seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap replicates."),
     one_sided: bool = typer.Option(False, "--one-sided", help="One-sided upper bounds (certification)."),
+    memory: float = typer.Option(None, "--memory", help="Memory budget of the bootstrap in GB (default: 60% of this machine's memory); a larger --n-resamples is refused at once, with the largest that fits."),
     band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
     tests: bool = typer.Option(False, "--tests", help="Also test every pair of groups' FNMR@FMR gap at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level)."),
@@ -184,7 +185,7 @@ def audit(
                   rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors.value,
                   dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, zero_policy=zero_policy.value,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,
-                  seed=ci_seed, one_sided=one_sided, band=band, tests=tests, test_resamples=test_resamples,
+                  seed=ci_seed, one_sided=one_sided, band=band, memory_gb=memory, tests=tests, test_resamples=test_resamples,
                   backend=engine)
     finally:
         if engine is not None:

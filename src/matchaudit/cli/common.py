@@ -42,7 +42,8 @@ FLAGS = {
     "embedding_col": "--embedding-col", "metadata_path": "--metadata", "sample_cols": "--sample-cols",
     "identity_cols": "--identity-cols", "fmr_targets": "--fmr", "samples_per_identity": "--samples-per-identity",
     "n_identities": "--identities", "datasets": "--datasets", "identities": "--identities", "chains": "--chains",
-    "draws": "--draws", "report": "--report", "thresholds_from": "--thresholds-from", "compare": "--compare", "estimate": "--estimate",
+    "draws": "--draws", "report": "--report", "thresholds_from": "--thresholds-from",
+    "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

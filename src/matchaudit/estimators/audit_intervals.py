@@ -36,6 +36,7 @@ from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import WithinVariance, within_variance
+from matchaudit.errors import InputError
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import MatchData
@@ -56,6 +57,7 @@ class IntervalOptions:
     band: Band = "simultaneous"
     n_cells: int = 4096
     det_points: int = 60
+    memory_gb: float | None = None  # budget for the bootstrap; None: MEMORY_SHARE of physical memory
 
     def __post_init__(self) -> None:
         """Validate every field, whoever builds the options."""
@@ -68,6 +70,8 @@ class IntervalOptions:
         object.__setattr__(self, "n_cells", checks.integer(self.n_cells, "n_cells", low=2))
         object.__setattr__(self, "det_points", checks.integer(self.det_points, "det_points", low=2))
         bs.check_resamples(self.n_resamples, self.level, self.alternative)
+        if self.memory_gb is not None:
+            object.__setattr__(self, "memory_gb", checks.number(self.memory_gb, "memory_gb", low=0.0, low_open=True))
 
     @property
     def alternative(self) -> Alternative:
@@ -171,6 +175,31 @@ def hull_edges(result: AuditResult, rule: str) -> np.ndarray:
     return t if rule == ">=" else np.nextafter(t, -np.inf)
 
 
+MEMORY_SHARE = 0.6  # default budget: this share of physical memory
+BYTES_PER_CELL = 42  # peak bytes per (replicate, count category, score cell) and weighting: measured on the demo
+# (3 groups, 4,096 cells, both weightings): 1.87 / 4.89 GB peak at B = 500 / 1,500, 3.0 GB per 1,000 replicates
+
+
+def check_memory(data: MatchData, options: IntervalOptions, n_weightings: int) -> None:
+    """Refuse, before any work, a bootstrap whose counts tables would not fit the memory budget (the engine keeps
+    every replicate's table until the intervals are read), naming the largest ``n_resamples`` that fits."""
+    import os
+
+    G = data.n_groups
+    per_replicate = BYTES_PER_CELL * (G + G * (G + 1) // 2) * options.n_cells * max(n_weightings, 1)
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    budget = options.memory_gb * 1e9 if options.memory_gb is not None else MEMORY_SHARE * physical
+    need = per_replicate * (options.n_resamples + 1)
+    if need > budget:
+        fits = int(budget // per_replicate) - 1
+        source = "memory_gb" if options.memory_gb is not None else f"{MEMORY_SHARE:.0%} of this machine's {physical / 1e9:.0f} GB"
+        raise InputError(
+            f"n_resamples {options.n_resamples:,} needs about {need / 1e9:.1f} GB for this data "
+            f"({per_replicate * 1000 / 1e9:.1f} GB per 1,000 replicates: {G} groups, {options.n_cells:,} score cells, "
+            f"{n_weightings} weighting(s)), over the budget of {budget / 1e9:.1f} GB ({source}). Use n_resamples "
+            f"{max(fits, 0):,} or fewer, one weighting, or a larger budget (memory_gb).", param="n_resamples")
+
+
 def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool = False,
                       result: AuditResult | None = None, backend: Backend | None = None
                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -184,10 +213,11 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     process; see :mod:`matchaudit.engine.backends`)."""
     if result is None:
         result = evaluate(data, config)
+    bal_method, _ = balanced_method(data, config, options)
+    check_memory(data, options, 1 + bool(bal_method))
     boot_method = options.method if options.method in bs.BOOTSTRAP else "recentered"
     fixed_method = options.method or "wilson"
     thresholds = np.asarray(config.thresholds, float)
-    bal_method, _ = balanced_method(data, config, options)
     exact = _Exact(result)
     bal_t = np.array([exact.op("balanced", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets]
                      if bal_method else [], float)
@@ -427,6 +457,7 @@ __all__ = [
     "RECENTRED",
     "IntervalOptions",
     "balanced_method",
+    "check_memory",
     "closed_form",
     "compute_intervals",
     "det_bands",
