@@ -40,6 +40,9 @@ def inputs(tmp_path_factory) -> Path:
                                                                                    sep=";")
     t.assign(score=t.score.astype(object).where(t.index != 7, "x")).to_csv(d / "badscore.csv", index=False)
     t.assign(score=0.5).to_csv(d / "same.csv", index=False)
+    meta = pd.DataFrame({"identity": np.arange(40), "group": np.where(np.arange(40) % 2 == 0, "F", "M")})
+    meta.to_csv(d / "meta_same.csv", index=False)
+    meta.assign(group=meta.group.where(meta.identity != 3, "F")).to_csv(d / "meta_clash.csv", index=False)
     (d / "empty.csv").write_text("sample_a,sample_b,identity_a,identity_b,score\n")
     (d / "notparquet.parquet").write_text("not a parquet file\n")
     np.save(d / "short.npy", np.zeros((5, 16), np.float32))
@@ -106,6 +109,7 @@ CASES = [
     (["audit", "--comparisons", "{d}/comma.csv"], "';'"),
     (["audit"], "either --samples"),
     (["audit", "--comparisons", "{d}/allgroup.csv", "--group-by", "group"], "a group is named 'all'"),
+    (AT + ["--metadata", "{d}/meta_clash.csv"], "'group' is given twice"),
     (["audit", "--comparisons", "{d}/t.csv", "--samples", "{d}/samples.parquet"], "--comparisons"),
     # compare
     (CMP + ["--fmr", "2"], "--fmr"),
@@ -287,3 +291,10 @@ def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_ter
     boot = [s for s in seen if s[3] == "comparisons x replicates" and s[2] == n * 41]
     assert boot and boot[-1][1] == n * 41  # every comparison of every replicate (and the plug-in) counted
     assert "resampling: 100% (" in res.output and "comparisons x replicates" in res.output
+
+
+def test_metadata_that_agrees_with_the_table_is_accepted(inputs, tmp_path):
+    """--metadata used to be ignored without a word when group_a/group_b columns exist; agreeing values pass."""
+    res = runner.invoke(app, ["audit", "--comparisons", str(inputs / "t.csv"), "--group-by", "group", "--metadata",
+                              str(inputs / "meta_same.csv"), "--no-intervals", "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 0, res.output

@@ -190,6 +190,15 @@ def load_comparisons(
     for attr in group_by:
         if f"{attr}_a" in df.columns and f"{attr}_b" in df.columns:
             attrs_a[attr], attrs_b[attr] = df[f"{attr}_a"], df[f"{attr}_b"]
+            if meta is not None and attr in meta.table.columns:  # given twice: they must agree
+                for side, (col, looked) in zip("ab", zip((attrs_a[attr], attrs_b[attr]), meta.lookup(attr))):
+                    bad = np.flatnonzero(pd.Series(col).astype(str).str.strip().to_numpy()
+                                         != pd.Series(looked).astype(str).str.strip().to_numpy())
+                    if bad.size:
+                        raise InputError(
+                            f"{where.what}: '{attr}' is given twice, by the columns {attr}_a/{attr}_b and by the "
+                            f"metadata table, and they disagree at {where.rows(bad)} (side {side}). Drop one of "
+                            "them, or correct it.")
         elif meta is not None and attr in meta.table.columns:
             attrs_a[attr], attrs_b[attr] = meta.lookup(attr)
         else:
