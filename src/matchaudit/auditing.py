@@ -86,9 +86,9 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                   studentize=options.studentize)
     for target in config.fmr_targets:
         for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
-                           ("fmr", dict(threshold=global_t.get(target)))):
+                           ("fmr", dict(threshold=global_t[target]))):
             try:
-                if kw.get("threshold", 0.0) is None or not np.isfinite(kw.get("threshold", 0.0)):
+                if metric == "fmr" and not np.isfinite(global_t[target]):
                     raise InputError("the audit's threshold there is not finite")
                 res = matching_all_groups_test(data, "fnmr_at_fmr" if metric == "fnmr" else "fmr", **kw, **common)
             except (InputError, ValueError) as e:
@@ -352,20 +352,18 @@ def audit(
                             band=band, memory_gb=memory_gb) if intervals else None
     topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=round(1 - checks.probability(level, "level"), 12)
                         ) if tests else None
+    bal_method, bal_skipped = balanced_method(data, config, iopts) if iopts is not None else (None, None)
     if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once
-        check_memory(data, iopts, 1 + bool(balanced_method(data, config, iopts)[0]))
+        check_memory(data, iopts, 1 + bool(bal_method))
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)
     if iopts is not None:
         result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
                                                                   result=exact, backend=backend)
-        same = sum(g["impostor_comparisons_same_group"] for g in exact.summary["groups"])
-        annotate(data, result.interval_records, iopts.method,
-                 exact.summary["n_impostor"] if config.threshold_impostors == "all" else same)
-        skipped = balanced_method(data, config, iopts)[1]
-        if skipped:
-            result.warnings.append(skipped)
+        annotate(data, result.interval_records, iopts.method, exact.summary.get("threshold_impostor_comparisons"))
+        if bal_skipped:
+            result.warnings.append(bal_skipped)
         result.warnings += regime_warnings(data, result.interval_records)
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact)

@@ -47,4 +47,13 @@ def staged(out: str | Path, replace: bool = True) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-__all__ = ["MANIFEST", "staged"]
+def write_text(path: str | Path, text: str) -> Path:
+    """Write one file atomically: into a hidden file beside it, then renamed over it (never half-written)."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
+__all__ = ["MANIFEST", "staged", "write_text"]

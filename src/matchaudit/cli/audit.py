@@ -126,7 +126,7 @@ def audit(
     memory: float = typer.Option(None, "--memory", help="Memory budget of the bootstrap in GB (default: 60% of this machine's memory); a larger --n-resamples is refused at once, with the largest that fits."),
     band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
-    tests: bool = typer.Option(False, "--tests", help="Also test every pair of groups' FNMR@FMR gap at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level)."),
+    tests: bool = typer.Option(False, "--tests", help="Also test every pair of groups' FNMR@FMR and FMR gaps at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level)."),
     test_resamples: int = typer.Option(999, "--test-resamples", help="Relabellings of the group tests."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),

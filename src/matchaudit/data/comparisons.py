@@ -192,8 +192,8 @@ def load_comparisons(
             attrs_a[attr], attrs_b[attr] = df[f"{attr}_a"], df[f"{attr}_b"]
             if meta is not None and attr in meta.table.columns:  # given twice: they must agree
                 for side, (col, looked) in zip("ab", zip((attrs_a[attr], attrs_b[attr]), meta.lookup(attr))):
-                    bad = np.flatnonzero(pd.Series(col).astype(str).str.strip().to_numpy()
-                                         != pd.Series(looked).astype(str).str.strip().to_numpy())
+                    what = f"'{attr}' (side {side})"
+                    bad = np.flatnonzero(v.as_str(col, where, what) != v.as_str(looked, where, what))
                     if bad.size:
                         raise InputError(
                             f"{where.what}: '{attr}' is given twice, by the columns {attr}_a/{attr}_b and by the "

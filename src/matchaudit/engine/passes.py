@@ -107,7 +107,8 @@ class LocalBackend(Backend):
               ) -> tuple[np.ndarray, list]:
         R = task.replicates.size + 1
         with Meter(progress, "resampling", data.n_comparisons() * R, "comparisons x replicates") as bar:
-            return task.count(data, advance=lambda block: bar.advance(block_comparisons(block) * R), wt=wt)
+            advance = (lambda block: bar.advance(block_comparisons(block) * R)) if progress else None
+            return task.count(data, advance=advance, wt=wt)
 
     def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
         return task.items(data, want)

@@ -208,13 +208,13 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     :func:`balanced_method` allows), and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``.
 
     Point estimates and the counts behind them are the audit's (``result``, from
-    :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). ``progress``: show the engine's
+    :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). The caller checks the memory budget
+    first (:func:`check_memory`, as :func:`matchaudit.audit` does). ``progress``: show the engine's
     progress bar over comparison blocks. ``backend``: where the main bootstrap pass runs (default: this
     process; see :mod:`matchaudit.engine.backends`)."""
     if result is None:
         result = evaluate(data, config)
     bal_method, _ = balanced_method(data, config, options)
-    check_memory(data, options, 1 + bool(bal_method))
     boot_method = options.method if options.method in bs.BOOTSTRAP else "recentered"
     fixed_method = options.method or "wilson"
     thresholds = np.asarray(config.thresholds, float)

@@ -140,6 +140,14 @@ def truth_shared(cfg: CoverageConfig, pop: VmfPopulation) -> Truth:
 KAPPA_NODES = 24  # Gauss-Legendre nodes over kappa ~ U[lo, hi] (FNMR(t; kappa) is smooth in kappa)
 
 
+def _kappa_law(lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights (summing to 1) of kappa ~ U[lo, hi]; one node when lo == hi."""
+    if hi <= lo:
+        return np.array([lo]), np.ones(1)
+    x, w = np.polynomial.legendre.leggauss(KAPPA_NODES)
+    return lo + (x + 1) * (hi - lo) / 2, w / 2
+
+
 def truth_fresh(cfg: CoverageConfig) -> Truth:
     """Ground truth when identities are redrawn per data set, from the generating vMF model, exactly: the
     threshold and FMR from the impostor cosine law ``(1 + s)/2 ~ Beta((d-1)/2, (d-1)/2)``; FNMR =
@@ -148,11 +156,9 @@ def truth_fresh(cfg: CoverageConfig) -> Truth:
     h = (cfg.dim - 1) / 2
     alphas = np.asarray(cfg.fmr_targets, float)
     t = 2 * beta.isf(alphas, h, h) - 1
-    x, w = np.polynomial.legendre.leggauss(KAPPA_NODES)
     specs = cfg.groups.values()
-    per = np.array([vt.mean_fnmr(t, np.array([g.kappa[0]]), cfg.dim) if g.kappa[1] <= g.kappa[0] else
-                    vt.mean_fnmr(t, g.kappa[0] + (x + 1) * (g.kappa[1] - g.kappa[0]) / 2, cfg.dim, weights=w / 2)
-                    for g in specs])
+    laws = [_kappa_law(*g.kappa) for g in specs]
+    per = np.array([vt.mean_fnmr(t, nodes, cfg.dim, weights) for nodes, weights in laws])
     share = np.array([g.n_identities for g in specs]) / cfg.n_identities  # genuine pairs follow identities
     zero = np.zeros_like(alphas)
     return Truth(t, alphas.copy(), share @ per, zero, zero, per if cfg.group_kappas else per[:0])

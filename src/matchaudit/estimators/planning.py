@@ -201,19 +201,19 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
         while len(free) > 1 and made < n_impostor:
             k = free.pop(0)
             # each identity pair once before any twice; then any pair with a sample pair left
-            fresh = len(pairs_done) < K * (K - 1) // 2
-            pick = next((x for x, l in enumerate(free)
-                         if (pairs_done.get((min(k, l), max(k, l)), 0) == 0 if fresh else
-                             pairs_done[min(k, l), max(k, l)] < len(members[k]) * len(members[l]))), None)
+            room = 1 if len(pairs_done) < K * (K - 1) // 2 else None
+            pick = next((x for x, l in enumerate(free) if pairs_done.get((min(k, l), max(k, l)), 0)
+                         < (room or len(members[k]) * len(members[l]))), None)
             if pick is None:
                 continue
             l = free.pop(pick)
+            ikey = (min(k, l), max(k, l))
             pkey = _least_used(itertools.product(members[k], members[l]), use, done)
             if pkey is None:  # every sample pair of these two identities is placed already
                 continue
             si, sj = pkey
             done.add(pkey)
-            pairs_done[min(k, l), max(k, l)] = pairs_done.get((min(k, l), max(k, l)), 0) + 1
+            pairs_done[ikey] = pairs_done.get(ikey, 0) + 1
             use[[si, sj]] += 1
             a_out.append(si)
             b_out.append(sj)

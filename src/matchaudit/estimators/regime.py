@@ -14,6 +14,7 @@ import numpy as np
 
 from matchaudit.estimators.bootstrap import RECENTRED
 from matchaudit.metrics.evaluate import ALL
+from matchaudit.metrics.fairness import MEASURES
 from matchaudit.model import MatchData
 
 MIN_ERRORS = 5  # below this many errors (but above 0) no interval's coverage was established
@@ -37,7 +38,7 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
         out.append(f"{what} rests on fewer than {MIN_ERRORS} errors ({'; '.join(where)}): no interval method "
                    "reaches its nominal coverage there in our studies; read these intervals as indicative.")
     unvalidated = sorted({r["method"] for r in records if r.get("weighting") == "pooled" and r.get("metric") == "FNMR"
-                          and "read it as indicative" in (r.get("method_reason") or "")})
+                          and r.get("errors") != 0 and (rule := _rule(r)) is not None and rule.unvalidated})
     if unvalidated:
         out.append(f"FNMR intervals by {', '.join(unvalidated)} answer for a new population of identities; in the "
                    "regime grid they stayed below nominal up to 1,000 identities when identities' error rates differ "
@@ -68,7 +69,8 @@ class Validity:
     ``metrics`` of ``kinds``: at least ``min_errors`` errors, ``min_identities`` identities in the view and
     ``min_samples`` samples per identity (median); ``below_samples``: what the grid found with fewer samples.
     ``unvalidated``: no cell of the grid reached nominal; the reason read instead. ``levels``: where it holds only
-    at some levels, those (``other_levels`` says what the grid found elsewhere)."""
+    at some levels, those (``other_levels`` says what the grid found elsewhere). ``indicative_outside``: whether
+    an interval read by ``unvalidated`` or ``below_samples`` is indicative (False: conservative there)."""
 
     methods: tuple[str, ...]
     metrics: tuple[str, ...]
@@ -81,19 +83,21 @@ class Validity:
     unvalidated: str = ""
     levels: tuple[float, ...] = ()  # the levels it holds at (empty: 0.90 and 0.95 both)
     other_levels: str = ""  # what the grid found at the other levels
+    indicative_outside: bool = True
 
 
-FAIRNESS_FNMR = tuple(f"FNMR:{m}" for m in ("max_min_ratio", "max_geomean_ratio", "log_geomean_sum", "gini",
-                                             "max_min_difference"))
+FAIRNESS_FNMR = tuple(f"FNMR:{m}" for m in MEASURES)
 NEW = "a new population of identities"
 VALIDITY = (
     Validity(RECENTRED, ("FNMR",), ("fmr_target", "threshold"), "the identities you have (fixed)", 20, 10, 4,
-             "conservative: the within-identity variance of identities with 2-3 samples is bounded"),
+             "conservative: the within-identity variance of identities with 2-3 samples is bounded",
+             indicative_outside=False),
     Validity(RECENTRED, ("FMR",), ("fmr_target", "threshold"), "the identities you have (fixed)", 20, 10, 3,
              "below nominal in the regime grid with 2 samples per identity (0.90-0.91 at 0.95): indicative"),
     Validity(RECENTRED, FAIRNESS_FNMR, ("fmr_target",), "the identities you have (fixed)", 20, 100, 3,
              unvalidated="in the regime grid (two groups of 100 identities x 3-4 samples) conservative for the ratio "
-             "measures (0.97-1.00 at 0.95) and up to 2 points short for the difference (0.93-0.94)"),
+             "measures (0.97-1.00 at 0.95) and up to 2 points short for the difference (0.93-0.94)",
+             indicative_outside=False),
     Validity(("wilson",), ("FMR",), ("threshold",), NEW, 20, 50, 2),
     Validity(("wilson",), ("FNMR",), ("threshold",), NEW, 20, 1000, 2, levels=(0.95,),
              other_levels="at 0.90 the regime grid found 0.86-0.91 at 1,000 identities: indicative"),
@@ -114,25 +118,34 @@ def view_regimes(data: MatchData) -> dict[str, tuple[int, float]]:
 MIN_THRESHOLD_ERRORS = 20  # FNMR@FMR: impostor errors behind the threshold (50 x 4 at FMR 1e-4, 2 errors: 0.924)
 
 
-def method_reason(data: MatchData, record: dict[str, Any], requested: str | None,
-                  views: dict[str, tuple[int, float]] | None = None, impostors: int | None = None) -> str:
-    """Why ``record`` uses its method and whether the regime grid validates it in the view's regime (``views``:
-    :func:`view_regimes` of ``data``, computed when not given; ``impostors``: the impostor comparisons that set
-    the threshold at an FMR target, whose expected errors there must reach ``MIN_THRESHOLD_ERRORS``)."""
+def _rule(record: dict[str, Any]) -> Validity | None:
+    """The regime-grid rule of a record's method, metric and kind (pooled weighting only), or None."""
+    if record.get("weighting", "pooled") != "pooled":
+        return None
     method, metric, kind = record["method"], record["metric"], record["kind"]
+    return next((v for v in VALIDITY if method in v.methods and metric in v.metrics and kind in v.kinds), None)
+
+
+def assess(data: MatchData, record: dict[str, Any], requested: str | None,
+           views: dict[str, tuple[int, float]] | None = None, impostors: int | None = None) -> tuple[str, bool]:
+    """Why ``record`` uses its method and whether the regime grid validates it in the view's regime, and whether
+    the interval is therefore only indicative (``views``: :func:`view_regimes` of ``data``, computed when not
+    given; ``impostors``: the impostor comparisons that set the threshold at an FMR target, whose expected errors
+    there must reach ``MIN_THRESHOLD_ERRORS``)."""
+    method, kind = record["method"], record["kind"]
     why = "requested (--ci-method)" if method == requested else "the default for this metric"
-    rule = next((v for v in VALIDITY if method in v.methods and metric in v.metrics and kind in v.kinds), None)
-    if rule is None or record.get("weighting", "pooled") != "pooled":
-        return f"{method}: {why}; not covered by the regime grid"
+    rule = _rule(record)
+    if rule is None:
+        return f"{method}: {why}; not covered by the regime grid", False
     k, n = (views or view_regimes(data))[record["group"]]
     e = record.get("errors")
     regime = f"{k:,} identities" + ("" if np.isnan(n) else f", {n:g} samples per identity") + \
         ("" if e is None else f", {int(e):,} errors")
     head = f"{method}: {why}; answers for {rule.question}; regime {regime}: "
     if e is not None and e == 0:
-        return head + "zero-error bound (conservative by construction)"
+        return head + "zero-error bound (conservative by construction)", False
     if rule.unvalidated:
-        return head + rule.unvalidated
+        return head + rule.unvalidated, rule.indicative_outside
     thin = (kind == "fmr_target" and impostors is not None and record.get("target") is not None
             and record["target"] * impostors < MIN_THRESHOLD_ERRORS)
     short = [f"fewer than {rule.min_errors} errors" if e is not None and e < rule.min_errors else "",
@@ -140,21 +153,27 @@ def method_reason(data: MatchData, record: dict[str, Any], requested: str | None
              f"a threshold set by fewer than {MIN_THRESHOLD_ERRORS} impostor errors" if thin else ""]
     short = [x for x in short if x]
     if short:
-        return head + "below nominal coverage in the regime grid (" + ", ".join(short) + "): indicative"
+        return head + "below nominal coverage in the regime grid (" + ", ".join(short) + "): indicative", True
     if not np.isnan(n) and n < rule.min_samples:
-        return head + (rule.below_samples or "outside the regime grid")
+        return head + (rule.below_samples or "outside the regime grid"), rule.indicative_outside
     level = record.get("level")
     if rule.levels and level is not None and not any(abs(level - x) < 1e-9 for x in rule.levels):
-        return head + rule.other_levels
-    return head + "within 1.5 points of nominal in the regime grid"
+        return head + rule.other_levels, True
+    return head + "within 1.5 points of nominal in the regime grid", False
+
+
+def method_reason(data: MatchData, record: dict[str, Any], requested: str | None,
+                  views: dict[str, tuple[int, float]] | None = None, impostors: int | None = None) -> str:
+    """The reason of :func:`assess`: why the method, and what the regime grid says of it in this regime."""
+    return assess(data, record, requested, views, impostors)[0]
 
 
 def annotate(data: MatchData, records: list[dict[str, Any]], requested: str | None,
              impostors: int | None = None) -> None:
-    """Add ``method_reason`` (:func:`method_reason`) to every interval record."""
+    """Add ``method_reason`` and ``indicative`` (:func:`assess`) to every interval record."""
     views = view_regimes(data)
     for r in records:
-        r["method_reason"] = method_reason(data, r, requested, views, impostors)
+        r["method_reason"], r["indicative"] = assess(data, r, requested, views, impostors)
 
 
-__all__ = ["FAIRNESS_FNMR", "MIN_ERRORS", "MIN_THRESHOLD_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "method_reason", "regime_warnings", "view_regimes"]
+__all__ = ["FAIRNESS_FNMR", "MIN_ERRORS", "MIN_THRESHOLD_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "assess", "method_reason", "regime_warnings", "view_regimes"]

@@ -18,6 +18,7 @@ and ``accept(c; t) = P(<x, Y> >= t | c)`` is a one-dimensional integral over ``w
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,9 +34,11 @@ BATCHES = 8  # independent batches of the impostor Monte Carlo, for its standard
 CHUNK = 1 << 22  # cosines per block of the impostor pass
 
 
+@functools.lru_cache(maxsize=8192)
 def cosine_rule(kappa: float, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Quadrature nodes and weights (summing to 1) for ``w = <Y, mu>``, ``Y ~ vMF(mu, kappa)`` in R^dim,
-    on the interval where the log density is within 50 of its maximum."""
+    on the interval where the log density is within 50 of its maximum (cached: every threshold tried by a
+    root search reuses each identity's rule)."""
     fine = np.linspace(-1, 1, 4_001)[1:-1]
     logf = kappa * fine + (dim - 3) / 2 * np.log1p(-fine * fine)
     keep = fine[logf >= logf.max() - 50]
@@ -109,14 +112,18 @@ class ImpostorCosines:
                 draws[b] += m.sum()
         return cls(counts.reshape(BATCHES, k, h), draws, np.asarray(pop.kappas, float), pop.dim)
 
-    def fmr(self, t: float) -> np.ndarray:
-        """(BATCHES,): each batch's impostor acceptance rate at ``t`` (exact over the other identity's draws)."""
+    @functools.cached_property
+    def support(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per identity: the occupied cosine bins and their cosines (the same for every threshold)."""
         total = self.counts.sum(axis=0)
         grid = -1 + C_STEP * np.arange(total.shape[1])
+        return [(nz, grid[nz]) for nz in map(np.flatnonzero, total)]
+
+    def fmr(self, t: float) -> np.ndarray:
+        """(BATCHES,): each batch's impostor acceptance rate at ``t`` (exact over the other identity's draws)."""
         out = np.zeros(len(self.draws))
-        for j, kappa in enumerate(self.kappas):
-            nz = np.flatnonzero(total[j])
-            out += self.counts[:, j, nz] @ accept(grid[nz], t, float(kappa), self.dim)
+        for j, (kappa, (nz, c)) in enumerate(zip(self.kappas, self.support)):
+            out += self.counts[:, j, nz] @ accept(c, t, float(kappa), self.dim)
         return out / self.draws
 
 

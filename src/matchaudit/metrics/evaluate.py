@@ -174,6 +174,8 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
 
     for w in weightings:
         global_rates = Rates(tally, View(gen_all, thr_cats, w))
+        # the impostors whose FMR sets the global threshold (as ``below_resolution``; the regime check reads it)
+        result.summary.setdefault("threshold_impostor_comparisons", global_rates.n_impostor)
         per_group = [Rates(tally, group_view(g_count, g, w)) for g in range(g_count)]
         points = [("fmr_target", a, global_rates.threshold_at_fmr(a, config.rule)) for a in config.fmr_targets]
         points += [("threshold", t, float(t)) for t in config.thresholds]

@@ -10,14 +10,13 @@ from __future__ import annotations
 import base64
 import html
 import json
-import os
 import math
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 from matchaudit.report.figures import plot_cross_group
-from matchaudit.outputs import staged
+from matchaudit.outputs import staged, write_text
 from matchaudit.report.results import load_results, load_section
 
 _CSS = """
@@ -111,9 +110,8 @@ def _interval_lookup(res: dict) -> dict[tuple, list[dict]]:
 
 
 def _span(r: dict) -> str:
-    """An interval; marked † with its reason when the regime grid does not validate it (``method_reason``)."""
-    reason = r.get("method_reason") or ""
-    mark = f" <span class='warn' title='{_esc(reason)}'>†</span>" if "indicative" in reason else ""
+    """An interval; marked † with its reason when the audit calls it indicative (``indicative``, ``method_reason``)."""
+    mark = f" <span class='warn' title='{_esc(r.get('method_reason', ''))}'>†</span>" if r.get("indicative") else ""
     return f"[{pct(r['low'])}, {pct(r['high'])}]{mark}"
 
 
@@ -393,7 +391,4 @@ def write_report(results_json: Path, report: Path | None = None, compare: Path |
         with staged(folder, replace=False) as tmp:
             (tmp / "report.html").write_text(html, encoding="utf-8")
         return folder / "report.html"
-    partial = report.with_name(f".{report.name}.partial")
-    partial.write_text(html, encoding="utf-8")
-    os.replace(partial, report)  # never a half-written report
-    return report
+    return write_text(report, html)
