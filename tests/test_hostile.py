@@ -80,7 +80,7 @@ CASES = [
     (["audit", *S, "--n-resamples", "0"], "--n-resamples"),
     (["audit", *S, "--n-resamples", "-5"], "--n-resamples"),
     (["audit", *S, "--level", "1.5"], "--level"),
-    (["audit", *S, "--n-resamples", "1000", "--memory", "0.01"], "over the budget of 0.0 GB (--memory)"),
+    (["audit", *S, "--n-resamples", "1000", "--memory", "0.0001"], "over the budget of 0.0 GB (--memory)"),
     (["audit", *S, "--memory", "-1"], "--memory"),
     (["audit", *S, "--level", "0"], "--level"),
     (A + ["--dcf-p-target", "1.5"], "--dcf-p-target"),
@@ -290,7 +290,7 @@ def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_ter
     n = 90 * 89 // 2
     boot = [s for s in seen if s[3] == "comparisons x replicates" and s[2] == n * 41]
     assert boot and boot[-1][1] == n * 41  # every comparison of every replicate (and the plug-in) counted
-    assert "resampling: 100% (" in res.output and "comparisons x replicates" in res.output
+    assert "bootstrap: 100% (" in res.output and "comparisons x replicates" in res.output
 
 
 def test_metadata_that_agrees_with_the_table_is_accepted(inputs, tmp_path):

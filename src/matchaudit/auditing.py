@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+import sys
 from typing import Any, Literal, Sequence
 
 import numpy as np
@@ -19,7 +20,8 @@ from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.regime import annotate, regime_warnings
-from matchaudit.estimators.audit_intervals import IntervalOptions, balanced_method, check_memory, compute_intervals
+from matchaudit.estimators.audit_intervals import (IntervalOptions, balanced_method, compute_intervals,
+                                                  interval_weightings, plan_chunks, plan_note)
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
@@ -321,8 +323,8 @@ def audit(
         Compute confidence intervals (``ci_method``, ``level``, ``n_resamples``, ``seed``, ``one_sided``,
         ``band``: see ``docs/intervals.md``; ``ci_method=None`` picks each metric's default).
     memory_gb : float, optional
-        Memory budget of the bootstrap (default 60% of physical memory): a larger ``n_resamples`` is refused
-        before any work, with the largest that fits.
+        Memory budget of the bootstrap (default 25% of physical memory): replicates are counted in chunks that
+        fit it (the same numbers; with ``progress``, a bootstrap in several runs is announced on stderr).
     tests : bool
         Test every pair of groups' FNMR@FMR and FMR gaps at each target (identity-level permutations,
         ``test_resamples`` relabellings, max-T adjusted at ``1 - level``).
@@ -353,8 +355,10 @@ def audit(
     topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=round(1 - checks.probability(level, "level"), 12)
                         ) if tests else None
     bal_method, bal_skipped = balanced_method(data, config, iopts) if iopts is not None else (None, None)
-    if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once
-        check_memory(data, iopts, 1 + bool(bal_method))
+    if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once, a long one announced
+        note = plan_note(plan_chunks(data, iopts, interval_weightings(config, bal_method)), iopts)
+        if note and progress:
+            print(note, file=sys.stderr, flush=True)
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)

@@ -123,7 +123,7 @@ def audit(
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     ci_seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap replicates."),
     one_sided: bool = typer.Option(False, "--one-sided", help="One-sided upper bounds (certification)."),
-    memory: float = typer.Option(None, "--memory", help="Memory budget of the bootstrap in GB (default: 60% of this machine's memory); a larger --n-resamples is refused at once, with the largest that fits."),
+    memory: float = typer.Option(None, "--memory", help="Memory budget of the bootstrap in GB (default: a quarter of this machine's memory): replicates are counted in chunks that fit it, with the same numbers."),
     band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
     tests: bool = typer.Option(False, "--tests", help="Also test every pair of groups' FNMR@FMR and FMR gaps at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level)."),

@@ -4,7 +4,7 @@ group-pair categories."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -58,6 +58,14 @@ class Counts:
     imputed_pairs: np.ndarray | None = None  # (R,) vertex: draw pairs of one identity (no comparisons)
     tail: TailHits | None = None  # run(keep_tail=True): every comparison scoring at least tail.floor
     info: dict = field(default_factory=dict)
+
+    def plug_in(self) -> Counts:
+        """These counts restricted to replicate 0 (the plug-in), dropping the replicates' tables."""
+        return replace(self, replicates=self.replicates[:1], genuine=self.genuine[:1].copy(),
+                       impostor=self.impostor[:1].copy(), target_threshold=self.target_threshold[:1].copy(),
+                       target_genuine_accepted=self.target_genuine_accepted[:1].copy(),
+                       target_impostor_accepted=self.target_impostor_accepted[:1].copy(),
+                       imputed_pairs=None if self.imputed_pairs is None else self.imputed_pairs[:1].copy())
 
     @property
     def genuine_total(self) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 
 from matchaudit import interrupt
 from matchaudit.engine.passes import Backend, CountTask
-from matchaudit.engine.progress import Meter
+from matchaudit.engine.progress import Meter, pass_meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 
@@ -120,7 +120,7 @@ class DaskBackend(Backend):
             self._data = (data, self.client.scatter(data, broadcast=True, hash=False))
         return self._data[1]
 
-    def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
+    def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
         from distributed import as_completed
 
@@ -130,10 +130,12 @@ class DaskBackend(Backend):
         blocks = {f.key: task.n_blocks(data, (i, P)) for i, f in enumerate(futures)}
         pending = list(futures)
         try:
-            with Meter(progress, "resampling (dask)", task.n_blocks(data), "blocks") as bar:
+            total = data.n_comparisons() * (task.replicates.size + 1)
+            per_block = total / max(task.n_blocks(data), 1)
+            with pass_meter(progress, "resampling (dask)", total) as bar:
                 done = None
                 for f in as_completed(futures):
-                    bar.advance(blocks[f.key])
+                    bar.advance(blocks[f.key] * per_block)
                     if done is None:
                         done = f
                     else:  # add pairs on the workers as they finish: the client fetches one table

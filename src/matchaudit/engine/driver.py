@@ -32,6 +32,7 @@ from matchaudit.engine.counts import Counts, TailHits, categories
 from matchaudit.engine.entries import Entries
 from matchaudit.engine.grid import Grid, build_grid
 from matchaudit.engine.passes import Backend, CountTask, LocalBackend
+from matchaudit.engine.progress import Meter
 from matchaudit.engine.targets import concat_items, exact_targets, needed_cells, wanted_items
 from matchaudit.engine.weights import layout_of, mode_of
 from matchaudit.engine.window import window_cells
@@ -57,7 +58,7 @@ def run(
     lanes: int = 128,
     block_rows: int = 2048,
     collapse: bool | None = None,
-    progress: bool = False,
+    progress: bool | Meter = False,
     backend: Backend | None = None,
     keep_tail: bool = False,
 ) -> Counts:
@@ -72,7 +73,7 @@ def run(
     lowest target's window (``Counts.tail``), so identity-level counts at the plug-in thresholds (corrected
     Wilson, jackknife) need no second scoring pass; memory: 20 bytes per comparison above that floor (about
     ``WINDOW x`` the largest FMR target of the impostors). Ctrl-C stops between sub-tiles and re-raises
-    KeyboardInterrupt.
+    KeyboardInterrupt. ``progress``: show a display, or advance a running :class:`Meter` (a job of several runs).
     """
     reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
     if scheme is None:

@@ -13,7 +13,7 @@ from matchaudit.engine import kernels as K
 from matchaudit.engine import entries as en
 from matchaudit.engine.entries import DirectState, Entries, direct_pays
 from matchaudit.engine.grid import Grid
-from matchaudit.engine.progress import Meter
+from matchaudit.engine.progress import Meter, pass_meter
 from matchaudit.model import block_comparisons
 from matchaudit.engine.weights import batched, layout_of, weight_matrix
 from matchaudit.model import MatchData
@@ -87,9 +87,11 @@ class Backend:
 
     name = "cpu"
 
-    def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
+    def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
-        """Counts table and window items of the whole pass (``wt``: the weights, when the caller has them)."""
+        """Counts table and window items of the whole pass (``wt``: the weights, when the caller has them).
+        ``progress``: show a display, or advance this running one (:func:`pass_meter`) in comparisons x
+        replicates."""
         raise NotImplementedError
 
     def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
@@ -103,10 +105,10 @@ class Backend:
 class LocalBackend(Backend):
     """This process: Numba kernels on every core."""
 
-    def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
+    def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
         R = task.replicates.size + 1
-        with Meter(progress, "resampling", data.n_comparisons() * R, "comparisons x replicates") as bar:
+        with pass_meter(progress, "resampling", data.n_comparisons() * R) as bar:
             advance = (lambda block: bar.advance(block_comparisons(block) * R)) if progress else None
             return task.count(data, advance=advance, wt=wt)
 

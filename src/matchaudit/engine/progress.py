@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 
 EVERY = 10.0  # seconds between lines when stderr is not a terminal
@@ -40,6 +41,9 @@ class Meter:
             self._job = self._bar.add_task("", total=self.total, rate="")
         return self
 
+    def __bool__(self) -> bool:
+        return self.enabled
+
     def advance(self, n: float = 1) -> None:
         """``n`` more units done."""
         self.done += n
@@ -61,4 +65,15 @@ class Meter:
             self._bar.__exit__(kind, exc, tb)
 
 
-__all__ = ["EVERY", "Meter"]
+PASS_UNIT = "comparisons x replicates"
+
+
+def pass_meter(progress: bool | Meter, label: str, total: float) -> AbstractContextManager[Meter]:
+    """The display of one counting pass of ``total`` comparisons x replicates: a new :class:`Meter`, or, when a
+    job of several passes (replicates in chunks) already shows one, that one (its total covers every pass)."""
+    if isinstance(progress, Meter):
+        return nullcontext(progress)
+    return Meter(progress, label, total, PASS_UNIT)
+
+
+__all__ = ["EVERY", "Meter", "PASS_UNIT", "pass_meter"]

@@ -33,7 +33,7 @@ import numpy as np
 
 from matchaudit.engine import kernels as K
 from matchaudit.engine.passes import Backend, CountTask
-from matchaudit.engine.progress import Meter
+from matchaudit.engine.progress import Meter, pass_meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 from matchaudit.scores import quantise
@@ -95,13 +95,14 @@ class TorchBackend(Backend):
         self.device, self.method, self.lanes = dev, method, lanes
 
     # ------------------------------------------------------------------ Backend hooks
-    def count(self, data: MatchData, task: CountTask, progress: bool, wt: np.ndarray | None = None
+    def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
         if wt is None:
             wt, _ = task.weights(data)
         pas = _Pass(self, data, task, task.win, wt)
-        with Meter(progress, "resampling (torch)", pas.n_steps, "steps") as bar:
-            pas.run(bar.advance)
+        total = data.n_comparisons() * wt.shape[1]
+        with pass_meter(progress, "resampling (torch)", total) as bar:
+            pas.run(lambda: bar.advance(total / max(pas.n_steps, 1)))
         R = wt.shape[1]
         lanes = min(task.lanes, -(-R // 16) * 16)  # the layout LocalBackend returns
         nb_ = -(-R // lanes)

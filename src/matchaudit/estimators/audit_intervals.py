@@ -23,20 +23,21 @@ replicate's grid curve (``grid_estimate``: the plug-in's; exact for EER, within 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 
 from matchaudit import checks
 from matchaudit.definitions import Alternative
 from matchaudit import resampling as rs
-from matchaudit.engine import Backend, IdentityCounts, build_grid, identity_counts, run
+from matchaudit.engine import Backend, Counts, IdentityCounts, build_grid, identity_counts, run
+from matchaudit.engine import chunks
+from matchaudit.engine.progress import PASS_UNIT, Meter
 from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import WithinVariance, within_variance
-from matchaudit.errors import InputError
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import MatchData
@@ -164,6 +165,11 @@ def balanced_method(data: MatchData, config: AuditConfig, options: IntervalOptio
     return (None, f"identity-balanced intervals skipped: {reason}") if reason else (method, None)
 
 
+def interval_weightings(config: AuditConfig, bal_method: str | None) -> tuple[str, ...]:
+    """The weightings that get intervals: those of the audit, balanced only where :func:`balanced_method` allows."""
+    return tuple(w for w in config.weightings if w == "pooled" or bal_method)
+
+
 def hull_edges(result: AuditResult, rule: str) -> np.ndarray:
     """Thresholds of the ROCCH vertices of every exact curve of ``result`` (all weightings and views), as grid
     edges under ``rule`` (``>``: the float just below, which accepts the same comparisons as ``>= t``). With them
@@ -175,29 +181,43 @@ def hull_edges(result: AuditResult, rule: str) -> np.ndarray:
     return t if rule == ">=" else np.nextafter(t, -np.inf)
 
 
-MEMORY_SHARE = 0.6  # default budget: this share of physical memory
-BYTES_PER_CELL = 42  # peak bytes per (replicate, count category, score cell) and weighting: measured on the demo
-# (3 groups, 4,096 cells, both weightings): 1.87 / 4.89 GB peak at B = 500 / 1,500, 3.0 GB per 1,000 replicates
+@dataclass(frozen=True)
+class ChunkPlan:
+    """How one weighting's replicates are counted: ``chunk`` replicates per engine run (``runs`` runs), each
+    needing about ``per_replicate`` bytes while it is counted and reduced."""
+
+    weighting: str
+    chunk: int
+    runs: int
+    per_replicate: float
 
 
-def check_memory(data: MatchData, options: IntervalOptions, n_weightings: int) -> None:
-    """Refuse, before any work, a bootstrap whose counts tables would not fit the memory budget (the engine keeps
-    every replicate's table until the intervals are read), naming the largest ``n_resamples`` that fits."""
-    import os
+def plan_chunks(data: MatchData, options: IntervalOptions, weightings: tuple[str, ...], n_cells: int | None = None
+                ) -> list[ChunkPlan]:
+    """Replicate chunks of each weighting that fit the memory budget (``options.memory_gb``) beside the
+    per-replicate statistics the whole run keeps; refused before any work when not even one replicate fits."""
+    G, C = data.n_groups, n_cells or options.n_cells
+    views = 1 + G
+    kept = (options.n_resamples + 1) * views * 8 * (options.det_points + 16) * len(weightings)
+    plans = []
+    for w in weightings:
+        per = chunks.group_table_bytes(G, C)
+        if w == "balanced":
+            per = chunks.table_bytes(balanced.engine_categories(data), G + G * (G + 1) // 2, C)
+        size = chunks.chunk_size(per, options.n_resamples, options.memory_gb, fixed=kept)
+        plans.append(ChunkPlan(w, size, -(-options.n_resamples // size), per))
+    return plans
 
-    G = data.n_groups
-    per_replicate = BYTES_PER_CELL * (G + G * (G + 1) // 2) * options.n_cells * max(n_weightings, 1)
-    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    budget = options.memory_gb * 1e9 if options.memory_gb is not None else MEMORY_SHARE * physical
-    need = per_replicate * (options.n_resamples + 1)
-    if need > budget:
-        fits = int(budget // per_replicate) - 1
-        source = "memory_gb" if options.memory_gb is not None else f"{MEMORY_SHARE:.0%} of this machine's {physical / 1e9:.0f} GB"
-        raise InputError(
-            f"n_resamples {options.n_resamples:,} needs about {need / 1e9:.1f} GB for this data "
-            f"({per_replicate * 1000 / 1e9:.1f} GB per 1,000 replicates: {G} groups, {options.n_cells:,} score cells, "
-            f"{n_weightings} weighting(s)), over the budget of {budget / 1e9:.1f} GB ({source}). Use n_resamples "
-            f"{max(fits, 0):,} or fewer, one weighting, or a larger budget (memory_gb).", param="n_resamples")
+
+def plan_note(plans: list[ChunkPlan], options: IntervalOptions) -> str | None:
+    """What a reader should know before a bootstrap in several runs (None when every weighting is one run)."""
+    split = [p for p in plans if p.runs > 1]
+    if not split:
+        return None
+    parts = ", ".join(f"{p.weighting} in {p.runs} runs of up to {p.chunk:,}" for p in split)
+    return (f"{options.n_resamples:,} replicates do not fit the memory budget at once "
+            f"({chunks.budget_bytes(options.memory_gb) / 1e9:.1f} GB, {chunks.budget_source(options.memory_gb)}): "
+            f"counted {parts} (the same numbers; each run scores the comparisons again).")
 
 
 def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool = False,
@@ -208,33 +228,52 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     :func:`balanced_method` allows), and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``.
 
     Point estimates and the counts behind them are the audit's (``result``, from
-    :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). The caller checks the memory budget
-    first (:func:`check_memory`, as :func:`matchaudit.audit` does). ``progress``: show the engine's
-    progress bar over comparison blocks. ``backend``: where the main bootstrap pass runs (default: this
-    process; see :mod:`matchaudit.engine.backends`)."""
+    :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). Replicates are counted in chunks
+    that fit the memory budget (:func:`plan_chunks`; the same numbers whatever the chunks). ``progress``: one
+    display over every counting pass, in comparisons x replicates. ``backend``: where the main bootstrap pass
+    runs (default: this process; see :mod:`matchaudit.engine.backends`)."""
     if result is None:
         result = evaluate(data, config)
     bal_method, _ = balanced_method(data, config, options)
     boot_method = options.method if options.method in bs.BOOTSTRAP else "recentered"
     fixed_method = options.method or "wilson"
+    fixed = fixed_method not in iv.CLOSED_FORM
     thresholds = np.asarray(config.thresholds, float)
     exact = _Exact(result)
     bal_t = np.array([exact.op("balanced", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets]
                      if bal_method else [], float)
     edges = np.concatenate([thresholds, bal_t[np.isfinite(bal_t)], hull_edges(result, config.rule)])
     grid = build_grid(data, n_cells=options.n_cells, rule=config.rule, thresholds=edges)
-    counts = run(data, _scheme(boot_method, options.seed), options.n_resamples, grid=grid,
-                 fmr_targets=config.fmr_targets, thresholds=thresholds, fmr_reference=config.threshold_impostors,
-                 progress=progress, backend=backend)
+    plans = {p.weighting: p for p in plan_chunks(data, options, interval_weightings(config, bal_method), grid.n_cells)}
+    B = options.n_resamples
+
+    def pooled(reps: np.ndarray, scheme: rs.Scheme | None, meter: Meter | bool = False) -> Counts:
+        return run(data, scheme, reps, grid=grid, fmr_targets=config.fmr_targets, thresholds=thresholds,
+                   fmr_reference=config.threshold_impostors, progress=meter, backend=backend)
+
+    total = data.n_comparisons() * sum(B + p.runs for p in plans.values())
+    with Meter(progress, "bootstrap", total, PASS_UNIT) as meter:
+        if "pooled" in plans:
+            scheme = _scheme(boot_method, options.seed)
+            plug, stats = chunks.reduce_in_chunks(
+                lambda reps: pooled(reps, scheme, meter), B, plans["pooled"].chunk,
+                _reducer("pooled", config, thresholds if fixed else (), options.det_points))
+        else:  # the plug-in behind the V-statistic
+            plug = pooled(np.zeros(0, np.int64), None)
+        if "balanced" in plans:
+            bplug, bstats = chunks.reduce_in_chunks(
+                lambda reps: balanced.balanced_counts(data, _scheme(bal_method, options.seed), reps, grid,
+                                                      config.threshold_impostors, thresholds, meter),
+                B, plans["balanced"].chunk, _reducer("balanced", config, thresholds, options.det_points))
     v = None
-    target_t = np.array([exact.op("pooled", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets], float)
     if boot_method in RECENTRED:
-        v = bs.v_statistic(data, counts, thresholds, bal_t if bal_method in RECENTRED else None)
+        v = bs.v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
     records: list[dict[str, Any]] = []
-    if thresholds.size and fixed_method in iv.CLOSED_FORM:
+    bands: list[dict[str, Any]] = []
+    if thresholds.size and fixed_method in iv.CLOSED_FORM and "pooled" in plans:
         ic = identity_counts(data, thresholds, config.rule)
         for ti, t in enumerate(config.thresholds):
-            for j, name in enumerate(bs.view_names(counts)):
+            for j, name in enumerate(bs.view_names(plug)):
                 fm, fn = closed_form(fixed_method, ic, ti, None if j == 0 else j - 1, options.level,
                                      options.alternative, config.threshold_impostors)
                 for metric, r in (("FMR", fm), ("FNMR", fn)):
@@ -242,19 +281,18 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                                     "threshold_impostors": config.threshold_impostors, "scheme": None,
                                     "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
                                     "group": name, **r.to_dict()})
-    fixed = fixed_method not in iv.CLOSED_FORM
-    student = None
-    if fixed and thresholds.size and boot_method in STUDENTIZED and data.has_identities:
-        student = _Studentizer(data, _scheme(boot_method, options.seed), options.n_resamples,
-                               identity_counts(data, thresholds, config.rule))
-    records += _bootstrap_records("pooled", counts, v, boot_method, config, options, exact, fixed=fixed,
-                                  zeros=_ZeroBounds(data, options.level, options.alternative),
-                                  within=_within(data, boot_method, thresholds, target_t, config.rule),
-                                  student=student)
-    bands = det_bands(counts, v, options, boot_method)
-    if bal_method:
-        bc = balanced.balanced_counts(data, _scheme(bal_method, options.seed), options.n_resamples, grid,
-                                      config.threshold_impostors, thresholds, progress)
+    if "pooled" in plans:
+        target_t = np.array([exact.op("pooled", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets], float)
+        student = None
+        if fixed and thresholds.size and boot_method in STUDENTIZED and data.has_identities:
+            student = _Studentizer(data, _scheme(boot_method, options.seed), options.n_resamples,
+                                   identity_counts(data, thresholds, config.rule))
+        records += _bootstrap_records("pooled", plug, stats, v, boot_method, config, options, exact, fixed=fixed,
+                                      zeros=_ZeroBounds(data, options.level, options.alternative),
+                                      within=_within(data, boot_method, thresholds, target_t, config.rule),
+                                      student=student)
+        bands += det_bands(plug, stats["det"], v, options, boot_method)
+    if "balanced" in plans:
         bv = v.balanced if v is not None and bal_method in RECENTRED else None
         notes = {}
         if fixed_method in iv.CLOSED_FORM:
@@ -262,11 +300,33 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                                   f"{bal_method} bootstrap")
         if bal_method != boot_method:
             notes["all"] = f"{boot_method} has no identity-balanced version: {bal_method} bootstrap"
-        records += _bootstrap_records("balanced", bc, bv, bal_method, config, options, exact, fixed=True, notes=notes,
-                                      zeros=_ZeroBounds(data, options.level, options.alternative, balanced=True),
+        records += _bootstrap_records("balanced", bplug, bstats, bv, bal_method, config, options, exact, fixed=True,
+                                      notes=notes, zeros=_ZeroBounds(data, options.level, options.alternative,
+                                                                     balanced=True),
                                       within=_within(data, bal_method, thresholds, bal_t, config.rule, balanced=True))
-        bands += det_bands(bc, bv, options, bal_method, "balanced")
+        bands += det_bands(bplug, bstats["det"], bv, options, bal_method, "balanced")
     return records, bands
+
+
+def _reducer(weighting: str, config: AuditConfig, thresholds, det_points: int
+             ) -> Callable[[Counts], dict[str, np.ndarray]]:
+    """What the interval records and DET bands of one weighting read from each replicate, as arrays (R, ...):
+    FNMR/FMR at the FMR targets (pooled: each replicate's exact threshold; balanced: grid edges) ``fn_t``,
+    ``fm_t`` (R, T, 1+G); at the fixed ``thresholds`` ``fn_fixed``, ``fm_fixed`` (R, n, 1+G); ``auc``, ``eer``
+    (R, 1+G); the DET curve on :func:`det_fmr_grid` ``det`` (R, 1+G, X)."""
+    def reduce(c: Counts) -> dict[str, np.ndarray]:
+        if weighting == "pooled":
+            fn_t, fm_t = bs.fnmr_at_targets(c), bs.fmr_at_targets(c)
+        else:
+            fn_t, fm_t = bs.targets_on_grid(c, config.fmr_targets)
+        fixed = [bs.rates_at_threshold(c, float(t))[:2] for t in thresholds]
+        shape = (c.replicates.size, 0, fn_t.shape[-1])
+        auc, eer = bs.auc_eer(c, c.genuine, c.impostor)
+        return {"fn_t": fn_t, "fm_t": fm_t, "auc": auc, "eer": eer,
+                "fn_fixed": np.stack([f[0] for f in fixed], axis=1) if fixed else np.zeros(shape),
+                "fm_fixed": np.stack([f[1] for f in fixed], axis=1) if fixed else np.zeros(shape),
+                "det": bs.det_replicates(c, det_fmr_grid(c, det_points))[0]}
+    return reduce
 
 
 def _join(*notes: str | None) -> str | None:
@@ -320,12 +380,13 @@ class _Exact:
         return self._curves[(weighting, group)]
 
 
-def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConfig, options: IntervalOptions,
-                       exact: _Exact, fixed: bool, notes: dict[str, str] | None = None,
+def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarray], v, method: str,
+                       config: AuditConfig, options: IntervalOptions, exact: _Exact, fixed: bool,
+                       notes: dict[str, str] | None = None,
                        zeros: _ZeroBounds | None = None, within: WithinVariance | None = None,
                        student: _Studentizer | None = None) -> list[dict[str, Any]]:
-    """Bootstrap records of one weighting from its counts (engine counts: pooled, exact replicate thresholds at
-    FMR targets; unit-weighted counts: balanced, grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
+    """Bootstrap records of one weighting from its plug-in counts and replicate statistics (:func:`_reducer`;
+    pooled: exact replicate thresholds at FMR targets; balanced: grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
     the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
     ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval.
     ``within``: the within-identity variances (fixed thresholds, then targets) that correct recentered FNMR
@@ -366,10 +427,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
     n_fixed = len(config.thresholds)
 
     # FNMR@FMR targets (each replicate at its own threshold)
-    if weighting == "pooled":
-        fn_t, fm_t = bs.fnmr_at_targets(counts), bs.fmr_at_targets(counts)
-    else:
-        fn_t, fm_t = bs.targets_on_grid(counts, config.fmr_targets)
+    fn_t, fm_t = stats["fn_t"], stats["fm_t"]
     fn_v = bs.fnmr_v_at_targets(counts, v) if v is not None else None
     for ti, a in enumerate(config.fmr_targets):
         for j, name in enumerate(names):
@@ -383,7 +441,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
     # FMR and FNMR at fixed thresholds
     gt = bs._views_gen(counts.genuine_total[0])
     for ti, t in enumerate(config.thresholds if fixed else ()):
-        fnmr, fmr, _, _ = bs.rates_at_threshold(counts, float(t))
+        fnmr, fmr = stats["fn_fixed"][:, ti], stats["fm_fixed"][:, ti]
         vfn = None if v is None else 1 - bs._div(bs._views_gen(v.threshold_genuine_accepted[ti]), gt)
         for j, name in enumerate(names):
             op = exact.op(weighting, "threshold", t, name)
@@ -395,7 +453,7 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
                      studentized=None if student is None else student.fnmr(ti, j)), metric="FNMR", **keys)
 
     # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
-    auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
+    auc, eer = stats["auc"], stats["eer"]
     auc_v = eer_v = None
     if v is not None:
         auc_v, eer_v = bs.auc_eer(counts, v.genuine[None], counts.impostor[:1])
@@ -427,12 +485,18 @@ def _bootstrap_records(weighting: str, counts, v, method: str, config: AuditConf
     return out
 
 
-def det_bands(counts, v, options: IntervalOptions, method: str, weighting: str = "pooled") -> list[dict[str, Any]]:
-    """Per view: FNMR band over a log grid of FMR values (from the resolution limit to 0.5)."""
+def det_fmr_grid(counts: Counts, points: int) -> np.ndarray:
+    """The FMR values of the DET bands: a log grid from the resolution limit (one impostor of the plug-in) to 0.5."""
     n_imp = float(counts.impostor_total[0].sum())
-    lo = max(1.0 / max(n_imp, 1.0), 1e-6)
-    grid_fmr = np.geomspace(lo, 0.5, options.det_points)
-    reps, vcurve = bs.det_replicates(counts, grid_fmr, v)
+    return np.geomspace(max(1.0 / max(n_imp, 1.0), 1e-6), 0.5, points)
+
+
+def det_bands(counts: Counts, reps: np.ndarray, v, options: IntervalOptions, method: str, weighting: str = "pooled"
+              ) -> list[dict[str, Any]]:
+    """Per view: FNMR band over :func:`det_fmr_grid` from the plug-in ``counts`` and the replicates' curves
+    ``reps`` (R, 1+G, X), row 0 the plug-in."""
+    grid_fmr = det_fmr_grid(counts, options.det_points)
+    vcurve = None if v is None else bs.det_replicates(counts, grid_fmr, v)[1]
     out = []
     for j, name in enumerate(bs.view_names(counts)):
         est, r = reps[0, j], reps[1:, j]
@@ -457,13 +521,16 @@ __all__ = [
     "RECENTRED",
     "IntervalOptions",
     "balanced_method",
-    "check_memory",
+    "ChunkPlan",
+    "plan_chunks",
+    "plan_note",
     "closed_form",
     "compute_intervals",
     "det_bands",
     "genuine_totals",
     "view_identities",
     "hull_edges",
+    "interval_weightings",
     "impostor_categories",
     "impostor_totals",
 ]

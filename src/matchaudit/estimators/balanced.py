@@ -32,7 +32,6 @@ from matchaudit.model import MatchData
 from matchaudit.resampling import Scheme
 
 MAX_CLASSES = 64
-MAX_BYTES = 1 << 30  # engine table per run; replicates are split into runs below it
 
 
 def size_classes(data: MatchData) -> tuple[np.ndarray, np.ndarray]:
@@ -66,12 +65,20 @@ def unsupported(data: MatchData, scheme_name: str) -> str | None:
     return None
 
 
-def balanced_counts(data: MatchData, scheme: Scheme, replicates: int, grid: Grid, fmr_reference: str = "all",
-                    thresholds=(), progress: bool = False) -> Counts:
-    """Unit-weighted counts (see module doc) for the plug-in and replicates ``1..replicates`` of ``scheme``:
-    ``genuine[r, g, c]`` = sum over identities k of group g of ``W_k x`` (share of k's genuine comparisons in
-    cell c); ``impostor[r, cat, c]`` likewise over identity pairs. No exact FMR-target thresholds (``fmr_targets``
-    is empty): replicate thresholds are grid edges."""
+def engine_categories(data: MatchData) -> int:
+    """Categories of the engine run behind :func:`balanced_counts` (size classes and their pairs), for
+    :func:`matchaudit.engine.chunks.table_bytes`."""
+    C = size_classes(data)[0].shape[0]
+    return C + C * (C + 1) // 2
+
+
+def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarray, grid: Grid,
+                    fmr_reference: str = "all", thresholds=(), progress=False) -> Counts:
+    """Unit-weighted counts (see module doc) for the plug-in and ``replicates`` of ``scheme`` (an int B means
+    replicates 1..B; the caller chunks them, :mod:`matchaudit.engine.chunks`): ``genuine[r, g, c]`` = sum over
+    identities k of group g of ``W_k x`` (share of k's genuine comparisons in cell c); ``impostor[r, cat, c]``
+    likewise over identity pairs. No exact FMR-target thresholds (``fmr_targets`` is empty): replicate
+    thresholds are grid edges."""
     reason = unsupported(data, scheme.name)
     if reason:
         raise ValueError(f"identity-balanced replicates unavailable: {reason}")
@@ -88,23 +95,15 @@ def balanced_counts(data: MatchData, scheme: Scheme, replicates: int, grid: Grid
     for j, (a, b) in enumerate(rel_cats):
         ga, gb = sorted((int(keys[a, 0]), int(keys[b, 0])))
         to_cat[j, cat_index[(ga, gb)]] = 1 / (n[a] * n[b])
-    relabelled = relabel(data, cls)
-    per_rep = 3 * (C + len(rel_cats)) * grid.n_cells * 8
-    step = max(1, MAX_BYTES // per_rep)
-    reps = np.arange(1, replicates + 1)
-    gen, imp = [], []
-    for lo in range(0, max(reps.size, 1), step):
-        c = run(relabelled, scheme, reps[lo:lo + step], grid=grid, thresholds=thresholds, progress=progress)
-        first = 0 if lo == 0 else 1  # every run repeats the plug-in as its row 0
-        gen.append(np.einsum("rac,ag->rgc", c.genuine[first:], to_group))
-        imp.append(np.einsum("rkc,kq->rqc", c.impostor[first:], to_cat))
-    R = reps.size + 1
-    return Counts(scheme=scheme.name, seed=scheme.seed, replicates=np.arange(R), grid=grid,
-                  group_names=tuple(data.group_names), categories=cats, genuine=np.concatenate(gen),
-                  impostor=np.concatenate(imp), fmr_targets=np.zeros(0), fmr_reference=fmr_reference,
-                  target_threshold=np.zeros((R, 0)), target_genuine_accepted=np.zeros((R, 0, G)),
-                  target_impostor_accepted=np.zeros((R, 0, len(cats))),
-                  info={"weighting": "balanced", "size_classes": C, "engine_runs": -(-max(reps.size, 1) // step)})
+    c = run(relabel(data, cls), scheme, replicates, grid=grid, thresholds=thresholds, progress=progress)
+    R = c.replicates.size
+    return Counts(scheme=scheme.name, seed=scheme.seed, replicates=c.replicates, grid=grid,
+                  group_names=tuple(data.group_names), categories=cats,
+                  genuine=np.einsum("rac,ag->rgc", c.genuine, to_group),
+                  impostor=np.einsum("rkc,kq->rqc", c.impostor, to_cat), fmr_targets=np.zeros(0),
+                  fmr_reference=fmr_reference, target_threshold=np.zeros((R, 0)),
+                  target_genuine_accepted=np.zeros((R, 0, G)), target_impostor_accepted=np.zeros((R, 0, len(cats))),
+                  info={"weighting": "balanced", "size_classes": C})
 
 
-__all__ = ["MAX_CLASSES", "balanced_counts", "relabel", "size_classes", "unsupported"]
+__all__ = ["MAX_CLASSES", "balanced_counts", "engine_categories", "relabel", "size_classes", "unsupported"]

@@ -22,7 +22,7 @@ import numpy as np
 from matchaudit import checks
 
 from matchaudit import resampling as rs
-from matchaudit.engine import build_grid, run
+from matchaudit.engine import Counts, build_grid, chunks, run
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.encoding import jsonable
@@ -75,9 +75,16 @@ class ModelComparison:
                          "seed": self.seed, "details": self.details})
 
 
-def _per_replicate(counts) -> tuple[np.ndarray, np.ndarray]:
-    """FNMR (R, T, 1+G) and achieved FMR (R, T, 1+G) at each replicate's own thresholds."""
-    return bs.fnmr_at_targets(counts), bs.fmr_at_targets(counts)
+def _per_replicate(data: MatchData, scheme: rs.Scheme, n_resamples: int, targets: np.ndarray,
+                   fmr_reference: ThresholdImpostors, rule: Rule) -> tuple[Counts, np.ndarray, np.ndarray]:
+    """The plug-in counts, FNMR (R, T, 1+G) and achieved FMR (R, T, 1+G) at each replicate's own thresholds
+    (replicates counted in chunks within the memory budget)."""
+    grid = build_grid(data, rule=rule)
+    plug, x = chunks.reduce_within_budget(
+        lambda reps: run(data, scheme, reps, grid=grid, fmr_targets=targets, fmr_reference=fmr_reference),
+        n_resamples, chunks.group_table_bytes(data.n_groups, grid.n_cells),
+        lambda c: {"fnmr": bs.fnmr_at_targets(c), "fmr": bs.fmr_at_targets(c)})
+    return plug, x["fnmr"], x["fmr"]
 
 
 def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "double-or-nothing",
@@ -93,9 +100,7 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
         raise InputError(f"method {method!r}: use one of {', '.join(SCHEMES)}.")
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
     scheme = rs.SCHEMES[method](seed)
-    ca = run(a, scheme, n_resamples, grid=build_grid(a, rule=rule), fmr_targets=targets, fmr_reference=fmr_reference)
-    cb = run(b, scheme, n_resamples, grid=build_grid(b, rule=rule), fmr_targets=targets, fmr_reference=fmr_reference)
-    (fa, ma), (fb, mb) = _per_replicate(ca), _per_replicate(cb)
+    (ca, fa, ma), (cb, fb, mb) = (_per_replicate(m, scheme, n_resamples, targets, fmr_reference, rule) for m in (a, b))
     views = bs.view_names(ca)
     records, reps = [], {}
 

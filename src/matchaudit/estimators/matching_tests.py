@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from matchaudit import resampling as rs
-from matchaudit.engine import Counts, Grid, build_grid, identity_counts, run
+from matchaudit.engine import Counts, Grid, build_grid, chunks, identity_counts, run
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
@@ -304,14 +304,17 @@ def matching_statistics(
     else:
         grid = grid or build_grid(data, rule=rule)
         targets = [fmr_target] if metric == "fnmr_at_fmr" else []
-        counts = run(data, Relabel(seed, labels=labels), labels.shape[0], grid=grid, fmr_targets=targets,
-                     fmr_reference=fmr_reference)
-        allx = _engine_metric(counts, metric)
+        plug, per_rep = chunks.reduce_within_budget(
+            lambda reps: run(data, Relabel(seed, labels=labels), reps, grid=grid, fmr_targets=targets,
+                             fmr_reference=fmr_reference),
+            labels.shape[0], chunks.group_table_bytes(G, grid.n_cells),
+            lambda c: {"x": _engine_metric(c, metric), "threshold": c.target_threshold})
+        allx = per_rep["x"]
         x, xp = allx[:1], allx[1:]
         vx = vp = df = df_perm = None
-        details["grid_resolution"] = counts.resolution
+        details["grid_resolution"] = plug.resolution
         if metric == "fnmr_at_fmr":
-            thr = counts.target_threshold[:, 0]
+            thr = per_rep["threshold"][:, 0]
             details["observed_threshold"] = float(thr[0])
             if mode == "studentized" or variance == "clustered":
                 vx, vp, wx, wp = _fnmr_variances(data, thr, labels, rule, G, need_perm=mode == "studentized")
