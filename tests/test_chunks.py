@@ -63,7 +63,7 @@ def test_chunk_size_follows_the_budget(data):
 def test_cli_announces_chunks_and_one_display_covers_them(tmp_path, monkeypatch):
     """A small --memory: the run says before it starts that it is split, the one progress display ends at exactly
     every comparison x replicate of every run (plug-in rows included), and results.json equals the one-run audit."""
-    from matchaudit.engine import progress
+    from matchaudit import progress
 
     assert runner.invoke(app, ["simulate", "--identities", "30", "--samples-per-identity", "3", "--dim", "16",
                                "--out", str(tmp_path / "d")]).exit_code == 0

@@ -272,7 +272,7 @@ def test_scores_that_look_wrong_are_flagged(inputs, tmp_path, case, expected):
 def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_terminal(inputs, tmp_path, monkeypatch):
     """The bar used to count 2,048-row blocks (the demo: 0/1 for the whole bootstrap) and print nothing outside a
     terminal."""
-    from matchaudit.engine import progress
+    from matchaudit import progress
 
     seen = []
     monkeypatch.setattr(progress, "EVERY", 0.0)
@@ -291,6 +291,36 @@ def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_ter
     boot = [s for s in seen if s[3] == "comparisons x replicates" and s[2] == n * 41]
     assert boot and boot[-1][1] == n * 41  # every comparison of every replicate (and the plug-in) counted
     assert "bootstrap: 100% (" in res.output and "comparisons x replicates" in res.output
+
+
+@pytest.mark.parametrize("args, label, unit", [
+    (["compare", "--comparisons-a", "{d}/t.csv", "--comparisons-b", "{d}/t.csv", "--fmr", "0.1", "--n-resamples",
+      "40", "--n-permutations", "19"], "paired bootstrap", "comparisons x replicates"),
+    (["compare", "--comparisons-a", "{d}/t.csv", "--comparisons-b", "{d}/t.csv", "--fmr", "0.1", "--n-resamples",
+      "40", "--n-permutations", "19"], "swap test at FMR 0.1", "comparisons x swaps"),
+    (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--n-resamples", "39"],
+     "relabellings", "comparisons x replicates"),
+    (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--metric", "fnmr", "--threshold", "0",
+      "--n-resamples", "39"], "relabellings", "relabellings"),
+])
+def test_compare_and_test_show_progress_to_the_end(inputs, tmp_path, monkeypatch, args, label, unit):
+    """compare and test used to show only a spinner: each step's display counts its real work to the end."""
+    from matchaudit import progress
+
+    seen = []
+    monkeypatch.setattr(progress, "EVERY", 0.0)
+    real = progress.Meter.advance
+
+    def spy(self, n=1):
+        real(self, n)
+        seen.append((self.label, self.done, self.total, self.unit))
+
+    monkeypatch.setattr(progress.Meter, "advance", spy)
+    res = runner.invoke(app, [a.format(d=inputs) for a in args] + ["--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    mine = [x for x in seen if x[0] == label]
+    assert mine and mine[-1][3] == unit and mine[-1][1] == mine[-1][2] > 0
+    assert f"{label}: 100% (" in res.output
 
 
 def test_metadata_that_agrees_with_the_table_is_accepted(inputs, tmp_path):

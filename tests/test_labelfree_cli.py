@@ -67,3 +67,33 @@ def test_estimate_reads_minus_one_as_a_non_match():
 
     got = _labels(pd.Series([1, -1, None, "+1", "-1"], dtype=object), Where("t.csv", 2))
     assert got[[0, 1, 3, 4]].tolist() == [1.0, 0.0, 1.0, 0.0] and np.isnan(got[2])
+
+
+def test_estimate_shows_progress_in_mcmc_iterations(tmp_path, monkeypatch):
+    """`estimate` used to show a spinner for a fit of minutes: one display counts every chain's warm-up and draws
+    of every group (a line every EVERY seconds off a terminal), with the same numbers as a quiet run."""
+    import pytest
+
+    from matchaudit import progress
+    from matchaudit.labelfree.samplers import numpyro_available
+
+    path = _table(tmp_path, n=200)
+    seen = []
+    real = progress.Meter.advance
+
+    def spy(self, n=1):
+        real(self, n)
+        seen.append((self.label, self.done, self.total))
+
+    monkeypatch.setattr(progress, "EVERY", 0.0)
+    monkeypatch.setattr(progress.Meter, "advance", spy)
+    for sampler in ["numpy", "numpyro"] if numpyro_available() else ["numpy"]:
+        seen.clear()
+        args = ["estimate", str(path), "--score-col", "sim", "--group-col", "eth", "--sampler", sampler, "--draws",
+                "100", "--chains", "2", "--fmr", "1e-2", "--out", str(tmp_path / sampler)]
+        r = runner.invoke(app, args)
+        assert r.exit_code in (0, 1), r.output  # a short chain may not converge; the display is what is tested
+        assert seen and seen[-1][1] == seen[-1][2] == 2 * 2 * (100 + 100), seen[-1]  # groups x chains x iterations
+        assert f"MCMC ({sampler}, 2 chains): 100% (" in r.output
+    if not numpyro_available():
+        pytest.skip("numpyro not installed: only the numpy sampler's display was checked")

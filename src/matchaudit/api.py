@@ -33,10 +33,12 @@ def compare(
     seed: int = 0,
     threshold_impostors: ThresholdImpostors = "all",
     rule: Rule = ">=",
+    progress: bool = False,
 ) -> ModelComparison:
     """Compare two models scored on the same comparisons: paired identity-bootstrap intervals of
     FNMR@FMR(A) - FNMR@FMR(B) (overall, per group, each fairness measure) and, with ``n_permutations > 0``,
-    a paired swap test per FMR target (model labels swapped per identity).
+    a paired swap test per FMR target (model labels swapped per identity). ``progress``: show each step's
+    progress on stderr.
 
     Examples
     --------
@@ -54,7 +56,7 @@ def compare(
     return compare_models(a, b, targets, method=ci_method, n_resamples=n_resamples,
                           n_permutations=max(n_permutations, 1), seed=checks.integer(seed, "seed"), level=level,
                           fmr_reference=checks.choice(threshold_impostors, ThresholdImpostors, "threshold_impostors"),
-                          rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0)
+                          rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0, progress=progress)
 
 
 def test_gap(
@@ -75,6 +77,7 @@ def test_gap(
     n_bootstrap: int = 200,
     unit: Literal["identity", "comparison"] = "identity",
     confidence_level: float = 0.95,
+    progress: bool = False,
 ) -> PermutationTestResult | AllGroupsResult:
     """Is a gap in ``metric`` between groups real or noise? A studentized permutation test with the identity
     as the exchangeable unit.
@@ -85,7 +88,8 @@ def test_gap(
     ``fmr`` is needed for ``fnmr_at_fmr``, ``threshold`` for ``fnmr`` and ``fmr``. ``n_resamples="exact"``
     enumerates every relabelling (small data). ``studentize="permutation-sd"`` with ``variance="bootstrap"``
     (``n_bootstrap`` identity-bootstrap replicates) is the fast variant, and the one AUC and EER need;
-    ``unit="comparison"`` is the invalid baseline that ignores identity dependence.
+    ``unit="comparison"`` is the invalid baseline that ignores identity dependence. ``progress``: a display of
+    the relabellings on stderr.
 
     Examples
     --------
@@ -103,7 +107,7 @@ def test_gap(
               n_resamples=None if n_resamples == "exact" else checks.integer(n_resamples, "n_resamples", low=1),
               variance=checks.choice(variance, ("clustered", "bootstrap"), "variance"),
               n_bootstrap=checks.integer(n_bootstrap, "n_bootstrap", low=1),
-              unit=checks.choice(unit, ("identity", "comparison"), "unit"))
+              unit=checks.choice(unit, ("identity", "comparison"), "unit"), progress=progress)
     confidence_level = checks.probability(confidence_level, "confidence_level")
     if groups is not None or data.n_groups == 2:
         return matching_group_test(data, metric, groups, alternative=checks.choice(alternative, Alternative, "alternative"),

@@ -65,7 +65,7 @@ def score_warnings(exact: AuditResult) -> list[str]:
 
 
 def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
-                exact: AuditResult | None = None) -> tuple[list[dict], list[str]]:
+                exact: AuditResult | None = None, progress: bool = False) -> tuple[list[dict], list[str]]:
     """Tidy records of every pair of groups' FNMR@FMR and FMR difference (raw, Holm, max-T p-values) per FMR
     target.
 
@@ -73,7 +73,7 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     threshold (``threshold_impostors``). FMR (same-group impostors): at the audit's global threshold of the target
     (``exact``'s, computed when not given), held fixed. Studentized with the identity-clustered variance.
     ``significant`` is the max-T adjusted verdict (``pvalue_adjusted <= alpha``). Targets the test cannot run at
-    are skipped with a warning.
+    are skipped with a warning. ``progress``: a display of each test's relabellings.
     """
     from matchaudit.estimators.matching_tests import matching_all_groups_test
 
@@ -85,7 +85,7 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     records: list[dict] = []
     warnings: list[str] = []
     common = dict(level=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
-                  studentize=options.studentize)
+                  studentize=options.studentize, progress=progress)
     for target in config.fmr_targets:
         for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
                            ("fmr", dict(threshold=global_t[target]))):
@@ -370,7 +370,7 @@ def audit(
             result.warnings.append(bal_skipped)
         result.warnings += regime_warnings(data, result.interval_records)
     if topts is not None:
-        result.test_records, test_warnings = group_tests(data, config, topts, exact)
+        result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)
         result.warnings += test_warnings
     return result
 

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from matchaudit import __version__
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, names, output_dir, status, user_errors
+from matchaudit.cli.common import floats, names, output_dir, user_errors
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.errors import InputError
 from matchaudit.api import compare as ma_compare
@@ -115,9 +115,9 @@ def compare(
         b = load_samples(samples, embeddings_b, group_by=gb, pairs_path=pairs)
     else:
         raise InputError("give --comparisons-a and --comparisons-b, or --samples with --embeddings-a and --embeddings-b.")
-    with status(quiet, "Paired identity bootstrap and swap test..."):
-        res = ma_compare(a, b, fmr=floats(fmr, "--fmr"), ci_method=method, n_resamples=n_resamples,
-                         n_permutations=n_permutations, seed=seed, level=level, threshold_impostors=threshold_impostors)
+    res = ma_compare(a, b, fmr=floats(fmr, "--fmr"), ci_method=method, n_resamples=n_resamples,
+                     n_permutations=n_permutations, seed=seed, level=level, threshold_impostors=threshold_impostors,
+                     progress=not quiet)
     doc = {"command": "matchaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "version": __version__,
            "result": res.to_dict()}
     (out / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False))

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.console import Console
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
+from matchaudit.progress import Meter
 
 console = Console()
 
@@ -70,10 +70,8 @@ def coverage(
                          identities=protocol, seed=seed, roc_methods=names(roc_methods),
                          fixed_methods=names(fixed_methods), kappa=kap, group_kappas=groups,
                          truth_samples=truth_samples)
-    with Progress(TextColumn("coverage study"), BarColumn(), TextColumn("{task.completed}/{task.total} data sets"),
-                  TimeRemainingColumn(), disable=quiet, transient=True) as bar:
-        task = bar.add_task("datasets", total=cfg.n_datasets)
-        res = run_coverage(cfg, progress=lambda i: bar.update(task, completed=i))
+    with Meter(not quiet, "coverage study", cfg.n_datasets, "data sets") as meter:
+        res = run_coverage(cfg, progress=lambda i: meter.advance(i - meter.done))
     res.table().to_csv(out / "coverage.csv", index=False)
     (out / "coverage.json").write_text(json.dumps({"config": {k: v for k, v in cfg.__dict__.items()},
                                                    "truth": res.truths, "rows": res.rows}, indent=1, default=str))

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import output_dir, status, user_errors
+from matchaudit.cli.common import output_dir, user_errors
 from matchaudit.data.readers import read_table
 from matchaudit.data.validate import Where, as_scores, as_str, missing, parse_labels
 from matchaudit.errors import InputError
@@ -110,10 +110,9 @@ def estimate(
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         try:
-            with status(quiet, f"Fitting SPE-FR ({sampler.value} sampler, {chains} chains)..."):
-                est = run_estimate(scores[keep], groups[keep], labels, family=family.value, shape_prior=shape_prior,
-                                   fmr=targets, level=level, rule=rule.value, sampler=sampler.value, chains=chains,
-                                   draws=draws, warmup=None if draws is None else draws, seed=seed)
+            est = run_estimate(scores[keep], groups[keep], labels, family=family.value, shape_prior=shape_prior,
+                               fmr=targets, level=level, rule=rule.value, sampler=sampler.value, chains=chains,
+                               draws=draws, warmup=None if draws is None else draws, seed=seed, progress=not quiet)
         except NotConverged as e:
             console.print(f"[bold red]Not converged:[/] {e}", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None

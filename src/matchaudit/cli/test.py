@@ -133,14 +133,13 @@ def test(
         metric = MATCHING_ALIASES.get(name, name)
         if threshold is None and fmr is None and metric in ("fnmr", "fmr"):
             raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
-        with status(quiet, "Identity-level permutation test..."):
-            doc, rows = write_matching_test(
-                data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr=fmr,
-                threshold_impostors=threshold_impostors, unit=unit, studentize=_STUDENTIZE[studentize.value],
-                variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr")
-                and studentize.value != "permutation-sd" else "bootstrap", n_bootstrap=n_bootstrap,
-                n_resamples=_resamples(n_resamples), alternative=alternative.value, seed=seed, level=level,
-                confidence_level=confidence_level, meta=meta)
+        doc, rows = write_matching_test(
+            data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr=fmr,
+            threshold_impostors=threshold_impostors, unit=unit, studentize=_STUDENTIZE[studentize.value],
+            variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr")
+            and studentize.value != "permutation-sd" else "bootstrap", n_bootstrap=n_bootstrap,
+            n_resamples=_resamples(n_resamples), alternative=alternative.value, seed=seed, level=level,
+            confidence_level=confidence_level, meta=meta, progress=not quiet)
         if not quiet:
             _print(rows, doc["result"], out, level)
         return

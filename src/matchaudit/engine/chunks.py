@@ -65,6 +65,11 @@ def chunk_size(per_replicate: float, n_resamples: int, memory_gb: float | None, 
     return max(1, min(n_resamples, fits))
 
 
+def n_runs(n_resamples: int, chunk: int) -> int:
+    """Engine runs of :func:`reduce_in_chunks` (each also counts the plug-in, a progress display's extra row)."""
+    return -(-max(n_resamples, 1) // chunk)
+
+
 def reduce_in_chunks(count: Callable[[np.ndarray], Counts], n_resamples: int, chunk: int,
                      reduce: Callable[[Counts], dict[str, np.ndarray]]) -> tuple[Counts, dict[str, np.ndarray]]:
     """Counts of replicates ``1..n_resamples`` by ``count(replicate_numbers)`` in chunks of ``chunk``, each reduced
@@ -91,6 +96,6 @@ def reduce_within_budget(count: Callable[[np.ndarray], Counts], n_resamples: int
     return reduce_in_chunks(count, n_resamples, chunk_size(per_replicate, n_resamples, memory_gb), reduce)
 
 
-__all__ = ["ENGINE_BYTES", "MEMORY_SHARE", "REDUCE_BYTES", "budget_bytes", "budget_source", "chunk_size", "group_table_bytes", "reduce_in_chunks",
+__all__ = ["ENGINE_BYTES", "MEMORY_SHARE", "REDUCE_BYTES", "budget_bytes", "budget_source", "chunk_size", "group_table_bytes", "n_runs", "reduce_in_chunks",
            "reduce_within_budget",
            "table_bytes"]

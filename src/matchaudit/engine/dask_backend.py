@@ -28,7 +28,7 @@ import numpy as np
 
 from matchaudit import interrupt
 from matchaudit.engine.passes import Backend, CountTask
-from matchaudit.engine.progress import Meter, pass_meter
+from matchaudit.progress import Meter, pass_meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 

@@ -32,7 +32,7 @@ from matchaudit.engine.counts import Counts, TailHits, categories
 from matchaudit.engine.entries import Entries
 from matchaudit.engine.grid import Grid, build_grid
 from matchaudit.engine.passes import Backend, CountTask, LocalBackend
-from matchaudit.engine.progress import Meter
+from matchaudit.progress import Meter
 from matchaudit.engine.targets import concat_items, exact_targets, needed_cells, wanted_items
 from matchaudit.engine.weights import layout_of, mode_of
 from matchaudit.engine.window import window_cells

@@ -13,7 +13,7 @@ from matchaudit.engine import kernels as K
 from matchaudit.engine import entries as en
 from matchaudit.engine.entries import DirectState, Entries, direct_pays
 from matchaudit.engine.grid import Grid
-from matchaudit.engine.progress import Meter, pass_meter
+from matchaudit.progress import Meter, pass_meter
 from matchaudit.model import block_comparisons
 from matchaudit.engine.weights import batched, layout_of, weight_matrix
 from matchaudit.model import MatchData

@@ -33,7 +33,7 @@ import numpy as np
 
 from matchaudit.engine import kernels as K
 from matchaudit.engine.passes import Backend, CountTask
-from matchaudit.engine.progress import Meter, pass_meter
+from matchaudit.progress import Meter, pass_meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
 from matchaudit.scores import quantise

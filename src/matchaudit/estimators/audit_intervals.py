@@ -32,7 +32,7 @@ from matchaudit.definitions import Alternative
 from matchaudit import resampling as rs
 from matchaudit.engine import Backend, Counts, IdentityCounts, build_grid, identity_counts, run
 from matchaudit.engine import chunks
-from matchaudit.engine.progress import PASS_UNIT, Meter
+from matchaudit.progress import PASS_UNIT, Meter
 from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
@@ -205,7 +205,7 @@ def plan_chunks(data: MatchData, options: IntervalOptions, weightings: tuple[str
         if w == "balanced":
             per = chunks.table_bytes(balanced.engine_categories(data), G + G * (G + 1) // 2, C)
         size = chunks.chunk_size(per, options.n_resamples, options.memory_gb, fixed=kept)
-        plans.append(ChunkPlan(w, size, -(-options.n_resamples // size), per))
+        plans.append(ChunkPlan(w, size, chunks.n_runs(options.n_resamples, size), per))
     return plans
 
 

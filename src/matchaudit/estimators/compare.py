@@ -29,6 +29,7 @@ from matchaudit.encoding import jsonable
 from matchaudit.estimators.permutation import PermutationTestResult, permutation_test
 from matchaudit.definitions import Rule, ThresholdImpostors, max_accepted
 from matchaudit.model import DenseBlock, MatchData
+from matchaudit.progress import PASS_UNIT, Meter
 
 SCHEMES = ("double-or-nothing", "vertex")
 
@@ -75,22 +76,32 @@ class ModelComparison:
                          "seed": self.seed, "details": self.details})
 
 
-def _per_replicate(data: MatchData, scheme: rs.Scheme, n_resamples: int, targets: np.ndarray,
-                   fmr_reference: ThresholdImpostors, rule: Rule) -> tuple[Counts, np.ndarray, np.ndarray]:
-    """The plug-in counts, FNMR (R, T, 1+G) and achieved FMR (R, T, 1+G) at each replicate's own thresholds
-    (replicates counted in chunks within the memory budget)."""
-    grid = build_grid(data, rule=rule)
-    plug, x = chunks.reduce_within_budget(
-        lambda reps: run(data, scheme, reps, grid=grid, fmr_targets=targets, fmr_reference=fmr_reference),
-        n_resamples, chunks.group_table_bytes(data.n_groups, grid.n_cells),
-        lambda c: {"fnmr": bs.fnmr_at_targets(c), "fmr": bs.fmr_at_targets(c)})
-    return plug, x["fnmr"], x["fmr"]
+class _Replicates:
+    """One model's bootstrap: its grid and replicate chunks (within the memory budget), planned before any work so
+    that one progress display can count both models."""
+
+    def __init__(self, data: MatchData, n_resamples: int, rule: Rule):
+        self.data, self.n = data, n_resamples
+        self.grid = build_grid(data, rule=rule)
+        self.chunk = chunks.chunk_size(chunks.group_table_bytes(data.n_groups, self.grid.n_cells), n_resamples, None)
+        self.work = data.n_comparisons() * (n_resamples + chunks.n_runs(n_resamples, self.chunk))
+
+    def run(self, scheme: rs.Scheme, targets: np.ndarray, fmr_reference: ThresholdImpostors, meter: Meter
+            ) -> tuple[Counts, np.ndarray, np.ndarray]:
+        """The plug-in counts, FNMR (R, T, 1+G) and achieved FMR (R, T, 1+G) at each replicate's own thresholds."""
+        plug, x = chunks.reduce_in_chunks(
+            lambda reps: run(self.data, scheme, reps, grid=self.grid, fmr_targets=targets, fmr_reference=fmr_reference,
+                             progress=meter),
+            self.n, self.chunk, lambda c: {"fnmr": bs.fnmr_at_targets(c), "fmr": bs.fmr_at_targets(c)})
+        return plug, x["fnmr"], x["fmr"]
 
 
 def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "double-or-nothing",
                      n_resamples: int = 1000, seed: int = 0, level: float = 0.95,
-                     fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=") -> tuple[list[dict], dict]:
-    """Percentile intervals of model A - model B from paired identity-bootstrap replicates.
+                     fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", progress: bool = False
+                     ) -> tuple[list[dict], dict]:
+    """Percentile intervals of model A - model B from paired identity-bootstrap replicates (``progress``: one
+    display over both models' counting passes).
 
     Records: FNMR@FMR per target for ``all`` and each group, and (two or more groups) each fairness measure
     of the groups' (FMR, FNMR) at the target. Returns the records and the replicate differences (R-1, ...).
@@ -100,7 +111,9 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
         raise InputError(f"method {method!r}: use one of {', '.join(SCHEMES)}.")
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
     scheme = rs.SCHEMES[method](seed)
-    (ca, fa, ma), (cb, fb, mb) = (_per_replicate(m, scheme, n_resamples, targets, fmr_reference, rule) for m in (a, b))
+    models = [_Replicates(m, n_resamples, rule) for m in (a, b)]
+    with Meter(progress, "paired bootstrap", sum(m.work for m in models), PASS_UNIT) as meter:
+        (ca, fa, ma), (cb, fb, mb) = (m.run(scheme, targets, fmr_reference, meter) for m in models)
     views = bs.view_names(ca)
     records, reps = [], {}
 
@@ -172,8 +185,10 @@ def fnmr_at_fmr_scores(score: np.ndarray, genuine: np.ndarray, reference: np.nda
 
 
 def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_resamples: int = 999, seed: int = 0,
-              fmr_reference: ThresholdImpostors = "all", confidence_level: float = 0.95) -> PermutationTestResult:
-    """Paired test of FNMR@FMR(A) = FNMR@FMR(B): model labels swapped per identity (see module doc)."""
+              fmr_reference: ThresholdImpostors = "all", confidence_level: float = 0.95, progress: bool = False
+              ) -> PermutationTestResult:
+    """Paired test of FNMR@FMR(A) = FNMR@FMR(B): model labels swapped per identity (see module doc).
+    ``progress``: a display in comparisons x swaps."""
     sa, gen, owner, same = comparison_arrays(a)
     sb = comparison_arrays(b)[0]
     ref = same if fmr_reference == "same-group" else ~gen
@@ -182,11 +197,13 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
     flips, _ = rs.DoubleOrNothing(seed).identity_weights(np.arange(1, n_resamples + 1), lay)  # {0, 2}: fair coins
     diffs = []
     batch = max(1, (1 << 24) // max(sa.size, 1))
-    for r0 in range(0, n_resamples, batch):
-        sw = flips[r0:r0 + batch][:, owner] > 0
-        xa = np.where(sw, sb, sa)
-        xb = np.where(sw, sa, sb)
-        diffs.append(fnmr_at_fmr_scores(xa, gen, ref, fmr_target) - fnmr_at_fmr_scores(xb, gen, ref, fmr_target))
+    with Meter(progress, f"swap test at FMR {fmr_target:g}", sa.size * n_resamples, "comparisons x swaps") as meter:
+        for r0 in range(0, n_resamples, batch):
+            sw = flips[r0:r0 + batch][:, owner] > 0
+            xa = np.where(sw, sb, sa)
+            xb = np.where(sw, sa, sb)
+            diffs.append(fnmr_at_fmr_scores(xa, gen, ref, fmr_target) - fnmr_at_fmr_scores(xb, gen, ref, fmr_target))
+            meter.advance(sw.size)
     t_perm = np.concatenate(diffs)
     return permutation_test(t, se**2, t_perm, studentize="permutation-sd", confidence_level=confidence_level,
                             labels=("model A", "model B"),
@@ -197,13 +214,15 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
 
 def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: str = "double-or-nothing",
                    n_resamples: int = 1000, n_permutations: int = 999, seed: int = 0, level: float = 0.95,
-                   fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", test: bool = True) -> ModelComparison:
-    """Paired intervals for model A - model B and, per FMR target, the paired swap test of the overall FNMR@FMR."""
+                   fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", test: bool = True,
+                   progress: bool = False) -> ModelComparison:
+    """Paired intervals for model A - model B and, per FMR target, the paired swap test of the overall FNMR@FMR
+    (``progress``: a display for each of those steps)."""
     fmr_targets = checks.numbers(fmr_targets, "fmr", low=0.0, high=1.0, high_open=True)
     if not fmr_targets:
         raise InputError("no FMR target given.", param="fmr")
     records, reps = paired_bootstrap(a, b, fmr_targets, method=method, n_resamples=n_resamples, seed=seed,
-                                     level=level, fmr_reference=fmr_reference, rule=rule)
+                                     level=level, fmr_reference=fmr_reference, rule=rule, progress=progress)
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
     tests = []
     if test:
@@ -211,7 +230,7 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
             rec = next(r for r in records if r["metric"] == "fnmr_at_fmr" and r["view"] == "all"
                        and r["fmr_target"] == float(tg))
             tests.append(swap_test(a, b, float(tg), se=float(rec["standard_error"]), n_resamples=n_permutations,
-                                   seed=seed, fmr_reference=fmr_reference, confidence_level=level))
+                                   seed=seed, fmr_reference=fmr_reference, confidence_level=level, progress=progress))
     return ModelComparison(records, tests, targets, method, n_resamples, seed,
                            {"fmr_reference": fmr_reference, "rule": rule, "n_permutations": n_permutations,
                             "protocol": a.protocol, "groups": list(a.group_names)}, reps)

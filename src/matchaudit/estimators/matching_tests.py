@@ -45,6 +45,7 @@ from matchaudit.estimators.permutation import (
 )
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.model import MatchData
+from matchaudit.progress import PASS_UNIT, Meter
 
 MatchingMetric = Literal["fnmr", "fmr", "fnmr_at_fmr", "auc", "eer"]
 METRICS: tuple[str, ...] = ("fnmr", "fmr", "fnmr_at_fmr", "auc", "eer")
@@ -249,6 +250,7 @@ def matching_statistics(
     fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", unit: Unit = "identity",
     studentize: Studentize = True, variance: Variance = "clustered", n_bootstrap: int = 200,
     n_resamples: int | str | None = 999, seed: int = 0, grid: Grid | None = None, max_exact: int = 100_000,
+    progress: bool = False,
 ) -> MatchingStatistics:
     """Observed and relabelled group differences of ``metric`` (the inputs of the permutation test).
 
@@ -256,6 +258,7 @@ def matching_statistics(
     two groups). ``all_pairs=True``: every pair of groups on joint relabellings of all identities (for Holm
     and max-T). ``unit="comparison"``: the baseline permuting labels across comparisons (fixed-threshold rates
     only; binomial variance). ``n_resamples``: random relabellings, or ``"exact"``/``None`` to enumerate.
+    ``progress``: a display of the relabellings (identity unit).
     """
     mode = _check_args(metric, threshold, fmr_target, studentize, variance, unit)
     if not data.has_identities:
@@ -294,21 +297,25 @@ def matching_statistics(
         fn = terms.fnmr if metric == "fnmr" else terms.fmr
         x, vx, wx = _masked(fn, data.identity_group[None, :], G)
         xp, vp, wp = [], [], []
-        for r0 in range(0, labels.shape[0], _BATCH):
-            xx, vv, ww = _masked(fn, labels[r0:r0 + _BATCH], G)
-            xp.append(xx)
-            vp.append(vv)
-            wp.append(ww)
+        with Meter(progress, "relabellings", labels.shape[0], "relabellings") as meter:
+            for r0 in range(0, labels.shape[0], _BATCH):
+                xx, vv, ww = _masked(fn, labels[r0:r0 + _BATCH], G)
+                xp.append(xx)
+                vp.append(vv)
+                wp.append(ww)
+                meter.advance(xx.shape[0])
         xp, vp, wp = np.concatenate(xp), np.concatenate(vp), np.concatenate(wp)
         df, df_perm = effective_df(vx, wx, pairs), effective_df(vp, wp, pairs)
     else:
         grid = grid or build_grid(data, rule=rule)
         targets = [fmr_target] if metric == "fnmr_at_fmr" else []
-        plug, per_rep = chunks.reduce_within_budget(
-            lambda reps: run(data, Relabel(seed, labels=labels), reps, grid=grid, fmr_targets=targets,
-                             fmr_reference=fmr_reference),
-            labels.shape[0], chunks.group_table_bytes(G, grid.n_cells),
-            lambda c: {"x": _engine_metric(c, metric), "threshold": c.target_threshold})
+        B = labels.shape[0]
+        chunk = chunks.chunk_size(chunks.group_table_bytes(G, grid.n_cells), B, None)
+        with Meter(progress, "relabellings", data.n_comparisons() * (B + chunks.n_runs(B, chunk)), PASS_UNIT) as meter:
+            plug, per_rep = chunks.reduce_in_chunks(
+                lambda reps: run(data, Relabel(seed, labels=labels), reps, grid=grid, fmr_targets=targets,
+                                 fmr_reference=fmr_reference, progress=meter),
+                B, chunk, lambda c: {"x": _engine_metric(c, metric), "threshold": c.target_threshold})
         allx = per_rep["x"]
         x, xp = allx[:1], allx[1:]
         vx = vp = df = df_perm = None

@@ -24,6 +24,7 @@ from matchaudit.labelfree.curves import band
 from matchaudit.labelfree.starting_values import Init, initialise
 from matchaudit.labelfree.model import SHAPE_PRIORS, GroupModel, LabelSampling, Priors, ShapePrior, component, constrain
 from matchaudit.labelfree.twopiece import family as get_family
+from matchaudit.progress import Meter
 
 RHAT_REFUSE = 1.2  # the paper's criterion
 RHAT_WARN = 1.01
@@ -174,7 +175,7 @@ def _thin(n_total: int, n: int) -> np.ndarray:
 
 def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: LabelSampling,
                sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int,
-               shape_prior: ShapePrior = DEFAULT_SHAPE_PRIOR):
+               shape_prior: ShapePrior = DEFAULT_SHAPE_PRIOR, tick: samplers.Tick | None = None):
     init = initialise(z, lam)
     lab = ~np.isnan(y)
     model = GroupModel(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling, shape_prior)
@@ -183,11 +184,23 @@ def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: La
     if sampler == "numpyro":
         import jax.numpy as jnp
 
-        d = samplers.sample_numpyro(lambda th: model.log_density(th, jnp), starts, warmup, draws, seed)
+        d = samplers.sample_numpyro(lambda th: model.log_density(th, jnp), starts, warmup, draws, seed, tick)
     else:
-        d = samplers.sample_numpy(model.log_density, starts, cov, warmup, draws, rng)
+        d = samplers.sample_numpy(model.log_density, starts, cov, warmup, draws, rng, tick)
     diag = diagnostics.summarise(d.theta, model.names)
     return init, d, diag
+
+
+def _group_fit(name, s: np.ndarray, y: np.ndarray, init: Init, d: samplers.Draws, diag: dict, loc: float,
+               scale: float) -> GroupFit:
+    """One group's fit in the user's score units (the model runs on standardised scores)."""
+    p = constrain(d.theta.reshape(-1, d.theta.shape[-1]))
+    for k in ("mu0", "mu1"):
+        p[k] = loc + scale * p[k]
+    for k in ("s0L", "s0R", "s1L", "s1R"):
+        p[k] = scale * p[k]
+    worst = {"rhat": max(v["rhat"] for v in diag.values()), "ess": min(v["ess"] for v in diag.values())}
+    return GroupFit(name, s, y, _init_report(init, loc, scale), p, {"per_parameter": diag, "max": worst}, d.info)
 
 
 def _init_report(init: Init, loc: float, scale: float) -> dict:
@@ -268,6 +281,7 @@ def estimate(
     curve_points: int = 60,
     ppc_replicates: int = 50,
     shape_prior: ShapePrior | None = None,
+    progress: bool = False,
 ) -> Estimate:
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and rates at a global threshold from similarity scores.
 
@@ -275,7 +289,8 @@ def estimate(
     when the labelled pairs were sampled per class. ``shape_prior``: ``"jeffreys"`` (default; TP-T d.o.f.
     independence Jeffreys prior, TP-SAS ``log delta ~ N(0, 0.5^2)``), ``"weak"`` (TP-T ``Gamma(2, rate 0.1)``,
     TP-SAS as before) or ``"supplement"`` (E.2: ``Gamma(5, 0.25)`` / ``Gamma(50, 50)``); the latter two pull
-    heavy non-match tails towards normal (docs/labelfree.md, "Recovery").
+    heavy non-match tails towards normal (docs/labelfree.md, "Recovery"). ``progress``: one display over every
+    group's chains, in MCMC iterations (warm-up and draws), with rate and time left.
     Raises :class:`NotConverged` when any R-hat >= 1.2.
     """
     s, g, y = validate(scores, groups, labels)
@@ -299,19 +314,14 @@ def estimate(
     loc, scale = float(np.median(s)), float(np.std(s)) or 1.0  # fit on standardised scores, report in user units
 
     fits: list[GroupFit] = []
-    for gi, nm in enumerate(np.unique(g)):
-        idx = g == nm
-        init, d, diag = _fit_group((s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
-                                   name, chains, warmup, draws, rng, seed + gi, shape_prior)
-        flat = d.theta.reshape(-1, d.theta.shape[-1])
-        p = constrain(flat)
-        for k in ("mu0", "mu1"):
-            p[k] = loc + scale * p[k]
-        for k in ("s0L", "s0R", "s1L", "s1R"):
-            p[k] = scale * p[k]
-        worst = {"rhat": max(v["rhat"] for v in diag.values()), "ess": min(v["ess"] for v in diag.values())}
-        fits.append(GroupFit(nm, s[idx], y[idx], _init_report(init, loc, scale), p,
-                             {"per_parameter": diag, "max": worst}, d.info))
+    names = np.unique(g)
+    with Meter(progress, f"MCMC ({name}, {chains} chains)", names.size * chains * (warmup + draws),
+               "iterations") as meter:
+        for gi, nm in enumerate(names):
+            idx = g == nm
+            init, d, diag = _fit_group((s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
+                                       name, chains, warmup, draws, rng, seed + gi, shape_prior, meter.advance)
+            fits.append(_group_fit(nm, s[idx], y[idx], init, d, diag, loc, scale))
 
     bad = [f"{f.name} (R-hat {f.diagnostics['max']['rhat']:.3f})" for f in fits if not f.diagnostics["max"]["rhat"] < RHAT_REFUSE]
     if bad:

@@ -19,6 +19,7 @@ from matchaudit.errors import InputError
 
 SamplerName = Literal["auto", "numpyro", "numpy"]
 LogDensity = Callable[[np.ndarray], np.ndarray]
+Tick = Callable[[int], None]  # called with the number of chain iterations just done (progress)
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,10 @@ def dispersed_starts(mode: np.ndarray, cov: np.ndarray, chains: int, rng: np.ran
     return mode + 2.0 * rng.standard_normal((chains, mode.size)) @ np.linalg.cholesky(cov).T
 
 
-def sample_numpy(f: LogDensity, starts: np.ndarray, cov: np.ndarray, warmup: int, draws: int, rng: np.random.Generator) -> Draws:
-    """Adaptive random-walk Metropolis, all chains advanced together (one batched density call per step)."""
+def sample_numpy(f: LogDensity, starts: np.ndarray, cov: np.ndarray, warmup: int, draws: int, rng: np.random.Generator,
+                 tick: Tick | None = None) -> Draws:
+    """Adaptive random-walk Metropolis, all chains advanced together (one batched density call per step).
+    ``tick(chains)`` after every step."""
     chains, dim = starts.shape
     chol = np.linalg.cholesky(cov)
     log_scale = np.full(chains, np.log(2.38 / np.sqrt(dim)))
@@ -113,12 +116,16 @@ def sample_numpy(f: LogDensity, starts: np.ndarray, cov: np.ndarray, warmup: int
         else:
             out[:, t - warmup] = x
             accepted += acc
+        if tick is not None:
+            tick(chains)
     return Draws(out, "numpy", {"acceptance": (accepted / max(draws, 1)).tolist(), "warmup": warmup, "draws": draws})
 
 
-def sample_numpyro(log_density_jax: Callable, starts: np.ndarray, warmup: int, draws: int, seed: int) -> Draws:
+def sample_numpyro(log_density_jax: Callable, starts: np.ndarray, warmup: int, draws: int, seed: int,
+                   tick: Tick | None = None) -> Draws:
     """NUTS (dense mass matrix, float64) with NumPyro; chains in parallel on CPU devices when JAX has not yet
-    started (one virtual device per chain), otherwise one after the other."""
+    started (one virtual device per chain), otherwise one after the other. ``tick(1)`` after every iteration of
+    every chain, from inside the compiled sampler (a host callback: the draws are the same with or without)."""
     import jax
     import jax.numpy as jnp
     import numpyro
@@ -127,7 +134,13 @@ def sample_numpyro(log_density_jax: Callable, starts: np.ndarray, warmup: int, d
     numpyro.set_host_device_count(starts.shape[0])  # takes effect only before JAX's first computation
     jax.config.update("jax_enable_x64", True)
     method = "parallel" if jax.local_device_count() >= starts.shape[0] else "sequential"
-    kernel = NUTS(potential_fn=lambda th: -log_density_jax(th), dense_mass=True, target_accept_prob=0.85)
+    class Ticking(NUTS):
+        def sample(self, state, model_args, model_kwargs):
+            jax.debug.callback(lambda: tick(1))
+            return super().sample(state, model_args, model_kwargs)
+
+    kernel = (NUTS if tick is None else Ticking)(potential_fn=lambda th: -log_density_jax(th), dense_mass=True,
+                                                 target_accept_prob=0.85)
     mcmc = MCMC(kernel, num_warmup=warmup, num_samples=draws, num_chains=starts.shape[0],
                 chain_method=method, progress_bar=False)
     mcmc.run(jax.random.PRNGKey(seed), init_params=jnp.asarray(starts), extra_fields=("diverging",))
