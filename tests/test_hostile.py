@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from matchaudit.cli import app
+from tests.test_labelfree_cli import _table as labelfree_table
 
 runner = CliRunner()
 
@@ -56,6 +57,7 @@ def inputs(tmp_path_factory) -> Path:
     doc = json.loads(text)
     (d / "wrongtype.json").write_text(json.dumps({**doc, "operating_points": 3}))
     (d / "afile").write_text("x")
+    labelfree_table(d)  # scores.csv: label-free scores with a few labels
     return d
 
 
@@ -219,6 +221,57 @@ def test_outputs_are_one_set_replaced_whole_and_never_half_written(inputs, tmp_p
     assert res.exit_code == 130
     assert (tmp_path / "results.json").read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".matchaudit-partial")]
+
+
+@pytest.mark.parametrize("args, hook", [
+    (["compare", "--comparisons-a", "{d}/t.csv", "--comparisons-b", "{d}/t.csv", "--fmr", "0.1", "--n-resamples",
+      "40", "--n-permutations", "19"], "matchaudit.cli.compare.plot_compare"),
+    (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--n-resamples", "39"],
+     "matchaudit.cli.matching_writer.plot_null"),
+    (["estimate", "{d}/scores.csv", "--score-col", "sim", "--group-col", "eth", "--label-col", "lab", "--sampler",
+      "numpy", "--draws", "1500", "--fmr", "0.01"], "matchaudit.cli.estimate.plot_ppc"),
+    (["protocol", "--samples", "{d}/samples.parquet", "--genuine", "50", "--impostor", "200"],
+     "matchaudit.cli.protocol.jsonable"),
+    (["coverage", "--datasets", "2", "--identities", "20", "--samples", "3", "--dim", "8", "--n-resamples", "50"],
+     "matchaudit.estimators.coverage.markdown"),
+])
+def test_every_command_writes_its_outputs_as_one_set(inputs, tmp_path, monkeypatch, args, hook):
+    """compare, test, estimate, protocol and coverage wrote file by file: a run that failed or was interrupted
+    half-way left a mix of new and previous files (protocol wrote pairs.csv before refusing its options)."""
+    base = [a.format(d=inputs) for a in args] + ["--out", str(tmp_path), "--quiet"]
+    first = runner.invoke(app, base + ["--seed", "1"])
+    assert first.exit_code == 0, first.output
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    assert len(before) >= 3, before.keys()  # the outputs and the set's manifest
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(hook, interrupted)
+    res = runner.invoke(app, base + ["--seed", "2"])
+    assert res.exit_code == 130, res.output
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".matchaudit-partial")]
+
+
+def test_commands_sharing_a_folder_keep_each_others_outputs(inputs, tmp_path):
+    """Each command's set is its own: a compare or test written into an audit's folder (where the report looks for
+    compare.json) leaves the audit's files, and the report built there includes the comparison."""
+    t = str(inputs / "t.csv")
+    out = ["--out", str(tmp_path), "--quiet"]
+    assert runner.invoke(app, ["audit", "--comparisons", t, "--group-by", "group", "--fmr", "0.1", "--n-resamples",
+                               "40", *out]).exit_code == 0
+    audit_files = {p.name for p in tmp_path.iterdir()}
+    for args in (["compare", "--comparisons-a", t, "--comparisons-b", t, "--group-by", "group", "--fmr", "0.1",
+                  "--n-resamples", "40", "--n-permutations", "19"],
+                 ["test", "--comparisons", t, "--group-by", "group", "--fmr", "0.1", "--n-resamples", "39"]):
+        res = runner.invoke(app, args + out)
+        assert res.exit_code == 0, res.output
+    names = {p.name for p in tmp_path.iterdir()}
+    assert audit_files <= names and {"compare.json", "test.json"} <= names
+    res = runner.invoke(app, ["report", str(tmp_path / "results.json")])
+    assert res.exit_code == 0 and "Warning" not in res.output, res.output
+    assert "<h2>Model comparison" in (tmp_path / "report.html").read_text()
 
 
 def test_reading_is_right_with_zero_and_tied_rates_and_tests_cover_fmr(tmp_path):

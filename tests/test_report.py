@@ -77,11 +77,15 @@ COMPARE = {"command": "matchaudit compare ...", "version": "x", "result": {
         {"metric": "fnmr_at_fmr", "view": "B", "fmr_target": 1e-3, "model_a": 0.1, "model_b": 0.12,
          "difference": -0.02, "low": "nan", "high": "nan", "level": 0.95, "method": "double-or-nothing",
          "n_resamples": 1000, "seed": 0}],
-    "tests": [], "fmr_targets": [1e-3, 1e-4], "method": "double-or-nothing", "n_resamples": 1000, "seed": 0}}
+    "tests": [], "fmr_targets": [1e-3, 1e-4], "method": "double-or-nothing", "n_resamples": 1000, "seed": 0,
+    "details": {"data": {"n_samples": 2000, "n_identities": 200, "n_comparisons": 1999000,
+                         "identities_per_group": {"A": 100, "B": 60, "C": 40}}}}}  # the demo's data
 
 ESTIMATE = {"method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-implementation", "family": "sas",
             "family_description": "sinh-arcsinh", "level": 0.89, "limits": ["exchangeable pairs within a group"],
-            "warnings": [], "results": {"population": {"note": "parametric", "fnmr_at_fmr": [
+            "warnings": [], "groups": [{"name": "A", "n_pairs": 499500}, {"name": "B", "n_pairs": 179700},
+                                       {"name": "C", "n_pairs": 79800}],  # the demo's same-group comparisons
+            "results": {"population": {"note": "parametric", "fnmr_at_fmr": [
                 {"target": 1e-3, "group": "A", "median": 0.011, "lower": 0.008, "upper": 0.015, "extrapolated": False},
                 {"target": 1e-3, "group": "B", "median": 0.042, "lower": 0.03, "upper": 0.06, "extrapolated": True}]}}}
 
@@ -108,6 +112,30 @@ def test_report_includes_model_comparison_and_label_free_estimates(report, tmp_p
     assert "<h2>Model comparison" not in report.read_text() and "<h2>Label-free" not in report.read_text()
     bad = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--compare", str(tmp_path / "no.json")])
     assert bad.exit_code == 2 and "--compare" in bad.output
+    assert "Other data" not in page and "Warning" not in res.output
+
+
+def test_report_checks_that_sections_describe_the_audits_data(report, tmp_path):
+    """The report used to merge a compare.json or estimate.json of another data set without a word: a stale one
+    beside results.json is now left out, a named one included with the mismatch stated; both warned on stderr."""
+    import copy
+    import json
+
+    (tmp_path / "results.json").write_text((report.parent / "results.json").read_text())
+    stale = copy.deepcopy(COMPARE)
+    stale["result"]["details"]["data"]["n_identities"] = 150
+    (tmp_path / "compare.json").write_text(json.dumps(stale))
+    other = dict(ESTIMATE, groups=[{"name": "A", "n_pairs": 10}, {"name": "B", "n_pairs": 20}])
+    (tmp_path / "est.json").write_text(json.dumps(other))
+    res = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--estimate", str(tmp_path / "est.json")])
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "report.html").read_text()
+    assert "<h2>Model comparison" not in page
+    assert "compare.json left out of the report" in res.output and "n_identities 150 (the audit: 200)" in res.output
+    lf = page[page.index("<h2>Label-free"):page.index("<h2>Reproducibility")]
+    assert "Other data" in lf and "pairs_per_group" in lf and "est.json" in res.output
+    named = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--compare", str(tmp_path / "compare.json")])
+    assert named.exit_code == 0 and "Other data" in (tmp_path / "report.html").read_text()
 
 
 def _demo_doc(report) -> dict:

@@ -252,7 +252,7 @@ class Audit:
         from matchaudit.report.results import write_results
 
         out = Path(out)
-        with staged(out) as tmp:  # the whole set or nothing (:mod:`matchaudit.outputs`)
+        with staged(out, "audit") as tmp:  # the whole set or nothing (:mod:`matchaudit.outputs`)
             paths = write_results(self.to_dict(), self.exact.det, tmp, command)
             config, opts = self.config, self.interval_options
             for w in dict.fromkeys(c["weighting"] for c in self.exact.det):

@@ -152,6 +152,14 @@ class MatchData:
             return n * (n - 1) // 2
         return len(self._listed)
 
+    def fingerprint(self) -> dict:
+        """What another output must share to describe the same data set (the report checks a compare.json against
+        the audit's results.json summary by it): sample, identity and comparison counts, identities per group."""
+        n = np.bincount(self.identity_group, minlength=self.n_groups)
+        return {"n_samples": None if self.samples is None else int(self.samples.ids.shape[0]),
+                "n_identities": int(self.n_identities), "n_comparisons": int(self.n_comparisons()),
+                "identities_per_group": {g: int(n[i]) for i, g in enumerate(self.group_names)}}
+
     @property
     def out_of_core(self) -> bool:
         """True when the listed comparisons are read from disk a chunk at a time (``source``)."""

@@ -2,8 +2,9 @@
 only when complete, so that an interrupted or failed run leaves the previous outputs untouched and nothing
 half-written, and a re-run replaces the previous set whole.
 
-The set is recorded in ``.matchaudit-outputs`` in the destination: a re-run removes the files listed there that
-it does not write again (never a file matchaudit did not write), and a later addition (``report.html``) joins it.
+Each command's set is recorded in ``.matchaudit-<command>`` in the destination: a re-run removes the files listed
+there that it does not write again (never a file matchaudit did not write, nor another command's: an audit and a
+compare may share a folder), and a later addition (``report.html`` to the audit's) joins a set.
 """
 
 from __future__ import annotations
@@ -15,26 +16,28 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-MANIFEST = ".matchaudit-outputs"
+def manifest(out: Path, command: str) -> Path:
+    """The file listing ``command``'s set of outputs in ``out``."""
+    return out / f".matchaudit-{command}"
 
 
-def _listed(out: Path) -> list[str]:
-    manifest = out / MANIFEST
-    return manifest.read_text(encoding="utf-8").splitlines() if manifest.is_file() else []
+def _listed(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
 
 
 @contextmanager
-def staged(out: str | Path, replace: bool = True) -> Iterator[Path]:
+def staged(out: str | Path, command: str, replace: bool = True) -> Iterator[Path]:
     """A temporary folder inside ``out`` (created if missing) to write into; on normal exit its files are moved
-    into ``out``. ``replace``: the new files are the whole set (files of the previous set not written again are
-    removed); otherwise they join it."""
+    into ``out`` as ``command``'s set. ``replace``: the new files are the whole set (files of that command's
+    previous set not written again are removed); otherwise they join it."""
     out = Path(out)
+    listing = manifest(out, command)
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".matchaudit-partial-", dir=out))
     try:
         yield tmp
         new = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file())
-        old = _listed(out)
+        old = _listed(listing)
         if replace:
             for name in sorted(set(old) - set(new)):
                 (out / name).unlink(missing_ok=True)
@@ -42,7 +45,7 @@ def staged(out: str | Path, replace: bool = True) -> Iterator[Path]:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp / name, out / name)
         keep = new if replace else list(dict.fromkeys(old + new))
-        (out / MANIFEST).write_text("\n".join(keep) + "\n", encoding="utf-8")
+        listing.write_text("\n".join(keep) + "\n", encoding="utf-8")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -56,4 +59,4 @@ def write_text(path: str | Path, text: str) -> Path:
     return path
 
 
-__all__ = ["MANIFEST", "staged", "write_text"]
+__all__ = ["manifest", "staged", "write_text"]

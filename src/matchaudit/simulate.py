@@ -33,6 +33,7 @@ import pandas as pd
 from matchaudit.data import from_embeddings
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
+from matchaudit.outputs import staged
 
 SamplesPerIdentity = int | tuple[int, int]
 FileFormat = Literal["parquet", "csv"]
@@ -155,7 +156,8 @@ class SimulatedData:
                                attributes=self.samples, group_by=group_by)
 
     def write(self, directory: str | Path, fmt: FileFormat = "parquet") -> WrittenFiles:
-        """Write ``samples.parquet`` (or ``samples.csv``) and ``embeddings.npy``: the input of ``matchaudit audit``."""
+        """Write ``samples.parquet`` (or ``samples.csv``) and ``embeddings.npy``, the input of ``matchaudit audit``, as
+        one set (:func:`matchaudit.outputs.staged`)."""
         if fmt not in ("parquet", "csv"):
             raise InputError(f"Unknown format {fmt!r}: use 'parquet' or 'csv'.")
         out = Path(directory)
@@ -165,15 +167,13 @@ class SimulatedData:
                 f"{other} exists: writing samples.{fmt} and a new embeddings.npy beside it would leave a samples "
                 "table that no longer matches the embeddings. Remove it or write to another directory."
             )
-        out.mkdir(parents=True, exist_ok=True)
-        samples_path = out / f"samples.{fmt}"
-        if fmt == "parquet":
-            self.samples.to_parquet(samples_path, index=False)
-        else:
-            self.samples.to_csv(samples_path, index=False)
-        embeddings_path = out / "embeddings.npy"
-        np.save(embeddings_path, self.embeddings)
-        return WrittenFiles(samples_path, embeddings_path)
+        with staged(out, "simulate") as tmp:  # both files or neither (see matchaudit.outputs)
+            if fmt == "parquet":
+                self.samples.to_parquet(tmp / "samples.parquet", index=False)
+            else:
+                self.samples.to_csv(tmp / "samples.csv", index=False)
+            np.save(tmp / "embeddings.npy", self.embeddings)
+        return WrittenFiles(out / f"samples.{fmt}", out / "embeddings.npy")
 
 
 @dataclass(frozen=True)

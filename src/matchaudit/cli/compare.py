@@ -16,6 +16,7 @@ from rich.console import Console
 from matchaudit import __version__
 from matchaudit.cli.app import app
 from matchaudit.cli.common import floats, names, output_dir, user_errors
+from matchaudit.outputs import staged
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.errors import InputError
 from matchaudit.api import compare as ma_compare
@@ -120,9 +121,10 @@ def compare(
                      progress=not quiet)
     doc = {"command": "matchaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "version": __version__,
            "result": res.to_dict()}
-    (out / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
-    pd.DataFrame(res.records).to_csv(out / "differences.csv", index=False)
-    plot_compare(a, b, res, out / "compare.png")
+    with staged(out, "compare") as tmp:
+        (tmp / "compare.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
+        pd.DataFrame(res.records).to_csv(tmp / "differences.csv", index=False)
+        plot_compare(a, b, res, tmp / "compare.png")
     if not quiet:
         for r in res.records:
             if r["metric"] == "fnmr_at_fmr" and r["view"] == "all":

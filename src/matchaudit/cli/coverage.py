@@ -11,6 +11,7 @@ from rich.console import Console
 from matchaudit.cli.app import app
 from matchaudit.cli.common import floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
+from matchaudit.outputs import staged
 from matchaudit.progress import Meter
 
 console = Console()
@@ -72,10 +73,11 @@ def coverage(
                          truth_samples=truth_samples)
     with Meter(not quiet, "coverage study", cfg.n_datasets, "data sets") as meter:
         res = run_coverage(cfg, progress=lambda i: meter.advance(i - meter.done))
-    res.table().to_csv(out / "coverage.csv", index=False)
-    (out / "coverage.json").write_text(json.dumps({"config": {k: v for k, v in cfg.__dict__.items()},
-                                                   "truth": res.truths, "rows": res.rows}, indent=1, default=str))
-    (out / "coverage.md").write_text(markdown(pivot(res)))
+    with staged(out, "coverage") as tmp:
+        res.table().to_csv(tmp / "coverage.csv", index=False)
+        (tmp / "coverage.json").write_text(json.dumps({"config": dict(cfg.__dict__), "truth": res.truths,
+                                                       "rows": res.rows}, indent=1, default=str))
+        (tmp / "coverage.md").write_text(markdown(pivot(res)))
     if not quiet:
         console.print(pivot(res).round(3).to_string())
         console.print(f"Written to [bold]{out}[/] (coverage.csv, coverage.json, coverage.md).")

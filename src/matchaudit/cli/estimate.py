@@ -14,6 +14,7 @@ from rich.console import Console
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import output_dir, user_errors
+from matchaudit.outputs import staged
 from matchaudit.data.readers import read_table
 from matchaudit.data.validate import Where, as_scores, as_str, missing, parse_labels
 from matchaudit.errors import InputError
@@ -121,10 +122,11 @@ def estimate(
     doc = est.to_dict()
     doc["input"] = {"table": str(table), "score_col": score_col, "group_col": group_col, "label_col": label_col,
                     "score_orientation": "negated distance" if distance else "similarity", "excluded_pairs": note}
-    (out / "estimate.json").write_text(json.dumps(doc, indent=1))
-    est.table().to_csv(out / "estimate.csv", index=False)
-    plot_det(est, out / "det_bands.png")
-    plot_ppc(est, out / "ppc.png")
+    with staged(out, "estimate") as tmp:
+        (tmp / "estimate.json").write_text(json.dumps(doc, indent=1))
+        est.table().to_csv(tmp / "estimate.csv", index=False)
+        plot_det(est, tmp / "det_bands.png")
+        plot_ppc(est, tmp / "ppc.png")
     if not quiet:
         console.print(str(est), highlight=False, soft_wrap=True)
         console.print(f"Results written to [bold]{out}[/] (estimate.json, estimate.csv, det_bands.png, ppc.png).")

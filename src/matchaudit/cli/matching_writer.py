@@ -1,5 +1,5 @@
-"""``matchaudit test`` on matching data: the writer the ``test`` command dispatches to for samples/comparison
-inputs (identity-level permutation tests of :mod:`matchaudit.estimators.matching_tests`)."""
+"""What ``matchaudit test`` writes: a test's document, table and null-distribution figure, for matching data
+(identity-level permutation tests of :mod:`matchaudit.estimators.matching_tests`) and classifier tables alike."""
 
 from __future__ import annotations
 
@@ -13,35 +13,42 @@ import pandas as pd
 from matchaudit import __version__
 from matchaudit.report.figures import plot_null
 from matchaudit.api import test_gap
+from matchaudit.estimators.classifier import AllGroupsResult
 from matchaudit.estimators.permutation import PermutationTestResult
 from matchaudit.model import MatchData
+from matchaudit.outputs import staged
 
 
 def write_matching_test(data: MatchData, metric: str, out: Path, *, groups: tuple[str, str] | None = None,
                         level: float = 0.05, meta: dict | None = None, **options: Any) -> tuple[dict, list[dict]]:
     """Run :func:`matchaudit.test_gap` (two groups, or every pair with Holm and max-T; ``options`` are its
-    keyword arguments), write ``test.json``, ``comparisons.csv`` and ``null_distribution.png`` into ``out``;
-    return (document, rows) for printing."""
+    keyword arguments) and write its outputs (:func:`write_test`); return (document, rows) for printing."""
     res = test_gap(data, metric, groups, alpha=level, **options)
-    out.mkdir(parents=True, exist_ok=True)
     meta = {"version": __version__, "level": level, "data": "matching"} | (meta or {})
+    return write_test(res, metric, out, level, meta, "identity relabelling")
+
+
+def write_test(res: PermutationTestResult | AllGroupsResult, metric: str, out: Path, level: float, meta: dict,
+               relabelling: str = "relabelling") -> tuple[dict, list[dict]]:
+    """``test.json``, ``comparisons.csv`` and ``null_distribution.png`` of a test (two groups, or every pair with
+    its max-T null) into ``out`` as one set (:func:`matchaudit.outputs.staged`); return (document, rows)."""
     if isinstance(res, PermutationTestResult):
         doc = meta | {"kind": "two-group", "result": res.to_dict()}
-        rows = [{"comparison": " vs ".join(res.details["groups"]), "effect": res.effect, "effect_ci_low": res.effect_ci[0],
-                 "effect_ci_high": res.effect_ci[1], "direction": res.direction, "statistic": res.statistic,
-                 "pvalue": res.pvalue, "pvalue_se": res.pvalue_se, "significant": res.significant(level), "reason": res.reason}]
-        plot_null(res.null_distribution, {"observed": res.statistic}, f"{metric}: {rows[0]['comparison']} ({res.method})",
-                  "statistic under identity relabelling", out / "null_distribution.png")
+        rows = [{"comparison": " vs ".join(res.details["groups"]), "effect": res.effect,
+                 "effect_ci_low": res.effect_ci[0], "effect_ci_high": res.effect_ci[1], "direction": res.direction,
+                 "statistic": res.statistic, "pvalue": res.pvalue, "pvalue_se": res.pvalue_se,
+                 "significant": res.significant(level), "reason": res.reason}]
+        null, marks = res.null_distribution, {"observed": res.statistic}
+        title, xlabel = f"{metric}: {rows[0]['comparison']} ({res.method})", f"statistic under {relabelling}"
     else:
         doc = meta | {"kind": "all-groups", "result": res.to_dict()}
         rows = res.rows
-        top = np.nanmax(np.abs(np.where(np.isnan(res.null_distribution), np.inf, res.null_distribution)), axis=1)
-        plot_null(top, {r["comparison"]: abs(r["statistic"]) for r in rows},
-                  f"{metric}: max |statistic| over {len(rows)} pairs (max-T null)", "max |statistic|",
-                  out / "null_distribution.png")
-    (out / "test.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
-    pd.DataFrame(rows).to_csv(out / "comparisons.csv", index=False)
+        null = (np.nanmax(np.abs(np.where(np.isnan(res.null_distribution), np.inf, res.null_distribution)), axis=1)
+                if res.null_distribution.size else np.array([]))
+        marks = {r["comparison"]: abs(r["statistic"]) for r in rows}
+        title, xlabel = f"{metric}: max |statistic| over {len(rows)} pairs (max-T null)", "max |statistic|"
+    with staged(out, "test") as tmp:
+        plot_null(null, marks, title, xlabel, tmp / "null_distribution.png")
+        (tmp / "test.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
+        pd.DataFrame(rows).to_csv(tmp / "comparisons.csv", index=False)
     return doc, rows
-
-
-__all__ = ["write_matching_test"]

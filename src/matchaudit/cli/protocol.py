@@ -11,6 +11,7 @@ from rich.console import Console
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import output_dir, user_errors
+from matchaudit.outputs import staged
 from matchaudit.data import load_samples
 from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError
@@ -50,7 +51,6 @@ def protocol(
     if genuine < 0 or impostor < 0:
         raise InputError("--genuine and --impostor must be non-negative.")
     p = pl.design_protocol(ids, who, genuine, impostor, seed=seed)
-    p.to_frame().to_csv(out / "pairs.csv", index=False)
     doc = {"genuine": genuine, "impostor": impostor, "seed": seed, "usage": p.sums()}
     if embeddings is not None:
         if threshold is None:
@@ -59,7 +59,9 @@ def protocol(
         fn, fm = pl.components(data, threshold)
         doc |= {"components": [fn.to_dict(), fm.to_dict()], "predicted_designed": pl.predict(fn, fm, p.sums()),
                 "predicted_random": pl.predict(fn, fm, pl.expected_random_sums(who, genuine, impostor))}
-    (out / "protocol.json").write_text(json.dumps(jsonable(doc), indent=2, allow_nan=False))
+    with staged(out, "protocol") as tmp:
+        p.to_frame().to_csv(tmp / "pairs.csv", index=False)
+        (tmp / "protocol.json").write_text(json.dumps(jsonable(doc), indent=2, allow_nan=False))
     if not quiet:
         console.print(f"{genuine:,} genuine + {impostor:,} impostor comparisons written to [bold]{out / 'pairs.csv'}[/].")
         if "predicted_designed" in doc:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import output_file, user_errors
+from matchaudit.cli.common import err_console, output_file, user_errors
 from matchaudit.errors import InputError
 from matchaudit.report.html import write_report
 
@@ -34,4 +34,6 @@ def report(
         if path is not None and not path.is_file():
             raise InputError(f"{name} {path}: no such file.")
     output_file(out or results.parent / "report.html", "--out")
-    typer.echo(f"Report written to {write_report(results, out, compare, estimate)}")
+    path = write_report(results, out, compare, estimate,
+                        warn=lambda m: err_console.print(f"Warning: {m}", highlight=False, soft_wrap=True))
+    typer.echo(f"Report written to {path}")

@@ -3,23 +3,19 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from enum import Enum
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from matchaudit import __version__
-from matchaudit.report.figures import plot_null
 from matchaudit.cli.app import app
 from matchaudit.cli.common import names, output_dir, status, user_errors
-from matchaudit.cli.matching_writer import write_matching_test
+from matchaudit.cli.matching_writer import write_matching_test, write_test
 from matchaudit.data import load_comparisons, load_samples
 from matchaudit.data.classifier_table import load_classifier_table
 from matchaudit.errors import InputError
@@ -153,28 +149,12 @@ def test(
                   n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples), seed=seed,
                   confidence_level=confidence_level)
     meta |= {"table": str(table), "level": level}
-    if pair or len(data.group_names) == 2:
-        with status(quiet, "Permutation test..."):
-            r = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
-        doc = meta | {"kind": "two-group", "result": r.to_dict()}
-        rows = [{"comparison": " vs ".join(r.details["groups"]), "effect": r.effect, "effect_ci_low": r.effect_ci[0],
-                 "effect_ci_high": r.effect_ci[1], "direction": r.direction, "statistic": r.statistic,
-                 "pvalue": r.pvalue, "pvalue_se": r.pvalue_se, "significant": r.significant(level),
-                 "reason": r.reason}]
-        plot_null(r.null_distribution, {"observed": r.statistic}, f"{metric}: {rows[0]['comparison']} ({r.method})",
-                  "statistic under relabelling", out / "null_distribution.png")
-    else:
-        with status(quiet, "Permutation tests of every pair of groups..."):
+    with status(quiet, "Permutation test..."):
+        if pair or len(data.group_names) == 2:
+            res = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
+        else:
             res = all_groups_test(data, metric, level=level, **common)
-        doc = meta | {"kind": "all-groups", "result": res.to_dict()}
-        rows = res.rows
-        top = np.nanmax(np.abs(np.where(np.isnan(res.null_distribution), np.inf, res.null_distribution)), axis=1) \
-            if res.null_distribution.size else np.array([])
-        plot_null(top, {r["comparison"]: abs(r["statistic"]) for r in rows},
-                  f"{metric}: max |statistic| over {len(rows)} comparisons (max-T null)", "max |statistic|",
-                  out / "null_distribution.png")
-    (out / "test.json").write_text(json.dumps(doc, indent=2, allow_nan=False))
-    pd.DataFrame(rows).to_csv(out / "comparisons.csv", index=False)
+    doc, rows = write_test(res, metric, out, level, meta)
     if not quiet:
         _print(rows, doc["result"], out, level)
 

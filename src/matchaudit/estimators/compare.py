@@ -233,7 +233,7 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
                                    seed=seed, fmr_reference=fmr_reference, confidence_level=level, progress=progress))
     return ModelComparison(records, tests, targets, method, n_resamples, seed,
                            {"fmr_reference": fmr_reference, "rule": rule, "n_permutations": n_permutations,
-                            "protocol": a.protocol, "groups": list(a.group_names)}, reps)
+                            "protocol": a.protocol, "groups": list(a.group_names), "data": a.fingerprint()}, reps)
 
 
 __all__ = ["ModelComparison", "SCHEMES", "check_paired", "compare_models", "comparison_arrays",

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from matchaudit.report.figures import plot_cross_group
 from matchaudit.outputs import staged, write_text
-from matchaudit.report.results import load_results, load_section
+from matchaudit.report.results import load_results, load_section, section_mismatch
 
 _CSS = """
 body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222;
@@ -325,9 +325,14 @@ def _model_comparison(res: dict, folder: Path) -> str:
     return ("<h2>Model comparison</h2><p>Two models on the same comparisons (<code>matchaudit compare</code>): "
             f"FNMR at each FMR target, each model at its own threshold; paired identity bootstrap "
             f"({_esc(first['method'])}, {_esc(first['n_resamples'])} replicates, seed {_esc(first['seed'])}). "
-            "Differences A − B in percentage points.</p>"
+            "Differences A − B in percentage points.</p>" + _mismatch(doc)
             + _table(["operating point", "view", "FNMR model A", "FNMR model B", "A − B (points)", "interval"], rows, 2)
             + (f"<div class='reading'><ul>{''.join(lines)}</ul></div>" if lines else ""))
+
+
+def _mismatch(doc: dict) -> str:
+    """The warning of a section whose file describes other data than the audit (see :func:`write_report`)."""
+    return f"<p class='warn'><b>Other data:</b> {_esc(doc['_mismatch'])}</p>" if doc.get("_mismatch") else ""
 
 
 def _labelfree(res: dict, folder: Path) -> str:
@@ -340,7 +345,7 @@ def _labelfree(res: dict, folder: Path) -> str:
              f"({_esc(doc['method'])}; family {_esc(doc.get('family_description', doc.get('family')))}): inferred "
              "from the score distributions, not counted from identity labels. They are only as good as the fitted "
              "model; they are not measurements, and the audit's counted numbers above take precedence where labels "
-             f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>")]
+             f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>" + _mismatch(doc))]
     for kind, out in doc["results"].items():
         rows = [[_esc(e["group"]), f"FMR {_num(e['target']):g}", pct(e["median"]),
                  f"[{pct(e['lower'])}, {pct(e['upper'])}]", "tail extrapolation" if e.get("extrapolated") else ""]
@@ -374,21 +379,34 @@ def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
 
 
 def write_report(results_json: Path, report: Path | None = None, compare: Path | None = None,
-                 estimate: Path | None = None) -> Path:
+                 estimate: Path | None = None, warn: Callable[[str], None] | None = None) -> Path:
     """Write the HTML report for a results.json (figures are taken from the same folder).
 
     ``compare``/``estimate``: a ``matchaudit compare`` compare.json and a ``matchaudit estimate`` estimate.json
-    to add as sections; by default those lying beside results.json are used when present.
+    to add as sections; by default those lying beside results.json are used when present. One that describes
+    other data than the audit (:func:`section_mismatch`) is left out when picked up by default (a stale file),
+    and included with the mismatch stated in its section when named; either way ``warn`` is told.
     """
     folder = results_json.parent
     res = load_results(results_json)
     for kind, given in (("compare", compare), ("estimate", estimate)):
         path = given or folder / f"{kind}.json"
-        if given is not None or path.is_file():
-            res[f"_{kind}"] = load_section(path, kind)
+        if given is None and not path.is_file():
+            continue
+        doc = load_section(path, kind)
+        mismatch = section_mismatch(res, kind, doc)
+        if mismatch and given is None:
+            if warn:
+                warn(f"{path} left out of the report: {mismatch}. Name it with --{kind} to include it anyway.")
+            continue
+        if mismatch:
+            doc["_mismatch"] = f"{path.name}: {mismatch}."
+            if warn:
+                warn(f"{path}: {mismatch}; its section says so.")
+        res[f"_{kind}"] = doc
     html = render(res, folder)
     if report is None:  # beside results.json: it joins that folder's set of outputs (:mod:`matchaudit.outputs`)
-        with staged(folder, replace=False) as tmp:
+        with staged(folder, "audit", replace=False) as tmp:
             (tmp / "report.html").write_text(html, encoding="utf-8")
         return folder / "report.html"
     return write_text(report, html)

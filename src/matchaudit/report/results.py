@@ -71,6 +71,26 @@ def load_section(path: Path, kind: str) -> dict[str, Any]:
     return doc
 
 
+def section_mismatch(results: dict[str, Any], kind: str, doc: dict[str, Any]) -> str | None:
+    """How a compare.json (``kind="compare"``) or estimate.json describes other data than the audit's results.json,
+    or None when it describes the same: a compare.json by its data fingerprint
+    (:meth:`matchaudit.model.MatchData.fingerprint`), an estimate.json by its pairs per group, which are the
+    audit's genuine and same-group impostor comparisons when it scored the audit's comparison table."""
+    s = results["summary"]
+    if kind == "compare":
+        fp = doc["result"].get("details", {}).get("data")
+        if not isinstance(fp, dict):
+            return "it does not record its data set (written by an older matchaudit), so it cannot be checked"
+        mine = {"n_samples": s.get("n_samples"), "n_identities": s["n_identities"], "n_comparisons": s["n_comparisons"],
+                "identities_per_group": {g["group"]: g["identities"] for g in s["groups"]}}
+    else:
+        fp = {"pairs_per_group": {str(g.get("name")): g.get("n_pairs") for g in doc.get("groups", [])}}
+        mine = {"pairs_per_group": {g["group"]: g["genuine_comparisons"] + g["impostor_comparisons_same_group"]
+                                    for g in s["groups"]}}
+    diff = [f"{k} {fp.get(k)!r} (the audit: {v!r})" for k, v in mine.items() if fp.get(k) != v]
+    return f"it describes other data than this audit: {'; '.join(diff)}" if diff else None
+
+
 def thin_curve(fmr: np.ndarray, fnmr: np.ndarray, max_points: int = MAX_CURVE_POINTS) -> np.ndarray:
     """Indices of at most ``max_points`` curve points, spread evenly along the DET (probit) arc length."""
     if fmr.size <= max_points:
