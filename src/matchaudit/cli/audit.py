@@ -17,6 +17,7 @@ from rich.table import Table
 from matchaudit.cli.app import app
 from matchaudit.auditing import Audit
 from matchaudit.auditing import audit as ma_audit
+from matchaudit.formatting import fmt, with_counts
 from matchaudit.cli.common import err_console, floats, names, output_dir, output_file, user_errors
 from matchaudit.cli.formats import FORMATS, load_by_format
 from matchaudit.data import load_samples
@@ -50,10 +51,6 @@ class ZeroOpt(str, Enum):
     upper_bound = "upper-bound"
 
 
-def _pct(v: float) -> str:
-    return f"{100 * v:.3g}%"
-
-
 def _print_summary(result: Audit, out: Path) -> None:
     w = result.config.weightings[0]
     table = Table(title=f"Operating points ({w} weighting, accept iff score {result.config.rule} threshold)")
@@ -64,8 +61,8 @@ def _print_summary(result: Audit, out: Path) -> None:
             continue
         flag = " [yellow](below resolution)[/]" if p["below_resolution"] else ""
         table.add_row(f"{p['target']:g}{flag}" if p["kind"] == "fmr_target" else f"t={p['target']:g}", p["group"],
-                      f"{p['threshold']:.5g}", f"{_pct(p['fmr'])} ({p['fmr_errors']:,}/{p['fmr_comparisons']:,})",
-                      f"{_pct(p['fnmr'])} ({p['fnmr_errors']:,}/{p['fnmr_comparisons']:,})")
+                      fmt(p["threshold"], digits=5), with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
+                      with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"]))
     console.print(table)
     for msg in result.to_dict()["summary"]["warnings"]:
         err_console.print(f"[yellow]Warning:[/] {msg}", highlight=False, soft_wrap=True)

@@ -38,6 +38,7 @@ from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import WithinVariance, within_variance
+from matchaudit.metrics import fairness
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import MatchData
@@ -406,7 +407,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
             r.note = "; ".join([r.note] * bool(r.note) + extra)
         out.append({**base, **keys, **r.to_dict()})
 
-    def boot(est, reps, vest=None, rate=True, zero=None, at=None, studentized=None, **kw):
+    def boot(est, reps, vest=None, bounds=(0.0, 1.0), zero=None, at=None, studentized=None, **kw):
         """``zero``: the (metric, view) whose zero-error bound replaces the bootstrap when there are no errors.
         ``at``: (threshold index, view) of ``within`` whose small-sample correction applies (FNMR)."""
         if zeros is not None and zero is not None and kw.get("errors") == 0 and kw.get("comparisons"):
@@ -415,7 +416,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
             return r
         corr = None if within is None or at is None else (within.estimate[at], within.bootstrap[at])
         r = bs.interval_from_replicates(method, est, reps, vest if v is not None else None, level, alt,
-                                        seed=options.seed, resolution=res, bounds=(0.0, 1.0) if rate else None,
+                                        seed=options.seed, resolution=res, bounds=bounds,
                                         within=corr, studentized=studentized, **kw)
         if corr is not None:
             r.note = _join(r.note, _bounded_note(within, at[1]))
@@ -476,7 +477,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
         for (rate, measure), x in meas.items():
             for ti, a in enumerate(config.fmr_targets):
                 xv = None if meas_v is None else meas_v[(rate, measure)][ti]
-                r = boot(x[0, ti], x[1:, ti], xv, rate=False)
+                r = boot(x[0, ti], x[1:, ti], xv, bounds=fairness.RANGE[measure])
                 if within is not None and rate != "FMR":
                     r.note = _join(r.note, MEASURE_CORRECTION, _bounded_note(within, 0))
                 add(r, metric=f"{rate}:{measure}", kind="fmr_target",

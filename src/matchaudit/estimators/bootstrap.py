@@ -427,10 +427,11 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     if n_inf:
         notes.append(f"{n_inf} infinite replicate values kept (a bound among them is infinite)")
     if bounds is not None:
-        def snap(x):  # clip to the range; residue within RESIDUE of either end is that end
+        def snap(x):  # clip to the range; residue within RESIDUE of either end is that end (an end may be inf)
             x = np.clip(x, *bounds)
-            return np.where(np.abs(x - bounds[0]) < RESIDUE, bounds[0],
-                            np.where(np.abs(x - bounds[1]) < RESIDUE, bounds[1], x))
+            with np.errstate(invalid="ignore"):
+                near_lo, near_hi = np.abs(x - bounds[0]) < RESIDUE, np.abs(x - bounds[1]) < RESIDUE
+            return np.where(near_lo, bounds[0], np.where(near_hi, bounds[1], x))
         lo, hi = snap(lo), snap(hi)
     if alternative == "less":
         lo = np.where(np.isnan(hi), np.nan, 0.0 if bounds is None else bounds[0])

@@ -17,6 +17,7 @@ import pandas as pd
 
 from matchaudit import checks
 from matchaudit.encoding import jsonable
+from matchaudit.formatting import fmt, interval
 from matchaudit.errors import InputError, listing
 from matchaudit.labelfree import curves, diagnostics, ppc, samplers
 from matchaudit.definitions import Rule
@@ -114,7 +115,6 @@ class Estimate:
         })
 
     def __str__(self) -> str:
-        pct = lambda v: f"{100 * v:.3g}%"  # noqa: E731
         lines = [
             f"Label-free estimate (SPE-FR), family {self.family_description}",
             f"sampler {self.sampler}: {self.chains} chains x {self.draws} draws (+{self.warmup} warm-up), seed {self.seed}; "
@@ -130,12 +130,13 @@ class Estimate:
             lines.append(f"{kind} ({KIND_NOTE[kind]}):")
             for e in res["fnmr_at_fmr"]:
                 flag = "  [tail extrapolation]" if e["extrapolated"] else ""
-                lines.append(f"  FNMR @ FMR {e['target']:g}  {e['group']}: {pct(e['median'])} "
-                             f"[{pct(e['lower'])}, {pct(e['upper'])}]{flag}")
+                lines.append(f"  FNMR @ FMR {e['target']:g}  {e['group']}: {fmt(e['median'], 'rate')} "
+                             f"{interval(e['lower'], e['upper'], 'rate')}{flag}")
             for e in res["fmr_at_global"]:
                 f = next(x for x in res["fnmr_at_global"] if x["target"] == e["target"] and x["group"] == e["group"])
-                lines.append(f"  global threshold (pooled FMR {e['target']:g}) {e['group']}: FMR {pct(e['median'])} "
-                             f"[{pct(e['lower'])}, {pct(e['upper'])}], FNMR {pct(f['median'])} [{pct(f['lower'])}, {pct(f['upper'])}]")
+                lines.append(f"  global threshold (pooled FMR {e['target']:g}) {e['group']}: FMR {fmt(e['median'], 'rate')} "
+                             f"{interval(e['lower'], e['upper'], 'rate')}, FNMR {fmt(f['median'], 'rate')} "
+                             f"{interval(f['lower'], f['upper'], 'rate')}")
         lines.append("Limits:")
         lines += [f"  - {x}" for x in self.limits]
         lines += [f"Warning: {w}" for w in self.warnings]

@@ -19,6 +19,10 @@ import numpy as np
 ZeroPolicy = Literal["report", "upper-bound"]
 
 MEASURES = ("max_min_ratio", "max_geomean_ratio", "log_geomean_sum", "gini", "max_min_difference")
+# the values each measure can take (per-group and combined): an interval is clipped to them
+RANGE = {"max_min_ratio": (1.0, np.inf), "max_geomean_ratio": (1.0, np.inf), "log_geomean_sum": (0.0, np.inf),
+         "gini": (0.0, 1.0), "max_min_difference": (0.0, 1.0), "fdr": (0.0, 1.0), "inequity_rate": (1.0, np.inf),
+         "garbe": (0.0, 1.0)}
 
 
 def _geomean(x: np.ndarray) -> np.ndarray:

@@ -13,7 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
-from matchaudit.report.figures import save  # noqa: E402
+from matchaudit.formatting import fmt  # noqa: E402
+from matchaudit.report.figures import figure_labels, save  # noqa: E402
 from matchaudit.report.results import thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
@@ -24,8 +25,18 @@ def _probit(p: np.ndarray) -> np.ndarray:
 
 
 def _label(p: float) -> str:
-    s = f"{100 * p:.4g}"
-    return f"{s}%"
+    return fmt(p, "rate", 4)
+
+
+def _absent(curve: dict[str, Any], fmr_low: float) -> str:
+    """Why a curve has no visible part on the axes (FNMR 0.01%-95%, FMR from ``fmr_low`` to 50%), or ""."""
+    fmr, fnmr = np.asarray(curve["fmr"], float), np.asarray(curve["fnmr"], float)
+    inside = (fnmr >= 1e-4) & (fnmr <= 0.95) & (fmr >= fmr_low) & (fmr <= 0.5)
+    if inside.any():
+        return ""
+    if fnmr.size and np.nanmax(fnmr) < 1e-4:
+        return ": no FNMR errors, off the log scale" if np.nanmax(fnmr) == 0 else ": FNMR below 0.01%, not drawn"
+    return ": outside the plotted range"
 
 
 def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summaries: list[dict[str, Any]],
@@ -35,11 +46,13 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals."""
     fig, ax = plt.subplots(figsize=(6.4, 5.6))
     lo = min(1e-6, max(1e-7, min((c["fmr"][c["fmr"] > 0].min() for c in curves if (c["fmr"] > 0).any()), default=1e-6)))
+    ticks = _TICKS[_TICKS >= lo / 1.01]
+    names = figure_labels([c["group"] for c in curves])
     for i, c in enumerate(curves):
         colour = f"C{i}"
         k = thin_curve(c["fmr"], c["fnmr"])
         eer = next((s["eer"] for s in summaries if s["group"] == c["group"]), None)
-        label = c["group"] + (f" (EER {100 * eer:.2f}%)" if eer is not None else "")
+        label = names[i] + (f" (EER {fmt(eer, 'rate')})" if eer is not None else "") + _absent(c, ticks[0])
         ax.plot(_probit(c["fmr"][k]), _probit(c["fnmr"][k]), color=colour, lw=1.6, label=label,
                 drawstyle="steps-post")
         for b in bands or []:
@@ -50,7 +63,6 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
                    color=colour, marker="o", s=22, zorder=3)
         if eer is not None:
             ax.scatter([_probit(np.array(eer))], [_probit(np.array(eer))], color=colour, marker="x", s=40, zorder=3)
-    ticks = _TICKS[_TICKS >= lo / 1.01]
     ax.set_xticks(_probit(ticks), [_label(t) for t in ticks], rotation=45)
     ax.set_yticks(_probit(_TICKS), [_label(t) for t in _TICKS])
     ax.set_xlim(_probit(np.array(ticks[0])), _probit(np.array(0.5)))

@@ -15,13 +15,16 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from matchaudit.report.figures import plot_cross_group
+from matchaudit.formatting import fmt, interval, value as _num, with_counts as rate_with_counts
+from matchaudit.report.figures import label_key, plot_cross_group
 from matchaudit.outputs import staged, write_text
 from matchaudit.report.results import load_results, load_section, section_mismatch
 
 _CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222;
-line-height:1.45;padding:0 1em}
+body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,"Noto Sans","Noto Sans CJK SC","PingFang SC",
+"Hiragino Sans","Microsoft YaHei","Malgun Gothic",sans-serif;max-width:1100px;margin:2em auto;color:#222;
+line-height:1.45;padding:0 1em}.scroll{overflow-x:auto;max-width:100%}pre{white-space:pre-wrap;word-break:break-all}
+@media (max-width:600px){body{margin:1em auto;padding:0 .5em}table{font-size:.8em}}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.8em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.88em}th,td{border:1px solid #ddd;padding:.25em .6em;
 text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}.reading{background:#f5f9ff;border-left:4px solid
@@ -35,32 +38,18 @@ def _esc(x: Any) -> str:
     return html.escape(str(x))
 
 
-def _num(v: Any) -> float:
-    if isinstance(v, str):
-        return float(v)
-    return float("nan") if v is None else float(v)
-
-
 def pct(v: Any, digits: int = 3) -> str:
-    """A rate as a percentage with ``digits`` significant digits (``n/a`` for NaN)."""
-    x = _num(v)
-    if math.isnan(x):
-        return "n/a"
-    return f"{100 * x:.{digits}g}%"
-
-
-def rate_with_counts(v: Any, k: int, n: int) -> str:
-    """The field's display convention: ``2.1% (767/36,520)``."""
-    return f"{pct(v)} ({k:,}/{n:,})"
+    return fmt(v, "rate", digits)
 
 
 def _table(header: list[str], rows: list[list[Any]], left: int = 1) -> str:
+    """A table that scrolls sideways inside its box on a narrow screen instead of running off the page."""
     th = "".join(f"<th class='{'l' if i < left else ''}'>{_esc(h)}</th>" for i, h in enumerate(header))
     body = "".join(
         "<tr>" + "".join(f"<td class='{'l' if i < left else ''}'>{c}</td>" for i, c in enumerate(r)) + "</tr>"
         for r in rows
     )
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class='scroll'><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def _figure(path: Path, caption: str) -> str:
@@ -91,11 +80,18 @@ def _summary(res: dict, folder: Path) -> str:
     )
 
 
+def _key(names: list[str]) -> str:
+    """The caption's key to the short labels a figure used for names its fonts cannot draw."""
+    key = label_key(names)
+    return f" Labels: {key}." if key else ""
+
+
 def _det(res: dict, folder: Path) -> str:
-    figs = "".join(_figure(folder / f"det_{w}.png", f"DET per group, {w} weighting (dots: FMR targets; x: EER)")
+    key = _key(list(dict.fromkeys(["all"] + [g["group"] for g in res["summary"]["groups"]])))
+    figs = "".join(_figure(folder / f"det_{w}.png", f"DET per group, {w} weighting (dots: FMR targets; x: EER).{key}")
                    for w in res["config"]["weightings"])
-    rows = [[_esc(c["group"]), _esc(c["weighting"]), pct(c["eer"]), f"{_num(c['auc']):.5f}",
-             f"{_num(c['min_dcf']):.4f}"] for c in res["curve_summaries"]]
+    rows = [[_esc(c["group"]), _esc(c["weighting"]), pct(c["eer"]), fmt(c["auc"], digits=5), fmt(c["min_dcf"])]
+            for c in res["curve_summaries"]]
     cfg = res["config"]
     return ("<h2>DET curves</h2>" + figs
             + _table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})"], rows, 2))
@@ -112,7 +108,9 @@ def _interval_lookup(res: dict) -> dict[tuple, list[dict]]:
 def _span(r: dict) -> str:
     """An interval; marked † with its reason when the audit calls it indicative (``indicative``, ``method_reason``)."""
     mark = f" <span class='warn' title='{_esc(r.get('method_reason', ''))}'>†</span>" if r.get("indicative") else ""
-    return f"[{pct(r['low'])}, {pct(r['high'])}]{mark}"
+    if math.isnan(_num(r["low"])) or math.isnan(_num(r["high"])):
+        return f"<span title='{_esc(r.get('note') or '')}'>undefined</span>{mark}"
+    return f"{interval(r['low'], r['high'], 'rate')}{mark}"
 
 
 def _operating(res: dict, folder: Path) -> str:
@@ -133,7 +131,7 @@ def _operating(res: dict, folder: Path) -> str:
                 label += f" ({p['alias']})"
             if p["below_resolution"]:
                 label += " ⚠ below resolution"
-            row = [_esc(label), _esc(p["group"]), f"{_num(p['threshold']):.5g}",
+            row = [_esc(label), _esc(p["group"]), fmt(p["threshold"], digits=5),
                    rate_with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
                    rate_with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"])]
             found = ivs.get((w, p["group"], "FNMR", p["kind"], p["target"]), [])
@@ -164,7 +162,7 @@ def _uncertainty(res: dict, folder: Path) -> str:
         for t in targets:
             r = next((x for x in rows if x["metric"] == metric and x["group"] == group and x["target"] == t), None)
             v = None if r is None else _num(r["normalized_uncertainty"])
-            cells.append("—" if v is None or not math.isfinite(v) else f"{v:.3g}")
+            cells.append("—" if v is None or not math.isfinite(v) else fmt(v, digits=2))
         table.append([_esc(metric), _esc(group)] + cells)
     return ("<h2>Normalized uncertainty</h2><p>Bootstrap standard deviation divided by the estimate (eq. 11 of the "
             "similarity-scoring paper): how much of a number is noise. Above about 0.5, the estimate is mostly "
@@ -181,12 +179,15 @@ def _cross(res: dict, folder: Path) -> str:
     target = targets[len(targets) // 2]
     with tempfile.TemporaryDirectory() as tmp:  # drawn for the page only: the results folder is never written
         path = plot_cross_group([r for r in recs if r["target"] == target], target, Path(tmp) / "cross_group_fmr.png")
-        figure = _figure(path, "cross-group FMR")
+        figure = _figure(path, "cross-group FMR." + _key([g["group"] for g in res["summary"]["groups"]]))
     return ("<h2>Cross-group FMR</h2><p>FMR between every pair of groups at the global threshold for FMR target "
-            f"{target:g} (log10 scale; diagonal: same-group impostors).</p>" + figure)
+            f"{fmt(target)} (colours on a log scale; diagonal: same-group impostors; grey: no false matches).</p>"
+            + figure)
 
 
 def _fairness(res: dict, folder: Path) -> str:
+    """Every fairness measure per FMR target with its interval; differences in percentage points, ratios and
+    indices as plain numbers; a value or interval that is not a number is marked and its reason given below."""
     w = res["config"]["weightings"][0]
     rows = [r for r in res["fairness"] if r["weighting"] == w and r["kind"] == "fmr_target"]
     if not rows:
@@ -194,21 +195,32 @@ def _fairness(res: dict, folder: Path) -> str:
     targets = sorted({r["target"] for r in rows}, reverse=True)
     measures = list(dict.fromkeys((r["rate"], r["measure"]) for r in rows))
     ivs = _interval_lookup(res)
+    notes: list[str] = []
+
+    def mark(reason: str) -> str:
+        if reason not in notes:
+            notes.append(reason)
+        return f"<sup>{notes.index(reason) + 1}</sup>"
+
     table = []
     for rate, m in measures:
+        unit = "points" if "difference" in m else "plain"
         cells = []
         for t in targets:
             r = next(x for x in rows if x["rate"] == rate and x["measure"] == m and x["target"] == t)
             v = _num(r["value"])
-            cell = f"{v:.4g}" if math.isfinite(v) else f"<span title='{_esc(r['reason'])}'>{_esc(r['value'])}</span>"
+            cell = fmt(v, unit) if math.isfinite(v) else ("∞" if math.isinf(v) else "undefined") + mark(r["reason"])
             iv = ivs.get((w, "all", f"{rate}:{m}", "fmr_target", t)) or ivs.get((w, None, f"{rate}:{m}", "fmr_target", t))
-            if iv:
-                cell += f" <span class='muted'>[{_num(iv[0]['low']):.3g}, {_num(iv[0]['high']):.3g}]</span>"
+            if iv and math.isfinite(v):
+                span = interval(iv[0]["low"], iv[0]["high"], unit)
+                cell += f" <span class='muted'>{span}{mark(iv[0]['note']) if span == 'undefined' else ''}</span>"
             cells.append(cell)
         table.append([_esc(rate), _esc(m.replace("_", " "))] + cells)
+    foot = "".join(f"<li>{_esc(n)}</li>" for n in notes)
     return (f"<h2>Fairness measures ({_esc(w)} weighting)</h2><p>Per FMR target, at the global threshold. "
-            "Ratios equal 1 and differences 0 when all groups are equal; brackets: interval when computed.</p>"
-            + _table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], table, 2))
+            "Ratios equal 1 and differences 0 when all groups are equal; differences in percentage points; brackets: "
+            "interval when computed.</p>" + _table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], table, 2)
+            + (f"<ol class='muted'>{foot}</ol>" if foot else ""))
 
 
 def _reading(res: dict, folder: Path) -> str:
@@ -264,14 +276,13 @@ def _times(record: dict | None) -> str:
     ratio = _num(record["value"])
     if math.isnan(ratio):
         return "against"
-    words = "infinitely many times" if math.isinf(ratio) else f"{ratio:.3g} times"
+    words = "infinitely many times" if math.isinf(ratio) else f"{fmt(ratio)} times"
     adjusted = record.get("adjusted_groups") or []
     return words + (f" (zero rates of {', '.join(map(_esc, adjusted))} replaced by upper bounds)" if adjusted else "")
 
 
 def _p(v: Any) -> str:
-    x = _num(v)
-    return "n/a" if math.isnan(x) else f"{x:.3g}"
+    return fmt(v, "p")
 
 
 def _tests(res: dict, folder: Path) -> str:
@@ -286,7 +297,7 @@ def _tests(res: dict, folder: Path) -> str:
         label = f"FMR {_num(t['target']):g}" if t.get("kind") == "fmr_target" else f"t = {_num(t['target']):g}"
         effect = _num(t["effect"])
         rows.append([_esc(label), _esc(str(t["metric"]).upper()), f"{_esc(t['group_a'])} − {_esc(t['group_b'])}",
-                     "n/a" if math.isnan(effect) else f"{100 * effect:+.3g} points", _p(t["pvalue"]),
+                     fmt(effect, "points", sign=True), _p(t["pvalue"]),
                      _p(t.get("pvalue_holm")), _p(t.get("pvalue_maxt")), verdict])
     first = recs[0]
     alpha = _num(first.get("alpha", 0.05))
@@ -311,16 +322,16 @@ def _model_comparison(res: dict, folder: Path) -> str:
     rows, lines = [], []
     for r in recs:
         d, lo, hi = _num(r["difference"]), _num(r["low"]), _num(r["high"])
-        rows.append([f"FMR {_num(r['fmr_target']):g}", _esc(r["view"]), pct(r["model_a"]), pct(r["model_b"]),
-                     f"{100 * d:+.3g}", f"[{100 * lo:+.3g}, {100 * hi:+.3g}]"])
+        rows.append([f"FMR {fmt(r['fmr_target'])}", _esc(r["view"]), pct(r["model_a"]), pct(r["model_b"]),
+                     fmt(d, "points", sign=True), interval(lo, hi, "points")])
         if r["view"] != "all" or not all(map(math.isfinite, (d, lo, hi))):
             continue
         noise = ("distinguishable from noise" if lo > 0 or hi < 0
                  else "not distinguishable from noise (the interval includes 0)")
-        lines.append(f"<li>Model A's FNMR at FMR {_num(r['fmr_target']):g} is "
-                     f"{'lower' if d < 0 else 'higher' if d > 0 else 'equal to model B’s'}"
-                     f"{f' by {abs(100 * d):.3g} points' if d != 0 else ''}, {100 * _num(r['level']):.0f}% interval "
-                     f"[{100 * lo:+.3g}, {100 * hi:+.3g}] points: {noise}.</li>")
+        by = f" by {fmt(abs(d), 'points')}" if d != 0 else ""
+        lines.append(f"<li>Model A's FNMR at FMR {fmt(r['fmr_target'])} is "
+                     f"{'lower' if d < 0 else 'higher' if d > 0 else 'equal to model B’s'}{by}, "
+                     f"{fmt(r['level'], 'rate')} interval {interval(lo, hi, 'points')}: {noise}.</li>")
     first = recs[0]
     return ("<h2>Model comparison</h2><p>Two models on the same comparisons (<code>matchaudit compare</code>): "
             f"FNMR at each FMR target, each model at its own threshold; paired identity bootstrap "
@@ -347,8 +358,8 @@ def _labelfree(res: dict, folder: Path) -> str:
              "model; they are not measurements, and the audit's counted numbers above take precedence where labels "
              f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>" + _mismatch(doc))]
     for kind, out in doc["results"].items():
-        rows = [[_esc(e["group"]), f"FMR {_num(e['target']):g}", pct(e["median"]),
-                 f"[{pct(e['lower'])}, {pct(e['upper'])}]", "tail extrapolation" if e.get("extrapolated") else ""]
+        rows = [[_esc(e["group"]), f"FMR {fmt(e['target'])}", pct(e["median"]), interval(e["lower"], e["upper"], "rate"),
+                 "tail extrapolation" if e.get("extrapolated") else ""]
                 for e in out["fnmr_at_fmr"]]
         parts.append(f"<h3>{_esc(kind)}</h3><p class='muted'>{_esc(out.get('note', ''))}</p>"
                      + _table(["group", "operating point", "FNMR (median)", f"{100 * level:.0f}% band", "note"], rows))
@@ -373,7 +384,8 @@ SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _
 def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
     """The whole page as one string."""
     body = "".join(section(res, folder) for section in SECTIONS)
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_esc(title)}</title>"
             f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>"
             f"<p class='muted'>Per-group performance and fairness of a 1:1 matching system.</p>{body}</body></html>")
 

@@ -1,0 +1,60 @@
+"""How the report writes a number: one function (:func:`fmt`) with a unit, three significant digits, and words
+for what is not a number, so that every table, sentence and figure label reads the same way."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+Unit = Literal["rate", "points", "plain", "p"]
+FLOOR = {"rate": 1e-6, "points": 1e-6, "plain": 1e-4, "p": 1e-4}  # below: "< floor" (a tiny value is not digits)
+
+
+def value(v: Any) -> float:
+    """A results.json number as a float (NaN for null; "nan"/"inf" strings as written by older versions)."""
+    if isinstance(v, str):
+        return float(v)
+    return float("nan") if v is None else float(v)
+
+
+def fmt(v: Any, unit: Unit = "plain", digits: int = 3, sign: bool = False, suffix: bool = True) -> str:
+    """``v`` for a reader: ``rate`` as a percentage (0.0123 -> ``1.23%``), ``points`` as signed percentage points of
+    a rate difference (``+1.2 points``), ``p`` a p-value, ``plain`` a ratio or index; ``digits`` significant digits;
+    ``n/a`` for NaN, ``∞`` for infinity, ``0`` for zero and ``< 0.0001%`` for what is smaller than the unit's floor;
+    ``suffix=False`` leaves out " points" (an interval names the unit once)."""
+    x = value(v)
+    scale, end = {"rate": (100.0, "%"), "points": (100.0, " points" if suffix else "")}.get(unit, (1.0, ""))
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return ("-" if x < 0 else "+" if sign else "") + "∞"
+    y = x * scale
+    plus = "+" if sign and y > 0 else ""
+    if y == 0:
+        return f"0{end}"
+    floor = FLOOR[unit] * scale
+    if abs(y) < floor:
+        return f"{'-' if y < 0 else ''}< {floor:g}{end}"
+    text = f"{y:.{digits}g}"
+    if "e" in text:  # large or small: plain digits read better than exponents in a report
+        text = f"{y:,.{max(digits - 1 - math.floor(math.log10(abs(y))), 0)}f}"
+    return f"{plus}{text}{end}"
+
+
+def interval(low: Any, high: Any, unit: Unit = "plain", digits: int = 3) -> str:
+    """``[low, high]`` in ``unit`` (``[1.2%, 3%]``, ``[-0.4, 1.1] points``); ``undefined`` when either end is not a
+    number."""
+    lo, hi = value(low), value(high)
+    if math.isnan(lo) or math.isnan(hi):
+        return "undefined"
+    if unit == "points":
+        return f"[{fmt(lo, unit, digits, suffix=False)}, {fmt(hi, unit, digits, suffix=False)}] points"
+    return f"[{fmt(lo, unit, digits)}, {fmt(hi, unit, digits)}]"
+
+
+def with_counts(v: Any, k: int, n: int) -> str:
+    """The field's display convention: ``2.1% (767/36,520)``."""
+    return f"{fmt(v, 'rate')} ({k:,}/{n:,})"
+
+
+__all__ = ["fmt", "interval", "value", "with_counts"]

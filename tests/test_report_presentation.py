@@ -1,0 +1,117 @@
+"""How the report reads (#15 item 10): one number format, reasons instead of "inf [nan, nan]", a heat map and
+DET legend that say what they cannot draw, labels for names no font covers, a page that fits a phone."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from matchaudit.cli import app
+from matchaudit.formatting import fmt, interval, with_counts
+from matchaudit.report import det, figures
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("args, expected", [
+    ((0.0123, "rate"), "1.23%"), ((1.37e-43, "rate"), "< 0.0001%"), ((0.0, "rate"), "0%"),
+    ((float("nan"), "rate"), "n/a"), ((float("inf"), "plain"), "∞"), ((2.5e-17, "plain"), "< 0.0001"),
+    ((1646.3, "plain"), "1,646"), ((209.33, "plain"), "209"), ((0.00000469, "rate"), "0.000469%"),
+    ((-0.012, "points"), "-1.2 points"), ((0.00004, "p"), "< 0.0001"), (("inf", "plain"), "∞"),
+])
+def test_one_number_format(args, expected):
+    """Label-free values used to print as "1.37e-41%", a normalized uncertainty as "2.52e-17"."""
+    assert fmt(*args) == expected
+
+
+def test_intervals_and_counts_read_the_same_everywhere():
+    assert interval(-0.02, -0.004, "points") == "[-2, -0.4] points"
+    assert interval(5.95e-165, 0.02, "rate") == "[< 0.0001%, 2%]"
+    assert interval(float("nan"), 1.0, "plain") == "undefined"
+    assert fmt(0.012, "points", sign=True) == "+1.2 points" and with_counts(0.021, 767, 36520) == "2.1% (767/36,520)"
+
+
+@pytest.fixture(scope="module")
+def zero_groups(tmp_path_factory):
+    """Two groups, one without any error (genuine scores ~1, impostors ~0), one of them named in CJK."""
+    d = tmp_path_factory.mktemp("zero")
+    rng = np.random.default_rng(3)
+    s = pd.DataFrame([(f"{k}_{i}", k, "北京" if k % 2 else "Zürich") for k in range(80) for i in range(4)],
+                     columns=["sample_id", "identity", "group"])
+    emb = np.zeros((len(s), 96), np.float32)
+    emb[np.arange(len(s)), s.identity.to_numpy()] = 1.0
+    emb += np.where(s.group.to_numpy() == "北京", 0.5, 0.05)[:, None] * rng.normal(size=emb.shape).astype(np.float32)
+    s.to_parquet(d / "samples.parquet", index=False)
+    np.save(d / "embeddings.npy", emb)
+    res = runner.invoke(app, ["audit", "--samples", str(d / "samples.parquet"), "--embeddings", str(d / "embeddings.npy"),
+                              "--group-by", "group", "--fmr", "1e-2,1e-3", "--n-resamples", "100", "--out", str(d / "o"),
+                              "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert runner.invoke(app, ["report", str(d / "o" / "results.json")]).exit_code == 0
+    return d / "o"
+
+
+def test_fairness_table_gives_reasons_and_units(zero_groups):
+    """The fairness table used to show "inf [nan, nan]" without a reason and differences as bare fractions."""
+    page = (zero_groups / "report.html").read_text()
+    fair = page[page.index("<h2>Fairness"):page.index("<h2>Normalized")]
+    assert "[nan" not in fair and ">inf" not in fair and ">nan" not in fair
+    assert "∞<sup>1</sup>" in fair and "zero observed rate in Zürich" in fair  # the footnote says why
+    assert "] points" in fair  # the max-min difference and its interval in percentage points
+
+
+def test_measure_intervals_stay_within_what_the_measure_can_take(zero_groups):
+    """A max-min difference of rates read "96.7 points [90.8, 102]": intervals are clipped to each measure's range."""
+    doc = json.loads((zero_groups / "results.json").read_text())
+    for r in doc["intervals"]:
+        measure = r["metric"].split(":")[-1]
+        lo, hi = (float(r[k]) for k in ("low", "high"))
+        if measure in ("max_min_difference", "gini", "fdr", "garbe") and not math.isnan(lo):
+            assert 0 <= lo <= hi <= 1, r
+        if measure in ("max_min_ratio", "max_geomean_ratio", "inequity_rate") and not math.isnan(lo):
+            assert lo >= 1, r
+
+
+def test_page_fits_a_narrow_screen(zero_groups):
+    page = (zero_groups / "report.html").read_text()
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in page
+    assert page.count("<table>") == page.count("<div class='scroll'><table>") > 0
+    assert "Noto Sans CJK" in page  # a font stack that covers CJK names where the reader's system has one
+
+
+def test_names_no_font_draws_get_labels_and_a_key(monkeypatch):
+    """CJK group names used to render as boxes in the figures: they get G<k> labels, keyed in the caption."""
+    monkeypatch.setattr(figures, "_covered", lambda: frozenset(map(ord, "allZürich ")))
+    assert figures.figure_labels(["all", "Zürich", "北京"]) == ["all", "Zürich", "G2"]
+    assert figures.figure_labels(["Zürich", "北京"]) == ["Zürich", "G2"]  # the same label in every figure
+    assert figures.label_key(["all", "Zürich", "北京"]) == "G2 = 北京"
+
+
+def test_det_legend_says_why_a_curve_is_not_drawn():
+    """The DET legend listed groups whose curve never appears (no errors: below the log axis)."""
+    fmr = np.array([1e-3, 1e-2, 1e-1, 0.5])
+    assert det._absent({"fmr": fmr, "fnmr": np.zeros(4)}, 1e-6) == ": no FNMR errors, off the log scale"
+    assert det._absent({"fmr": fmr, "fnmr": np.full(4, 5e-5)}, 1e-6) == ": FNMR below 0.01%, not drawn"
+    assert det._absent({"fmr": fmr, "fnmr": np.full(4, 0.2)}, 1e-6) == ""
+
+
+def test_heat_map_marks_zero_cells_and_picks_legible_text(tmp_path, monkeypatch):
+    """Zero-FMR cells used to be blank white, text white on yellow, the scale in unlabeled log10 units."""
+    texts = []
+    real = figures.plt.Axes.text
+
+    def spy(self, x, y, s, **kw):
+        texts.append((s, kw.get("color")))
+        return real(self, x, y, s, **kw)
+
+    monkeypatch.setattr(figures.plt.Axes, "text", spy)
+    recs = [{"group_a": "A", "group_b": "A", "fmr": 0.0}, {"group_a": "A", "group_b": "B", "fmr": 1e-4},
+            {"group_a": "B", "group_b": "B", "fmr": 2e-2}]
+    figures.plot_cross_group(recs, 1e-3, tmp_path / "h.png")
+    cells = dict(texts)
+    assert cells["0%"] == "black" and cells["2%"] == "black" and cells["0.01%"] == "white"  # yellow top, purple bottom
