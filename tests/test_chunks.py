@@ -60,11 +60,9 @@ def test_chunk_size_follows_the_budget(data):
         ai.plan_chunks(data, ai.IntervalOptions(n_resamples=1000, memory_gb=1e-4), ("pooled",))
 
 
-def test_cli_announces_chunks_and_one_display_covers_them(tmp_path, monkeypatch):
+def test_cli_announces_chunks_and_one_display_covers_them(tmp_path, meter_log):
     """A small --memory: the run says before it starts that it is split, the one progress display ends at exactly
     every comparison x replicate of every run (plug-in rows included), and results.json equals the one-run audit."""
-    from matchaudit import progress
-
     assert runner.invoke(app, ["simulate", "--identities", "30", "--samples-per-identity", "3", "--dim", "16",
                                "--out", str(tmp_path / "d")]).exit_code == 0
     base = ["audit", "--samples", str(tmp_path / "d" / "samples.parquet"), "--embeddings",
@@ -72,19 +70,11 @@ def test_cli_announces_chunks_and_one_display_covers_them(tmp_path, monkeypatch)
     data = ma.load_samples(tmp_path / "d" / "samples.parquet", tmp_path / "d" / "embeddings.npy")
     plans = ai.plan_chunks(data, ai.IntervalOptions(n_resamples=40, memory_gb=0.004), ("pooled", "balanced"))
     assert all(p.runs > 1 for p in plans)
-    seen = []
-    real = progress.Meter.advance
-
-    def spy(self, n=1):
-        real(self, n)
-        seen.append((self.label, self.done, self.total))
-
-    monkeypatch.setattr(progress.Meter, "advance", spy)
     res = runner.invoke(app, base + ["--memory", "0.004", "--out", str(tmp_path / "split")])
     assert res.exit_code == 0, res.output
     assert "do not fit the memory budget" in res.output and "pooled in" in res.output
     n = data.n_comparisons()
-    boot = [s for s in seen if s[0] == "bootstrap"]
+    boot = [s for s in meter_log if s[0] == "bootstrap"]
     assert boot[-1][2] == n * sum(40 + p.runs for p in plans) and boot[-1][1] == boot[-1][2]
     assert runner.invoke(app, base + ["--out", str(tmp_path / "whole"), "--quiet"]).exit_code == 0
     a, b = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("split", "whole"))

@@ -322,20 +322,10 @@ def test_scores_that_look_wrong_are_flagged(inputs, tmp_path, case, expected):
         assert any(expected in w for w in warnings) and expected in res.output
 
 
-def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_terminal(inputs, tmp_path, monkeypatch):
+def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_terminal(inputs, tmp_path, meter_log):
     """The bar used to count 2,048-row blocks (the demo: 0/1 for the whole bootstrap) and print nothing outside a
     terminal."""
-    from matchaudit import progress
-
-    seen = []
-    monkeypatch.setattr(progress, "EVERY", 0.0)
-    real = progress.Meter.advance
-
-    def spy(self, n=1):
-        real(self, n)
-        seen.append((self.label, self.done, self.total, self.unit))
-
-    monkeypatch.setattr(progress.Meter, "advance", spy)
+    seen = meter_log
     res = runner.invoke(app, ["audit", "--samples", str(inputs / "samples.parquet"), "--embeddings",
                               str(inputs / "embeddings.npy"), "--fmr", "0.1", "--n-resamples", "40", "--weighting",
                               "pooled", "--out", str(tmp_path)])
@@ -356,22 +346,11 @@ def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_ter
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--metric", "fnmr", "--threshold", "0",
       "--n-resamples", "39"], "relabellings", "relabellings"),
 ])
-def test_compare_and_test_show_progress_to_the_end(inputs, tmp_path, monkeypatch, args, label, unit):
+def test_compare_and_test_show_progress_to_the_end(inputs, tmp_path, meter_log, args, label, unit):
     """compare and test used to show only a spinner: each step's display counts its real work to the end."""
-    from matchaudit import progress
-
-    seen = []
-    monkeypatch.setattr(progress, "EVERY", 0.0)
-    real = progress.Meter.advance
-
-    def spy(self, n=1):
-        real(self, n)
-        seen.append((self.label, self.done, self.total, self.unit))
-
-    monkeypatch.setattr(progress.Meter, "advance", spy)
     res = runner.invoke(app, [a.format(d=inputs) for a in args] + ["--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
-    mine = [x for x in seen if x[0] == label]
+    mine = [x for x in meter_log if x[0] == label]
     assert mine and mine[-1][3] == unit and mine[-1][1] == mine[-1][2] > 0
     assert f"{label}: 100% (" in res.output
 

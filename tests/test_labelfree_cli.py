@@ -69,24 +69,15 @@ def test_estimate_reads_minus_one_as_a_non_match():
     assert got[[0, 1, 3, 4]].tolist() == [1.0, 0.0, 1.0, 0.0] and np.isnan(got[2])
 
 
-def test_estimate_shows_progress_in_mcmc_iterations(tmp_path, monkeypatch):
+def test_estimate_shows_progress_in_mcmc_iterations(tmp_path, meter_log):
     """`estimate` used to show a spinner for a fit of minutes: one display counts every chain's warm-up and draws
     of every group (a line every EVERY seconds off a terminal), with the same numbers as a quiet run."""
     import pytest
 
-    from matchaudit import progress
     from matchaudit.labelfree.samplers import numpyro_available
 
     path = _table(tmp_path, n=200)
-    seen = []
-    real = progress.Meter.advance
-
-    def spy(self, n=1):
-        real(self, n)
-        seen.append((self.label, self.done, self.total))
-
-    monkeypatch.setattr(progress, "EVERY", 0.0)
-    monkeypatch.setattr(progress.Meter, "advance", spy)
+    seen = meter_log
     for sampler in ["numpy", "numpyro"] if numpyro_available() else ["numpy"]:
         seen.clear()
         args = ["estimate", str(path), "--score-col", "sim", "--group-col", "eth", "--sampler", sampler, "--draws",

@@ -1,0 +1,23 @@
+"""Fixtures shared by several test modules."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def meter_log(monkeypatch) -> list[tuple]:
+    """Every progress display's state after each advance, as (label, done, total, unit); displays print a line at
+    every advance off a terminal (``EVERY = 0``)."""
+    from matchaudit import progress
+
+    seen: list[tuple] = []
+    real = progress.Meter.advance
+
+    def spy(self, n=1):
+        real(self, n)
+        seen.append((self.label, self.done, self.total, self.unit))
+
+    monkeypatch.setattr(progress, "EVERY", 0.0)
+    monkeypatch.setattr(progress.Meter, "advance", spy)
+    return seen
