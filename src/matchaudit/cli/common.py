@@ -106,15 +106,21 @@ def user_errors(fn: F) -> F:
 
 
 def output_dir(out: Path, flag: str = "--out") -> Path:
-    """Create the output directory ``out`` before any work, or say why it cannot be (an existing file, no
-    permission): a user learns it at once, not after a long run."""
+    """Check before any work that the output directory ``out`` can be made and written, or say why not (an
+    existing file, no permission): a user learns it at once, not after a long run. A directory made to check is
+    removed again (the outputs create it when they are written), so a run refused for its input leaves no empty
+    folder behind."""
     if out.exists() and not out.is_dir():
         raise InputError(f"{flag} {out}: a file of that name exists; give a directory.")
+    missing = [p for p in [out, *out.parents] if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{flag} {out}: cannot create the directory ({e.strerror}).") from None
-    if not os.access(out, os.W_OK | os.X_OK):
+    writable = os.access(out, os.W_OK | os.X_OK)
+    for p in missing:  # deepest first
+        p.rmdir()
+    if not writable:
         raise InputError(f"{flag} {out}: the directory is not writable; give another.")
     return out
 
