@@ -84,6 +84,9 @@ CASES = [
     (["audit", *S, "--level", "1.5"], "--level"),
     (["audit", *S, "--n-resamples", "1000", "--memory", "0.0001"], "over the budget of 0.0 GB (--memory)"),
     (["audit", *S, "--memory", "-1"], "--memory"),
+    ([*CMP, "--n-resamples", "100000000"], "over the budget"),  # kept replicates, refused before any work
+    (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--n-resamples", "1000000000"],
+     "over the budget"),
     (["audit", *S, "--level", "0"], "--level"),
     (A + ["--dcf-p-target", "1.5"], "--dcf-p-target"),
     (A + ["--dcf-p-target", "0"], "--dcf-p-target"),

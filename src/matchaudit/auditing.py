@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-import sys
 from typing import Any, Literal, Sequence
 
 import numpy as np
@@ -25,6 +24,7 @@ from matchaudit.estimators.audit_intervals import (IntervalOptions, balanced_met
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
+from matchaudit.progress import announce
 from matchaudit.metrics.fairness import ZeroPolicy
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
@@ -357,8 +357,7 @@ def audit(
     bal_method, bal_skipped = balanced_method(data, config, iopts) if iopts is not None else (None, None)
     if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once, a long one announced
         note = plan_note(plan_chunks(data, iopts, interval_weightings(config, bal_method)), iopts)
-        if note and progress:
-            print(note, file=sys.stderr, flush=True)
+        announce(bool(note and progress), note or "")
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)

@@ -9,11 +9,9 @@ import time
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 
+from matchaudit.formatting import fmt
+
 EVERY = 10.0  # seconds between lines when stderr is not a terminal
-
-
-def _num(x: float) -> str:
-    return f"{x:,.0f}" if x < 1e6 else f"{x:.3g}"
 
 
 def _clock(seconds: float) -> str:
@@ -52,13 +50,12 @@ class Meter:
         now = time.monotonic()
         rate = self.done / max(now - self._start, 1e-9)
         if self._bar is not None:
-            self._bar.update(self._job, completed=self.done, rate=f"{_num(rate)} {self.unit}/s")
+            self._bar.update(self._job, completed=self.done, rate=f"{fmt(rate)} {self.unit}/s")
         elif now - self._last >= EVERY:
             self._last = now
             left = (self.total - self.done) / rate if rate > 0 else float("nan")
-            print(f"{self.label}: {100 * self.done / max(self.total, 1):.0f}% ({_num(self.done)} of "
-                  f"{_num(self.total)} {self.unit}, {_num(rate)}/s, about {_clock(left)} left)",
-                  file=sys.stderr, flush=True)
+            announce(True, f"{self.label}: {100 * self.done / max(self.total, 1):.0f}% ({fmt(self.done)} of "
+                           f"{fmt(self.total)} {self.unit}, {fmt(rate)}/s, about {_clock(left)} left)")
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._bar is not None:
@@ -66,6 +63,12 @@ class Meter:
 
 
 PASS_UNIT = "comparisons x replicates"
+
+
+def announce(enabled: bool, text: str) -> None:
+    """A line for the person waiting (progress, a plan), to stderr, when progress is shown."""
+    if enabled:
+        print(text, file=sys.stderr, flush=True)
 
 
 def pass_meter(progress: bool | Meter, label: str, total: float) -> AbstractContextManager[Meter]:
@@ -76,4 +79,4 @@ def pass_meter(progress: bool | Meter, label: str, total: float) -> AbstractCont
     return Meter(progress, label, total, PASS_UNIT)
 
 
-__all__ = ["EVERY", "Meter", "PASS_UNIT", "pass_meter"]
+__all__ = ["EVERY", "Meter", "PASS_UNIT", "announce", "pass_meter"]

@@ -17,7 +17,6 @@ at most ``DUP_BYTES`` (more shares re-read the two sample columns).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -27,6 +26,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from matchaudit.machine import physical_memory
 
 from matchaudit.data import validate as v
 from matchaudit.data.samples import normalise_group_by
@@ -191,8 +192,7 @@ def too_big_for_memory(path: str | Path) -> bool:
     schema = meta.schema.to_arrow_schema()
     per_row = sum(8 if pa.types.is_floating(f.type) or pa.types.is_integer(f.type) else _STR_BYTES
                   for f in schema)
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return meta.num_rows * per_row > AUTO_SHARE * memory
+    return meta.num_rows * per_row > AUTO_SHARE * physical_memory()
 
 
 def _resolve(f: pq.ParquetFile, where: v.Where, score_col: str, sample_cols, identity_cols, label_col,

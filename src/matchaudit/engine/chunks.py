@@ -10,13 +10,13 @@ one more scoring pass over the comparisons.
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 import numpy as np
 
 from matchaudit.engine.counts import Counts
 from matchaudit.errors import InputError
+from matchaudit.machine import physical_memory
 
 MEMORY_SHARE = 0.25  # default budget: this share of physical memory (more buys fewer scoring passes, little time)
 # peak bytes per replicate and score cell while a chunk is counted and reduced, per count category: the engine's
@@ -26,17 +26,13 @@ ENGINE_BYTES = 16
 REDUCE_BYTES = 48
 
 
-def physical_bytes() -> float:
-    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-
-
 def budget_bytes(memory_gb: float | None) -> float:
     """The memory budget: ``memory_gb`` GB, or :data:`MEMORY_SHARE` of physical memory."""
-    return memory_gb * 1e9 if memory_gb is not None else MEMORY_SHARE * physical_bytes()
+    return memory_gb * 1e9 if memory_gb is not None else MEMORY_SHARE * physical_memory()
 
 
 def budget_source(memory_gb: float | None) -> str:
-    return "memory_gb" if memory_gb is not None else f"{MEMORY_SHARE:.0%} of this machine's {physical_bytes() / 1e9:.0f} GB"
+    return "memory_gb" if memory_gb is not None else f"{MEMORY_SHARE:.0%} of this machine's {physical_memory() / 1e9:.0f} GB"
 
 
 def table_bytes(engine_categories: int, reduced_categories: int, n_cells: int) -> int:
@@ -51,23 +47,40 @@ def group_table_bytes(n_groups: int, n_cells: int) -> int:
     return table_bytes(cats, cats, n_cells)
 
 
-def chunk_size(per_replicate: float, n_resamples: int, memory_gb: float | None, fixed: float = 0.0) -> int:
+def check_budget(kept: float, n_resamples: int, param: str = "n_resamples", memory_gb: float | None = None) -> None:
+    """Refuse before any work a run whose ``kept`` bytes across all replicates (relabellings, per-replicate
+    statistics: what chunking cannot bound) exceed the budget, naming ``param``."""
+    if kept > budget_bytes(memory_gb):
+        raise InputError(f"n_resamples {n_resamples:,} keeps about {kept / 1e9:,.1f} GB across replicates for this "
+                         f"data, over the budget of {budget_bytes(memory_gb) / 1e9:.1f} GB "
+                         f"({budget_source(memory_gb)}): give a smaller n_resamples.", param=param)
+
+
+def chunk_size(per_replicate: float, n_resamples: int, memory_gb: float | None, fixed: float = 0.0,
+               param: str = "memory_gb") -> int:
     """Replicates per chunk (at most ``n_resamples``) whose tables fit the budget beside ``fixed`` bytes (what the
-    whole run keeps: per-replicate statistics); refused, naming what to change, when not even one replicate fits."""
+    whole run keeps: per-replicate statistics, relabellings); refused, naming ``param`` (what the caller can
+    change), when not even one replicate fits."""
     budget = budget_bytes(memory_gb) - fixed
     fits = int(budget // per_replicate) - 1  # every chunk also counts the plug-in
     if fits < 1:
         raise InputError(
-            f"one bootstrap replicate needs about {per_replicate / 1e6:,.0f} MB for this data, and n_resamples "
-            f"{n_resamples:,} keeps {fixed / 1e9:.1f} GB of statistics, over the budget of "
-            f"{budget_bytes(memory_gb) / 1e9:.1f} GB ({budget_source(memory_gb)}): give a larger budget "
-            "(memory_gb), fewer score cells or fewer groups.", param="memory_gb")
+            f"one replicate needs about {per_replicate / 1e6:,.0f} MB for this data, and n_resamples "
+            f"{n_resamples:,} keeps {fixed / 1e9:.1f} GB across replicates, over the budget of "
+            f"{budget_bytes(memory_gb) / 1e9:.1f} GB ({budget_source(memory_gb)}): give a smaller n_resamples"
+            f"{' or a larger budget (memory_gb)' if param == 'memory_gb' else ''}.", param=param)
     return max(1, min(n_resamples, fits))
 
 
 def n_runs(n_resamples: int, chunk: int) -> int:
-    """Engine runs of :func:`reduce_in_chunks` (each also counts the plug-in, a progress display's extra row)."""
+    """Engine runs of :func:`reduce_in_chunks`."""
     return -(-max(n_resamples, 1) // chunk)
+
+
+def work(n_comparisons: int, n_resamples: int, chunk: int) -> int:
+    """Comparisons x replicates counted by :func:`reduce_in_chunks` (each run also counts the plug-in): the total
+    of a progress display over the runs."""
+    return n_comparisons * (n_resamples + n_runs(n_resamples, chunk))
 
 
 def reduce_in_chunks(count: Callable[[np.ndarray], Counts], n_resamples: int, chunk: int,
@@ -89,13 +102,5 @@ def reduce_in_chunks(count: Callable[[np.ndarray], Counts], n_resamples: int, ch
     return plug, {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-def reduce_within_budget(count: Callable[[np.ndarray], Counts], n_resamples: int, per_replicate: float,
-                         reduce: Callable[[Counts], dict[str, np.ndarray]], memory_gb: float | None = None
-                         ) -> tuple[Counts, dict[str, np.ndarray]]:
-    """:func:`reduce_in_chunks` with the largest chunks of ``per_replicate`` bytes that fit the budget."""
-    return reduce_in_chunks(count, n_resamples, chunk_size(per_replicate, n_resamples, memory_gb), reduce)
-
-
-__all__ = ["ENGINE_BYTES", "MEMORY_SHARE", "REDUCE_BYTES", "budget_bytes", "budget_source", "chunk_size", "group_table_bytes", "n_runs", "reduce_in_chunks",
-           "reduce_within_budget",
-           "table_bytes"]
+__all__ = ["ENGINE_BYTES", "MEMORY_SHARE", "REDUCE_BYTES", "budget_bytes", "budget_source", "check_budget",
+           "chunk_size", "group_table_bytes", "n_runs", "reduce_in_chunks", "table_bytes", "work"]

@@ -252,7 +252,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         return run(data, scheme, reps, grid=grid, fmr_targets=config.fmr_targets, thresholds=thresholds,
                    fmr_reference=config.threshold_impostors, progress=meter, backend=backend)
 
-    total = data.n_comparisons() * sum(B + p.runs for p in plans.values())
+    total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in plans.values())
     with Meter(progress, "bootstrap", total, PASS_UNIT) as meter:
         if "pooled" in plans:
             scheme = _scheme(boot_method, options.seed)

@@ -80,11 +80,13 @@ class _Replicates:
     """One model's bootstrap: its grid and replicate chunks (within the memory budget), planned before any work so
     that one progress display can count both models."""
 
-    def __init__(self, data: MatchData, n_resamples: int, rule: Rule):
+    def __init__(self, data: MatchData, n_resamples: int, rule: Rule, n_targets: int):
         self.data, self.n = data, n_resamples
         self.grid = build_grid(data, rule=rule)
-        self.chunk = chunks.chunk_size(chunks.group_table_bytes(data.n_groups, self.grid.n_cells), n_resamples, None)
-        self.work = data.n_comparisons() * (n_resamples + chunks.n_runs(n_resamples, self.chunk))
+        kept = 2 * 8 * (n_resamples + 1) * n_targets * (1 + data.n_groups)  # both models' FNMR and FMR
+        self.chunk = chunks.chunk_size(chunks.group_table_bytes(data.n_groups, self.grid.n_cells), n_resamples, None,
+                                       fixed=2 * kept, param="n_resamples")
+        self.work = chunks.work(data.n_comparisons(), n_resamples, self.chunk)
 
     def run(self, scheme: rs.Scheme, targets: np.ndarray, fmr_reference: ThresholdImpostors, meter: Meter
             ) -> tuple[Counts, np.ndarray, np.ndarray]:
@@ -111,7 +113,7 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
         raise InputError(f"method {method!r}: use one of {', '.join(SCHEMES)}.")
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
     scheme = rs.SCHEMES[method](seed)
-    models = [_Replicates(m, n_resamples, rule) for m in (a, b)]
+    models = [_Replicates(m, n_resamples, rule, targets.size) for m in (a, b)]
     with Meter(progress, "paired bootstrap", sum(m.work for m in models), PASS_UNIT) as meter:
         (ca, fa, ma), (cb, fb, mb) = (m.run(scheme, targets, fmr_reference, meter) for m in models)
     views = bs.view_names(ca)
@@ -194,12 +196,13 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
     ref = same if fmr_reference == "same-group" else ~gen
     t = float(fnmr_at_fmr_scores(sa[None], gen, ref, fmr_target)[0] - fnmr_at_fmr_scores(sb[None], gen, ref, fmr_target)[0])
     lay = rs.Layout(identity_group=a.identity_group.astype(np.int64))
-    flips, _ = rs.DoubleOrNothing(seed).identity_weights(np.arange(1, n_resamples + 1), lay)  # {0, 2}: fair coins
+    coins = rs.DoubleOrNothing(seed)  # {0, 2}: fair coins, drawn per batch (keyed by swap number)
     diffs = []
     batch = max(1, (1 << 24) // max(sa.size, 1))
     with Meter(progress, f"swap test at FMR {fmr_target:g}", sa.size * n_resamples, "comparisons x swaps") as meter:
         for r0 in range(0, n_resamples, batch):
-            sw = flips[r0:r0 + batch][:, owner] > 0
+            flips, _ = coins.identity_weights(np.arange(r0 + 1, min(r0 + batch, n_resamples) + 1), lay)
+            sw = flips[:, owner] > 0
             xa = np.where(sw, sb, sa)
             xb = np.where(sw, sa, sb)
             diffs.append(fnmr_at_fmr_scores(xa, gen, ref, fmr_target) - fnmr_at_fmr_scores(xb, gen, ref, fmr_target))

@@ -290,8 +290,10 @@ def matching_statistics(
     if unit == "comparison":
         return _comparison_level(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, exact,
                                  n_resamples, seed, grid, details)
-    labels, exact = relabellings(data.identity_group, movable, None if exact else int(n_resamples), seed, max_exact)
     G = data.n_groups
+    if not exact:  # the relabellings and each one's statistics are kept whole
+        chunks.check_budget((int(n_resamples) + 1) * 8 * (data.n_identities + 3 * (G + len(pairs))), int(n_resamples))
+    labels, exact = relabellings(data.identity_group, movable, None if exact else int(n_resamples), seed, max_exact)
     if metric in ("fnmr", "fmr"):
         terms = ClusterTerms.at(data, float(threshold), rule)
         fn = terms.fnmr if metric == "fnmr" else terms.fmr
@@ -311,7 +313,7 @@ def matching_statistics(
         targets = [fmr_target] if metric == "fnmr_at_fmr" else []
         B = labels.shape[0]
         chunk = chunks.chunk_size(chunks.group_table_bytes(G, grid.n_cells), B, None)
-        with Meter(progress, "relabellings", data.n_comparisons() * (B + chunks.n_runs(B, chunk)), PASS_UNIT) as meter:
+        with Meter(progress, "relabellings", chunks.work(data.n_comparisons(), B, chunk), PASS_UNIT) as meter:
             plug, per_rep = chunks.reduce_in_chunks(
                 lambda reps: run(data, Relabel(seed, labels=labels), reps, grid=grid, fmr_targets=targets,
                                  fmr_reference=fmr_reference, progress=meter),

@@ -142,17 +142,19 @@ def _summary(data: MatchData, tally: Tally) -> dict[str, Any]:
         if data.samples is not None:
             row["samples"] = int(sizes[data.identity_group == g].sum())
         groups.append(row)
+    fp = data.fingerprint()
     return {
         "protocol": data.protocol,
         "score_kind": data.score_kind,
         "group_by": list(data.group_by),
-        "n_samples": None if data.samples is None else int(data.samples.ids.shape[0]),
-        "n_identities": data.n_identities,
+        "n_samples": fp["n_samples"],
+        "n_identities": fp["n_identities"],
         "n_comparisons": int(gen.sum() + n_imp.sum()),
         "n_genuine": int(gen.sum()),
         "n_impostor": int(n_imp.sum()),
         "groups": groups,
         "warnings": list(data.warnings),
+        "data": fp,  # what another output of the same data records too (the report checks a compare.json by it)
     }
 
 

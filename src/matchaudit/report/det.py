@@ -18,6 +18,8 @@ from matchaudit.report.figures import figure_labels, save  # noqa: E402
 from matchaudit.report.results import thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
+FNMR_AXIS = (1e-4, 0.95)  # the FNMR range drawn
+FMR_HIGH = 0.5  # the FMR axis ends here (it starts at the lowest tick the data reach)
 
 
 def _probit(p: np.ndarray) -> np.ndarray:
@@ -29,13 +31,16 @@ def _label(p: float) -> str:
 
 
 def _absent(curve: dict[str, Any], fmr_low: float) -> str:
-    """Why a curve has no visible part on the axes (FNMR 0.01%-95%, FMR from ``fmr_low`` to 50%), or ""."""
+    """Why a curve has no visible part on the axes (:data:`FNMR_AXIS`; FMR from ``fmr_low`` to :data:`FMR_HIGH`),
+    or ""."""
     fmr, fnmr = np.asarray(curve["fmr"], float), np.asarray(curve["fnmr"], float)
-    inside = (fnmr >= 1e-4) & (fnmr <= 0.95) & (fmr >= fmr_low) & (fmr <= 0.5)
+    low, high = FNMR_AXIS
+    inside = (fnmr >= low) & (fnmr <= high) & (fmr >= fmr_low) & (fmr <= FMR_HIGH)
     if inside.any():
         return ""
-    if fnmr.size and np.nanmax(fnmr) < 1e-4:
-        return ": no FNMR errors, off the log scale" if np.nanmax(fnmr) == 0 else ": FNMR below 0.01%, not drawn"
+    if fnmr.size and np.nanmax(fnmr) < low:
+        return (": no FNMR errors, off the log scale" if np.nanmax(fnmr) == 0
+                else f": FNMR below {_label(low)}, not drawn")
     return ": outside the plotted range"
 
 
@@ -65,8 +70,8 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
             ax.scatter([_probit(np.array(eer))], [_probit(np.array(eer))], color=colour, marker="x", s=40, zorder=3)
     ax.set_xticks(_probit(ticks), [_label(t) for t in ticks], rotation=45)
     ax.set_yticks(_probit(_TICKS), [_label(t) for t in _TICKS])
-    ax.set_xlim(_probit(np.array(ticks[0])), _probit(np.array(0.5)))
-    ax.set_ylim(_probit(np.array(1e-4)), _probit(np.array(0.95)))
+    ax.set_xlim(_probit(np.array(ticks[0])), _probit(np.array(FMR_HIGH)))
+    ax.set_ylim(*_probit(np.array(FNMR_AXIS)))
     ax.plot([-6, 6], [-6, 6], color="0.8", lw=0.8, ls=":")
     ax.set_xlabel("FMR (false match rate)")
     ax.set_ylabel("FNMR (false non-match rate)")

@@ -73,16 +73,14 @@ def load_section(path: Path, kind: str) -> dict[str, Any]:
 
 def section_mismatch(results: dict[str, Any], kind: str, doc: dict[str, Any]) -> str | None:
     """How a compare.json (``kind="compare"``) or estimate.json describes other data than the audit's results.json,
-    or None when it describes the same: a compare.json by its data fingerprint
+    or None when it describes the same: a compare.json by the data fingerprint both record
     (:meth:`matchaudit.model.MatchData.fingerprint`), an estimate.json by its pairs per group, which are the
     audit's genuine and same-group impostor comparisons when it scored the audit's comparison table."""
     s = results["summary"]
     if kind == "compare":
-        fp = doc["result"].get("details", {}).get("data")
-        if not isinstance(fp, dict):
-            return "it does not record its data set (written by an older matchaudit), so it cannot be checked"
-        mine = {"n_samples": s.get("n_samples"), "n_identities": s["n_identities"], "n_comparisons": s["n_comparisons"],
-                "identities_per_group": {g["group"]: g["identities"] for g in s["groups"]}}
+        fp, mine = doc["result"].get("details", {}).get("data"), s.get("data")
+        if not isinstance(fp, dict) or not isinstance(mine, dict):
+            return "it or the audit does not record its data set (written by an older matchaudit), so it cannot be checked"
     else:
         fp = {"pairs_per_group": {str(g.get("name")): g.get("n_pairs") for g in doc.get("groups", [])}}
         mine = {"pairs_per_group": {g["group"]: g["genuine_comparisons"] + g["impostor_comparisons_same_group"]
