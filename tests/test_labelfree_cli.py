@@ -88,3 +88,29 @@ def test_estimate_shows_progress_in_mcmc_iterations(tmp_path, meter_log):
         assert f"MCMC ({sampler}, 2 chains): 100% (" in r.output
     if not numpyro_available():
         pytest.skip("numpyro not installed: only the numpy sampler's display was checked")
+
+
+def test_ctrl_c_during_numpyro_ends_the_process_at_once(tmp_path):
+    """A Ctrl-C during a NumPyro fit used to print "Interrupted." while the compiled sampler ran on (its progress
+    lines too) until it finished: the process now ends at once with 130 and nothing written."""
+    import signal
+    import subprocess
+    import sys
+
+    import pytest
+
+    from matchaudit.labelfree.samplers import numpyro_available
+
+    if not numpyro_available():
+        pytest.skip("numpyro not installed")
+    path = _table(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "matchaudit", "estimate", str(path), "--score-col", "sim",
+                             "--group-col", "eth", "--sampler", "numpyro", "--draws", "100000", "--out",
+                             str(tmp_path / "est")], stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:  # the first progress line (every 10 s off a terminal): the sampler is running
+        if line.startswith("MCMC"):
+            break
+    proc.send_signal(signal.SIGINT)
+    rest = proc.communicate(timeout=20)[1]
+    assert proc.returncode == 130 and "Interrupted." in rest and "Traceback" not in rest
+    assert not (tmp_path / "est").exists()
