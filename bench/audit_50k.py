@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from matchaudit.simulate import GroupSpec, simulate_vmf
+from matchaudit.simulation import GroupSpec, simulate_vmf
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
 dim = int(sys.argv[2]) if len(sys.argv) > 2 else 512

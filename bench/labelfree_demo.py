@@ -20,7 +20,7 @@ import numpy as np
 from matchaudit.data import load_samples
 from matchaudit.labelfree import estimate
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
-from matchaudit.simulate import simulate_vmf
+from matchaudit.simulation import simulate_vmf
 
 TARGET = 1e-2
 

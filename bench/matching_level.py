@@ -14,7 +14,7 @@ import numpy as np
 sys.path.insert(0, ".")
 from tests.test_matching_tests import _rejects  # noqa: E402  (the tests' generator: one definition)
 
-from matchaudit.simulate import GroupSpec  # noqa: E402
+from matchaudit.simulation import GroupSpec  # noqa: E402
 
 
 def main(n_sets: int = 200) -> None:

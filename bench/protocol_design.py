@@ -10,7 +10,7 @@ import sys
 import time
 
 from matchaudit.estimators.planning import protocol_study
-from matchaudit.simulate import GroupSpec
+from matchaudit.simulation import GroupSpec
 
 SCENARIOS = {
     "uniform centroids (200 identities, 2-24 samples, kappa U[4,100])": {"A": GroupSpec(200, (4.0, 100.0))},

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.scores import pair_scores
-from matchaudit.simulate import GroupSpec, simulate_vmf
+from matchaudit.simulation import GroupSpec, simulate_vmf
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1001
 k = n // 11

@@ -35,6 +35,19 @@ def test_the_surface_is_curated_and_documented():
         assert (getattr(ma, name).__doc__ or "").strip(), name
 
 
+def test_public_names_are_not_shadowed_by_submodules():
+    """The public names load lazily (`import matchaudit` is instant); none may share its name with a submodule,
+    which would replace the function by the module once that submodule is imported."""
+    import importlib
+    import pkgutil
+    from types import ModuleType
+
+    for m in pkgutil.iter_modules(ma.__path__):
+        if m.name != "__main__":
+            importlib.import_module(f"matchaudit.{m.name}")
+    assert not [n for n in ma.__all__ if isinstance(getattr(ma, n), ModuleType)]
+
+
 @pytest.mark.parametrize("module", [ma, auditing, api])
 def test_docstring_examples_run(module):
     failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -229,7 +229,7 @@ def test_balanced_recentering_on_all_pairs_vmf_data():
     (mean of (n_k-1)/n_k FNMR_k: self-pairs are never rejected), below the empirical balanced FNMR; the
     recentered interval is centred on the empirical value (the paper's section 3.2, for its eq. 2)."""
     from matchaudit.data import from_embeddings
-    from matchaudit.simulate import GroupSpec, VmfPopulation
+    from matchaudit.simulation import GroupSpec, VmfPopulation
 
     pop = VmfPopulation.draw({"all": GroupSpec(60, (20.0, 60.0))}, dim=16, seed=4)
     sim = pop.sample((4, 10), seed=5)

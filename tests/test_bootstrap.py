@@ -14,7 +14,7 @@ from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.audit_intervals import METHODS, IntervalOptions, compute_intervals
 from matchaudit.metrics.evaluate import AuditConfig
 from matchaudit.report.results import intervals_table
-from matchaudit.simulate import GroupSpec, VmfPopulation
+from matchaudit.simulation import GroupSpec, VmfPopulation
 from tests.engine_reference import make_data, materialise, score_matrix
 
 

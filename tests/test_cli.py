@@ -150,7 +150,7 @@ def test_audit_reads_other_formats(tmp_path):
 
 
 def test_audit_writes_intervals_and_bands(tmp_path):
-    from matchaudit.simulate import simulate_vmf
+    from matchaudit.simulation import simulate_vmf
 
     files = simulate_vmf(seed=3).write(tmp_path / "data")
     out = tmp_path / "out"
@@ -248,7 +248,7 @@ def test_ctrl_c_stops_cleanly_with_exit_130(tmp_path):
     import sys
     import time
 
-    from matchaudit.simulate import simulate_vmf
+    from matchaudit.simulation import simulate_vmf
 
     files = simulate_vmf(seed=3).write(tmp_path / "data")
     cmd = [sys.executable, "-m", "matchaudit", "audit", "--samples", str(files.samples), "--embeddings",
@@ -300,3 +300,31 @@ def test_coverage_needs_enough_replicates_for_its_highest_level(tmp_path):
     assert r.exit_code == 2 and "--n-resamples" in r.output and "at least 40" in r.output
     r = CliRunner().invoke(app, ["coverage", "--levels", "", "--out", str(tmp_path)])
     assert r.exit_code == 2 and "--levels" in r.output
+
+
+HEAVY = ("numpy", "pandas", "scipy", "numba", "matplotlib", "pyarrow", "jax", "torch", "dask")
+
+
+@pytest.mark.parametrize("code", ["import matchaudit", "import matchaudit.cli",
+                                  "from matchaudit.cli import app; app(['audit', '--help'])"])
+def test_start_up_and_help_load_no_numeric_library(code):
+    """`matchaudit --help`, `matchaudit audit --help` and `import matchaudit` stay fast (a fraction of a second,
+    measured in bench/startup.py) because the numeric libraries load only in the command that runs."""
+    import subprocess
+    import sys
+
+    probe = (f"import sys\ntry:\n    {code}\nexcept SystemExit:\n    pass\n"
+             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_choices_offered_are_the_ones_implemented():
+    """The help lists choices from matchaudit.choices; the registries that implement them hold exactly those."""
+    from matchaudit import choices
+    from matchaudit.engine import backends
+    from matchaudit.estimators.classifier import METRICS
+
+    assert backends.names() == choices.BACKENDS
+    assert tuple(METRICS) == choices.CLASSIFIER_METRICS

@@ -8,8 +8,9 @@ import pytest
 from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings, from_scores
 from matchaudit.errors import InputError
-from matchaudit.estimators.compare import check_paired, compare_models, paired_bootstrap
-from matchaudit.simulate import GroupSpec, simulate_vmf
+from matchaudit.estimators.compare import (check_paired, compare_models, contenders, fnmr_at_fmr_scores,
+                                           paired_bootstrap)
+from matchaudit.simulation import GroupSpec, simulate_vmf
 
 
 def _pair(seed: int = 5, shift: float = 0.0):
@@ -81,6 +82,28 @@ def test_swap_test_effect_matches_engine_difference():
     for tg, t in zip(res.fmr_targets, res.tests):
         rec = next(x for x in res.records if x["view"] == "all" and x["fmr_target"] == tg)
         assert t.effect == pytest.approx(rec["difference"], abs=1e-12)
+
+
+@pytest.mark.parametrize("target", [0.0, 0.001, 0.01, 0.2, 0.999])
+def test_swap_test_on_contenders_equals_the_full_computation(target):
+    """The swap test reads only the impostors that can set a threshold (:func:`contenders`): on every swap the
+    FNMR@FMR equals the one computed from every impostor, with heavy ties between and within models."""
+    rng = np.random.default_rng(3)
+    m = 3000
+    gen = rng.random(m) < 0.1
+    sa = np.round(rng.normal(0, 1, m) + 2 * gen, 1)
+    sb = np.where(rng.random(m) < 0.3, sa, np.round(sa + rng.normal(0, 0.5, m), 1))
+    ref = ~gen & (rng.random(m) < 0.9)
+    keep = contenders(sa, sb, ref, target)
+    assert not (keep & ~ref).any()
+    if 0 < target < 0.5:
+        assert keep.sum() < ref.sum() / 2  # the restriction does save work where it matters
+    sw = rng.random((200, m)) < 0.5
+    xa, xb = np.where(sw, sb, sa), np.where(sw, sa, sb)
+    cols = np.flatnonzero(gen | keep)
+    for x in (xa, xb):
+        full = fnmr_at_fmr_scores(x, gen, ref, target)
+        assert np.array_equal(fnmr_at_fmr_scores(x[:, cols], gen[cols], keep[cols], target, int(ref.sum())), full)
 
 
 def test_planted_improvement_is_detected():

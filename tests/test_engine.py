@@ -240,7 +240,7 @@ def test_refinement_window_is_only_a_cost_decision(scheme, monkeypatch):
 def test_grid_has_at_least_the_requested_number_of_distinct_edges():
     """Coinciding quantiles are replaced: >= n_cells distinct edges whenever the data have that many scores."""
     from matchaudit.data import from_embeddings
-    from matchaudit.simulate import simulate_vmf
+    from matchaudit.simulation import simulate_vmf
 
     sim = simulate_vmf(seed=1)
     data = from_embeddings(sim.embeddings, sim.samples.identity.values, attributes=sim.samples[["group"]],

@@ -14,7 +14,7 @@ from matchaudit.errors import InputError
 from matchaudit.estimators.matching_tests import (
     effective_df, matching_all_groups_test, matching_group_test, matching_statistics, relabellings,
 )
-from matchaudit.simulate import GroupSpec, VmfPopulation, simulate_vmf
+from matchaudit.simulation import GroupSpec, VmfPopulation, simulate_vmf
 
 TOL = 100 * np.finfo(float).eps
 

@@ -13,7 +13,7 @@ from matchaudit.estimators.planning import (
     balanced_variance, components, design_protocol, identities_for_width, minimum_detectable_difference,
     protocol_study, random_protocol,
 )
-from matchaudit.simulate import GroupSpec, simulate_vmf
+from matchaudit.simulation import GroupSpec, simulate_vmf
 
 
 @pytest.fixture(scope="module")

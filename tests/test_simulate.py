@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import matchaudit.cli.simulate  # noqa: F401  (registers the command on the app)
 from matchaudit.cli.app import app
 from matchaudit.errors import InputError
-from matchaudit.simulate import (
+from matchaudit.simulation import (
     DEMO_GROUPS,
     _POPULATION_STREAM,
     _SAMPLE_STREAM,
@@ -279,7 +279,7 @@ def test_fast_vmf_sampler_matches_scipy(dim, kappa):
     tangent part, unit norm."""
     from scipy.stats import ks_2samp, vonmises_fisher
 
-    from matchaudit.simulate import vmf_rvs
+    from matchaudit.simulation import vmf_rvs
 
     rng = np.random.default_rng(42)
     mu = rng.standard_normal(dim)

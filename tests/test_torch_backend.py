@@ -31,7 +31,7 @@ def _same(c, ref, msg=""):
 def _vmf(metric: str = "cosine"):
     """Mid-size vMF data: three groups, 60 identities x 8 samples (114,960 comparisons)."""
     from matchaudit.data import from_embeddings
-    from matchaudit.simulate import GroupSpec, simulate_vmf
+    from matchaudit.simulation import GroupSpec, simulate_vmf
 
     groups = {"A": GroupSpec(25, (120.0, 800.0)), "B": GroupSpec(20, (70.0, 250.0)),
               "C": GroupSpec(15, (120.0, 800.0), centroid_kappa=40.0)}

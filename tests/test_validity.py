@@ -104,7 +104,7 @@ def test_audit_warns_about_its_regime():
     samples under recentered intervals, groups of few identities, rates resting on 1-4 errors."""
     import matchaudit as ma
     from matchaudit.estimators.regime import regime_warnings
-    from matchaudit.simulate import GroupSpec
+    from matchaudit.simulation import GroupSpec
 
     data = ma.simulate({"A": GroupSpec(40, (100.0, 300.0)), "B": GroupSpec(6, (100.0, 300.0))},
                        samples_per_identity=2, dim=32, seed=3).as_data()
@@ -131,7 +131,7 @@ def test_method_reason_reads_the_regime_grid():
     per identity and a requested method each change the verdict."""
     import matchaudit as ma
     from matchaudit.estimators.regime import method_reason
-    from matchaudit.simulate import GroupSpec
+    from matchaudit.simulation import GroupSpec
 
     data = ma.simulate({"A": GroupSpec(300, (100.0, 300.0)), "B": GroupSpec(30, (100.0, 300.0))},
                        samples_per_identity=4, dim=32, seed=3).as_data()

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import beta
 
 from matchaudit.estimators import vmf_truth as vt
-from matchaudit.simulate import GroupSpec, VmfPopulation, vmf_rvs
+from matchaudit.simulation import GroupSpec, VmfPopulation, vmf_rvs
 
 D = 64
 

@@ -21,7 +21,7 @@ RESULTS = (
     "matchaudit.estimators.classifier.AllGroupsResult",
     "matchaudit.estimators.planning.Protocol",
     "matchaudit.labelfree.api.Estimate",
-    "matchaudit.simulate.SimulatedData",
+    "matchaudit.simulation.SimulatedData",
 )
 """The result classes the public jobs return (documented with their public members; not constructed by users)."""
 

@@ -13,12 +13,30 @@ Everything not listed in ``__all__`` is internal: its names and signatures may c
 
 __version__ = "0.1.0"
 
-from matchaudit.api import compare, plan, test_gap  # noqa: E402
-from matchaudit.auditing import Audit, audit  # noqa: E402
-from matchaudit.data import from_embeddings, from_scores, load_comparisons, load_samples  # noqa: E402
-from matchaudit.errors import InputError  # noqa: E402
-from matchaudit.labelfree import estimate  # noqa: E402
-from matchaudit.simulate import simulate_vmf as simulate  # noqa: E402
+from importlib import import_module
+from typing import Any
+
+_WHERE = {  # public name -> module defining it; imported on first use, so `import matchaudit` and the CLI start fast
+    "Audit": "matchaudit.auditing", "audit": "matchaudit.auditing",
+    "compare": "matchaudit.api", "plan": "matchaudit.api", "test_gap": "matchaudit.api",
+    "from_embeddings": "matchaudit.data", "from_scores": "matchaudit.data",
+    "load_comparisons": "matchaudit.data", "load_samples": "matchaudit.data",
+    "InputError": "matchaudit.errors", "estimate": "matchaudit.labelfree", "simulate": "matchaudit.simulation",
+}
+_ALIASES = {"simulate": "simulate_vmf"}
 
 __all__ = ["Audit", "InputError", "audit", "compare", "estimate", "from_embeddings", "from_scores",
            "load_comparisons", "load_samples", "plan", "simulate", "test_gap"]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, each imported from its module when first asked for (PEP 562)."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'matchaudit' has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), _ALIASES.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

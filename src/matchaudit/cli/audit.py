@@ -8,25 +8,21 @@ import shlex
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from matchaudit.choices import BACKENDS, FORMATS, INTERVAL_METHODS
 from matchaudit.cli.app import app
-from matchaudit.auditing import Audit
-from matchaudit.auditing import audit as ma_audit
 from matchaudit.formatting import fmt, with_counts
 from matchaudit.cli.common import err_console, floats, names, output_dir, output_file, user_errors
-from matchaudit.cli.formats import FORMATS, load_by_format
-from matchaudit.data import load_samples
-from matchaudit.engine import backends
 from matchaudit.errors import InputError
-from matchaudit.estimators.audit_intervals import METHODS
-from matchaudit.model import MatchData
-from matchaudit.report.html import write_report
-from matchaudit.report.results import load_results, schema
+
+if TYPE_CHECKING:
+    from matchaudit.auditing import Audit
+    from matchaudit.model import MatchData
 
 console = Console()
 
@@ -72,6 +68,8 @@ def _print_summary(result: Audit, out: Path) -> None:
 def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, **options: Any) -> Audit:
     """The library's :func:`matchaudit.audit` with ``options``, saved into ``out`` (results.json, CSV tables, DET
     figures), with progress and the operating-point table unless ``quiet``."""
+    from matchaudit.auditing import audit as ma_audit
+
     if not quiet:
         console.print(f"Auditing {data.n_comparisons():,} comparisons...")
     result = ma_audit(data, progress=not quiet, **options)
@@ -115,7 +113,7 @@ def audit(
     dcf_c_miss: float = typer.Option(1.0, "--dcf-c-miss", help="minDCF cost of a miss."),
     dcf_c_fa: float = typer.Option(1.0, "--dcf-c-fa", help="minDCF cost of a false alarm."),
     zero_policy: ZeroOpt = typer.Option(ZeroOpt.report, "--zero-policy", help="Zero rates in fairness ratios: report inf/NaN with a reason, or substitute one-sided upper bounds."),
-    ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(METHODS)}); default: wilson at fixed thresholds, recentered for FNMR@FMR, curves and fairness."),
+    ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(INTERVAL_METHODS)}); default: wilson at fixed thresholds, recentered for FNMR@FMR, curves and fairness."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     ci_seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap replicates."),
@@ -128,7 +126,7 @@ def audit(
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),
     report: Path = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file."),
-    backend: str = typer.Option("cpu", "--backend", help=f"Where the bootstrap's counting passes run: {'|'.join(backends.names())} (dask: a cluster, the optional extra 'distributed'; see docs/scaling.md)."),
+    backend: str = typer.Option("cpu", "--backend", help=f"Where the bootstrap's counting passes run: {'|'.join(BACKENDS)} (dask: a cluster, the optional extra 'distributed'; see docs/scaling.md)."),
     scheduler: str = typer.Option(None, "--scheduler", help="--backend dask: address of a running scheduler (tcp://host:8786); default: a local cluster."),
     workers: int = typer.Option(None, "--workers", help="--backend dask: worker processes of the local cluster (default 2)."),
     out_of_core: bool = typer.Option(None, "--out-of-core/--in-memory", help="Parquet --comparisons: read it one row group at a time, or load it whole; default: out of core when it would take over a quarter of memory."),
@@ -146,6 +144,11 @@ def audit(
 
         matchaudit audit --format voxceleb --trials veri_test2.txt --scores scores.txt --metadata vox1_meta.csv --group-by Gender
     """
+    from matchaudit.cli.formats import load_by_format
+    from matchaudit.data import load_samples
+    from matchaudit.engine import backends
+    from matchaudit.report.html import write_report
+
     output_dir(out)
     if report is not None:
         output_file(report, "--report")
@@ -195,6 +198,8 @@ def audit(
 
 def dev_thresholds(results: Path) -> tuple[float, ...]:
     """Thresholds at the FMR targets of a development set's audit (overall group, first weighting)."""
+    from matchaudit.report.results import load_results
+
     doc = load_results(results, "thresholds_from")  # checked against the schema
     points, first = doc["operating_points"], doc["config"]["weightings"][0]
     out = tuple(float(p["threshold"]) for p in points
@@ -227,17 +232,20 @@ def demo(
 ) -> None:
     """Simulate the embedded synthetic data set (vMF embeddings, three groups with known gaps) and audit it.
 
-    Writes the data to OUT/data/ (the same files a user would give), the audit with default intervals and the
+    Writes the data to OUT/data/ (the same files a user would give: samples.parquet and embeddings.npy, a second
+    model's embeddings_b.npy, a scored trial list comparisons.csv; the README's examples read them), the audit with default intervals and the
     group tests of FNMR@FMR (--test-resamples relabellings) to OUT/, and the HTML report to OUT/report.html.
 
     Example:
 
         matchaudit demo --out matchaudit-demo
     """
-    from matchaudit.simulate import simulate_vmf
+    from matchaudit.data import load_samples
+    from matchaudit.report.html import write_report
+    from matchaudit.simulation import write_demo_data
 
     output_dir(out)
-    files = simulate_vmf(seed=seed).write(out / "data")
+    files = write_demo_data(out / "data", seed=seed)
     data = load_samples(files.samples, files.embeddings, group_by=("group",))
     run_audit(data, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}", quiet,
               fmr=(1e-2, 1e-3, 1e-4), seed=seed, tests=True, test_resamples=test_resamples)
@@ -254,5 +262,7 @@ def print_schema() -> None:
 
         matchaudit schema > results.schema.json
     """
+    from matchaudit.report.results import schema
+
     typer.echo(json.dumps(schema(), indent=2))
 

@@ -8,26 +8,22 @@ import shlex
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 
 from matchaudit import __version__
+from matchaudit.choices import PAIRED_SCHEMES
 from matchaudit.cli.app import app
 from matchaudit.cli.common import floats, names, output_dir, user_errors
-from matchaudit.outputs import staged
-from matchaudit.data import load_comparisons, load_samples
 from matchaudit.errors import InputError
-from matchaudit.api import compare as ma_compare
-from matchaudit.estimators.compare import SCHEMES
-from matchaudit.metrics.evaluate import ALL, AuditConfig, evaluate
 
 console = Console()
 
 
 def _det(data, label: str, ax) -> None:
     """The model's exact pooled DET (all groups), from the metrics layer."""
+    from matchaudit.metrics.evaluate import ALL, AuditConfig, evaluate
+
     curve = next(c for c in evaluate(data, AuditConfig(fmr_targets=(), weightings=("pooled",))).det
                  if c["group"] == ALL)
     ax.plot(curve["fmr"], curve["fnmr"], label=label, drawstyle="steps-post")
@@ -36,6 +32,7 @@ def _det(data, label: str, ax) -> None:
 def plot_compare(a, b, result, path: Path) -> None:
     """DET of both models (probit axes) and the difference in FNMR@FMR with its interval per target."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -83,7 +80,7 @@ def compare(
     score_col: str = typer.Option("score", "--score-col", help="Score column of the tables."),
     group_by: str = typer.Option(None, "--group-by", help="Attribute(s) for per-group differences and fairness measures."),
     fmr: str = typer.Option("1e-3", "--fmr", help="FMR targets, comma-separated."),
-    method: str = typer.Option("double-or-nothing", "--ci-method", "--method", help=f"Paired identity bootstrap: {', '.join(SCHEMES)}."),
+    method: str = typer.Option("double-or-nothing", "--ci-method", "--method", help=f"Paired identity bootstrap: {', '.join(PAIRED_SCHEMES)}."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     n_permutations: int = typer.Option(999, "--n-permutations", help="Swap relabellings for the paired test (0: no test)."),
     threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="all or same-group."),
@@ -103,6 +100,12 @@ def compare(
 
         matchaudit compare --samples samples.parquet --embeddings-a a.npy --embeddings-b b.npy --out cmp/
     """
+    import pandas as pd
+
+    from matchaudit.api import compare as ma_compare
+    from matchaudit.data import load_comparisons, load_samples
+    from matchaudit.outputs import staged
+
     output_dir(out)
     gb = names(group_by)
     if comparisons_a is not None and comparisons_b is not None:

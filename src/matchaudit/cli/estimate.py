@@ -6,20 +6,20 @@ import json
 import warnings
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import output_dir, user_errors
-from matchaudit.outputs import staged
-from matchaudit.data.readers import read_table
-from matchaudit.data.validate import Where, as_scores, as_str, missing, parse_labels
 from matchaudit.errors import InputError
-from matchaudit.labelfree import NotConverged, estimate as run_estimate
-from matchaudit.labelfree.figures import plot_det, plot_ppc
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from matchaudit.data.validate import Where
 
 console = Console()
 
@@ -44,6 +44,10 @@ class RuleOpt(str, Enum):
 def _groups(df: pd.DataFrame, col: str, where: Where) -> tuple[np.ndarray, np.ndarray, str | None]:
     """Group per row and the rows kept: one column, or per-side ``<col>_a``/``<col>_b`` (rows whose sides
     differ are dropped, and counted)."""
+    import numpy as np
+
+    from matchaudit.data.validate import as_str
+
     if col in df.columns:
         return as_str(df[col], where, f"group ({col})"), np.ones(len(df), dtype=bool), None
     a, b = f"{col}_a", f"{col}_b"
@@ -60,6 +64,10 @@ def _groups(df: pd.DataFrame, col: str, where: Where) -> tuple[np.ndarray, np.nd
 
 def _labels(values: pd.Series, where: Where) -> np.ndarray:
     """1.0 / 0.0 per row, NaN where the label is missing (an unlabelled pair)."""
+    import numpy as np
+
+    from matchaudit.data.validate import missing, parse_labels
+
     unlabelled = missing(values)
     out = np.full(len(values), np.nan)
     if (~unlabelled).any():
@@ -96,6 +104,12 @@ def estimate(
 
         matchaudit estimate scores.csv --group-col ethnicity --label-col label --fmr 1e-3 --out est/
     """
+    from matchaudit.data.readers import read_table
+    from matchaudit.data.validate import as_scores
+    from matchaudit.labelfree import NotConverged, estimate as run_estimate
+    from matchaudit.labelfree.figures import plot_det, plot_ppc
+    from matchaudit.outputs import staged
+
     output_dir(out)
     df, where = read_table(table, "comparison table")
     if score_col not in df.columns:

@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from matchaudit.choices import FORMATS
 from matchaudit.data import load_comparisons
 from matchaudit.data.formats import SpeakerOf, load_bob, load_identity_embeddings, load_kaldi, load_voxceleb
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData, Metric
-
-FORMATS = ("tidy", "bob", "kaldi", "voxceleb", "identity-embeddings")
 
 _NEEDS: dict[str, tuple[str, ...]] = {
     "tidy": ("comparisons",),

@@ -11,12 +11,7 @@ from rich.console import Console
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import output_dir, user_errors
-from matchaudit.outputs import staged
-from matchaudit.data import load_samples
-from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError
-from matchaudit.estimators import planning as pl
-from matchaudit.encoding import jsonable
 
 console = Console()
 
@@ -44,6 +39,12 @@ def protocol(
 
         matchaudit protocol --samples samples.parquet --embeddings embeddings.npy --genuine 2000 --impostor 200000 --threshold 0.3 --out proto/
     """
+    from matchaudit.data import load_samples
+    from matchaudit.data.readers import column, read_table
+    from matchaudit.encoding import jsonable
+    from matchaudit.estimators import planning as pl
+    from matchaudit.outputs import staged
+
     output_dir(out)
     df, where = read_table(samples, "samples table")
     ids = column(df, id_col, where, "sample id", "id_col").to_numpy()

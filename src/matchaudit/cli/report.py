@@ -9,7 +9,6 @@ import typer
 from matchaudit.cli.app import app
 from matchaudit.cli.common import err_console, output_file, user_errors
 from matchaudit.errors import InputError
-from matchaudit.report.html import write_report
 
 
 @app.command("report")
@@ -28,6 +27,8 @@ def report(
 
         matchaudit report results/results.json --compare cmp/compare.json --estimate est/estimate.json
     """
+    from matchaudit.report.html import write_report
+
     if not results.is_file():
         raise InputError(f"{results}: no such results file; run `matchaudit audit ... --out DIR` first.")
     for name, path in (("--compare", compare), ("--estimate", estimate)):

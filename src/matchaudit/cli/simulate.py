@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -12,7 +13,9 @@ from rich.table import Table
 from matchaudit.cli.app import app
 from matchaudit.cli.common import output_dir, user_errors
 from matchaudit.errors import InputError
-from matchaudit.simulate import DEMO_GROUPS, GroupSpec, SamplesPerIdentity, paper_b1_groups, simulate_vmf
+
+if TYPE_CHECKING:
+    from matchaudit.simulation import GroupSpec, SamplesPerIdentity
 
 
 class Preset(str, Enum):
@@ -40,6 +43,8 @@ def _parse_sizes(text: str) -> SamplesPerIdentity:
 
 def _demo_groups(identities: int | None) -> dict[str, GroupSpec]:
     """The demo groups, rescaled to ``identities`` in total (same proportions, at least one per group)."""
+    from matchaudit.simulation import DEMO_GROUPS, GroupSpec
+
     if identities is None:
         return DEMO_GROUPS
     total = sum(g.n_identities for g in DEMO_GROUPS.values())
@@ -91,6 +96,8 @@ def simulate(
 
         matchaudit simulate --out b1 --preset paper-b1 --samples-per-identity 5:15 --format csv
     """
+    from matchaudit.simulation import paper_b1_groups, simulate_vmf
+
     console = Console()
     output_dir(out)
     if preset is Preset.demo:

@@ -13,13 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from matchaudit import __version__
+from matchaudit.choices import CLASSIFIER_METRICS
 from matchaudit.cli.app import app
 from matchaudit.cli.common import names, output_dir, status, user_errors
-from matchaudit.cli.matching_writer import write_matching_test, write_test
-from matchaudit.data import load_comparisons, load_samples
-from matchaudit.data.classifier_table import load_classifier_table
 from matchaudit.errors import InputError
-from matchaudit.estimators.classifier import METRICS, all_groups_test, group_test
 
 console = Console()
 
@@ -82,7 +79,7 @@ def test(
     threshold: float = typer.Option(None, "--threshold", help="With --y-score and no --y-pred: predict 1 iff score >= threshold."),
     group: str = typer.Option("group", "--group", help="Group column."),
     groups: str = typer.Option(None, "--groups", help="Two groups to compare, 'A,B' (default: the only two, or every pair and each group vs the rest)."),
-    metric: str = typer.Option(None, "--metric", help=f"Metric: {', '.join(METRICS)} (default: fnr for --table; fnmr_at_fmr with --fmr, else fnmr, for matching data)."),
+    metric: str = typer.Option(None, "--metric", help=f"Metric: {', '.join(CLASSIFIER_METRICS)} (default: fnr for --table; fnmr_at_fmr with --fmr, else fnmr, for matching data)."),
     permutation: PermOpt = typer.Option(PermOpt.auto, "--permutation", help="Relabelling: within-outcome (FNR/FPR/TPR/TNR/AUC by default) or plain."),
     studentize: StudOpt = typer.Option(StudOpt.studentized, "--studentize", help="studentized (valid under the weak null), permutation-sd (fast variant) or none (baseline; invalid under the weak null)."),
     variance: VarOpt = typer.Option(VarOpt.pooled, "--variance", help="Classifier tables: pooled (two-proportion null variance; rates), closed-form (per-group binomial, DeLong for AUC) or bootstrap (with --studentize permutation-sd). Matching data use the identity-clustered variance."),
@@ -112,6 +109,11 @@ def test(
 
         matchaudit test --samples samples.parquet --embeddings embeddings.npy --group-by group --metric fnmr_at_fmr --fmr 1e-3 --n-resamples 999 --out results/
     """
+    from matchaudit.cli.matching_writer import write_matching_test, write_test
+    from matchaudit.data import load_comparisons, load_samples
+    from matchaudit.data.classifier_table import load_classifier_table
+    from matchaudit.estimators.classifier import all_groups_test, group_test
+
     output_dir(out)
     if not 0 < level < 1 or not 0 < confidence_level < 1:
         raise InputError("--level and --confidence-level must lie strictly between 0 and 1.")

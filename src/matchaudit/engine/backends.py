@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from matchaudit.choices import BACKENDS
 from matchaudit.engine.passes import Backend, LocalBackend
 from matchaudit.errors import InputError
 
@@ -64,8 +65,7 @@ def _gpu(device: str = "cuda", method: str = "scatter", **opts: Any) -> Backend:
     return TorchBackend(device=device, method=method)
 
 
-register("cpu", _cpu)
-register("dask", _dask)
-register("gpu", _gpu)
+for _name, _factory in zip(BACKENDS, (_cpu, _dask, _gpu), strict=True):
+    register(_name, _factory)
 
 __all__ = ["check_name", "make_backend", "names", "register"]

@@ -28,6 +28,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 
 from matchaudit import checks
+from matchaudit.choices import INTERVAL_METHODS as METHODS
 from matchaudit.definitions import Alternative
 from matchaudit import resampling as rs
 from matchaudit.engine import Backend, Counts, IdentityCounts, build_grid, identity_counts, run
@@ -43,7 +44,6 @@ from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import MatchData
 
-METHODS = iv.CLOSED_FORM + bs.BOOTSTRAP
 Band = Literal["simultaneous", "pointwise"]
 
 

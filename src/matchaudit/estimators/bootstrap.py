@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from matchaudit.choices import BOOTSTRAP
 from matchaudit.definitions import Alternative, lowest_passing
 from matchaudit.engine import Counts, run
 from matchaudit.engine.grid import Grid
@@ -52,7 +53,6 @@ from matchaudit.model import MatchData
 from matchaudit.model import view_names as model_views
 from matchaudit.scores import self_score
 
-BOOTSTRAP = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing", "subsets", "two-level")
 RECENTRED = ("recentered", "gaussian")  # the methods centred on the V-statistic (and small-sample corrected)
 SCHEME_OF = {"recentered": "within-identity", "naive": "within-identity", "gaussian": "within-identity",
              "vertex": "vertex", "double-or-nothing": "double-or-nothing", "subsets": "subsets",

@@ -45,15 +45,15 @@ class Metric:
     minimum: int = 1
 
 
-METRICS = {
-    "fnr": Metric("fnr", ("positives",), True),
-    "tpr": Metric("tpr", ("positives",), True),
-    "fpr": Metric("fpr", ("negatives",), True),
-    "tnr": Metric("tnr", ("negatives",), True),
-    "accuracy": Metric("accuracy", (), False),
-    "positive_rate": Metric("positive_rate", (), False),
-    "auc": Metric("auc", ("positives", "negatives"), True, scores=True, minimum=2),
-}
+METRICS = {m.name: m for m in (
+    Metric("fnr", ("positives",), True),
+    Metric("tpr", ("positives",), True),
+    Metric("fpr", ("negatives",), True),
+    Metric("tnr", ("negatives",), True),
+    Metric("accuracy", (), False),
+    Metric("positive_rate", (), False),
+    Metric("auc", ("positives", "negatives"), True, scores=True, minimum=2),
+)}
 ALIASES = {"recall": "tpr", "sensitivity": "tpr", "specificity": "tnr", "miss_rate": "fnr", "fall_out": "fpr",
            "selection_rate": "positive_rate", "positive-rate": "positive_rate", "acc": "accuracy"}
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from matchaudit import checks
+from matchaudit.choices import PAIRED_SCHEMES as SCHEMES
 
 from matchaudit import resampling as rs
 from matchaudit.engine import Counts, build_grid, chunks, run
@@ -30,9 +31,6 @@ from matchaudit.estimators.permutation import PermutationTestResult, permutation
 from matchaudit.definitions import Rule, ThresholdImpostors, max_accepted
 from matchaudit.model import DenseBlock, MatchData
 from matchaudit.progress import PASS_UNIT, Meter
-
-SCHEMES = ("double-or-nothing", "vertex")
-
 
 def check_paired(a: MatchData, b: MatchData) -> None:
     """Both data sets must hold the same comparisons of the same identities and groups (scores may differ)."""
@@ -168,15 +166,18 @@ def comparison_arrays(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return s, ki == kj, ki, (ki != kj) & (g[ki] == g[kj])
 
 
-def fnmr_at_fmr_scores(score: np.ndarray, genuine: np.ndarray, reference: np.ndarray, target: float) -> np.ndarray:
+def fnmr_at_fmr_scores(score: np.ndarray, genuine: np.ndarray, reference: np.ndarray, target: float,
+                       n_reference: int | None = None) -> np.ndarray:
     """FNMR at the threshold for FMR ``target`` (:mod:`matchaudit.definitions`), for rows of ``score`` (B, m).
 
     With ``k`` = :func:`~matchaudit.definitions.max_accepted` of the N reference impostors and ``q`` their
     (k+1)-th largest score, the threshold is the lowest score above ``q`` (rule ``>=``) or ``q`` itself (rule
     ``>``): under either rule a genuine comparison is rejected iff its score is ``<= q``. No reference
-    impostors: the threshold is +inf and every genuine comparison is rejected."""
+    impostors: the threshold is +inf and every genuine comparison is rejected. ``n_reference``: N when
+    ``reference`` marks only the impostors that can be among the k+1 largest (:func:`contenders`); default
+    the number marked."""
     imp = score[:, reference]
-    n = imp.shape[1]
+    n = imp.shape[1] if n_reference is None else n_reference
     k = max_accepted(n, target)
     if k < 0:
         return np.ones(score.shape[0])
@@ -184,6 +185,20 @@ def fnmr_at_fmr_scores(score: np.ndarray, genuine: np.ndarray, reference: np.nda
         return np.zeros(score.shape[0])
     q = -np.partition(-imp, k, axis=1)[:, k]
     return (score[:, genuine] <= q[:, None]).mean(axis=1)
+
+
+def contenders(sa: np.ndarray, sb: np.ndarray, reference: np.ndarray, target: float) -> np.ndarray:
+    """The reference impostors that can be among the k+1 largest (:func:`fnmr_at_fmr_scores`) when each
+    comparison takes its score from model A or model B: those whose larger score reaches the (k+1)-th largest
+    of the smaller scores (that many comparisons are at least that high whatever the swap, so no other can
+    rank above them). Restricting the swap test to them gives the same thresholds at a fraction of the work."""
+    n = int(reference.sum())
+    k = max_accepted(n, target)
+    if not 0 <= k < n:
+        return reference
+    low = np.minimum(sa[reference], sb[reference])
+    floor = np.partition(low, n - k - 1)[n - k - 1]
+    return reference & (np.maximum(sa, sb) >= floor)
 
 
 def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_resamples: int = 999, seed: int = 0,
@@ -195,6 +210,10 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
     sb = comparison_arrays(b)[0]
     ref = same if fmr_reference == "same-group" else ~gen
     t = float(fnmr_at_fmr_scores(sa[None], gen, ref, fmr_target)[0] - fnmr_at_fmr_scores(sb[None], gen, ref, fmr_target)[0])
+    n_ref = int(ref.sum())
+    keep = contenders(sa, sb, ref, fmr_target)
+    cols = np.flatnonzero(gen | keep)  # genuine comparisons and the impostors that can set a threshold
+    sa, sb, gen, keep, owner = sa[cols], sb[cols], gen[cols], keep[cols], owner[cols]
     lay = rs.Layout(identity_group=a.identity_group.astype(np.int64))
     coins = rs.DoubleOrNothing(seed)  # {0, 2}: fair coins, drawn per batch (keyed by swap number)
     diffs = []
@@ -205,7 +224,8 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
             sw = flips[:, owner] > 0
             xa = np.where(sw, sb, sa)
             xb = np.where(sw, sa, sb)
-            diffs.append(fnmr_at_fmr_scores(xa, gen, ref, fmr_target) - fnmr_at_fmr_scores(xb, gen, ref, fmr_target))
+            diffs.append(fnmr_at_fmr_scores(xa, gen, keep, fmr_target, n_ref)
+                         - fnmr_at_fmr_scores(xb, gen, keep, fmr_target, n_ref))
             meter.advance(sw.size)
     t_perm = np.concatenate(diffs)
     return permutation_test(t, se**2, t_perm, studentize="permutation-sd", confidence_level=confidence_level,
@@ -239,5 +259,5 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
                             "protocol": a.protocol, "groups": list(a.group_names), "data": a.fingerprint()}, reps)
 
 
-__all__ = ["ModelComparison", "SCHEMES", "check_paired", "compare_models", "comparison_arrays",
+__all__ = ["ModelComparison", "SCHEMES", "check_paired", "compare_models", "comparison_arrays", "contenders",
            "fnmr_at_fmr_scores", "paired_bootstrap", "swap_test"]

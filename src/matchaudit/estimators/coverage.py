@@ -1,6 +1,6 @@
 """Coverage study (the similarity-scoring paper's appendix B.1 protocol, at a configurable size).
 
-Many synthetic vMF data sets (:mod:`matchaudit.simulate`), an interval per data set, method, nominal level
+Many synthetic vMF data sets (:mod:`matchaudit.simulation`), an interval per data set, method, nominal level
 and FMR target; coverage = the share of intervals containing the truth, with its binomial standard error.
 
 Two protocols (``identities``):
@@ -38,7 +38,7 @@ from matchaudit.estimators.audit_intervals import RECENTRED, closed_form
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import within_variance
 from matchaudit.metrics.fairness import summary_measures
-from matchaudit.simulate import GroupSpec, VmfPopulation
+from matchaudit.simulation import GroupSpec, VmfPopulation
 
 ROC_METHODS = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing")
 FIXED_METHODS = ("wilson", "wilson-naive", "wald", "clopper-pearson", "jackknife", "recentered", "vertex",

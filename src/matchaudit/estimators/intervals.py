@@ -46,10 +46,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.stats import beta, norm
 
+from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import Alternative
 from matchaudit.errors import InputError
 
-CLOSED_FORM = ("wilson", "wilson-naive", "wald", "clopper-pearson", "jackknife")
 
 
 class ConfidenceInterval(NamedTuple):

@@ -165,7 +165,8 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
         raise InputError("design_protocol needs one unique sample id per sample, aligned with the identities.")
     K = names.size
     rng = np.random.default_rng(seed)
-    members = [list(rng.permutation(np.flatnonzero(code == k))) for k in range(K)]
+    members = [rng.permutation(np.flatnonzero(code == k)) for k in range(K)]
+    within = [tuple(np.array(list(itertools.combinations(m, 2)), np.int64).reshape(-1, 2).T) for m in members]
     use = np.zeros(ids.size, np.int64)
     a_out, b_out, gen_out = [], [], []
     g_per, c_per = np.zeros(K, np.int64), np.zeros(K, np.int64)
@@ -177,7 +178,7 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
         for k in rng.permutation(K):
             if len(a_out) >= n_genuine:
                 break
-            best = _least_used(itertools.combinations(members[k], 2), use, done)
+            best = _least_used(*within[k], use, done)
             if best is None:
                 continue
             i, j = best
@@ -208,7 +209,8 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
                 continue
             l = free.pop(pick)
             ikey = (min(k, l), max(k, l))
-            pkey = _least_used(itertools.product(members[k], members[l]), use, done)
+            mk, ml = members[k], members[l]
+            pkey = _least_used(np.repeat(mk, ml.size), np.tile(ml, mk.size), use, done)
             if pkey is None:  # every sample pair of these two identities is placed already
                 continue
             si, sj = pkey
@@ -227,16 +229,15 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
     return Protocol(ids[a_out], ids[b_out], np.array(gen_out), g_per, c_per)
 
 
-def _least_used(pairs, use: np.ndarray, done: set[tuple[int, int]]) -> tuple[int, int] | None:
-    """The sample pair not yet placed whose samples are least used (total, then the busier one), or None."""
-    best = None
-    for a, b in pairs:
-        key = (min(a, b), max(a, b))
+def _least_used(a: np.ndarray, b: np.ndarray, use: np.ndarray, done: set[tuple[int, int]]) -> tuple[int, int] | None:
+    """The sample pair (a[x], b[x]) not yet placed whose samples are least used (total, then the busier one; ties
+    to the first listed), or None."""
+    ua, ub = use[a], use[b]
+    for x in np.lexsort((np.maximum(ua, ub), ua + ub)):  # stable: ties keep the listed order
+        key = (int(min(a[x], b[x])), int(max(a[x], b[x])))
         if key not in done:
-            cost = (use[a] + use[b], max(use[a], use[b]))
-            if best is None or cost < best[0]:
-                best = (cost, key)
-    return None if best is None else best[1]
+            return key
+    return None
 
 
 def random_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, seed: int = 0) -> Protocol:
@@ -313,7 +314,7 @@ def protocol_study(groups, threshold: float, n_genuine: int, n_impostor: int, n_
     and the random protocol of the same budget, next to the prediction from one pilot data set (all pairs).
     Used by ``tests/test_planning.py`` (reduced) and ``bench/protocol_design.py`` (full)."""
     from matchaudit.data import from_embeddings
-    from matchaudit.simulate import simulate_vmf
+    from matchaudit.simulation import simulate_vmf
 
     def draw(seed):
         return simulate_vmf(groups, dim=dim, samples_per_identity=samples_per_identity, seed=seed)

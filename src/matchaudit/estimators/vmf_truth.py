@@ -26,7 +26,7 @@ from scipy.optimize import brentq
 from scipy.special import betainc
 from scipy.stats import beta
 
-from matchaudit.simulate import VmfPopulation
+from matchaudit.simulation import VmfPopulation
 
 W_NODES = 48  # Gauss-Legendre nodes over the cosine's support (smooth, unimodal: 48 and 96 agree to 1e-15 in FMR)
 C_STEP = 1e-3  # grid of the impostor cosines c (linear binning: 4e-5 relative error at FMR 1e-4, d = 64)

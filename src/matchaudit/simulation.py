@@ -32,14 +32,17 @@ import pandas as pd
 
 from matchaudit.data import from_embeddings
 from matchaudit.errors import InputError
+from matchaudit.estimators.planning import design_protocol
 from matchaudit.model import MatchData
 from matchaudit.outputs import staged
+from matchaudit.scores import pair_scores
 
 SamplesPerIdentity = int | tuple[int, int]
 FileFormat = Literal["parquet", "csv"]
 
 _POPULATION_STREAM = 0
 _SAMPLE_STREAM = 1
+_MODEL_B_STREAM = 2
 
 
 
@@ -174,6 +177,62 @@ class SimulatedData:
                 self.samples.to_csv(tmp / "samples.csv", index=False)
             np.save(tmp / "embeddings.npy", self.embeddings)
         return WrittenFiles(out / f"samples.{fmt}", out / "embeddings.npy")
+
+
+    def second_model(self, kappa: float = 1500.0, *, seed: int = 0) -> np.ndarray:
+        """The same samples as a second, noisier model embeds them: sample ``i`` becomes a draw of
+        ``vMF(embeddings[i], kappa)`` (float32, unit norm), so every score is perturbed and the model is worse
+        for every group, most where genuine scores are already low. The input of ``matchaudit compare``."""
+        if not kappa > 0:
+            raise InputError(f"kappa={kappa}: the second model's noise concentration must be > 0.", param="kappa")
+        rng = _rng(seed, _MODEL_B_STREAM)
+        x = self.embeddings.astype(np.float64)
+        return np.concatenate([vmf_rvs(row / np.linalg.norm(row), kappa, 1, rng) for row in x]).astype(np.float32)
+
+    def trial_list(self, genuine: int, impostor: int, *, seed: int = 0) -> pd.DataFrame:
+        """A scored trial list within groups, as a demographic evaluation publishes one: per group, ``genuine``
+        and ``impostor`` comparisons spread over its identities (:func:`~matchaudit.estimators.planning.
+        design_protocol`), scored by cosine exactly as the all-pairs audit scores them, rounded to 6 decimals.
+
+        Columns ``sample_a``, ``sample_b``, ``identity_a``, ``identity_b``, ``group_a``, ``group_b``, ``score``:
+        the input of ``matchaudit audit --comparisons`` (and, without its identities, of ``estimate``).
+        """
+        s = self.samples
+        pairs = [design_protocol(g["sample_id"], g["identity"], genuine, impostor, seed=seed).to_frame()
+                 for _, g in s.groupby("group", sort=True)]
+        frame = pd.concat(pairs, ignore_index=True)
+        row = pd.Series(np.arange(len(s)), index=s["sample_id"].to_numpy())
+        a, b = row[frame["sample_a"]].to_numpy(), row[frame["sample_b"]].to_numpy()
+        for col in ("identity", "group"):
+            values = s[col].to_numpy()
+            frame[f"{col}_a"], frame[f"{col}_b"] = values[a], values[b]
+        frame["score"] = np.round(pair_scores(self.embeddings, a, b), 6)
+        return frame
+
+
+class DemoFiles(NamedTuple):
+    """Paths written by :func:`write_demo_data`."""
+
+    samples: Path
+    embeddings: Path
+    embeddings_b: Path
+    comparisons: Path
+
+
+def write_demo_data(directory: str | Path, seed: int = 0) -> DemoFiles:
+    """The demo's input files, every one the README's examples read: ``samples.parquet`` and ``embeddings.npy``
+    (:func:`simulate_vmf`), ``embeddings_b.npy`` (a second model of the same samples,
+    :meth:`SimulatedData.second_model`) and ``comparisons.csv`` (a scored within-group trial list of 500 genuine
+    and 2,000 impostor comparisons per group, :meth:`SimulatedData.trial_list`), written as one set."""
+    sim = simulate_vmf(seed=seed)
+    out = Path(directory)
+    with staged(out, "demo-data") as tmp:
+        sim.samples.to_parquet(tmp / "samples.parquet", index=False)
+        np.save(tmp / "embeddings.npy", sim.embeddings)
+        np.save(tmp / "embeddings_b.npy", sim.second_model(seed=seed))
+        sim.trial_list(500, 2000, seed=seed).to_csv(tmp / "comparisons.csv", index=False)
+    return DemoFiles(*(out / name for name in ("samples.parquet", "embeddings.npy", "embeddings_b.npy",
+                                               "comparisons.csv")))
 
 
 @dataclass(frozen=True)
