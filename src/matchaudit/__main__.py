@@ -1,6 +1,6 @@
 """The console script ``matchaudit`` and ``python -m matchaudit``.
 
-Loading the commands imports NumPy, SciPy, Numba and pandas (a second or two); a Ctrl-C meanwhile still ends
+Loading the commands is quick (each imports its numeric libraries when it runs); a Ctrl-C meanwhile still ends
 with one line and exit status 130, like a Ctrl-C inside a command (:func:`matchaudit.cli.common.user_errors`). An
 interrupted command then ends the process at once: a compiled computation (NumPyro's sampler in JAX) runs on in
 threads of its own and would otherwise keep the process, and its progress lines, alive until it finishes.
