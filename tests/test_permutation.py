@@ -14,7 +14,7 @@ from matchaudit.data.classifier_table import classifier_data, load_classifier_ta
 from matchaudit.errors import InputError
 from matchaudit.estimators.classifier import _AUC, all_groups_test, correlation_test, group_statistics, group_test
 from matchaudit.estimators.intervals import wilson_bounds
-from matchaudit.estimators.permutation import holm, maxt, permutation_test
+from matchaudit.estimators.permutation import benjamini_hochberg, holm, maxt, permutation_test
 
 # --- exact enumeration against an independent itertools reference --------------------------------------------
 
@@ -247,6 +247,25 @@ def test_holm_equals_closed_testing_brute_force():
         assert np.array_equal(holm(p), _holm_closed_testing(list(p)))
     adj = holm([0.01, np.nan, 0.02])  # the NaN (untested) does not count in m
     assert np.isnan(adj[1]) and adj[0] == adj[2] == 0.02
+
+
+def test_benjamini_hochberg_equals_the_step_up_rule_brute_force():
+    """{q <= alpha} is exactly the step-up rejection set {i : p_i <= p_(k)}, k = max{j : p_(j) <= j alpha / m},
+    at every alpha (ties and NaN included); q never exceeds Holm's adjusted p-value."""
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        m = int(rng.integers(1, 9))
+        p = np.round(rng.random(m) ** 3, 2)
+        p[rng.random(m) < 0.15] = np.nan
+        q = benjamini_hochberg(p)
+        ok = ~np.isnan(p)
+        assert np.array_equal(np.isnan(q), ~ok)
+        tested = np.sort(p[ok])
+        for alpha in np.unique(np.concatenate([tested, tested * 1.5, [0.05]])):
+            passing = [j for j in range(1, tested.size + 1) if tested[j - 1] <= j * alpha / tested.size + 1e-12]
+            cut = tested[max(passing) - 1] if passing else -1.0
+            assert np.array_equal(q[ok] <= alpha + 1e-12, p[ok] <= cut)
+        assert np.all(q[ok] <= holm(p)[ok] + 1e-12)
 
 
 def test_maxt_brute_force():

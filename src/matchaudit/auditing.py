@@ -66,8 +66,8 @@ def score_warnings(exact: AuditResult) -> list[str]:
 
 def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                 exact: AuditResult | None = None, progress: bool = False) -> tuple[list[dict], list[str]]:
-    """Tidy records of every pair of groups' FNMR@FMR and FMR difference (raw, Holm, max-T p-values) per FMR
-    target.
+    """Tidy records of every pair of groups' FNMR@FMR and FMR difference (raw, Holm, max-T p-values and the
+    Benjamini-Hochberg q-value) per FMR target.
 
     FNMR: the threshold is re-derived in every relabelling from the same impostors that set the audit's global
     threshold (``threshold_impostors``). FMR (same-group impostors): at the audit's global threshold of the target
@@ -101,7 +101,7 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                     "metric": metric, "kind": "fmr_target", "target": target, "weighting": "pooled",
                     "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
                     "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
-                    "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"],
+                    "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "qvalue_bh": r["qvalue_bh"],
                     "pvalue_adjusted": r["pvalue_maxt"], "significant": r["significant_maxt"],
                     "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
                     "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,

@@ -163,7 +163,7 @@ def test(
 
 def _print(rows: list[dict], result: dict, out: Path, level: float) -> None:
     table = Table(title=f"{result.get('method')}")
-    cols = ["comparison", "effect", "pvalue"] + [c for c in ("pvalue_holm", "pvalue_maxt") if c in rows[0]]
+    cols = ["comparison", "effect", "pvalue"] + [c for c in ("pvalue_holm", "pvalue_maxt", "qvalue_bh") if c in rows[0]]
     for c in cols + ["verdict"]:
         table.add_column(c)
     for r in rows:

@@ -26,7 +26,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 from scipy.special import ndtri
-from scipy.stats import norm
+from scipy.stats import false_discovery_control, norm
 from scipy.stats import t as t_dist
 
 from matchaudit.definitions import Alternative
@@ -187,6 +187,18 @@ def holm(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
     return out
 
 
+def benjamini_hochberg(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg q-values (step-up; ``scipy.stats.false_discovery_control``): rejecting every q <= alpha
+    keeps the expected share of false discoveries at most alpha (independent or positively dependent tests).
+    NaN entries are untested: they stay NaN and do not count in m."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full_like(p, np.nan)
+    ok = ~np.isnan(p)
+    if ok.any():
+        out[ok] = false_discovery_control(p[ok], method="bh")
+    return out
+
+
 def maxt(stat: np.ndarray, null: np.ndarray, exact: bool = False) -> np.ndarray:
     """Single-step max-T adjusted p-values (two-sided) from the joint null of all comparisons.
 
@@ -300,7 +312,8 @@ def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, 
                      level: float = 0.05, confidence_level: float = 0.95,
                      labels: Sequence[tuple[str, str]] | None = None, df: np.ndarray | None = None,
                      df_perm: np.ndarray | None = None) -> tuple[list[dict], Standardized]:
-    """Many comparisons on the same relabellings: raw (two-sided), Holm and max-T p-values and flags at ``level``.
+    """Many comparisons on the same relabellings: raw (two-sided), Holm and max-T p-values (family-wise error) and
+    Benjamini-Hochberg q-values (false discovery rate), with flags at ``level``.
 
     Returns one dict per comparison and the standardized statistics (for plots).
     """
@@ -314,6 +327,7 @@ def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, 
     raw = np.where(ok, pvalue(k, b, exact), degenerate)
     p_holm = np.where(ok, holm(np.where(ok, raw, np.nan)), degenerate)
     p_maxt = np.where(ok, maxt(z.statistic, z.null, exact), degenerate)
+    q_bh = np.where(ok, benjamini_hochberg(np.where(ok, raw, np.nan)), degenerate)
     rows = []
     for j, name in enumerate(names):
         se, ci = effect_interval(float(t[j]), float(v[j]), confidence_level)
@@ -324,8 +338,9 @@ def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, 
             "comparison": name, "effect": float(t[j]), "effect_se": se, "effect_ci_low": ci[0],
             "effect_ci_high": ci[1], "direction": direction(float(t[j]), lab), "statistic": float(z.statistic[j]),
             "pvalue": float(raw[j]), "pvalue_se": pse, "pvalue_ci_low": pci[0], "pvalue_ci_high": pci[1],
-            "pvalue_holm": float(p_holm[j]), "pvalue_maxt": float(p_maxt[j]),
+            "pvalue_holm": float(p_holm[j]), "pvalue_maxt": float(p_maxt[j]), "qvalue_bh": float(q_bh[j]),
             "significant": bool(raw[j] <= level), "significant_holm": bool(p_holm[j] <= level),
-            "significant_maxt": bool(p_maxt[j] <= level), "reason": z.reasons[j],
+            "significant_maxt": bool(p_maxt[j] <= level), "significant_bh": bool(q_bh[j] <= level),
+            "reason": z.reasons[j],
         })
     return rows, z

@@ -298,7 +298,7 @@ def _tests(res: dict, folder: Path) -> str:
         effect = _num(t["effect"])
         rows.append([_esc(label), _esc(str(t["metric"]).upper()), f"{_esc(t['group_a'])} − {_esc(t['group_b'])}",
                      fmt(effect, "points", sign=True), _p(t["pvalue"]),
-                     _p(t.get("pvalue_holm")), _p(t.get("pvalue_maxt")), verdict])
+                     _p(t.get("pvalue_holm")), _p(t.get("pvalue_maxt")), _p(t.get("qvalue_bh")), verdict])
     first = recs[0]
     alpha = _num(first.get("alpha", 0.05))
     return ("<h2>Group tests</h2>"
@@ -306,9 +306,11 @@ def _tests(res: dict, folder: Path) -> str:
             f"permutation tests ({_esc(first['n_resamples'])} relabellings of the groups' identities, seed "
             f"{_esc(first['seed'])}; {_esc(first['method'])}), every pair of groups on the same relabellings at each "
             "FMR target: FNMR with the threshold re-derived in every relabelling, same-group FMR at the audit's "
-            "threshold. Holm and max-T adjust for the pairs tested at one target and metric; the verdict uses max-T "
+            "threshold. Holm and max-T adjust for the pairs tested at one target and metric (family-wise error), the "
+            "Benjamini-Hochberg q-value for the share of false discoveries among them; the verdict uses max-T "
             f"at α = {alpha:g}. Effect: the first group's rate minus the second's, in percentage points.</p>"
-            + _table(["operating point", "rate", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "verdict"], rows, 3))
+            + _table(["operating point", "rate", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "q (BH)",
+                      "verdict"], rows, 3))
 
 
 def _model_comparison(res: dict, folder: Path) -> str:
