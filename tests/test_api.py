@@ -139,3 +139,47 @@ def test_one_json_encoding_of_non_finite_numbers():
     assert jsonable(doc) == {"a": "inf", "b": "-inf", "c": "nan", "1": 2, "d": [0.5, True]}
     degenerate = permutation_test(0.5, 0.0, np.array([0.5, -0.5, 0.5]), np.zeros(3)).to_dict()
     assert degenerate["pvalue"] == "nan" and json.loads(json.dumps(degenerate, allow_nan=False)) == degenerate
+
+
+def _keyed(records):
+    return {str((r["method"], r["weighting"], r["metric"], r["kind"], r["target"], r["group"])): r for r in records}
+
+
+def test_several_interval_methods_in_one_run_equal_separate_runs(data):
+    """`ci_method="wilson,double-or-nothing,recentered"`: each method's intervals are exactly those of a run of
+    that method alone (a closed form at the fixed thresholds; each bootstrap everywhere), in the order given, the
+    bands from the first bootstrap; the views show the first method given."""
+    kw = dict(fmr=(1e-2, 1e-3), thresholds=0.3, n_resamples=40, seed=3)
+    several = ma.audit(data, ci_method="wilson,double-or-nothing,recentered", **kw)
+    got = _keyed(several.interval_records)
+    assert [m for m in dict.fromkeys(r["method"] for r in several.interval_records)] == [
+        "wilson", "double-or-nothing", "recentered"]
+    for method in ("wilson", "double-or-nothing", "recentered"):
+        alone = _keyed(ma.audit(data, ci_method=method, **kw).interval_records)
+        mine = {k: r for k, r in got.items() if r["method"] == method}
+        if method == "wilson":
+            alone = {k: r for k, r in alone.items() if r["method"] == "wilson"}  # not its recentered fallback
+        assert mine and json.dumps(mine, sort_keys=True, default=str) == json.dumps(alone, sort_keys=True, default=str)
+    bands = ma.audit(data, ci_method="double-or-nothing", **kw).bands
+    assert json.dumps(jsonable(several.bands)) == json.dumps(jsonable(bands)) and bands
+    assert set(several.at_threshold(0.3)["fnmr_method"]) == {"wilson"}
+    assert set(ma.audit(data, ci_method=["recentered", "wilson"], **kw).at_threshold(0.3)["fnmr_method"]) == {
+        "recentered"}
+
+
+def test_several_closed_forms_alone_keep_the_default_bootstrap_for_the_rest(data):
+    kw = dict(fmr=1e-2, thresholds=0.3, n_resamples=40, weightings=("pooled",))
+    res = ma.audit(data, ci_method="wilson,clopper-pearson", **kw)
+    methods = res.intervals.groupby("kind")["method"].agg(lambda m: sorted(set(m))).to_dict()
+    assert methods["threshold"] == ["clopper-pearson", "wilson"]
+    assert methods["fmr_target"] == methods["curve"] == ["recentered"]
+    no_threshold = ma.audit(data, ci_method="wilson,recentered", fmr=1e-2, n_resamples=40)
+    assert any("wilson: closed forms apply at fixed thresholds only" in w for w in no_threshold.warnings)
+
+
+@pytest.mark.parametrize("bad, message", [("wilson,bogus", "choose from"), ("wilson,wilson", "repeated"),
+                                          ("wilson,", "one or more names"), ([], "one or more names")])
+def test_bad_method_lists_are_refused_naming_the_argument(data, bad, message):
+    with pytest.raises(ma.InputError, match=message) as e:
+        ma.audit(data, ci_method=bad, fmr=1e-2, n_resamples=40)
+    assert e.value.param == "ci_method"

@@ -137,30 +137,30 @@ def test_method_reason_reads_the_regime_grid():
                        samples_per_identity=4, dim=32, seed=3).as_data()
     rec = {"metric": "FMR", "kind": "threshold", "group": "A", "method": "wilson", "errors": 50,
            "weighting": "pooled"}
-    assert method_reason(data, rec, None).endswith("regime 300 identities, 4 samples per identity, 50 errors: "
+    assert method_reason(data, rec, ()).endswith("regime 300 identities, 4 samples per identity, 50 errors: "
                                                    "within 1.5 points of nominal in the regime grid")
-    assert "requested (--ci-method)" in method_reason(data, rec, "wilson")
-    assert "(fewer than 20 errors)" in method_reason(data, dict(rec, errors=7), None)
-    assert "(fewer than 50 identities)" in method_reason(data, dict(rec, group="B"), None)
-    assert "(fewer than 1000 identities)" in method_reason(data, dict(rec, metric="FNMR"), None)
-    assert method_reason(data, dict(rec, errors=0), None).endswith("zero-error bound (conservative by construction)")
+    assert "requested (--ci-method)" in method_reason(data, rec, ("wilson",))
+    assert "(fewer than 20 errors)" in method_reason(data, dict(rec, errors=7), ())
+    assert "(fewer than 50 identities)" in method_reason(data, dict(rec, group="B"), ())
+    assert "(fewer than 1000 identities)" in method_reason(data, dict(rec, metric="FNMR"), ())
+    assert method_reason(data, dict(rec, errors=0), ()).endswith("zero-error bound (conservative by construction)")
     small = ma.simulate({"A": GroupSpec(300, (100.0, 300.0))}, samples_per_identity=3, dim=32, seed=3).as_data()
-    assert method_reason(small, dict(rec, metric="FNMR", method="recentered"), None).endswith(
+    assert method_reason(small, dict(rec, metric="FNMR", method="recentered"), ()).endswith(
         "conservative: the within-identity variance of identities with 2-3 samples is bounded")
-    assert "not covered" in method_reason(data, dict(rec, weighting="balanced"), None)
+    assert "not covered" in method_reason(data, dict(rec, weighting="balanced"), ())
     roc = dict(rec, metric="FNMR", kind="fmr_target", method="recentered", target=1e-4)
-    assert "(a threshold set by fewer than 20 impostor errors)" in method_reason(data, roc, None, impostors=19_900)
-    assert method_reason(data, roc, None, impostors=318_400).endswith("within 1.5 points of nominal in the regime grid")
+    assert "(a threshold set by fewer than 20 impostor errors)" in method_reason(data, roc, (), impostors=19_900)
+    assert method_reason(data, roc, (), impostors=318_400).endswith("within 1.5 points of nominal in the regime grid")
     # identity bootstraps of a new population's FNMR reached nominal in no cell of the grid (K <= 1,000)
     for metric, kind in (("FNMR", "threshold"), ("FNMR", "fmr_target"), ("FNMR:max_min_ratio", "fmr_target")):
-        assert method_reason(data, dict(rec, metric=metric, kind=kind, method="vertex"), None).endswith(
+        assert method_reason(data, dict(rec, metric=metric, kind=kind, method="vertex"), ()).endswith(
             "(0.91-0.94 at 0.95): read it as indicative")
     assert "conservative for the ratio measures" in method_reason(
-        data, dict(rec, metric="FNMR:gini", kind="fmr_target", method="recentered", group="all"), None)
+        data, dict(rec, metric="FNMR:gini", kind="fmr_target", method="recentered", group="all"), ())
     big = ma.simulate({"A": GroupSpec(1000, (100.0, 300.0))}, samples_per_identity=2, dim=32, seed=3).as_data()
     wil = dict(rec, metric="FNMR", level=0.95)
-    assert method_reason(big, wil, None).endswith("within 1.5 points of nominal in the regime grid")
-    assert method_reason(big, dict(wil, level=0.9), None).endswith("0.86-0.91 at 1,000 identities: indicative")
+    assert method_reason(big, wil, ()).endswith("within 1.5 points of nominal in the regime grid")
+    assert method_reason(big, dict(wil, level=0.9), ()).endswith("0.86-0.91 at 1,000 identities: indicative")
 
 
 def test_unvalidated_intervals_are_flagged_in_warnings_and_report(tmp_path):

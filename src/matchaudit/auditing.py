@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit import checks
+from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
@@ -193,7 +194,7 @@ class Audit:
             m = metric.lower()
             out[[f"{m}_low", f"{m}_high"]] = np.nan
             out[f"{m}_method"] = None
-            for r in self.interval_records or []:
+            for r in reversed(self.interval_records or []):  # several methods: the first one given is shown
                 if (r["metric"], r["kind"], r["target"], r["weighting"]) == (metric, kind, target, weighting):
                     out.loc[r["group"], [f"{m}_low", f"{m}_high", f"{m}_method"]] = [r["low"], r["high"], r["method"]]
         return out
@@ -286,7 +287,7 @@ def audit(
     dcf_c_fa: float = 1.0,
     zero_policy: ZeroPolicy = "report",
     intervals: bool = True,
-    ci_method: str | None = None,
+    ci_method: str | Sequence[str] | None = None,
     level: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
@@ -321,7 +322,8 @@ def audit(
         Zero rates in fairness ratios: inf/NaN with a reason, or one-sided upper bounds.
     intervals : bool
         Compute confidence intervals (``ci_method``, ``level``, ``n_resamples``, ``seed``, ``one_sided``,
-        ``band``: see ``docs/intervals.md``; ``ci_method=None`` picks each metric's default).
+        ``band``: see ``docs/intervals.md``; ``ci_method=None`` picks each metric's default; several methods,
+        ``"wilson,double-or-nothing"`` or a list, give each its intervals where it applies, side by side).
     memory_gb : float, optional
         Memory budget of the bootstrap (default 25% of physical memory): replicates are counted in chunks that
         fit it (the same numbers; with ``progress``, a bootstrap in several runs is announced on stderr).
@@ -364,9 +366,14 @@ def audit(
     if iopts is not None:
         result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
                                                                   result=exact, backend=backend)
-        annotate(data, result.interval_records, iopts.method, exact.summary.get("threshold_impostor_comparisons"))
+        annotate(data, result.interval_records, iopts.methods, exact.summary.get("threshold_impostor_comparisons"))
         if bal_skipped:
             result.warnings.append(bal_skipped)
+        idle = [m for m in iopts.methods if m in CLOSED_FORM] if len(iopts.methods) > 1 and not config.thresholds \
+            else []
+        if idle:
+            result.warnings.append(f"{', '.join(idle)}: closed forms apply at fixed thresholds only, and none was "
+                                   "given (--threshold): no intervals of that method.")
         result.warnings += regime_warnings(data, result.interval_records)
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)

@@ -21,6 +21,18 @@ def choice(value: Any, allowed: Any, param: str) -> Any:
     return value
 
 
+def choices(values: Any, allowed: Any, param: str) -> tuple[Any, ...]:
+    """One or several of ``allowed`` (:func:`choice`): a single value, a comma-separated string or a sequence,
+    as a tuple without duplicates."""
+    seq = [v.strip() for v in values.split(",")] if isinstance(values, str) else list(values)
+    if not seq or "" in seq:
+        raise InputError(f"{param} {values!r}: give one or more names separated by commas.", param=param)
+    out = tuple(choice(v, allowed, param) for v in seq)
+    if len(set(out)) < len(out):
+        raise InputError(f"{param} {list(out)}: a value is repeated; give each once.", param=param)
+    return out
+
+
 def number(value: Any, param: str, *, low: float = -math.inf, high: float = math.inf, low_open: bool = False,
            high_open: bool = False, finite: bool = True) -> float:
     """``value`` as a float within ``[low, high]`` (an end excluded when ``*_open``); NaN is always refused."""

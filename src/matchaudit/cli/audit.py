@@ -113,7 +113,7 @@ def audit(
     dcf_c_miss: float = typer.Option(1.0, "--dcf-c-miss", help="minDCF cost of a miss."),
     dcf_c_fa: float = typer.Option(1.0, "--dcf-c-fa", help="minDCF cost of a false alarm."),
     zero_policy: ZeroOpt = typer.Option(ZeroOpt.report, "--zero-policy", help="Zero rates in fairness ratios: report inf/NaN with a reason, or substitute one-sided upper bounds."),
-    ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(INTERVAL_METHODS)}); default: wilson at fixed thresholds, recentered for FNMR@FMR, curves and fairness."),
+    ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(INTERVAL_METHODS)}), or several comma-separated, each where it applies, side by side; default: wilson at fixed thresholds, recentered for FNMR@FMR, curves and fairness."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     ci_seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap replicates."),
@@ -151,7 +151,7 @@ def audit(
 
     output_dir(out)
     if report is not None:
-        output_file(report, "--report")
+        output_file(report, "--report", out)
     backends.check_name(backend)  # before the data load: a typo fails at once
     groups = names(group_by)
     if out_of_core and (samples is not None or fmt != "tidy"):

@@ -125,12 +125,15 @@ def output_dir(out: Path, flag: str = "--out") -> Path:
     return out
 
 
-def output_file(path: Path, flag: str) -> Path:
+def output_file(path: Path, flag: str, out: Path | None = None) -> Path:
     """Check before any work that the file ``path`` can be written (its folder exists and is writable, it is not
-    a folder), so that a long run does not end in a failed write."""
+    a folder), so that a long run does not end in a failed write. ``out``: the command's output directory, already
+    checked by :func:`output_dir` and made by the run, so a file directly inside it is fine."""
     if path.is_dir():
         raise InputError(f"{flag} {path}: a directory of that name exists; give a file name.")
     folder = path.parent
+    if out is not None and folder.resolve() == out.resolve():
+        return path
     if not folder.is_dir():
         raise InputError(f"{flag} {path}: the folder {folder} does not exist; create it or give another path.")
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):

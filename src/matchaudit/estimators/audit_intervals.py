@@ -22,7 +22,7 @@ replicate's grid curve (``grid_estimate``: the plug-in's; exact for EER, within 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Literal
 
 import numpy as np
@@ -42,7 +42,7 @@ from matchaudit.estimators.within_variance import WithinVariance, within_varianc
 from matchaudit.metrics import fairness
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
-from matchaudit.model import MatchData
+from matchaudit.model import MatchData, view_names
 
 Band = Literal["simultaneous", "pointwise"]
 
@@ -51,7 +51,7 @@ Band = Literal["simultaneous", "pointwise"]
 class IntervalOptions:
     """How to compute intervals; every field is recorded."""
 
-    method: str | None = None  # None: per-metric defaults
+    method: str | tuple[str, ...] | None = None  # None: per-metric defaults; several: each where it applies
     level: float = 0.95
     n_resamples: int = 1000
     seed: int = 0
@@ -64,7 +64,8 @@ class IntervalOptions:
     def __post_init__(self) -> None:
         """Validate every field, whoever builds the options."""
         if self.method is not None:
-            checks.choice(self.method, METHODS, "ci_method")
+            several = checks.choices(self.method, METHODS, "ci_method")
+            object.__setattr__(self, "method", several[0] if len(several) == 1 else several)
         object.__setattr__(self, "level", checks.probability(self.level, "level"))
         object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "n_resamples", low=1))
         object.__setattr__(self, "seed", checks.integer(self.seed, "seed"))
@@ -74,6 +75,11 @@ class IntervalOptions:
         bs.check_resamples(self.n_resamples, self.level, self.alternative)
         if self.memory_gb is not None:
             object.__setattr__(self, "memory_gb", checks.number(self.memory_gb, "memory_gb", low=0.0, low_open=True))
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The methods asked for, in the order given (empty: the per-metric defaults)."""
+        return () if self.method is None else (self.method,) if isinstance(self.method, str) else self.method
 
     @property
     def alternative(self) -> Alternative:
@@ -160,7 +166,7 @@ def balanced_method(data: MatchData, config: AuditConfig, options: IntervalOptio
     reason when there are none (:func:`matchaudit.estimators.balanced.unsupported`)."""
     if "balanced" not in config.weightings:
         return None, None
-    boot = options.method if options.method in bs.BOOTSTRAP else "recentered"
+    boot = next((m for m in options.methods if m in bs.BOOTSTRAP), "recentered")
     method = "vertex" if boot == "two-level" else boot
     reason = balanced.unsupported(data, bs.SCHEME_OF[method])
     return (None, f"identity-balanced intervals skipped: {reason}") if reason else (method, None)
@@ -232,9 +238,16 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). Replicates are counted in chunks
     that fit the memory budget (:func:`plan_chunks`; the same numbers whatever the chunks). ``progress``: one
     display over every counting pass, in comparisons x replicates. ``backend``: where the main bootstrap pass
-    runs (default: this process; see :mod:`matchaudit.engine.backends`)."""
+    runs (default: this process; see :mod:`matchaudit.engine.backends`).
+
+    Several methods (``options.method`` a tuple): each bootstrap gives its records (and the first its bands), each
+    closed form its records at the fixed thresholds (when no bootstrap is asked for, the first closed form's run
+    also gives the default ``recentered`` records of everything else); records in the order the methods were given.
+    """
     if result is None:
         result = evaluate(data, config)
+    if len(options.methods) > 1:
+        return _several(data, config, options, progress, result, backend)
     bal_method, _ = balanced_method(data, config, options)
     boot_method = options.method if options.method in bs.BOOTSTRAP else "recentered"
     fixed_method = options.method or "wilson"
@@ -271,17 +284,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         v = bs.v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
     records: list[dict[str, Any]] = []
     bands: list[dict[str, Any]] = []
-    if thresholds.size and fixed_method in iv.CLOSED_FORM and "pooled" in plans:
-        ic = identity_counts(data, thresholds, config.rule)
-        for ti, t in enumerate(config.thresholds):
-            for j, name in enumerate(bs.view_names(plug)):
-                fm, fn = closed_form(fixed_method, ic, ti, None if j == 0 else j - 1, options.level,
-                                     options.alternative, config.threshold_impostors)
-                for metric, r in (("FMR", fm), ("FNMR", fn)):
-                    records.append({"weighting": "pooled", "rule": config.rule,
-                                    "threshold_impostors": config.threshold_impostors, "scheme": None,
-                                    "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
-                                    "group": name, **r.to_dict()})
+    if fixed_method in iv.CLOSED_FORM and "pooled" in plans:
+        records += closed_form_records(data, config, replace(options, method=fixed_method))
     if "pooled" in plans:
         target_t = np.array([exact.op("pooled", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets], float)
         student = None
@@ -307,6 +311,43 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                                       within=_within(data, bal_method, thresholds, bal_t, config.rule, balanced=True))
         bands += det_bands(bplug, bstats["det"], bv, options, bal_method, "balanced")
     return records, bands
+
+
+def _several(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, result: AuditResult,
+             backend: Backend | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`compute_intervals` for each of several methods (see there)."""
+    methods = options.methods
+    runs = [m for m in methods if m in bs.BOOTSTRAP] or [methods[0]]
+    records: list[dict[str, Any]] = []
+    bands: list[dict[str, Any]] = []
+    for m in runs:
+        r, b = compute_intervals(data, config, replace(options, method=m), progress, result, backend)
+        records += r
+        bands = bands or b
+    for m in methods:
+        if m not in runs:
+            records += closed_form_records(data, config, replace(options, method=m))
+    order = {m: i for i, m in enumerate(methods)}
+    return sorted(records, key=lambda r: order.get(r["method"], len(methods))), bands
+
+
+def closed_form_records(data: MatchData, config: AuditConfig, options: IntervalOptions) -> list[dict[str, Any]]:
+    """Records of closed-form ``options.method`` for FMR and FNMR at the fixed thresholds, overall and per group
+    (pooled rates: the closed forms have no identity-balanced version)."""
+    if not len(config.thresholds) or "pooled" not in config.weightings:
+        return []
+    ic = identity_counts(data, np.asarray(config.thresholds, float), config.rule)
+    records = []
+    for ti, t in enumerate(config.thresholds):
+        for j, name in enumerate(view_names(data.group_names)):
+            fm, fn = closed_form(options.method, ic, ti, None if j == 0 else j - 1, options.level,
+                                 options.alternative, config.threshold_impostors)
+            for metric, r in (("FMR", fm), ("FNMR", fn)):
+                records.append({"weighting": "pooled", "rule": config.rule,
+                                "threshold_impostors": config.threshold_impostors, "scheme": None,
+                                "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
+                                "group": name, **r.to_dict()})
+    return records
 
 
 def _reducer(weighting: str, config: AuditConfig, thresholds, det_points: int

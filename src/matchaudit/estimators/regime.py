@@ -35,6 +35,7 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
             at = f"FMR {r['target']:g}" if r["kind"] == "fmr_target" else f"threshold {r['target']:g}"
             few.setdefault(f"{r['metric']} of group {r['group']}", []).append(f"{at}: {int(e)}/{int(r['comparisons']):,}")
     for what, where in few.items():
+        where = list(dict.fromkeys(where))  # several interval methods share an operating point
         out.append(f"{what} rests on fewer than {MIN_ERRORS} errors ({'; '.join(where)}): no interval method "
                    "reaches its nominal coverage there in our studies; read these intervals as indicative.")
     unvalidated = sorted({r["method"] for r in records if r.get("weighting") == "pooled" and r.get("metric") == "FNMR"
@@ -126,14 +127,14 @@ def _rule(record: dict[str, Any]) -> Validity | None:
     return next((v for v in VALIDITY if method in v.methods and metric in v.metrics and kind in v.kinds), None)
 
 
-def assess(data: MatchData, record: dict[str, Any], requested: str | None,
+def assess(data: MatchData, record: dict[str, Any], requested: tuple[str, ...],
            views: dict[str, tuple[int, float]] | None = None, impostors: int | None = None) -> tuple[str, bool]:
     """Why ``record`` uses its method and whether the regime grid validates it in the view's regime, and whether
     the interval is therefore only indicative (``views``: :func:`view_regimes` of ``data``, computed when not
     given; ``impostors``: the impostor comparisons that set the threshold at an FMR target, whose expected errors
     there must reach ``MIN_THRESHOLD_ERRORS``)."""
     method, kind = record["method"], record["kind"]
-    why = "requested (--ci-method)" if method == requested else "the default for this metric"
+    why = "requested (--ci-method)" if method in requested else "the default for this metric"
     rule = _rule(record)
     if rule is None:
         return f"{method}: {why}; not covered by the regime grid", False
@@ -162,13 +163,13 @@ def assess(data: MatchData, record: dict[str, Any], requested: str | None,
     return head + "within 1.5 points of nominal in the regime grid", False
 
 
-def method_reason(data: MatchData, record: dict[str, Any], requested: str | None,
+def method_reason(data: MatchData, record: dict[str, Any], requested: tuple[str, ...],
                   views: dict[str, tuple[int, float]] | None = None, impostors: int | None = None) -> str:
     """The reason of :func:`assess`: why the method, and what the regime grid says of it in this regime."""
     return assess(data, record, requested, views, impostors)[0]
 
 
-def annotate(data: MatchData, records: list[dict[str, Any]], requested: str | None,
+def annotate(data: MatchData, records: list[dict[str, Any]], requested: tuple[str, ...],
              impostors: int | None = None) -> None:
     """Add ``method_reason`` and ``indicative`` (:func:`assess`) to every interval record."""
     views = view_regimes(data)
