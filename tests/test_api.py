@@ -16,7 +16,7 @@ from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.encoding import jsonable
 
 SURFACE = {"Audit", "InputError", "audit", "compare", "estimate", "from_embeddings", "from_scores",
-           "load_comparisons", "load_samples", "plan", "simulate", "test_gap"}
+           "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap"}
 
 
 @pytest.fixture(scope="module")

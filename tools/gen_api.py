@@ -19,6 +19,7 @@ RESULTS = (
     "matchaudit.estimators.compare.ModelComparison",
     "matchaudit.estimators.permutation.PermutationTestResult",
     "matchaudit.estimators.classifier.AllGroupsResult",
+    "matchaudit.estimators.equivalence.EquivalenceResult",
     "matchaudit.estimators.planning.Protocol",
     "matchaudit.labelfree.api.Estimate",
     "matchaudit.simulation.SimulatedData",

@@ -12,6 +12,7 @@ from matchaudit.definitions import Alternative, Rule, ThresholdImpostors
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.compare import SCHEMES, ModelComparison, compare_models
+from matchaudit.estimators.equivalence import EquivalenceResult, RateName, Scale, equivalence_test
 from matchaudit.estimators.matching_tests import METRICS, matching_all_groups_test, matching_group_test
 from matchaudit.estimators.classifier import AllGroupsResult
 from matchaudit.estimators.permutation import PermutationTestResult
@@ -118,6 +119,47 @@ def test_gap(
                                     confidence_level=confidence_level, **kw)
 
 
+def test_equivalence(
+    data: MatchData,
+    groups: tuple[str, str] | None = None,
+    *,
+    metric: RateName = "fnmr",
+    fmr: float = 1e-3,
+    margin: tuple[float, float] = (0.8, 1.25),
+    scale: Scale = "ratio",
+    ci_method: str = "double-or-nothing",
+    n_resamples: int = 1999,
+    alpha: float = 0.05,
+    seed: int = 0,
+    rule: Rule = ">=",
+    threshold_impostors: ThresholdImpostors = "all",
+    progress: bool = False,
+) -> EquivalenceResult:
+    """Is the gap between two groups within a margin? Two one-sided tests (TOST) on identity resampling: the
+    reverse of :func:`test_gap`, whose "not distinguishable from noise" is absence of evidence, not evidence of
+    fairness.
+
+    ``metric`` ("fnmr" or "fmr") of each group at the global threshold for FMR target ``fmr``; ``scale``
+    "ratio" (A / B, margin such as (0.8, 1.25)) or "difference" (A - B, margin such as (-0.01, 0.01));
+    ``ci_method`` the identity bootstrap ("double-or-nothing" or "vertex"). ``.equivalent`` is True only when
+    both one-sided nulls are rejected at ``alpha`` (``.pvalue`` the larger one-sided p-value), which is the same as
+    ``.confidence_interval`` (``1 - 2 alpha``) lying inside the margin.
+
+    Examples
+    --------
+    >>> import matchaudit as ma
+    >>> data = ma.simulate(samples_per_identity=4, dim=32, seed=2).as_data()
+    >>> res = ma.test_equivalence(data, ("A", "B"), metric="fmr", fmr=1e-2, margin=(0.5, 2.0), n_resamples=199)
+    >>> res.equivalent == (res.pvalue <= 0.05)
+    True
+    """
+    return equivalence_test(data, groups, metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
+                            n_resamples=n_resamples, alpha=alpha, seed=seed,
+                            rule=checks.choice(rule, Rule, "rule"),
+                            threshold_impostors=checks.choice(threshold_impostors, ThresholdImpostors,
+                                                              "threshold_impostors"), progress=progress)
+
+
 def plan(sample_ids: Sequence[object], identities: Sequence[object], genuine: int, impostor: int, *,
          seed: int = 0) -> Protocol:
     """Design an evaluation protocol under a budget: ``genuine`` and ``impostor`` comparisons spread over the
@@ -135,5 +177,6 @@ def plan(sample_ids: Sequence[object], identities: Sequence[object], genuine: in
                            checks.integer(impostor, "impostor"), seed=checks.integer(seed, "seed"))
 
 
-__all__ = ["compare", "plan", "test_gap"]
+__all__ = ["compare", "plan", "test_equivalence", "test_gap"]
 test_gap.__test__ = False  # a library function, not a pytest test
+test_equivalence.__test__ = False

@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 
 from matchaudit import checks
-from matchaudit.choices import CLOSED_FORM
+from matchaudit.choices import CLOSED_FORM, PAIRED_SCHEMES
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
+from matchaudit.estimators.equivalence import check_margin, equivalence_tests
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.estimators.audit_intervals import (IntervalOptions, balanced_method, compute_intervals,
                                                   interval_weightings, plan_chunks, plan_note)
@@ -127,6 +128,7 @@ class Audit:
     interval_records: list[dict[str, Any]] | None = None
     bands: list[dict[str, Any]] = field(default_factory=list)
     test_records: list[dict[str, Any]] | None = None
+    equivalence_records: list[dict[str, Any]] | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -169,6 +171,11 @@ class Audit:
     def tests(self) -> pd.DataFrame:
         """One row per pair of groups and FMR target (empty when the audit ran without tests)."""
         return pd.DataFrame(self.test_records or [])
+
+    @property
+    def equivalence(self) -> pd.DataFrame:
+        """One TOST verdict per metric, FMR target and pair of groups (empty when no margin was given)."""
+        return pd.DataFrame(self.equivalence_records or [])
 
     def at_fmr(self, target: float, weighting: Weighting = "pooled") -> pd.DataFrame:
         """Group x (threshold, FMR, FNMR, their counts k/n, interval bounds and method) at one FMR target."""
@@ -242,6 +249,8 @@ class Audit:
         if self.test_records is not None:
             payload["tests"] = self.test_records
             payload["config"]["tests"] = {k: v for k, v in asdict(self.test_options).items()}
+        if self.equivalence_records is not None:
+            payload["equivalence"] = self.equivalence_records
         return payload
 
     def save(self, out: str | Path, command: str = "matchaudit.audit") -> dict[str, Path]:
@@ -296,6 +305,8 @@ def audit(
     memory_gb: float | None = None,
     tests: bool = False,
     test_resamples: int = 999,
+    equivalence: tuple[float, float] | None = None,
+    equivalence_scale: Literal["ratio", "difference"] = "ratio",
     backend: Backend | None = None,
     progress: bool = False,
 ) -> Audit:
@@ -330,6 +341,11 @@ def audit(
     tests : bool
         Test every pair of groups' FNMR@FMR and FMR gaps at each target (identity-level permutations,
         ``test_resamples`` relabellings, max-T adjusted at ``1 - level``).
+    equivalence : (float, float), optional
+        A margin the user accepts as fair, e.g. ``(0.8, 1.25)``: every pair of groups' FNMR and FMR at each target
+        is tested to lie within it (TOST on ``n_resamples`` double-or-nothing identity replicates, or vertex when
+        ``ci_method`` names it first; at ``1 - level``), on the ``equivalence_scale`` "ratio" (A / B) or
+        "difference" (A - B). The report says "equivalent within the margin" only where this test says so.
     backend : Backend, optional
         Where the bootstrap's counting passes run (default: this process).
     progress : bool
@@ -356,6 +372,8 @@ def audit(
                             band=band, memory_gb=memory_gb) if intervals else None
     topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=round(1 - checks.probability(level, "level"), 12)
                         ) if tests else None
+    if equivalence is not None:  # before any work: a bad margin is refused at once
+        equivalence = check_margin(equivalence, equivalence_scale)
     bal_method, bal_skipped = balanced_method(data, config, iopts) if iopts is not None else (None, None)
     if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once, a long one announced
         note = plan_note(plan_chunks(data, iopts, interval_weightings(config, bal_method)), iopts)
@@ -378,6 +396,15 @@ def audit(
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)
         result.warnings += test_warnings
+    if equivalence is not None and (len(view_names(data.group_names)) < 3 or not data.has_identities):
+        result.warnings.append("equivalence tests skipped: they compare groups' identities, and the data has "
+                               + ("one group." if data.has_identities else "no identities."))
+    elif equivalence is not None:
+        method = next((m for m in (iopts.methods if iopts else ()) if m in PAIRED_SCHEMES), "double-or-nothing")
+        result.equivalence_records = [r.to_dict() for r in equivalence_tests(
+            data, config.fmr_targets, margin=equivalence, scale=equivalence_scale, method=method,
+            n_resamples=n_resamples, alpha=round(1 - checks.probability(level, "level"), 12), seed=seed,
+            rule=config.rule, threshold_impostors=config.threshold_impostors, progress=progress)]
     return result
 
 

@@ -123,6 +123,8 @@ def audit(
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
     tests: bool = typer.Option(False, "--tests", help="Also test every pair of groups' FNMR@FMR and FMR gaps at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level)."),
     test_resamples: int = typer.Option(999, "--test-resamples", help="Relabellings of the group tests."),
+    equivalence: str = typer.Option(None, "--equivalence", help="A margin lo,hi accepted as fair (e.g. 0.8,1.25): test that every pair of groups' FNMR and FMR ratio at each target lies within it (TOST on --n-resamples identity replicates, at 1 - --level)."),
+    equivalence_scale: str = typer.Option("ratio", "--equivalence-scale", help="ratio (A / B) or difference (A - B; a margin such as -0.01,0.01)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),
     report: Path = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file."),
@@ -186,7 +188,7 @@ def audit(
                   dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, zero_policy=zero_policy.value,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,
                   seed=ci_seed, one_sided=one_sided, band=band, memory_gb=memory, tests=tests, test_resamples=test_resamples,
-                  backend=engine)
+                  equivalence=_margin(equivalence), equivalence_scale=equivalence_scale, backend=engine)
     finally:
         if engine is not None:
             engine.close()
@@ -207,6 +209,16 @@ def dev_thresholds(results: Path) -> tuple[float, ...]:
     if not out:
         raise InputError(f"--thresholds-from {results}: it holds no thresholds at FMR targets.")
     return out
+
+
+def _margin(text: str | None, flag: str = "--equivalence") -> tuple[float, float] | None:
+    """``"0.8,1.25"`` -> (0.8, 1.25); None for None."""
+    if text is None:
+        return None
+    values = floats(text, flag)
+    if len(values) != 2:
+        raise InputError(f"{flag} {text!r}: give two numbers lo,hi, e.g. 0.8,1.25.")
+    return values[0], values[1]
 
 
 def _pair(text: str) -> tuple[str, str] | None:

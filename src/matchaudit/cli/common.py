@@ -43,7 +43,8 @@ FLAGS = {
     "identity_cols": "--identity-cols", "fmr_targets": "--fmr", "samples_per_identity": "--samples-per-identity",
     "n_identities": "--identities", "datasets": "--datasets", "identities": "--identities", "chains": "--chains",
     "draws": "--draws", "report": "--report", "thresholds_from": "--thresholds-from",
-    "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate",
+    "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
+    "scale": "--equivalence-scale", "groups": "--groups",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

@@ -89,6 +89,8 @@ def test(
     seed: int = typer.Option(0, "--seed", help="Seed: same seed, same numbers."),
     level: float = typer.Option(0.05, "--level", help="Significance level for the 'significant' flags."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Of the effect and p-value intervals."),
+    equivalence: str = typer.Option(None, "--equivalence", help="Matching data: instead of testing for a gap, test that it lies within a margin lo,hi accepted as fair (e.g. 0.8,1.25): TOST on --n-resamples double-or-nothing identity replicates, at --level; needs --fmr."),
+    equivalence_scale: str = typer.Option("ratio", "--equivalence-scale", help="With --equivalence: ratio (A / B) or difference (A - B)."),
     out: Path = typer.Option(Path("matchaudit-test"), "--out", help="Output directory (created if missing)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
@@ -129,6 +131,10 @@ def test(
                 else load_comparisons(comparisons, group_by=names(group_by)))
         name = (metric or ("fnmr_at_fmr" if fmr is not None else "fnmr")).lower()
         metric = MATCHING_ALIASES.get(name, name)
+        if equivalence is not None:
+            _equivalence(data, metric, fmr, equivalence, equivalence_scale, pair, n_resamples, level, seed,
+                         threshold_impostors, meta, out, quiet)
+            return
         if threshold is None and fmr is None and metric in ("fnmr", "fmr"):
             raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
         doc, rows = write_matching_test(
@@ -141,6 +147,8 @@ def test(
         if not quiet:
             _print(rows, doc["result"], out, level)
         return
+    if equivalence is not None:
+        raise InputError("--equivalence tests matching data (--samples/--embeddings or --comparisons).")
     if not table.exists():
         raise InputError(f"--table {table}: no such file.")
     if y_pred is None and y_score is None:
@@ -159,6 +167,39 @@ def test(
     doc, rows = write_test(res, metric, out, level, meta)
     if not quiet:
         _print(rows, doc["result"], out, level)
+
+
+def _equivalence(data, metric: str, fmr: float | None, margin: str, scale: str, pair: list[str], n_resamples: str,
+                 level: float, seed: int, threshold_impostors: str, meta: dict, out: Path, quiet: bool) -> None:
+    """``--equivalence``: TOST of each pair (or ``--groups``) at ``--fmr``; equivalence.json and equivalence.csv."""
+    import json
+
+    import pandas as pd
+
+    from matchaudit.cli.audit import _margin
+    from matchaudit.estimators.equivalence import equivalence_tests
+    from matchaudit.outputs import staged
+
+    if metric not in ("fnmr_at_fmr", "fmr") or fmr is None:
+        raise InputError("--equivalence tests FNMR or FMR at the global threshold of an FMR target: give --fmr "
+                         "(and --metric fnmr_at_fmr, the default, or fmr).")
+    resamples = _resamples(n_resamples)
+    if resamples == "exact":
+        raise InputError("--n-resamples exact enumerates relabellings; --equivalence resamples identities: give a "
+                         "number of replicates (e.g. 1999).")
+    res = equivalence_tests(data, fmr, margin=_margin(margin, "--equivalence"), scale=scale,
+                            metrics=("fnmr" if metric == "fnmr_at_fmr" else "fmr",),
+                            pairs=[tuple(pair)] if pair else None, n_resamples=resamples, alpha=level, seed=seed,
+                            threshold_impostors=threshold_impostors, progress=not quiet)
+    rows = [r.to_dict() for r in res]
+    with staged(out, "test") as tmp:
+        (tmp / "equivalence.json").write_text(json.dumps(meta | {"kind": "equivalence", "results": rows}, indent=2,
+                                                         allow_nan=False))
+        pd.DataFrame(rows).to_csv(tmp / "equivalence.csv", index=False)
+    if not quiet:
+        for r in res:
+            console.print(r.verdict(), highlight=False)
+        console.print(f"Results written to [bold]{out}[/] (equivalence.json, equivalence.csv).")
 
 
 def _print(rows: list[dict], result: dict, out: Path, level: float) -> None:

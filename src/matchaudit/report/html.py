@@ -232,6 +232,7 @@ def _reading(res: dict, folder: Path) -> str:
         return ""
     tests = {(t.get("metric"), t.get("target"), t.get("group_a"), t.get("group_b")): t for t in res.get("tests", [])
              if t.get("weighting", w) == w}
+    equivalences = {(r["metric"], r["fmr_target"], *r["groups"]): r for r in res.get("equivalence", [])}
     ratios = {(f["rate"], f["target"]): f for f in res["fairness"] if f["measure"] == "max_min_ratio"
               and f["weighting"] == w and f["kind"] == "fmr_target"}
     lines = []
@@ -263,6 +264,10 @@ def _reading(res: dict, folder: Path) -> str:
                 text += " No test was run on this gap: run <code>matchaudit audit --tests</code> to tell it from noise."
             else:
                 text += " The group tests could not run on this gap (see the warnings)."
+            eq = equivalences.get((rate, target, hi["group"], lo["group"])) or \
+                equivalences.get((rate, target, lo["group"], hi["group"]))
+            if eq is not None:
+                text += f" Equivalence of the two: {_equivalence_words(eq)}."
             if hi["below_resolution"]:
                 text += " (This target is below the data's resolution.)"
             lines.append(f"<li>{text}</li>")
@@ -310,6 +315,48 @@ def _tests(res: dict, folder: Path) -> str:
             "Benjamini-Hochberg q-value for the share of false discoveries among them; the verdict uses max-T "
             f"at α = {alpha:g}. Effect: the first group's rate minus the second's, in percentage points.</p>"
             + _table(["operating point", "rate", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "q (BH)",
+                      "verdict"], rows, 3))
+
+
+def _margin_text(r: dict) -> str:
+    lo, hi = r["margin"]
+    unit = "plain" if r["scale"] == "ratio" else "points"
+    return interval(lo, hi, unit)
+
+
+def _equivalence_words(r: dict) -> str:
+    """The verdict of one TOST record: "equivalent within the margin" only when the test says so."""
+    what = "ratio" if r["scale"] == "ratio" else "difference"
+    if r["equivalent"]:
+        return f"<b>equivalent within {_margin_text(r)}</b> ({what}; TOST p = {_p(r['pvalue'])})"
+    return f"not shown to be within {_margin_text(r)} ({what}; TOST p = {_p(r['pvalue'])})"
+
+
+def _equivalence(res: dict, folder: Path) -> str:
+    """Every pair of groups' TOST verdict (``audit --equivalence``)."""
+    recs = res.get("equivalence", [])
+    if not recs:
+        return ""
+    rows = []
+    for r in recs:
+        unit = "plain" if r["scale"] == "ratio" else "points"
+        a, b = r["groups"]
+        pair = f"{_esc(a)} / {_esc(b)}" if r["scale"] == "ratio" else f"{_esc(a)} − {_esc(b)}"
+        rows.append([f"FMR {_num(r['fmr_target']):g}", _esc(r["metric"].upper()), pair,
+                     fmt(r["estimate"], unit, sign=unit == "points"), interval(*r["confidence_interval"], unit),
+                     _p(r["pvalue"]), _equivalence_words(r)])
+    first = recs[0]
+    level = 1 - 2 * _num(first["alpha"])
+    return ("<h2>Equivalence</h2>"
+            "<p>Is each gap small enough to call the groups equivalent? A test that fails to find a gap is not "
+            "evidence that there is none; this one reverses the question. Two one-sided tests (TOST) of "
+            f"H0: the {first['scale']} lies outside the margin {_margin_text(first)}, on "
+            f"{_esc(first['n_resamples'])} {_esc(first['method'])} identity-bootstrap replicates (the groups' "
+            f"identities re-drawn, seed {_esc(first['seed'])}): a pair is equivalent when both one-sided p-values are "
+            f"at most α = {_num(first['alpha']):g}, which is the same as its {pct(level, 2)} interval lying inside the "
+            "margin. A replicate whose ratio is undefined (no errors in either group) counts against equivalence. "
+            "docs/tests.md says how the test was checked.</p>"
+            + _table(["operating point", "rate", "pair", "estimate", f"{pct(level, 2)} interval", "TOST p",
                       "verdict"], rows, 3))
 
 
@@ -379,7 +426,8 @@ def _reproducibility(res: dict, folder: Path) -> str:
             f"<p>Configuration:</p><pre>{_esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
 
 
-SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _tests, _det, _fairness, _uncertainty,
+SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _tests, _equivalence, _det, _fairness,
+                                               _uncertainty,
                                                _cross, _model_comparison, _labelfree, _reproducibility]
 
 

@@ -1,0 +1,210 @@
+"""Equivalence: is a gap between two groups within a margin? Two one-sided tests (TOST) on identity resampling.
+
+A permutation test of equality can only fail to find a gap ("not distinguishable from noise"); that is absence of
+evidence, not evidence of fairness. The equivalence question reverses the hypotheses: with ``theta`` the ratio
+``rate_A / rate_B`` (or the difference ``rate_A - rate_B``) and a margin ``(lo, hi)`` the user accepts as fair
+(for example 0.8 and 1.25),
+
+    H0: theta <= lo  or  theta >= hi        against        H1: lo < theta < hi,
+
+rejected (``equivalent``) when both one-sided nulls are rejected at ``alpha`` (Schuirmann's TOST). Each one-sided
+test is a percentile bootstrap test on identity-level replicates (``double-or-nothing`` or ``vertex``: the groups'
+identities are re-drawn, so the verdict is about the populations the identities come from):
+
+    p_lo = (1 + #{theta*_b <= lo}) / (1 + B),    p_hi = (1 + #{theta*_b >= hi}) / (1 + B),    p = max(p_lo, p_hi),
+
+``equivalent`` iff ``p <= alpha``, which is the same as the ``1 - 2 alpha`` percentile interval lying inside the
+margin. A replicate whose ratio is undefined (0/0: a resample with no errors in either group) counts against
+equivalence on both sides (conservative). The rates are the audit's: FNMR of each group at the global threshold of
+an FMR target (re-derived in every replicate), or each group's same-group FMR there. The level at the margin's
+edge is checked by simulation in ``bench/equivalence_level.py`` (docs/tests.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+
+from matchaudit import checks
+from matchaudit import resampling as rs
+from matchaudit.choices import PAIRED_SCHEMES
+from matchaudit.definitions import Rule, ThresholdImpostors
+from matchaudit.encoding import jsonable
+from matchaudit.errors import InputError
+from matchaudit.estimators.compare import _Replicates
+from matchaudit.model import MatchData
+from matchaudit.progress import PASS_UNIT, Meter
+
+Scale = Literal["ratio", "difference"]
+RateName = Literal["fnmr", "fmr"]
+EXTREMES = {"ratio": (0.0, np.inf), "difference": (-np.inf, np.inf)}
+"""Where an undefined replicate (0/0) stands in the reported interval: beyond every margin of the scale."""
+
+
+@dataclass(frozen=True)
+class EquivalenceResult:
+    """A TOST verdict: ``equivalent`` iff ``pvalue <= alpha``; ``confidence_interval`` is the ``1 - 2 alpha``
+    percentile interval of ``theta`` in the form that lies inside ``margin`` exactly when equivalent (:func:`tost`)."""
+
+    metric: RateName
+    groups: tuple[str, str]
+    fmr_target: float
+    scale: Scale
+    margin: tuple[float, float]
+    rate_a: float
+    rate_b: float
+    estimate: float
+    pvalue_lower: float
+    pvalue_upper: float
+    pvalue: float
+    alpha: float
+    equivalent: bool
+    confidence_interval: tuple[float, float]
+    method: str
+    n_resamples: int
+    undefined_replicates: int
+    seed: int
+    rule: Rule
+    threshold_impostors: ThresholdImpostors
+
+    def verdict(self) -> str:
+        """One sentence: equivalent within the margin, or not shown to be."""
+        what = f"{self.metric.upper()} {'ratio' if self.scale == 'ratio' else 'difference'} " \
+               f"{self.groups[0]} vs {self.groups[1]}"
+        margin = f"[{self.margin[0]:g}, {self.margin[1]:g}]"
+        if self.equivalent:
+            return f"{what} is equivalent within {margin} (TOST p = {self.pvalue:.3g} <= {self.alpha:g})"
+        return f"{what} is not shown to lie within {margin} (TOST p = {self.pvalue:.3g} > {self.alpha:g})"
+
+    def to_dict(self) -> dict:
+        """JSON-ready."""
+        return jsonable(asdict(self) | {"verdict": self.verdict()})
+
+
+def theta(rate_a: np.ndarray, rate_b: np.ndarray, scale: Scale) -> np.ndarray:
+    """The effect: ``rate_a / rate_b`` (x/0 = inf for x > 0, 0/0 = NaN) or ``rate_a - rate_b``."""
+    a, b = np.asarray(rate_a, float), np.asarray(rate_b, float)
+    if scale == "difference":
+        return a - b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return a / b
+
+
+def tost(replicates: np.ndarray, margin: tuple[float, float], alpha: float,
+         extremes: tuple[float, float] = (-np.inf, np.inf)) -> tuple[float, float, int, tuple[float, float]]:
+    """(p_lo, p_hi, undefined, interval): the two one-sided percentile-bootstrap p-values (NaN replicates count
+    on both sides) and the interval whose inclusion in the margin is the same decision: with ``k`` the most
+    replicates a side may hold for ``p <= alpha``, its bounds are the (k+1)-th smallest and largest replicates
+    (NaN as the scale's ``extremes``, below and above any margin: 0 and +inf for a ratio), so
+    ``lo < low and high < hi`` iff ``max(p_lo, p_hi) <= alpha``."""
+    reps = np.asarray(replicates, float)
+    nan = np.isnan(reps)
+    lo, hi = margin
+    n = reps.size
+    p_lo = (1 + int(np.sum(nan | (reps <= lo)))) / (1 + n)
+    p_hi = (1 + int(np.sum(nan | (reps >= hi)))) / (1 + n)
+    k = int(np.floor(alpha * (1 + n) + 1e-9)) - 1
+    interval = ((float(np.sort(np.where(nan, extremes[0], reps))[k]),
+                 float(-np.sort(-np.where(nan, extremes[1], reps))[k]))
+                if 0 <= k < n else (np.nan, np.nan))
+    return p_lo, p_hi, int(nan.sum()), interval
+
+
+def check_margin(margin: tuple[float, float], scale: Scale) -> tuple[float, float]:
+    """``margin`` as (lo, hi) floats, checked against ``scale`` (it must contain parity; ratio bounds positive)."""
+    checks.choice(scale, Scale, "scale")
+    try:
+        lo, hi = (float(x) for x in margin)
+    except (TypeError, ValueError):
+        raise InputError(f"margin {margin!r}: give two numbers (lo, hi), e.g. (0.8, 1.25).", param="margin") from None
+    if not (np.isfinite(lo) and np.isfinite(hi)) or not lo < hi:
+        raise InputError(f"margin {margin!r}: give lo < hi, both finite.", param="margin")
+    if scale == "ratio" and not lo < 1 < hi or scale == "difference" and not lo < 0 < hi:
+        parity = 1 if scale == "ratio" else 0
+        raise InputError(f"margin {margin!r}: a {scale} margin must contain parity ({parity}), e.g. "
+                         f"{'(0.8, 1.25)' if scale == 'ratio' else '(-0.01, 0.01)'}.", param="margin")
+    if scale == "ratio" and lo <= 0:
+        raise InputError(f"margin {margin!r}: ratio bounds must be positive.", param="margin")
+    return lo, hi
+
+
+def _check(data: MatchData, margin, scale: Scale, method: str, alpha: float, n_resamples: int
+           ) -> tuple[tuple[float, float], float, int]:
+    checks.choice(scale, Scale, "scale")
+    checks.choice(method, PAIRED_SCHEMES, "method")
+    margin = check_margin(margin, scale)
+    alpha = checks.number(alpha, "alpha", low=0.0, high=0.5, low_open=True, high_open=True)
+    n_resamples = checks.integer(n_resamples, "n_resamples", low=1)
+    if n_resamples + 1 < 1 / alpha:
+        raise InputError(f"n_resamples {n_resamples}: the smallest p-value is 1 / (1 + B), so B must be at least "
+                         f"{int(np.ceil(1 / alpha)) - 1} to reach alpha {alpha:g}.", param="n_resamples")
+    if not data.has_identities:
+        raise InputError("an equivalence test resamples identities: the data has none (identity columns needed).")
+    return margin, alpha, n_resamples
+
+
+def equivalence_tests(data: MatchData, fmr: float | Sequence[float], *, margin: tuple[float, float] = (0.8, 1.25),
+                      scale: Scale = "ratio", metrics: Sequence[RateName] = ("fnmr", "fmr"),
+                      pairs: Sequence[tuple[str, str]] | None = None, method: str = "double-or-nothing",
+                      n_resamples: int = 1999, alpha: float = 0.05, seed: int = 0, rule: Rule = ">=",
+                      threshold_impostors: ThresholdImpostors = "all", progress: bool = False
+                      ) -> list[EquivalenceResult]:
+    """TOST of every pair of groups (``pairs``, default all, in the data's group order) for each of ``metrics`` at
+    each FMR target, all from one identity bootstrap (module doc). ``progress``: a display of the bootstrap."""
+    for m in metrics:
+        checks.choice(m, RateName, "metric")
+    targets = checks.numbers(np.atleast_1d(fmr).tolist(), "fmr", low=0.0, high=1.0, high_open=True)
+    margin, alpha, n_resamples = _check(data, margin, scale, method, alpha, n_resamples)
+    names = list(data.group_names)
+    if pairs is None:
+        if len(names) < 2:
+            raise InputError("an equivalence test compares groups: group the data by an attribute.", param="group_by")
+        pairs = list(itertools.combinations(names, 2))
+    for pair in pairs:
+        if len(pair) != 2 or pair[0] == pair[1] or any(g not in names for g in pair):
+            raise InputError(f"groups {tuple(pair)!r}: give two different groups of {', '.join(names)}.",
+                             param="groups")
+    reps = _Replicates(data, n_resamples, rule, len(targets))
+    with Meter(progress, "equivalence bootstrap", reps.work, PASS_UNIT) as meter:
+        _, fnmr, fmr_reps = reps.run(rs.SCHEMES[method](seed), np.array(targets), threshold_impostors, meter)
+    out = []
+    for metric in metrics:
+        x = fnmr if metric == "fnmr" else fmr_reps
+        for ti, target in enumerate(targets):
+            for a, b in pairs:
+                ia, ib = 1 + names.index(a), 1 + names.index(b)
+                eff = theta(x[:, ti, ia], x[:, ti, ib], scale)
+                p_lo, p_hi, undefined, ci = tost(eff[1:], margin, alpha, EXTREMES[scale])
+                p = max(p_lo, p_hi)
+                out.append(EquivalenceResult(
+                    metric=metric, groups=(str(a), str(b)), fmr_target=target, scale=scale, margin=margin,
+                    rate_a=float(x[0, ti, ia]), rate_b=float(x[0, ti, ib]), estimate=float(eff[0]),
+                    pvalue_lower=p_lo, pvalue_upper=p_hi, pvalue=p, alpha=alpha, equivalent=bool(p <= alpha),
+                    confidence_interval=ci, method=method, n_resamples=n_resamples, undefined_replicates=undefined,
+                    seed=seed, rule=rule, threshold_impostors=threshold_impostors))
+    return out
+
+
+def equivalence_test(data: MatchData, groups: tuple[str, str] | None = None, *, metric: RateName = "fnmr",
+                     fmr: float = 1e-3, margin: tuple[float, float] = (0.8, 1.25), scale: Scale = "ratio",
+                     method: str = "double-or-nothing", n_resamples: int = 1999, alpha: float = 0.05, seed: int = 0,
+                     rule: Rule = ">=", threshold_impostors: ThresholdImpostors = "all", progress: bool = False
+                     ) -> EquivalenceResult:
+    """Test that two groups' ``metric`` at FMR target ``fmr`` is equivalent within ``margin`` (module doc):
+    :func:`equivalence_tests` for one pair. ``groups``: the two group names (default: the data's only two)."""
+    if groups is None:
+        names = list(data.group_names)
+        if len(names) != 2:
+            raise InputError(f"the data has {len(names)} groups ({', '.join(names)}): name the two to compare.",
+                             param="groups")
+        groups = (names[0], names[1])
+    checks.number(fmr, "fmr", low=0.0, high=1.0, high_open=True)
+    return equivalence_tests(data, fmr, margin=margin, scale=scale, metrics=(metric,), pairs=[tuple(groups)],
+                             method=method, n_resamples=n_resamples, alpha=alpha, seed=seed, rule=rule,
+                             threshold_impostors=threshold_impostors, progress=progress)[0]
+
+
+__all__ = ["EquivalenceResult", "check_margin", "equivalence_test", "equivalence_tests", "theta", "tost"]
