@@ -74,9 +74,10 @@ class ModelComparison:
                          "seed": self.seed, "details": self.details})
 
 
-class _Replicates:
-    """One model's bootstrap: its grid and replicate chunks (within the memory budget), planned before any work so
-    that one progress display can count both models."""
+class IdentityReplicates:
+    """One data set's identity bootstrap of FNMR and FMR at FMR targets per view: its grid and replicate chunks
+    (within the memory budget), planned before any work so that one progress display can count every run (both
+    models of a comparison; the equivalence tests)."""
 
     def __init__(self, data: MatchData, n_resamples: int, rule: Rule, n_targets: int):
         self.data, self.n = data, n_resamples
@@ -111,7 +112,7 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
         raise InputError(f"method {method!r}: use one of {', '.join(SCHEMES)}.")
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
     scheme = rs.SCHEMES[method](seed)
-    models = [_Replicates(m, n_resamples, rule, targets.size) for m in (a, b)]
+    models = [IdentityReplicates(m, n_resamples, rule, targets.size) for m in (a, b)]
     with Meter(progress, "paired bootstrap", sum(m.work for m in models), PASS_UNIT) as meter:
         (ca, fa, ma), (cb, fb, mb) = (m.run(scheme, targets, fmr_reference, meter) for m in models)
     views = bs.view_names(ca)
@@ -259,5 +260,5 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
                             "protocol": a.protocol, "groups": list(a.group_names), "data": a.fingerprint()}, reps)
 
 
-__all__ = ["ModelComparison", "SCHEMES", "check_paired", "compare_models", "comparison_arrays", "contenders",
+__all__ = ["IdentityReplicates", "ModelComparison", "SCHEMES", "check_paired", "compare_models", "comparison_arrays", "contenders",
            "fnmr_at_fmr_scores", "paired_bootstrap", "swap_test"]

@@ -34,7 +34,7 @@ from matchaudit.choices import PAIRED_SCHEMES
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.encoding import jsonable
 from matchaudit.errors import InputError
-from matchaudit.estimators.compare import _Replicates
+from matchaudit.estimators.compare import IdentityReplicates
 from matchaudit.model import MatchData
 from matchaudit.progress import PASS_UNIT, Meter
 
@@ -167,7 +167,7 @@ def equivalence_tests(data: MatchData, fmr: float | Sequence[float], *, margin: 
         if len(pair) != 2 or pair[0] == pair[1] or any(g not in names for g in pair):
             raise InputError(f"groups {tuple(pair)!r}: give two different groups of {', '.join(names)}.",
                              param="groups")
-    reps = _Replicates(data, n_resamples, rule, len(targets))
+    reps = IdentityReplicates(data, n_resamples, rule, len(targets))
     with Meter(progress, "equivalence bootstrap", reps.work, PASS_UNIT) as meter:
         _, fnmr, fmr_reps = reps.run(rs.SCHEMES[method](seed), np.array(targets), threshold_impostors, meter)
     out = []
