@@ -370,10 +370,13 @@ def audit(
                          dcf_c_fa=dcf_c_fa, zero_policy=zero_policy)
     iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
                             band=band, memory_gb=memory_gb) if intervals else None
-    topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=round(1 - checks.probability(level, "level"), 12)
-                        ) if tests else None
-    if equivalence is not None:  # before any work: a bad margin is refused at once
+    alpha = round(1 - checks.probability(level, "level"), 12)
+    topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=alpha) if tests else None
+    if equivalence is not None:  # before any work: a bad margin or level is refused at once
         equivalence = check_margin(equivalence, equivalence_scale)
+        if alpha >= 0.5:
+            raise InputError(f"level {level!r}: equivalence tests run at alpha = 1 - level, which must be below 0.5; "
+                             "give a level above 0.5.", param="level")
     bal_method, bal_skipped = balanced_method(data, config, iopts) if iopts is not None else (None, None)
     if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once, a long one announced
         note = plan_note(plan_chunks(data, iopts, interval_weightings(config, bal_method)), iopts)
@@ -396,14 +399,14 @@ def audit(
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)
         result.warnings += test_warnings
-    if equivalence is not None and (len(view_names(data.group_names)) < 3 or not data.has_identities):
+    if equivalence is not None and (data.n_groups < 2 or not data.has_identities):
         result.warnings.append("equivalence tests skipped: they compare groups' identities, and the data has "
                                + ("one group." if data.has_identities else "no identities."))
     elif equivalence is not None:
         method = next((m for m in (iopts.methods if iopts else ()) if m in PAIRED_SCHEMES), "double-or-nothing")
         result.equivalence_records = [r.to_dict() for r in equivalence_tests(
             data, config.fmr_targets, margin=equivalence, scale=equivalence_scale, method=method,
-            n_resamples=n_resamples, alpha=round(1 - checks.probability(level, "level"), 12), seed=seed,
+            n_resamples=n_resamples, alpha=alpha, seed=seed,
             rule=config.rule, threshold_impostors=config.threshold_impostors, progress=progress)]
     return result
 

@@ -17,7 +17,7 @@ from rich.table import Table
 from matchaudit.choices import BACKENDS, FORMATS, INTERVAL_METHODS
 from matchaudit.cli.app import app
 from matchaudit.formatting import fmt, with_counts
-from matchaudit.cli.common import err_console, floats, names, output_dir, output_file, user_errors
+from matchaudit.cli.common import err_console, floats, margin, names, output_dir, output_file, user_errors
 from matchaudit.errors import InputError
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ def audit(
                   dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, zero_policy=zero_policy.value,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,
                   seed=ci_seed, one_sided=one_sided, band=band, memory_gb=memory, tests=tests, test_resamples=test_resamples,
-                  equivalence=_margin(equivalence), equivalence_scale=equivalence_scale, backend=engine)
+                  equivalence=margin(equivalence), equivalence_scale=equivalence_scale, backend=engine)
     finally:
         if engine is not None:
             engine.close()
@@ -209,16 +209,6 @@ def dev_thresholds(results: Path) -> tuple[float, ...]:
     if not out:
         raise InputError(f"--thresholds-from {results}: it holds no thresholds at FMR targets.")
     return out
-
-
-def _margin(text: str | None, flag: str = "--equivalence") -> tuple[float, float] | None:
-    """``"0.8,1.25"`` -> (0.8, 1.25); None for None."""
-    if text is None:
-        return None
-    values = floats(text, flag)
-    if len(values) != 2:
-        raise InputError(f"{flag} {text!r}: give two numbers lo,hi, e.g. 0.8,1.25.")
-    return values[0], values[1]
 
 
 def _pair(text: str) -> tuple[str, str] | None:

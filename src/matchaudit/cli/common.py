@@ -44,7 +44,7 @@ FLAGS = {
     "n_identities": "--identities", "datasets": "--datasets", "identities": "--identities", "chains": "--chains",
     "draws": "--draws", "report": "--report", "thresholds_from": "--thresholds-from",
     "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
-    "scale": "--equivalence-scale", "groups": "--groups",
+    "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--level",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""
@@ -145,6 +145,16 @@ def output_file(path: Path, flag: str, out: Path | None = None) -> Path:
 def status(quiet: bool, message: str) -> AbstractContextManager:
     """A Rich spinner around a long step (nothing with --quiet)."""
     return nullcontext() if quiet else console.status(message, spinner="dots")
+
+
+def margin(text: str | None, flag: str = "--equivalence") -> tuple[float, float] | None:
+    """``"0.8,1.25"`` -> (0.8, 1.25) (an equivalence margin lo,hi); None for None."""
+    if text is None:
+        return None
+    values = floats(text, flag)
+    if len(values) != 2:
+        raise InputError(f"{flag} {text!r}: give two numbers lo,hi, e.g. 0.8,1.25.")
+    return values[0], values[1]
 
 
 def floats(text: str, option: str) -> tuple[float, ...]:

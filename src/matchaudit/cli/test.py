@@ -15,7 +15,7 @@ from rich.table import Table
 from matchaudit import __version__
 from matchaudit.choices import CLASSIFIER_METRICS
 from matchaudit.cli.app import app
-from matchaudit.cli.common import names, output_dir, status, user_errors
+from matchaudit.cli.common import margin, names, output_dir, status, user_errors
 from matchaudit.errors import InputError
 
 console = Console()
@@ -169,14 +169,13 @@ def test(
         _print(rows, doc["result"], out, level)
 
 
-def _equivalence(data, metric: str, fmr: float | None, margin: str, scale: str, pair: list[str], n_resamples: str,
+def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: str, pair: list[str], n_resamples: str,
                  level: float, seed: int, threshold_impostors: str, meta: dict, out: Path, quiet: bool) -> None:
     """``--equivalence``: TOST of each pair (or ``--groups``) at ``--fmr``; equivalence.json and equivalence.csv."""
     import json
 
     import pandas as pd
 
-    from matchaudit.cli.audit import _margin
     from matchaudit.estimators.equivalence import equivalence_tests
     from matchaudit.outputs import staged
 
@@ -187,7 +186,7 @@ def _equivalence(data, metric: str, fmr: float | None, margin: str, scale: str, 
     if resamples == "exact":
         raise InputError("--n-resamples exact enumerates relabellings; --equivalence resamples identities: give a "
                          "number of replicates (e.g. 1999).")
-    res = equivalence_tests(data, fmr, margin=_margin(margin, "--equivalence"), scale=scale,
+    res = equivalence_tests(data, fmr, margin=margin(margin_text), scale=scale,
                             metrics=("fnmr" if metric == "fnmr_at_fmr" else "fmr",),
                             pairs=[tuple(pair)] if pair else None, n_resamples=resamples, alpha=level, seed=seed,
                             threshold_impostors=threshold_impostors, progress=not quiet)

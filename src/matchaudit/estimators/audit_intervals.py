@@ -22,6 +22,7 @@ replicate's grid curve (``grid_estimate``: the plug-in's; exact for EER, within 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Literal
 
@@ -285,7 +286,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     records: list[dict[str, Any]] = []
     bands: list[dict[str, Any]] = []
     if fixed_method in iv.CLOSED_FORM and "pooled" in plans:
-        records += closed_form_records(data, config, replace(options, method=fixed_method))
+        records += closed_form_records(data, config, options, (fixed_method,))
     if "pooled" in plans:
         target_t = np.array([exact.op("pooled", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets], float)
         student = None
@@ -324,29 +325,29 @@ def _several(data: MatchData, config: AuditConfig, options: IntervalOptions, pro
         r, b = compute_intervals(data, config, replace(options, method=m), progress, result, backend)
         records += r
         bands = bands or b
-    for m in methods:
-        if m not in runs:
-            records += closed_form_records(data, config, replace(options, method=m))
+    records += closed_form_records(data, config, options, tuple(m for m in methods if m not in runs))
     order = {m: i for i, m in enumerate(methods)}
     return sorted(records, key=lambda r: order.get(r["method"], len(methods))), bands
 
 
-def closed_form_records(data: MatchData, config: AuditConfig, options: IntervalOptions) -> list[dict[str, Any]]:
-    """Records of closed-form ``options.method`` for FMR and FNMR at the fixed thresholds, overall and per group
-    (pooled rates: the closed forms have no identity-balanced version)."""
-    if not len(config.thresholds) or "pooled" not in config.weightings:
+def closed_form_records(data: MatchData, config: AuditConfig, options: IntervalOptions, methods: tuple[str, ...]
+                        ) -> list[dict[str, Any]]:
+    """Records of each closed-form method in ``methods`` for FMR and FNMR at the fixed thresholds, overall and per
+    group (pooled rates: the closed forms have no identity-balanced version), from one pass of identity counts;
+    ``options`` gives the level and sidedness."""
+    if not methods or not len(config.thresholds) or "pooled" not in config.weightings:
         return []
     ic = identity_counts(data, np.asarray(config.thresholds, float), config.rule)
     records = []
-    for ti, t in enumerate(config.thresholds):
-        for j, name in enumerate(view_names(data.group_names)):
-            fm, fn = closed_form(options.method, ic, ti, None if j == 0 else j - 1, options.level,
-                                 options.alternative, config.threshold_impostors)
-            for metric, r in (("FMR", fm), ("FNMR", fn)):
-                records.append({"weighting": "pooled", "rule": config.rule,
-                                "threshold_impostors": config.threshold_impostors, "scheme": None,
-                                "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
-                                "group": name, **r.to_dict()})
+    for method, (ti, t), (j, name) in itertools.product(methods, enumerate(config.thresholds),
+                                                         enumerate(view_names(data.group_names))):
+        fm, fn = closed_form(method, ic, ti, None if j == 0 else j - 1, options.level, options.alternative,
+                             config.threshold_impostors)
+        for metric, r in (("FMR", fm), ("FNMR", fn)):
+            records.append({"weighting": "pooled", "rule": config.rule,
+                            "threshold_impostors": config.threshold_impostors, "scheme": None,
+                            "metric": metric, "kind": "threshold", "target": float(t), "threshold": float(t),
+                            "group": name, **r.to_dict()})
     return records
 
 

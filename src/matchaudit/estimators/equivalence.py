@@ -34,6 +34,7 @@ from matchaudit.choices import PAIRED_SCHEMES
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.encoding import jsonable
 from matchaudit.errors import InputError
+from matchaudit.formatting import fmt, interval
 from matchaudit.estimators.compare import IdentityReplicates
 from matchaudit.model import MatchData
 from matchaudit.progress import PASS_UNIT, Meter
@@ -70,18 +71,19 @@ class EquivalenceResult:
     rule: Rule
     threshold_impostors: ThresholdImpostors
 
+    def finding(self) -> str:
+        """``equivalent within [lo, hi]`` or ``not shown to be within [lo, hi]`` (the margin in the scale's unit)."""
+        margin = interval(*self.margin, "plain" if self.scale == "ratio" else "points")
+        return f"{'equivalent' if self.equivalent else 'not shown to be'} within {margin}"
+
     def verdict(self) -> str:
-        """One sentence: equivalent within the margin, or not shown to be."""
-        what = f"{self.metric.upper()} {'ratio' if self.scale == 'ratio' else 'difference'} " \
-               f"{self.groups[0]} vs {self.groups[1]}"
-        margin = f"[{self.margin[0]:g}, {self.margin[1]:g}]"
-        if self.equivalent:
-            return f"{what} is equivalent within {margin} (TOST p = {self.pvalue:.3g} <= {self.alpha:g})"
-        return f"{what} is not shown to lie within {margin} (TOST p = {self.pvalue:.3g} > {self.alpha:g})"
+        """One sentence: the :meth:`finding` for this pair, with the TOST p-value."""
+        return (f"{self.metric.upper()} {self.scale} {self.groups[0]} vs {self.groups[1]} is {self.finding()} "
+                f"(TOST p = {fmt(self.pvalue, 'p')} {'<=' if self.equivalent else '>'} {fmt(self.alpha)})")
 
     def to_dict(self) -> dict:
-        """JSON-ready."""
-        return jsonable(asdict(self) | {"verdict": self.verdict()})
+        """JSON-ready, with the :meth:`finding` and :meth:`verdict` that reports show."""
+        return jsonable(asdict(self) | {"finding": self.finding(), "verdict": self.verdict()})
 
 
 def theta(rate_a: np.ndarray, rate_b: np.ndarray, scale: Scale) -> np.ndarray:
@@ -133,7 +135,6 @@ def check_margin(margin: tuple[float, float], scale: Scale) -> tuple[float, floa
 
 def _check(data: MatchData, margin, scale: Scale, method: str, alpha: float, n_resamples: int
            ) -> tuple[tuple[float, float], float, int]:
-    checks.choice(scale, Scale, "scale")
     checks.choice(method, PAIRED_SCHEMES, "method")
     margin = check_margin(margin, scale)
     alpha = checks.number(alpha, "alpha", low=0.0, high=0.5, low_open=True, high_open=True)

@@ -318,18 +318,10 @@ def _tests(res: dict, folder: Path) -> str:
                       "verdict"], rows, 3))
 
 
-def _margin_text(r: dict) -> str:
-    lo, hi = r["margin"]
-    unit = "plain" if r["scale"] == "ratio" else "points"
-    return interval(lo, hi, unit)
-
-
 def _equivalence_words(r: dict) -> str:
-    """The verdict of one TOST record: "equivalent within the margin" only when the test says so."""
-    what = "ratio" if r["scale"] == "ratio" else "difference"
-    if r["equivalent"]:
-        return f"<b>equivalent within {_margin_text(r)}</b> ({what}; TOST p = {_p(r['pvalue'])})"
-    return f"not shown to be within {_margin_text(r)} ({what}; TOST p = {_p(r['pvalue'])})"
+    """The library's finding for one TOST record, in bold when it is "equivalent within the margin"."""
+    finding = _esc(r["finding"])
+    return f"{f'<b>{finding}</b>' if r['equivalent'] else finding} ({r['scale']}; TOST p = {_p(r['pvalue'])})"
 
 
 def _equivalence(res: dict, folder: Path) -> str:
@@ -350,7 +342,7 @@ def _equivalence(res: dict, folder: Path) -> str:
     return ("<h2>Equivalence</h2>"
             "<p>Is each gap small enough to call the groups equivalent? A test that fails to find a gap is not "
             "evidence that there is none; this one reverses the question. Two one-sided tests (TOST) of "
-            f"H0: the {first['scale']} lies outside the margin {_margin_text(first)}, on "
+            f"H0: the {first['scale']} lies outside the margin given as fair (named in each verdict), on "
             f"{_esc(first['n_resamples'])} {_esc(first['method'])} identity-bootstrap replicates (the groups' "
             f"identities re-drawn, seed {_esc(first['seed'])}): a pair is equivalent when both one-sided p-values are "
             f"at most α = {_num(first['alpha']):g}, which is the same as its {pct(level, 2)} interval lying inside the "
