@@ -23,7 +23,6 @@ import time
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import beta
 
 from matchaudit.estimators import vmf_truth
 from matchaudit.estimators.equivalence import equivalence_test
@@ -31,16 +30,14 @@ from matchaudit.simulation import GroupSpec, simulate_vmf
 
 
 def true_threshold(target: float, dim: int) -> float:
-    """The cosine whose impostor FMR (two uniform directions, rule >=) is ``target``."""
-    a = (dim - 1) / 2
-    return float(2 * beta.isf(target, a, a) - 1)
+    """The cosine whose impostor FMR (uniform centres, rule >=) is ``target``."""
+    return float(vmf_truth.uniform_impostor_threshold(target, dim))
 
 
-def group_fnmr(t: float, kappa: tuple[float, float], dim: int, nodes: int = 64) -> float:
-    """True FNMR at ``t`` of a group whose identities' kappa is U[kappa]: Gauss-Legendre over the uniform law."""
-    x, w = np.polynomial.legendre.leggauss(nodes)
-    lo, hi = kappa
-    return float(vmf_truth.mean_fnmr(np.array([t]), (lo + hi) / 2 + (hi - lo) / 2 * x, dim, w / 2)[0])
+def group_fnmr(t: float, kappa: tuple[float, float], dim: int) -> float:
+    """True FNMR at ``t`` of a group whose identities' kappa is U[kappa] (quadrature over the uniform law)."""
+    nodes, weights = vmf_truth.kappa_law(*kappa)
+    return float(vmf_truth.mean_fnmr(np.array([t]), nodes, dim, weights)[0])
 
 
 def scale_for_ratio(t: float, kappa: tuple[float, float], ratio: float, dim: int) -> float:

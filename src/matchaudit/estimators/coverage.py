@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.stats import beta
 
 from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings
@@ -137,27 +136,15 @@ def truth_shared(cfg: CoverageConfig, pop: VmfPopulation) -> Truth:
                  np.reshape(groups, (-1, len(t))))
 
 
-KAPPA_NODES = 24  # Gauss-Legendre nodes over kappa ~ U[lo, hi] (FNMR(t; kappa) is smooth in kappa)
-
-
-def _kappa_law(lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Legendre nodes and weights (summing to 1) of kappa ~ U[lo, hi]; one node when lo == hi."""
-    if hi <= lo:
-        return np.array([lo]), np.ones(1)
-    x, w = np.polynomial.legendre.leggauss(KAPPA_NODES)
-    return lo + (x + 1) * (hi - lo) / 2, w / 2
-
-
 def truth_fresh(cfg: CoverageConfig) -> Truth:
     """Ground truth when identities are redrawn per data set, from the generating vMF model, exactly: the
     threshold and FMR from the impostor cosine law ``(1 + s)/2 ~ Beta((d-1)/2, (d-1)/2)``; FNMR =
     E_kappa FNMR(t; kappa) by Gauss-Legendre quadrature over the kappa range. It replaces an average over
     1,000 random kappas (about 7% relative SD between seeds), then a Monte Carlo per node."""
-    h = (cfg.dim - 1) / 2
     alphas = np.asarray(cfg.fmr_targets, float)
-    t = 2 * beta.isf(alphas, h, h) - 1
+    t = vt.uniform_impostor_threshold(alphas, cfg.dim)
     specs = cfg.groups.values()
-    laws = [_kappa_law(*g.kappa) for g in specs]
+    laws = [vt.kappa_law(*g.kappa) for g in specs]
     per = np.array([vt.mean_fnmr(t, nodes, cfg.dim, weights) for nodes, weights in laws])
     share = np.array([g.n_identities for g in specs]) / cfg.n_identities  # genuine pairs follow identities
     zero = np.zeros_like(alphas)

@@ -34,6 +34,25 @@ BATCHES = 8  # independent batches of the impostor Monte Carlo, for its standard
 CHUNK = 1 << 22  # cosines per block of the impostor pass
 
 
+KAPPA_NODES = 24  # Gauss-Legendre nodes over kappa ~ U[lo, hi] (FNMR(t; kappa) is smooth in kappa)
+
+
+def uniform_impostor_threshold(targets: np.ndarray | float, dim: int) -> np.ndarray:
+    """The cosine(s) at which impostors between uniform centres reach FMR ``targets`` (rule ``>=``): the cosine
+    of two independent uniform directions has ``(1 + s) / 2 ~ Beta((d-1)/2, (d-1)/2)``."""
+    h = (dim - 1) / 2
+    return 2 * beta.isf(np.asarray(targets, float), h, h) - 1
+
+
+def kappa_law(lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights (summing to 1) of kappa ~ U[lo, hi]; one node when lo == hi: with
+    :func:`mean_fnmr`, a group's exact FNMR when its identities' concentrations are uniform on [lo, hi]."""
+    if hi <= lo:
+        return np.array([lo]), np.ones(1)
+    x, w = np.polynomial.legendre.leggauss(KAPPA_NODES)
+    return lo + (x + 1) * (hi - lo) / 2, w / 2
+
+
 @functools.lru_cache(maxsize=8192)
 def cosine_rule(kappa: float, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Quadrature nodes and weights (summing to 1) for ``w = <Y, mu>``, ``Y ~ vMF(mu, kappa)`` in R^dim,
@@ -138,10 +157,9 @@ def shared_thresholds(imp: ImpostorCosines, targets: np.ndarray) -> SharedTruth:
     """The thresholds at which the fixed identities' impostor FMR equals each target, with their errors."""
     rate = lambda t: float(imp.fmr(t) @ imp.draws / imp.draws.sum())  # noqa: E731
     ts, fse, tse = [], [], []
-    h = (imp.dim - 1) / 2
     for a in np.asarray(targets, float):
         gap = lambda x: np.log(max(rate(x), 1e-300)) - np.log(a)  # noqa: E731  decreasing in x
-        guess, step = 2 * beta.isf(a, h, h) - 1, 0.01  # the population's impostor law (uniform centres)
+        guess, step = float(uniform_impostor_threshold(a, imp.dim)), 0.01  # the population's law (uniform centres)
         lo, hi = max(guess - step, -1.0), min(guess + step, 1.0)
         while gap(lo) < 0 and lo > -1:
             lo, step = max(lo - 2 * step, -1.0), 2 * step
@@ -157,4 +175,5 @@ def shared_thresholds(imp: ImpostorCosines, targets: np.ndarray) -> SharedTruth:
     return SharedTruth(np.array(ts), np.array(fse), np.array(tse))
 
 
-__all__ = ["ImpostorCosines", "SharedTruth", "accept", "cosine_rule", "fnmr", "mean_fnmr", "shared_thresholds"]
+__all__ = ["ImpostorCosines", "KAPPA_NODES", "SharedTruth", "accept", "cosine_rule", "fnmr", "kappa_law", "mean_fnmr",
+           "shared_thresholds", "uniform_impostor_threshold"]
