@@ -51,9 +51,9 @@ def check_budget(kept: float, n_resamples: int, param: str = "n_resamples", memo
     """Refuse before any work a run whose ``kept`` bytes across all replicates (relabellings, per-replicate
     statistics: what chunking cannot bound) exceed the budget, naming ``param``."""
     if kept > budget_bytes(memory_gb):
-        raise InputError(f"n_resamples {n_resamples:,} keeps about {kept / 1e9:,.1f} GB across replicates for this "
+        raise InputError(f"{param} {n_resamples:,} keeps about {kept / 1e9:,.1f} GB across replicates for this "
                          f"data, over the budget of {budget_bytes(memory_gb) / 1e9:.1f} GB "
-                         f"({budget_source(memory_gb)}): give a smaller n_resamples.", param=param)
+                         f"({budget_source(memory_gb)}): give a smaller {param}.", param=param)
 
 
 def chunk_size(per_replicate: float, n_resamples: int, memory_gb: float | None, fixed: float = 0.0,

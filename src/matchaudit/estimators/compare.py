@@ -245,6 +245,8 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
     fmr_targets = checks.numbers(fmr_targets, "fmr", low=0.0, high=1.0, high_open=True)
     if not fmr_targets:
         raise InputError("no FMR target given.", param="fmr")
+    if test:  # the swap tests keep their relabelled differences (and the studentized null): refused when too many
+        chunks.check_budget(32.0 * (n_permutations + 1) * len(fmr_targets), n_permutations, "n_permutations")
     records, reps = paired_bootstrap(a, b, fmr_targets, method=method, n_resamples=n_resamples, seed=seed,
                                      level=level, fmr_reference=fmr_reference, rule=rule, progress=progress)
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
