@@ -20,6 +20,7 @@ from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
+from matchaudit.estimators.failures import failure_note, fta_records
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.estimators.audit_intervals import (IntervalOptions, balanced_method, compute_intervals,
                                                   interval_weightings, plan_chunks, plan_note)
@@ -129,6 +130,7 @@ class Audit:
     bands: list[dict[str, Any]] = field(default_factory=list)
     test_records: list[dict[str, Any]] | None = None
     equivalence_records: list[dict[str, Any]] | None = None
+    failure_records: list[dict[str, Any]] | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -176,6 +178,11 @@ class Audit:
     def equivalence(self) -> pd.DataFrame:
         """One TOST verdict per metric, FMR target and pair of groups (empty when no margin was given)."""
         return pd.DataFrame(self.equivalence_records or [])
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """Failure-to-acquire rates per group and class with intervals (empty when no comparison failed)."""
+        return pd.DataFrame(self.failure_records or [])
 
     def at_fmr(self, target: float, weighting: Weighting = "pooled") -> pd.DataFrame:
         """Group x (threshold, FMR, FNMR, their counts k/n, interval bounds and method) at one FMR target."""
@@ -251,6 +258,8 @@ class Audit:
             payload["config"]["tests"] = {k: v for k, v in asdict(self.test_options).items()}
         if self.equivalence_records is not None:
             payload["equivalence"] = self.equivalence_records
+        if self.failure_records is not None:
+            payload["failures"] = self.failure_records
         return payload
 
     def save(self, out: str | Path, command: str = "matchaudit.audit") -> dict[str, Path]:
@@ -384,6 +393,9 @@ def audit(
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)
+    if data.failures is not None:
+        result.failure_records = fta_records(data, checks.probability(level, "level"))
+        result.warnings.append(failure_note(data.failures))
     if iopts is not None:
         result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
                                                                   result=exact, backend=backend)

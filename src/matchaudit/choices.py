@@ -23,8 +23,12 @@ FORMATS = ("tidy", "bob", "kaldi", "voxceleb", "identity-embeddings")
 BACKENDS = ("cpu", "dask", "gpu")
 """Where the engine's counting passes run (:mod:`matchaudit.engine.backends`)."""
 
+FTA_POLICIES = ("refuse", "exclude", "count")
+"""Comparisons without a score (failures to acquire or compare): refuse the input, exclude and report them, or
+count them as errors (:class:`matchaudit.model.Failures`)."""
+
 CLASSIFIER_METRICS = ("fnr", "tpr", "fpr", "tnr", "accuracy", "positive_rate", "auc")
 """Metrics of a classifier table's group test (:mod:`matchaudit.estimators.classifier`)."""
 
-__all__ = ["BACKENDS", "BOOTSTRAP", "CLASSIFIER_METRICS", "CLOSED_FORM", "FORMATS", "INTERVAL_METHODS",
+__all__ = ["BACKENDS", "BOOTSTRAP", "CLASSIFIER_METRICS", "CLOSED_FORM", "FORMATS", "FTA_POLICIES", "INTERVAL_METHODS",
            "PAIRED_SCHEMES"]

@@ -65,6 +65,27 @@ class PairBlock:
 
 Block = Union[PairBlock, DenseBlock]
 
+FtaPolicy = Literal["refuse", "exclude", "count"]
+"""What to do with comparisons that produced no score (ISO/IEC 19795-1 failures to acquire, enrol or compare):
+refuse the input, exclude them and report their rate, or count them as errors (transaction-level rates)."""
+
+
+@dataclass(frozen=True)
+class Failures:
+    """The comparisons that produced no score, and the policy applied to them.
+
+    ``failed`` holds them (score NaN, identities and groups as any comparison); ``rows`` their 0-based rows in
+    the input. With policy ``"count"`` they are also among the comparisons, at ``floor``, a score below every
+    observed one, so a failed genuine comparison is a false non-match and a failed impostor comparison never a
+    false match at any threshold between observed scores: FNMR = FTA + FNMR(1 - FTA) and FMR = FMR(1 - FTA)
+    per class, ISO/IEC 19795-1's transaction-level rates. With ``"exclude"`` they are left out of every rate.
+    """
+
+    policy: Literal["exclude", "count"]
+    failed: PairBlock
+    rows: np.ndarray  # int64 (f,)
+    floor: float | None = None  # the score failed comparisons carry under "count"
+
 
 class PairSource(Protocol):
     """Listed comparisons read lazily, a chunk at a time (an out-of-core table, e.g.
@@ -108,6 +129,7 @@ class MatchData:
     source: PairSource | None = None  # or the listed comparisons out of core (then pairs is None)
     metric: Metric = "cosine"
     warnings: tuple[str, ...] = field(default=())
+    failures: Failures | None = None  # comparisons without a score, under an fta_policy other than "refuse"
 
     @property
     def n_identities(self) -> int:

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from matchaudit.choices import BACKENDS, FORMATS, INTERVAL_METHODS
+from matchaudit.choices import BACKENDS, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
 from matchaudit.formatting import fmt, with_counts
 from matchaudit.cli.common import err_console, floats, margin, names, output_dir, output_file, user_errors
@@ -102,6 +102,8 @@ def audit(
     metadata: Path = typer.Option(None, "--metadata", help="Subject or sample metadata table giving attributes (and identities) by key."),
     metadata_key: str = typer.Option(None, "--metadata-key", help="Key column of --metadata."),
     distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated on load."),
+    fta_policy: str = typer.Option("refuse", "--fta-policy", help=f"Comparisons without a score (failures to acquire): {'|'.join(FTA_POLICIES)}: refuse the input, exclude them and report their rate per group, or count them as errors (transaction-level rates)."),
+    return_code_col: str = typer.Option(None, "--return-code-col", help="Return-code column of --comparisons: a non-zero code is a failure to acquire (as in NIST match logs)."),
     group_by: str = typer.Option(None, "--group-by", help="Attribute(s) defining groups, comma-separated for intersections."),
     fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", "--far", help="FMR (alias FAR) targets, comma-separated; 1e-2, 1e-3 and 0 are also reported as FMR100, FMR1000 and ZeroFMR."),
     threshold: str = typer.Option("", "--threshold", help="Fixed thresholds to evaluate too (comma-separated)."),
@@ -158,6 +160,12 @@ def audit(
     groups = names(group_by)
     if out_of_core and (samples is not None or fmt != "tidy"):
         raise InputError("--out-of-core reads a Parquet comparison table (--comparisons, --format tidy); drop it.")
+    if samples is not None and (fta_policy != "refuse" or return_code_col is not None):
+        raise InputError("--fta-policy and --return-code-col apply to scored comparisons (--comparisons or a score "
+                         "file); samples with embeddings have no failed comparisons: drop samples whose embedding "
+                         "failed before the audit and report them as failures to enrol.")
+    if return_code_col is not None and fmt != "tidy":
+        raise InputError(f"--return-code-col names a column of --comparisons (--format tidy), not of --format {fmt}.")
     if samples is not None:
         if fmt != "tidy" or comparisons is not None:
             raise InputError("--samples goes alone (with --embeddings or --embedding-col); drop --comparisons/--format.")
@@ -174,7 +182,8 @@ def audit(
                               embedding_cols=names(embedding_col),
                               tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols),
                                         identity_cols=_pair(identity_cols), label_col=label_col,
-                                        out_of_core=out_of_core))
+                                        out_of_core=out_of_core, return_code_col=return_code_col,
+                                        fta_policy=fta_policy))
     if data.out_of_core and not (quiet or as_json):
         console.print(f"Reading the comparison table out of core ({data.n_comparisons():,} rows, one Parquet row "
                       "group at a time)" + (": it would take over a quarter of memory." if out_of_core is None else "."))

@@ -44,7 +44,8 @@ FLAGS = {
     "n_identities": "--identities", "datasets": "--datasets", "identities": "--identities", "chains": "--chains",
     "draws": "--draws", "report": "--report", "thresholds_from": "--thresholds-from",
     "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
-    "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--level",
+    "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--level", "fta_policy": "--fta-policy",
+    "return_code_col": "--return-code-col",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

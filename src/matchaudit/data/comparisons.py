@@ -8,13 +8,15 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from matchaudit import checks
+from matchaudit.choices import FTA_POLICIES
 from matchaudit.data import validate as v
 from matchaudit.data.comparison_checks import check_labels_agree, check_split, missing_attribute, pair_columns, sample_identity
 from matchaudit.data.parquet import load_parquet_pairs, too_big_for_memory
 from matchaudit.data.samples import check_pair_coverage, normalise_group_by
 from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError, listing
-from matchaudit.model import MatchData, PairBlock, Samples
+from matchaudit.model import Failures, FtaPolicy, MatchData, PairBlock, Samples
 
 Attributes = pd.DataFrame | Mapping[str, Sequence[object]]
 _META_KEYS = ("sample_id", "sample", "identity", "identity_id", "subject", "subject_id", "id")
@@ -32,17 +34,22 @@ def from_scores(
     attributes_b: Attributes | None = None,
     group_by: str | Sequence[str] = (),
     distance: bool = False,
+    failed: Sequence[object] | None = None,
+    fta_policy: FtaPolicy = "refuse",
 ) -> MatchData:
     """Build a MatchData from in-memory comparisons (position ``i`` = comparison ``i``); inputs are copied.
 
     Genuine comes from the identities (``identity_a == identity_b``) or from ``label`` when identities are
     absent (identity codes ``-1``); when both are given they must agree. ``attributes_a``/``attributes_b``:
     per-side tables (or dicts of arrays) with the ``group_by`` columns. ``distance=True`` negates the scores.
+    Failures to acquire or compare (a missing score, or ``failed`` True, e.g. a non-zero return code):
+    ``fta_policy`` "refuse" (an error naming the rows), "exclude" (left out of every rate, their rate reported
+    per group) or "count" (counted as errors: transaction-level rates), see :class:`matchaudit.model.Failures`.
     """
     return build_comparisons(
         score, identity_a, identity_b, label=label, sample_a=sample_a, sample_b=sample_b,
         attributes_a=attributes_a, attributes_b=attributes_b, group_by=group_by, distance=distance,
-        where=v.Where("comparisons"),
+        where=v.Where("comparisons"), failed=failed, fta_policy=fta_policy,
     )
 
 
@@ -65,15 +72,20 @@ def build_comparisons(
     group_by: str | Sequence[str],
     distance: bool,
     where: v.Where,
+    failed: Sequence[object] | None = None,
+    fta_policy: FtaPolicy = "refuse",
 ) -> MatchData:
-    """Validate and assemble (shared by :func:`from_scores` and :func:`load_comparisons`)."""
+    """Validate and assemble (shared by :func:`from_scores`, :func:`load_comparisons` and the format readers)."""
     group_by = normalise_group_by(group_by)
+    checks.choice(fta_policy, FTA_POLICIES, "fta_policy")
     has_samples = _both(sample_a, sample_b, "sample ids", where)
     has_ids = _both(identity_a, identity_b, "identities", where)
     given = {"score": score, "identity_a": identity_a, "identity_b": identity_b, "label": label,
-             "sample_a": sample_a, "sample_b": sample_b, "attributes_a": attributes_a, "attributes_b": attributes_b}
+             "sample_a": sample_a, "sample_b": sample_b, "attributes_a": attributes_a, "attributes_b": attributes_b,
+             "failed": failed}
     m = v.check_lengths({k: v.n_rows(x) for k, x in given.items() if x is not None}, where.what)
-    s = v.as_scores(score, where, distance=distance)
+    s = v.as_scores(score, where, distance=distance, missing_ok=fta_policy != "refuse")
+    no_score = _failures(s, failed, fta_policy, where)
 
     if has_samples:
         sample_names, codes = v.encode(np.concatenate([v.as_str(sample_a, where, "sample_a"),
@@ -121,6 +133,7 @@ def build_comparisons(
         score=s, identity_a=ia, identity_b=ib, group_a=ga, group_b=gb, genuine=np.asarray(genuine, dtype=bool),
         sample_a=sa if samples is not None else none, sample_b=sb if samples is not None else none,
     )
+    block, failures = _apply_policy(block, no_score, fta_policy, where)
     check_pair_coverage(block, group_names)
     notes = []
     if samples is not None:
@@ -129,8 +142,45 @@ def build_comparisons(
     return MatchData(
         identity_names=identity_names, identity_group=identity_group, group_names=group_names,
         group_by=group_by, protocol="listed", score_kind="negated distance" if distance else "similarity",
-        samples=samples, pairs=block, warnings=v.emit(notes),
+        samples=samples, pairs=block, warnings=v.emit(notes), failures=failures,
     )
+
+
+def _failures(score: np.ndarray, failed: Sequence[object] | None, policy: FtaPolicy, where: v.Where) -> np.ndarray:
+    """Which comparisons failed: a missing score (NaN after :func:`validate.as_scores`) or ``failed`` True."""
+    out = np.isnan(score)
+    if failed is not None:
+        flag = np.asarray(failed)
+        if flag.dtype != bool:
+            raise InputError(f"{where.what}: failed must be booleans (True where a comparison failed), not "
+                             f"{flag.dtype}.", param="failed")
+        out |= flag
+        if policy == "refuse" and flag.any():
+            raise InputError(
+                f"{where.what}: failures to acquire or compare (a non-zero return code) at "
+                f"{where.rows(np.flatnonzero(flag))}. Choose fta_policy='exclude' (drop and report them per group) "
+                "or 'count' (count them as errors: transaction-level FNMR and FMR).", param="fta_policy")
+    return out
+
+
+def _apply_policy(block: PairBlock, failed: np.ndarray, policy: FtaPolicy, where: v.Where
+                  ) -> tuple[PairBlock, Failures | None]:
+    """The comparisons the rates are about, and the failures record (``None`` when nothing failed)."""
+    if not failed.any():
+        return block, None
+    rows = np.flatnonzero(failed)
+    kept = ~failed
+    if not kept.any():
+        raise InputError(f"{where.what}: every comparison failed (no score); nothing to evaluate.")
+    fields = PairBlock.__dataclass_fields__
+    lost = PairBlock(*(getattr(block, f)[rows] for f in fields))
+    if policy == "exclude":
+        return PairBlock(*(getattr(block, f)[kept] for f in fields)), Failures("exclude", lost, rows)
+    observed = block.score[kept]
+    floor = float(observed.min() - max(1.0, float(np.ptp(observed))))
+    score = block.score.copy()
+    score[rows] = floor
+    return PairBlock(**{**{f: getattr(block, f) for f in fields}, "score": score}), Failures("count", lost, rows, floor)
 
 
 def load_comparisons(
@@ -146,6 +196,8 @@ def load_comparisons(
     metadata_identity_col: str = "identity",
     distance: bool = False,
     out_of_core: bool | None = False,
+    return_code_col: str | None = None,
+    fta_policy: FtaPolicy = "refuse",
 ) -> MatchData:
     """Load a comparison table (CSV/TSV/Parquet, one row per comparison) into a MatchData.
 
@@ -161,9 +213,15 @@ def load_comparisons(
     ``out_of_core=True`` (Parquet only, attributes from the table's ``<attr>_a``/``<attr>_b`` columns): read
     the table a row group at a time, never whole (:mod:`matchaudit.data.parquet`; same checks, same
     counts); ``None``: out of core when the table would fill a quarter of this machine's memory.
+
+    Failures to acquire or compare: a missing score, or a non-zero ``return_code_col`` (NIST match logs' return
+    code), handled by ``fta_policy`` as in :func:`from_scores`.
     """
     if out_of_core is None:
         out_of_core = too_big_for_memory(path)
+    if out_of_core and (fta_policy != "refuse" or return_code_col is not None):
+        raise InputError("an out-of-core comparison table has no failure policy: every row needs a score. Load "
+                         "it in memory to exclude or count failures.", param="fta_policy")
     if out_of_core:
         if metadata_path is not None:
             raise InputError("an out-of-core comparison table takes its group attributes from its own "
@@ -180,6 +238,9 @@ def load_comparisons(
         label = df["label"] if "label" in df.columns else None
     else:
         label = column(df, label_col, where, "the genuine/impostor label", "label_col")
+    failed = None
+    if return_code_col is not None:
+        failed = return_code_failures(column(df, return_code_col, where, "the return code", "return_code_col"), where)
     group_by = normalise_group_by(group_by)
 
     meta = _Metadata.read(metadata_path, metadata_key, samples, ids, where) if metadata_path is not None else None
@@ -208,8 +269,19 @@ def load_comparisons(
         score, *(ids if ids is not None else (None, None)), label=label,
         sample_a=samples[0] if samples is not None else None, sample_b=samples[1] if samples is not None else None,
         attributes_a=attrs_a if group_by else None, attributes_b=attrs_b if group_by else None,
-        group_by=group_by, distance=distance, where=where,
+        group_by=group_by, distance=distance, where=where, failed=failed, fta_policy=fta_policy,
     )
+
+
+def return_code_failures(codes: object, where: v.Where) -> np.ndarray:
+    """Failed comparisons from a return-code column: any code but 0 (NIST FRTE's success code); a missing or
+    non-integer code is an error naming the rows."""
+    num = pd.to_numeric(pd.Series(v.as_array(codes), dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(num) | (num != np.round(num)))
+    if bad.size:
+        raise InputError(f"{where.what}: the return code is missing or not an integer at {where.rows(bad)}; "
+                         "0 means success, any other code a failure.", param="return_code_col")
+    return num != 0
 
 
 class _Metadata:

@@ -72,8 +72,11 @@ def as_str(values: object, where: Where, what: str) -> np.ndarray:
     return text.to_numpy(dtype=str)
 
 
-def as_scores(values: object, where: Where, what: str = "score", distance: bool = False) -> np.ndarray:
-    """Finite float64 similarities (negated when ``distance``); non-numeric, NaN or inf entries are errors."""
+def as_scores(values: object, where: Where, what: str = "score", distance: bool = False,
+              missing_ok: bool = False) -> np.ndarray:
+    """Finite float64 similarities (negated when ``distance``); non-numeric, NaN or inf entries are errors.
+    ``missing_ok``: a missing entry (NaN, empty, a missing-value word) is a failure to acquire or compare and
+    comes back as NaN, for the caller's failure policy; infinite or unparsable scores stay errors."""
     arr = as_array(values)
     num = pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
     text, missing = _text(arr)
@@ -85,12 +88,13 @@ def as_scores(values: object, where: Where, what: str = "score", distance: bool 
             f"{where.what}: {what} is not a number at {where.rows(unparsable)} (values: {examples}). "
             f"Scores must be numeric; fix or remove those rows."
         )
-    bad = np.flatnonzero(~np.isfinite(num))
+    bad = np.flatnonzero(~np.isfinite(num) & ~(missing_ok & np.isnan(num)))
     if bad.size:
         raise InputError(
             f"{where.what}: NaN, empty or infinite {what} at {where.rows(bad)}. A missing score is a failure to "
-            "acquire or compare; matchaudit never drops it silently. Remove those rows (and report the failures "
-            "separately) or give them a real score."
+            "acquire or compare; matchaudit never drops it silently. Choose fta_policy='exclude' (drop and report "
+            "them per group) or 'count' (count them as errors), or give them a real score."
+            if not missing_ok else f"{where.what}: infinite {what} at {where.rows(bad)}; give finite scores."
         )
     return -num if distance else num
 

@@ -7,16 +7,16 @@ model comparison, label-free estimates), each with a plain-language reading.
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import math
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from matchaudit.formatting import fmt, interval, value as _num, with_counts as rate_with_counts
 from matchaudit.report.figures import label_key, plot_cross_group
+from matchaudit.report.evaluator_sections import failures
+from matchaudit.report.markup import esc, figure, pct, pvalue, table
 from matchaudit.outputs import staged, write_text
 from matchaudit.report.results import load_results, load_section, section_mismatch
 
@@ -34,49 +34,21 @@ code,pre{background:#f4f4f4;padding:.1em .3em;font-size:.9em}.muted{color:#777;f
 """
 
 
-def _esc(x: Any) -> str:
-    return html.escape(str(x))
-
-
-def pct(v: Any, digits: int = 3) -> str:
-    return fmt(v, "rate", digits)
-
-
-def _table(header: list[str], rows: list[list[Any]], left: int = 1) -> str:
-    """A table that scrolls sideways inside its box on a narrow screen instead of running off the page."""
-    th = "".join(f"<th class='{'l' if i < left else ''}'>{_esc(h)}</th>" for i, h in enumerate(header))
-    body = "".join(
-        "<tr>" + "".join(f"<td class='{'l' if i < left else ''}'>{c}</td>" for i, c in enumerate(r)) + "</tr>"
-        for r in rows
-    )
-    return f"<div class='scroll'><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
-
-
-def _figure(path: Path, caption: str) -> str:
-    if not path.exists():
-        return ""
-    data = base64.b64encode(path.read_bytes()).decode()
-    return (f"<figure><img alt='{_esc(caption)}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{_esc(caption)}</figcaption></figure>")
-
-
-# ------------------------------------------------------------------------------------------ sections
-
 def _summary(res: dict, folder: Path) -> str:
     s = res["summary"]
-    rows = [[_esc(g["group"]), f"{g.get('samples', '—'):,}" if isinstance(g.get("samples"), int) else "—",
+    rows = [[esc(g["group"]), f"{g.get('samples', '—'):,}" if isinstance(g.get("samples"), int) else "—",
              f"{g['identities']:,}", f"{g['genuine_comparisons']:,}", f"{g['impostor_comparisons_same_group']:,}"]
             for g in s["groups"]]
-    warn = "".join(f"<p class='warn'>{_esc(w)}</p>" for w in s["warnings"])
+    warn = "".join(f"<p class='warn'>{esc(w)}</p>" for w in s["warnings"])
     cfg = res["config"]
     return (
         "<h2>Data</h2>"
-        f"<p>Protocol <b>{_esc(s['protocol'])}</b>, scores: {_esc(s['score_kind'])}; "
+        f"<p>Protocol <b>{esc(s['protocol'])}</b>, scores: {esc(s['score_kind'])}; "
         f"{s['n_identities']:,} identities, {s['n_genuine']:,} genuine and {s['n_impostor']:,} impostor comparisons"
-        f"{' (groups by ' + ', '.join(map(_esc, s['group_by'])) + ')' if s['group_by'] else ''}. "
-        f"Decision rule: accept iff score {_esc(cfg['rule'])} threshold. Global thresholds set by "
-        f"<b>{_esc(cfg['threshold_impostors'])}</b> impostor comparisons.</p>"
-        + _table(["group", "samples", "identities", "genuine", "same-group impostor"], rows) + warn
+        f"{' (groups by ' + ', '.join(map(esc, s['group_by'])) + ')' if s['group_by'] else ''}. "
+        f"Decision rule: accept iff score {esc(cfg['rule'])} threshold. Global thresholds set by "
+        f"<b>{esc(cfg['threshold_impostors'])}</b> impostor comparisons.</p>"
+        + table(["group", "samples", "identities", "genuine", "same-group impostor"], rows) + warn
     )
 
 
@@ -88,13 +60,13 @@ def _key(names: list[str]) -> str:
 
 def _det(res: dict, folder: Path) -> str:
     key = _key(list(dict.fromkeys(["all"] + [g["group"] for g in res["summary"]["groups"]])))
-    figs = "".join(_figure(folder / f"det_{w}.png", f"DET per group, {w} weighting (dots: FMR targets; x: EER).{key}")
+    figs = "".join(figure(folder / f"det_{w}.png", f"DET per group, {w} weighting (dots: FMR targets; x: EER).{key}")
                    for w in res["config"]["weightings"])
-    rows = [[_esc(c["group"]), _esc(c["weighting"]), pct(c["eer"]), fmt(c["auc"], digits=5), fmt(c["min_dcf"])]
+    rows = [[esc(c["group"]), esc(c["weighting"]), pct(c["eer"]), fmt(c["auc"], digits=5), fmt(c["min_dcf"])]
             for c in res["curve_summaries"]]
     cfg = res["config"]
     return ("<h2>DET curves</h2>" + figs
-            + _table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})"], rows, 2))
+            + table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})"], rows, 2))
 
 
 def _interval_lookup(res: dict) -> dict[tuple, list[dict]]:
@@ -107,9 +79,9 @@ def _interval_lookup(res: dict) -> dict[tuple, list[dict]]:
 
 def _span(r: dict) -> str:
     """An interval; marked † with its reason when the audit calls it indicative (``indicative``, ``method_reason``)."""
-    mark = f" <span class='warn' title='{_esc(r.get('method_reason', ''))}'>†</span>" if r.get("indicative") else ""
+    mark = f" <span class='warn' title='{esc(r.get('method_reason', ''))}'>†</span>" if r.get("indicative") else ""
     if math.isnan(_num(r["low"])) or math.isnan(_num(r["high"])):
-        return f"<span title='{_esc(r.get('note') or '')}'>undefined</span>{mark}"
+        return f"<span title='{esc(r.get('note') or '')}'>undefined</span>{mark}"
     return f"{interval(r['low'], r['high'], 'rate')}{mark}"
 
 
@@ -131,7 +103,7 @@ def _operating(res: dict, folder: Path) -> str:
                 label += f" ({p['alias']})"
             if p["below_resolution"]:
                 label += " ⚠ below resolution"
-            row = [_esc(label), _esc(p["group"]), fmt(p["threshold"], digits=5),
+            row = [esc(label), esc(p["group"]), fmt(p["threshold"], digits=5),
                    rate_with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
                    rate_with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"])]
             found = ivs.get((w, p["group"], "FNMR", p["kind"], p["target"]), [])
@@ -140,7 +112,7 @@ def _operating(res: dict, folder: Path) -> str:
                 row.append(_span(iv[0]) if iv else "—")
             rows.append(row)
         head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"] + [f"FNMR {m}" for m in methods]
-        parts.append(f"<h3>{_esc(w)} weighting</h3>" + _table(head, rows, 2))
+        parts.append(f"<h3>{esc(w)} weighting</h3>" + table(head, rows, 2))
     if any("†" in part for part in parts):
         parts.append("<p class='muted'>† indicative: the regime grid (docs/intervals.md) does not validate this "
                      "interval here (few errors, few identities, or a new population's FNMR); hover for the reason, "
@@ -156,17 +128,17 @@ def _uncertainty(res: dict, folder: Path) -> str:
         return ""
     targets = sorted({r["target"] for r in rows}, reverse=True)
     keys = list(dict.fromkeys((r["metric"], r["group"]) for r in rows))
-    table = []
+    rows_ = []
     for metric, group in keys:
         cells = []
         for t in targets:
             r = next((x for x in rows if x["metric"] == metric and x["group"] == group and x["target"] == t), None)
             v = None if r is None else _num(r["normalized_uncertainty"])
             cells.append("—" if v is None or not math.isfinite(v) else fmt(v, digits=2))
-        table.append([_esc(metric), _esc(group)] + cells)
+        rows_.append([esc(metric), esc(group)] + cells)
     return ("<h2>Normalized uncertainty</h2><p>Bootstrap standard deviation divided by the estimate (eq. 11 of the "
             "similarity-scoring paper): how much of a number is noise. Above about 0.5, the estimate is mostly "
-            "noise at this data size.</p>" + _table(["metric", "group"] + [f"FMR {t:g}" for t in targets], table, 2))
+            "noise at this data size.</p>" + table(["metric", "group"] + [f"FMR {t:g}" for t in targets], rows_, 2))
 
 
 def _cross(res: dict, folder: Path) -> str:
@@ -179,10 +151,10 @@ def _cross(res: dict, folder: Path) -> str:
     target = targets[len(targets) // 2]
     with tempfile.TemporaryDirectory() as tmp:  # drawn for the page only: the results folder is never written
         path = plot_cross_group([r for r in recs if r["target"] == target], target, Path(tmp) / "cross_group_fmr.png")
-        figure = _figure(path, "cross-group FMR." + _key([g["group"] for g in res["summary"]["groups"]]))
+        fig = figure(path, "cross-group FMR." + _key([g["group"] for g in res["summary"]["groups"]]))
     return ("<h2>Cross-group FMR</h2><p>FMR between every pair of groups at the global threshold for FMR target "
             f"{fmt(target)} (colours on a log scale; diagonal: same-group impostors; grey: no false matches).</p>"
-            + figure)
+            + fig)
 
 
 def _fairness(res: dict, folder: Path) -> str:
@@ -202,7 +174,7 @@ def _fairness(res: dict, folder: Path) -> str:
             notes.append(reason)
         return f"<sup>{notes.index(reason) + 1}</sup>"
 
-    table = []
+    rows_ = []
     for rate, m in measures:
         unit = "points" if "difference" in m else "plain"
         cells = []
@@ -215,11 +187,11 @@ def _fairness(res: dict, folder: Path) -> str:
                 span = interval(iv[0]["low"], iv[0]["high"], unit)
                 cell += f" <span class='muted'>{span}{mark(iv[0]['note']) if span == 'undefined' else ''}</span>"
             cells.append(cell)
-        table.append([_esc(rate), _esc(m.replace("_", " "))] + cells)
-    foot = "".join(f"<li>{_esc(n)}</li>" for n in notes)
-    return (f"<h2>Fairness measures ({_esc(w)} weighting)</h2><p>Per FMR target, at the global threshold. "
+        rows_.append([esc(rate), esc(m.replace("_", " "))] + cells)
+    foot = "".join(f"<li>{esc(n)}</li>" for n in notes)
+    return (f"<h2>Fairness measures ({esc(w)} weighting)</h2><p>Per FMR target, at the global threshold. "
             "Ratios equal 1 and differences 0 when all groups are equal; differences in percentage points; brackets: "
-            "interval when computed.</p>" + _table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], table, 2)
+            "interval when computed.</p>" + table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], rows_, 2)
             + (f"<ol class='muted'>{foot}</ol>" if foot else ""))
 
 
@@ -249,17 +221,17 @@ def _reading(res: dict, folder: Path) -> str:
                 continue
             record = ratios.get((name, target))
             adjusted = record is not None and record.get("adjusted_groups")
-            against = (f"while group {_esc(lo['group'])} has no errors ({rate_with_counts(lo[rate], lo[k], lo[n])}: "
+            against = (f"while group {esc(lo['group'])} has no errors ({rate_with_counts(lo[rate], lo[k], lo[n])}: "
                        "a ratio is undefined)" if _num(lo[rate]) == 0 and not adjusted else
-                       f"{_times(record)} group {_esc(lo['group'])}'s {rate_with_counts(lo[rate], lo[k], lo[n])}")
-            text = (f"At FMR target {target:g}, group <b>{_esc(hi['group'])}</b> has the highest {name}, "
+                       f"{_times(record)} group {esc(lo['group'])}'s {rate_with_counts(lo[rate], lo[k], lo[n])}")
+            text = (f"At FMR target {target:g}, group <b>{esc(hi['group'])}</b> has the highest {name}, "
                     f"{rate_with_counts(hi[rate], hi[k], hi[n])}, {against}.")
             t = tests.get((rate, target, hi["group"], lo["group"])) or tests.get((rate, target, lo["group"], hi["group"]))
             if t is not None:
                 alpha = _num(t["alpha"])
                 verdict = "is" if t["significant"] else "is not"
                 text += (f" The gap {verdict} distinguishable from noise at {100 * (1 - alpha):.0f}% "
-                         f"(adjusted p = {_p(t['pvalue_adjusted'])}).")
+                         f"(adjusted p = {pvalue(t['pvalue_adjusted'])}).")
             elif not res.get("tests"):
                 text += " No test was run on this gap: run <code>matchaudit audit --tests</code> to tell it from noise."
             else:
@@ -283,11 +255,7 @@ def _times(record: dict | None) -> str:
         return "against"
     words = "infinitely many times" if math.isinf(ratio) else f"{fmt(ratio)} times"
     adjusted = record.get("adjusted_groups") or []
-    return words + (f" (zero rates of {', '.join(map(_esc, adjusted))} replaced by upper bounds)" if adjusted else "")
-
-
-def _p(v: Any) -> str:
-    return fmt(v, "p")
+    return words + (f" (zero rates of {', '.join(map(esc, adjusted))} replaced by upper bounds)" if adjusted else "")
 
 
 def _tests(res: dict, folder: Path) -> str:
@@ -301,27 +269,27 @@ def _tests(res: dict, folder: Path) -> str:
                    "<b>distinguishable from noise</b>" if t["significant"] else "not distinguishable from noise")
         label = f"FMR {_num(t['target']):g}" if t.get("kind") == "fmr_target" else f"t = {_num(t['target']):g}"
         effect = _num(t["effect"])
-        rows.append([_esc(label), _esc(str(t["metric"]).upper()), f"{_esc(t['group_a'])} − {_esc(t['group_b'])}",
-                     fmt(effect, "points", sign=True), _p(t["pvalue"]),
-                     _p(t.get("pvalue_holm")), _p(t.get("pvalue_maxt")), _p(t.get("qvalue_bh")), verdict])
+        rows.append([esc(label), esc(str(t["metric"]).upper()), f"{esc(t['group_a'])} − {esc(t['group_b'])}",
+                     fmt(effect, "points", sign=True), pvalue(t["pvalue"]),
+                     pvalue(t.get("pvalue_holm")), pvalue(t.get("pvalue_maxt")), pvalue(t.get("qvalue_bh")), verdict])
     first = recs[0]
     alpha = _num(first.get("alpha", 0.05))
     return ("<h2>Group tests</h2>"
             f"<p>Is each gap in FNMR and FMR between two groups real or noise? Identity-level "
-            f"permutation tests ({_esc(first['n_resamples'])} relabellings of the groups' identities, seed "
-            f"{_esc(first['seed'])}; {_esc(first['method'])}), every pair of groups on the same relabellings at each "
+            f"permutation tests ({esc(first['n_resamples'])} relabellings of the groups' identities, seed "
+            f"{esc(first['seed'])}; {esc(first['method'])}), every pair of groups on the same relabellings at each "
             "FMR target: FNMR with the threshold re-derived in every relabelling, same-group FMR at the audit's "
             "threshold. Holm and max-T adjust for the pairs tested at one target and metric (family-wise error), the "
             "Benjamini-Hochberg q-value for the share of false discoveries among them; the verdict uses max-T "
             f"at α = {alpha:g}. Effect: the first group's rate minus the second's, in percentage points.</p>"
-            + _table(["operating point", "rate", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "q (BH)",
+            + table(["operating point", "rate", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "q (BH)",
                       "verdict"], rows, 3))
 
 
 def _equivalence_words(r: dict) -> str:
     """The library's finding for one TOST record, in bold when it is "equivalent within the margin"."""
-    finding = _esc(r["finding"])
-    return f"{f'<b>{finding}</b>' if r['equivalent'] else finding} ({r['scale']}; TOST p = {_p(r['pvalue'])})"
+    finding = esc(r["finding"])
+    return f"{f'<b>{finding}</b>' if r['equivalent'] else finding} ({r['scale']}; TOST p = {pvalue(r['pvalue'])})"
 
 
 def _equivalence(res: dict, folder: Path) -> str:
@@ -333,22 +301,22 @@ def _equivalence(res: dict, folder: Path) -> str:
     for r in recs:
         unit = "plain" if r["scale"] == "ratio" else "points"
         a, b = r["groups"]
-        pair = f"{_esc(a)} / {_esc(b)}" if r["scale"] == "ratio" else f"{_esc(a)} − {_esc(b)}"
-        rows.append([f"FMR {_num(r['fmr_target']):g}", _esc(r["metric"].upper()), pair,
+        pair = f"{esc(a)} / {esc(b)}" if r["scale"] == "ratio" else f"{esc(a)} − {esc(b)}"
+        rows.append([f"FMR {_num(r['fmr_target']):g}", esc(r["metric"].upper()), pair,
                      fmt(r["estimate"], unit, sign=unit == "points"), interval(*r["confidence_interval"], unit),
-                     _p(r["pvalue"]), _equivalence_words(r)])
+                     pvalue(r["pvalue"]), _equivalence_words(r)])
     first = recs[0]
     level = 1 - 2 * _num(first["alpha"])
     return ("<h2>Equivalence</h2>"
             "<p>Is each gap small enough to call the groups equivalent? A test that fails to find a gap is not "
             "evidence that there is none; this one reverses the question. Two one-sided tests (TOST) of "
             f"H0: the {first['scale']} lies outside the margin given as fair (named in each verdict), on "
-            f"{_esc(first['n_resamples'])} {_esc(first['method'])} identity-bootstrap replicates (the groups' "
-            f"identities re-drawn, seed {_esc(first['seed'])}): a pair is equivalent when both one-sided p-values are "
+            f"{esc(first['n_resamples'])} {esc(first['method'])} identity-bootstrap replicates (the groups' "
+            f"identities re-drawn, seed {esc(first['seed'])}): a pair is equivalent when both one-sided p-values are "
             f"at most α = {_num(first['alpha']):g}, which is the same as its {pct(level, 2)} interval lying inside the "
             "margin. A replicate whose ratio is undefined (no errors in either group) counts against equivalence. "
             "docs/tests.md says how the test was checked.</p>"
-            + _table(["operating point", "rate", "pair", "estimate", f"{pct(level, 2)} interval", "TOST p",
+            + table(["operating point", "rate", "pair", "estimate", f"{pct(level, 2)} interval", "TOST p",
                       "verdict"], rows, 3))
 
 
@@ -363,7 +331,7 @@ def _model_comparison(res: dict, folder: Path) -> str:
     rows, lines = [], []
     for r in recs:
         d, lo, hi = _num(r["difference"]), _num(r["low"]), _num(r["high"])
-        rows.append([f"FMR {fmt(r['fmr_target'])}", _esc(r["view"]), pct(r["model_a"]), pct(r["model_b"]),
+        rows.append([f"FMR {fmt(r['fmr_target'])}", esc(r["view"]), pct(r["model_a"]), pct(r["model_b"]),
                      fmt(d, "points", sign=True), interval(lo, hi, "points")])
         if r["view"] != "all" or not all(map(math.isfinite, (d, lo, hi))):
             continue
@@ -376,15 +344,15 @@ def _model_comparison(res: dict, folder: Path) -> str:
     first = recs[0]
     return ("<h2>Model comparison</h2><p>Two models on the same comparisons (<code>matchaudit compare</code>): "
             f"FNMR at each FMR target, each model at its own threshold; paired identity bootstrap "
-            f"({_esc(first['method'])}, {_esc(first['n_resamples'])} replicates, seed {_esc(first['seed'])}). "
+            f"({esc(first['method'])}, {esc(first['n_resamples'])} replicates, seed {esc(first['seed'])}). "
             "Differences A − B in percentage points.</p>" + _mismatch(doc)
-            + _table(["operating point", "view", "FNMR model A", "FNMR model B", "A − B (points)", "interval"], rows, 2)
+            + table(["operating point", "view", "FNMR model A", "FNMR model B", "A − B (points)", "interval"], rows, 2)
             + (f"<div class='reading'><ul>{''.join(lines)}</ul></div>" if lines else ""))
 
 
 def _mismatch(doc: dict) -> str:
     """The warning of a section whose file describes other data than the audit (see :func:`write_report`)."""
-    return f"<p class='warn'><b>Other data:</b> {_esc(doc['_mismatch'])}</p>" if doc.get("_mismatch") else ""
+    return f"<p class='warn'><b>Other data:</b> {esc(doc['_mismatch'])}</p>" if doc.get("_mismatch") else ""
 
 
 def _labelfree(res: dict, folder: Path) -> str:
@@ -394,19 +362,19 @@ def _labelfree(res: dict, folder: Path) -> str:
         return ""
     level = _num(doc["level"])
     parts = [(f"<h2>Label-free estimates</h2><p class='warn'>These numbers are <b>label-free estimates</b> "
-             f"({_esc(doc['method'])}; family {_esc(doc.get('family_description', doc.get('family')))}): inferred "
+             f"({esc(doc['method'])}; family {esc(doc.get('family_description', doc.get('family')))}): inferred "
              "from the score distributions, not counted from identity labels. They are only as good as the fitted "
              "model; they are not measurements, and the audit's counted numbers above take precedence where labels "
              f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>" + _mismatch(doc))]
     for kind, out in doc["results"].items():
-        rows = [[_esc(e["group"]), f"FMR {fmt(e['target'])}", pct(e["median"]), interval(e["lower"], e["upper"], "rate"),
+        rows = [[esc(e["group"]), f"FMR {fmt(e['target'])}", pct(e["median"]), interval(e["lower"], e["upper"], "rate"),
                  "tail extrapolation" if e.get("extrapolated") else ""]
                 for e in out["fnmr_at_fmr"]]
-        parts.append(f"<h3>{_esc(kind)}</h3><p class='muted'>{_esc(out.get('note', ''))}</p>"
-                     + _table(["group", "operating point", "FNMR (median)", f"{100 * level:.0f}% band", "note"], rows))
+        parts.append(f"<h3>{esc(kind)}</h3><p class='muted'>{esc(out.get('note', ''))}</p>"
+                     + table(["group", "operating point", "FNMR (median)", f"{100 * level:.0f}% band", "note"], rows))
     limits = doc.get("limits", []) + doc.get("warnings", [])
     if limits:
-        parts.append("<p>Limits:</p><ul>" + "".join(f"<li>{_esc(x)}</li>" for x in limits) + "</ul>")
+        parts.append("<p>Limits:</p><ul>" + "".join(f"<li>{esc(x)}</li>" for x in limits) + "</ul>")
     return "".join(parts)
 
 
@@ -414,11 +382,12 @@ def _reproducibility(res: dict, folder: Path) -> str:
     cfg = {k: v for k, v in res["config"].items()}
     extra = {k: res[k] for k in ("intervals_config", "tests_config") if k in res}
     return ("<h2>Reproducibility</h2>"
-            f"<p>matchaudit {_esc(res['matchaudit_version'])}. Command:</p><pre>{_esc(res['command'])}</pre>"
-            f"<p>Configuration:</p><pre>{_esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
+            f"<p>matchaudit {esc(res['matchaudit_version'])}. Command:</p><pre>{esc(res['command'])}</pre>"
+            f"<p>Configuration:</p><pre>{esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
 
 
-SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, _tests, _equivalence, _det, _fairness,
+SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, failures, _tests, _equivalence, _det,
+                                               _fairness,
                                                _uncertainty,
                                                _cross, _model_comparison, _labelfree, _reproducibility]
 
@@ -427,8 +396,8 @@ def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
     """The whole page as one string."""
     body = "".join(section(res, folder) for section in SECTIONS)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_esc(title)}</title>"
-            f"<style>{_CSS}</style></head><body><h1>{_esc(title)}</h1>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>{esc(title)}</title>"
+            f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>"
             f"<p class='muted'>Per-group performance and fairness of a 1:1 matching system.</p>{body}</body></html>")
 
 
