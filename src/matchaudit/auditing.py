@@ -16,7 +16,7 @@ import pandas as pd
 
 from matchaudit import checks
 from matchaudit.choices import CLOSED_FORM, PAIRED_SCHEMES
-from matchaudit.definitions import Rule, ThresholdImpostors
+from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
@@ -262,12 +262,13 @@ class Audit:
             payload["failures"] = self.failure_records
         return payload
 
-    def save(self, out: str | Path, command: str = "matchaudit.audit") -> dict[str, Path]:
-        """Write ``results.json`` (schema-checked), the CSV tables and one DET figure per weighting into ``out``
-        (created if missing) as one set: a re-run replaces the previous set, an interrupted one leaves it
-        untouched (:mod:`matchaudit.outputs`); return the paths written. ``command`` is recorded in
-        ``results.json``."""
-        from matchaudit.report.det import plot_det
+    def save(self, out: str | Path, command: str = "matchaudit.audit", det_scale: DetScale = "probit"
+             ) -> dict[str, Path]:
+        """Write ``results.json`` (schema-checked), the CSV tables, one DET figure per weighting (``det_scale``:
+        probit or log-log axes) and one of FMR and FNMR against the threshold into ``out`` (created if missing)
+        as one set: a re-run replaces the previous set, an interrupted one leaves it untouched
+        (:mod:`matchaudit.outputs`); return the paths written. ``command`` is recorded in ``results.json``."""
+        from matchaudit.report.det import plot_det, plot_rates_vs_threshold
         from matchaudit.report.results import write_results
 
         out = Path(out)
@@ -281,8 +282,14 @@ class Audit:
                 plot_det([c for c in self.exact.det if c["weighting"] == w],
                          [p for p in self.exact.operating_points if p["weighting"] == w],
                          [s for s in self.exact.curve_summaries if s["weighting"] == w],
-                         f"DET per group ({w} weighting; accept iff s {config.rule} t{band_note})", paths[f"det_{w}"],
-                         bands=wb)
+                         f"DET per group{', log-log' if det_scale == 'log' else ''} ({w} weighting; accept iff s "
+                         f"{config.rule} t{band_note})", paths[f"det_{w}"], bands=wb,
+                         scale=checks.choice(det_scale, DetScale, "det_scale"))
+                paths[f"thresholds_{w}"] = plot_rates_vs_threshold(
+                    [c for c in self.exact.det if c["weighting"] == w],
+                    [p for p in self.exact.operating_points if p["weighting"] == w],
+                    f"FMR and FNMR against the threshold ({w} weighting; accept iff s {config.rule} t)",
+                    tmp / f"thresholds_{w}.png")
         return {k: out / Path(p).relative_to(tmp) for k, p in paths.items()}
 
     def __repr__(self) -> str:

@@ -20,6 +20,9 @@ ThresholdImpostors = Literal["all", "same-group"]
 """The impostor comparisons whose FMR sets a global threshold: all of them, or only those within a group
 (NIST's demographic practice)."""
 
+DetScale = Literal["probit", "log"]
+"""DET axes: normal deviates (the field's default, ISO/IEC 19795-1) or log10 of the rates (NIST FRTE plots)."""
+
 Alternative = Literal["two-sided", "less", "greater"]
 """Sidedness, as in :mod:`scipy.stats`: for a test, the alternative hypothesis; for an interval, ``"less"``
 is an upper bound ``[low of the support, high]`` and ``"greater"`` a lower bound."""

@@ -65,7 +65,8 @@ def _print_summary(result: Audit, out: Path) -> None:
     console.print(f"Results written to [bold]{out}[/] (results.json, CSV tables, DET plots).")
 
 
-def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, **options: Any) -> Audit:
+def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, det_scale: str = "probit",
+              **options: Any) -> Audit:
     """The library's :func:`matchaudit.audit` with ``options``, saved into ``out`` (results.json, CSV tables, DET
     figures), with progress and the operating-point table unless ``quiet``."""
     from matchaudit.auditing import audit as ma_audit
@@ -73,7 +74,7 @@ def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, **o
     if not quiet:
         console.print(f"Auditing {data.n_comparisons():,} comparisons...")
     result = ma_audit(data, progress=not quiet, **options)
-    result.save(out, command)
+    result.save(out, command, det_scale=det_scale)
     if not quiet:
         _print_summary(result, out)
     return result
@@ -127,6 +128,7 @@ def audit(
     test_resamples: int = typer.Option(999, "--test-resamples", help="Relabellings of the group tests."),
     equivalence: str = typer.Option(None, "--equivalence", help="A margin lo,hi accepted as fair (e.g. 0.8,1.25): test that every pair of groups' FNMR and FMR ratio at each target lies within it (TOST on --n-resamples identity replicates, at 1 - --level)."),
     equivalence_scale: str = typer.Option("ratio", "--equivalence-scale", help="ratio (A / B) or difference (A - B; a margin such as -0.01,0.01)."),
+    det_scale: str = typer.Option("probit", "--det-scale", help="DET axes: probit (normal deviates) or log (log-log, as NIST FRTE)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),
     report: Path = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file."),
@@ -148,8 +150,10 @@ def audit(
 
         matchaudit audit --format voxceleb --trials veri_test2.txt --scores scores.txt --metadata vox1_meta.csv --group-by Gender
     """
+    from matchaudit import checks
     from matchaudit.cli.formats import load_by_format
     from matchaudit.data import load_samples
+    from matchaudit.definitions import DetScale
     from matchaudit.engine import backends
     from matchaudit.report.html import write_report
 
@@ -157,6 +161,7 @@ def audit(
     if report is not None:
         output_file(report, "--report", out)
     backends.check_name(backend)  # before the data load: a typo fails at once
+    checks.choice(det_scale, DetScale, "det_scale")
     groups = names(group_by)
     if out_of_core and (samples is not None or fmt != "tidy"):
         raise InputError("--out-of-core reads a Parquet comparison table (--comparisons, --format tidy); drop it.")
@@ -192,7 +197,8 @@ def audit(
     fixed = floats(threshold, "--threshold") + (dev_thresholds(thresholds_from) if thresholds_from else ())
     engine = None if no_intervals else backends.make_backend(backend, scheduler=scheduler, workers=workers)
     try:
-        run_audit(data, out, _command(), quiet or as_json, fmr=floats(fmr, "--fmr"), thresholds=fixed,
+        run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, fmr=floats(fmr, "--fmr"),
+                  thresholds=fixed,
                   rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors.value,
                   dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, zero_policy=zero_policy.value,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,

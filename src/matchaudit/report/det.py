@@ -1,5 +1,6 @@
-"""DET curves: FNMR against FMR on normal-deviate (probit) axes with percentage ticks, one curve per group,
-operating points at the FMR targets and the EER marked."""
+"""DET curves: FNMR against FMR on normal-deviate (probit) axes, or log-log axes, with percentage ticks, one curve
+per group, operating points at the FMR targets and the EER marked; and FMR and FNMR against the threshold per group
+(NIST report-card style)."""
 
 from __future__ import annotations
 
@@ -13,17 +14,23 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
+from matchaudit.definitions import DetScale  # noqa: E402
 from matchaudit.formatting import fmt  # noqa: E402
 from matchaudit.report.figures import figure_labels, save  # noqa: E402
 from matchaudit.report.results import thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
+_DECADES = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0])
 FNMR_AXIS = (1e-4, 0.95)  # the FNMR range drawn
 FMR_HIGH = 0.5  # the FMR axis ends here (it starts at the lowest tick the data reach)
 
 
 def _probit(p: np.ndarray) -> np.ndarray:
     return norm.ppf(np.clip(p, 1e-7, 1 - 1e-7))
+
+
+def _log(p: np.ndarray) -> np.ndarray:
+    return np.log10(np.clip(p, 1e-7, 1.0))
 
 
 def _label(p: float) -> str:
@@ -45,38 +52,70 @@ def _absent(curve: dict[str, Any], fmr_low: float) -> str:
 
 
 def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summaries: list[dict[str, Any]],
-             title: str, path: Path, bands: list[dict[str, Any]] | None = None) -> Path:
+             title: str, path: Path, bands: list[dict[str, Any]] | None = None, scale: DetScale = "probit") -> Path:
     """Draw one DET figure (one weighting): ``curves`` as in ``AuditResult.det``; ``points`` are the operating
     points to mark (same weighting); ``summaries`` give each group's EER. Optional ``bands``: per group
-    ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals."""
+    ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals. ``scale``: the axes."""
+    axis = _probit if scale == "probit" else _log
     fig, ax = plt.subplots(figsize=(6.4, 5.6))
     lo = min(1e-6, max(1e-7, min((c["fmr"][c["fmr"] > 0].min() for c in curves if (c["fmr"] > 0).any()), default=1e-6)))
-    ticks = _TICKS[_TICKS >= lo / 1.01]
+    all_ticks = _TICKS if scale == "probit" else _DECADES
+    ticks = all_ticks[all_ticks >= lo / 1.01]
     names = figure_labels([c["group"] for c in curves])
     for i, c in enumerate(curves):
         colour = f"C{i}"
         k = thin_curve(c["fmr"], c["fnmr"])
         eer = next((s["eer"] for s in summaries if s["group"] == c["group"]), None)
         label = names[i] + (f" (EER {fmt(eer, 'rate')})" if eer is not None else "") + _absent(c, ticks[0])
-        ax.plot(_probit(c["fmr"][k]), _probit(c["fnmr"][k]), color=colour, lw=1.6, label=label,
+        ax.plot(axis(c["fmr"][k]), axis(c["fnmr"][k]), color=colour, lw=1.6, label=label,
                 drawstyle="steps-post")
         for b in bands or []:
             if b["group"] == c["group"]:
-                ax.fill_between(_probit(b["fmr"]), _probit(b["lower"]), _probit(b["upper"]), color=colour, alpha=0.2)
+                ax.fill_between(axis(b["fmr"]), axis(b["lower"]), axis(b["upper"]), color=colour, alpha=0.2)
         pts = [p for p in points if p["group"] == c["group"] and p["kind"] == "fmr_target"]
-        ax.scatter(_probit(np.array([p["fmr"] for p in pts])), _probit(np.array([p["fnmr"] for p in pts])),
+        ax.scatter(axis(np.array([p["fmr"] for p in pts])), axis(np.array([p["fnmr"] for p in pts])),
                    color=colour, marker="o", s=22, zorder=3)
         if eer is not None:
-            ax.scatter([_probit(np.array(eer))], [_probit(np.array(eer))], color=colour, marker="x", s=40, zorder=3)
-    ax.set_xticks(_probit(ticks), [_label(t) for t in ticks], rotation=45)
-    ax.set_yticks(_probit(_TICKS), [_label(t) for t in _TICKS])
-    ax.set_xlim(_probit(np.array(ticks[0])), _probit(np.array(FMR_HIGH)))
-    ax.set_ylim(*_probit(np.array(FNMR_AXIS)))
+            ax.scatter([axis(np.array(eer))], [axis(np.array(eer))], color=colour, marker="x", s=40, zorder=3)
+    ax.set_xticks(axis(ticks), [_label(t) for t in ticks], rotation=45)
+    ax.set_yticks(axis(all_ticks), [_label(t) for t in all_ticks])
+    ax.set_xlim(axis(np.array(ticks[0])), axis(np.array(FMR_HIGH)))
+    ax.set_ylim(*axis(np.array(FNMR_AXIS)))
     ax.plot([-6, 6], [-6, 6], color="0.8", lw=0.8, ls=":")
     ax.set_xlabel("FMR (false match rate)")
     ax.set_ylabel("FNMR (false non-match rate)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, color="0.9")
     ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str, Any]], title: str, path: Path
+                            ) -> Path:
+    """FMR(t) (dashed) and FNMR(t) (solid) of each group against the threshold on a log rate axis, as NIST's
+    report cards draw them; vertical lines at the thresholds of the FMR targets. ``curves`` as in
+    ``AuditResult.det`` (each group's genuine and same-group impostor comparisons), ``points`` its operating
+    points."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    names = figure_labels([c["group"] for c in curves])
+    for i, c in enumerate(curves):
+        t = np.asarray(c["threshold"], float)
+        keep = np.isfinite(t)
+        k = np.flatnonzero(keep)[thin_curve(np.asarray(c["fmr"])[keep], np.asarray(c["fnmr"])[keep])]
+        ax.plot(t[k], np.clip(c["fnmr"][k], 1e-7, None), color=f"C{i}", lw=1.5, label=f"{names[i]} FNMR",
+                drawstyle="steps-post")
+        ax.plot(t[k], np.clip(c["fmr"][k], 1e-7, None), color=f"C{i}", lw=1.2, ls="--", label=f"{names[i]} FMR",
+                drawstyle="steps-post")
+    for p in {(p["target"], p["threshold"]) for p in points if p["kind"] == "fmr_target" and np.isfinite(p["threshold"])}:
+        ax.axvline(p[1], color="0.6", lw=0.8, ls=":")
+        ax.annotate(f"FMR {p[0]:g}", (p[1], 1.0), fontsize=7, rotation=90, va="top", ha="right", color="0.4")
+    ax.set_yscale("log")
+    ax.set_ylim(1e-6, 1.5)
+    ax.set_xlabel("threshold (accept iff the score passes it)")
+    ax.set_ylabel("error rate (log scale)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, color="0.9")
+    ax.legend(fontsize=7, loc="lower left", ncol=2)
     fig.tight_layout()
     return save(fig, path)

@@ -65,8 +65,14 @@ def _det(res: dict, folder: Path) -> str:
     rows = [[esc(c["group"]), esc(c["weighting"]), pct(c["eer"]), fmt(c["auc"], digits=5), fmt(c["min_dcf"])]
             for c in res["curve_summaries"]]
     cfg = res["config"]
+    by_threshold = "".join(figure(folder / f"thresholds_{w}.png", f"FMR (dashed) and FNMR (solid) of each group "
+                                  f"against the threshold, {w} weighting; dotted lines: the thresholds at the FMR "
+                                  f"targets.{key}") for w in res["config"]["weightings"][:1])
     return ("<h2>DET curves</h2>" + figs
-            + table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})"], rows, 2))
+            + table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})"], rows, 2)
+            + ("<h3>Error rates against the threshold</h3><p>Where each group's FMR and FNMR sit at one threshold: a "
+               "group whose curves lie right of the others needs a higher threshold for the same rate (NIST report "
+               "card view).</p>" + by_threshold if by_threshold else ""))
 
 
 def _interval_lookup(res: dict) -> dict[tuple, list[dict]]:
