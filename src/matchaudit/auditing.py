@@ -192,15 +192,19 @@ class Audit:
         """As :meth:`at_fmr`, at one of the fixed thresholds the audit was asked for."""
         return self._point("threshold", threshold, weighting)
 
+    def at_fnmr(self, target: float, weighting: Weighting = "pooled") -> pd.DataFrame:
+        """As :meth:`at_fmr`, at one of the FNMR targets (the dual operating point: FMR at a fixed FNMR)."""
+        return self._point("fnmr_target", target, weighting)
+
     def _point(self, kind: str, target: float, weighting: Weighting) -> pd.DataFrame:
         ops = self.operating_points
         sel = ops[(ops["kind"] == kind) & (ops["target"] == target) & (ops["weighting"] == weighting)]
         if sel.empty:
             have = sorted({float(t) for t in ops.loc[ops["kind"] == kind, "target"]})
-            what = "FMR target" if kind == "fmr_target" else "threshold"
+            what, param = {"fmr_target": ("FMR target", "fmr"), "fnmr_target": ("FNMR target", "fnmr"),
+                           "threshold": ("threshold", "thresholds")}[kind]
             raise InputError(f"{what} {target!r} with {weighting} weighting is not in this audit "
-                             f"(it has {have}, weightings {list(self.config.weightings)}).",
-                             param="fmr" if kind == "fmr_target" else "thresholds")
+                             f"(it has {have}, weightings {list(self.config.weightings)}).", param=param)
         cols = ["group", "threshold", "fmr", "fmr_errors", "fmr_comparisons", "fnmr", "fnmr_errors",
                 "fnmr_comparisons", "below_resolution"]
         out = sel[cols].set_index("group")
@@ -304,6 +308,7 @@ def audit(
     *,
     fmr: float | Sequence[float] = (1e-1, 1e-2, 1e-3, 1e-4),
     thresholds: float | Sequence[float] = (),
+    fnmr: float | Sequence[float] = (),
     rule: Rule = ">=",
     weightings: Sequence[Weighting] = ("pooled", "balanced"),
     threshold_impostors: ThresholdImpostors = "all",
@@ -337,6 +342,9 @@ def audit(
         ``threshold_impostors`` is at most the target (+inf if none).
     thresholds : float or sequence of float
         Fixed thresholds to evaluate as well.
+    fnmr : float or sequence of float
+        FNMR targets in [0, 1) (the dual operating point: FMR at a fixed FNMR): the threshold at each is the
+        highest observed score whose FNMR over all genuine comparisons is at most the target (-inf if none).
     rule : {">=", ">"}
         Accept iff ``score >= t`` (default) or ``score > t``.
     weightings : sequence of {"pooled", "balanced"}
@@ -379,9 +387,10 @@ def audit(
     >>> result.at_fmr(1e-2).loc["all", ["fnmr_errors", "fnmr_comparisons"]].tolist()
     [1, 1200]
     """
-    if not np.size(fmr) and not np.size(thresholds):
-        raise InputError("no operating point: give at least one FMR target (fmr) or a threshold.", param="fmr")
-    config = AuditConfig(fmr_targets=fmr, thresholds=thresholds, rule=rule, weightings=weightings,
+    if not np.size(fmr) and not np.size(thresholds) and not np.size(fnmr):
+        raise InputError("no operating point: give at least one FMR target (fmr), FNMR target (fnmr) or threshold.",
+                         param="fmr")
+    config = AuditConfig(fmr_targets=fmr, thresholds=thresholds, fnmr_targets=fnmr, rule=rule, weightings=weightings,
                          threshold_impostors=threshold_impostors, dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
                          dcf_c_fa=dcf_c_fa, zero_policy=zero_policy)
     iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,

@@ -58,3 +58,10 @@ def with_counts(v: Any, k: int, n: int) -> str:
 
 
 __all__ = ["fmt", "interval", "value", "with_counts"]
+
+
+def operating_point(kind: str, target: Any) -> str:
+    """The name of an operating point: ``FMR 0.001`` (an FMR target), ``FNMR 0.01`` (an FNMR target) or
+    ``t = 0.42`` (a fixed threshold)."""
+    t = value(target)
+    return {"fmr_target": f"FMR {t:g}", "fnmr_target": f"FNMR {t:g}"}.get(kind, f"t = {t:g}")

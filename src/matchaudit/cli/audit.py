@@ -16,7 +16,7 @@ from rich.table import Table
 
 from matchaudit.choices import BACKENDS, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
-from matchaudit.formatting import fmt, with_counts
+from matchaudit.formatting import fmt, operating_point, with_counts
 from matchaudit.cli.common import err_console, floats, margin, names, output_dir, output_file, user_errors
 from matchaudit.errors import InputError
 
@@ -50,13 +50,13 @@ class ZeroOpt(str, Enum):
 def _print_summary(result: Audit, out: Path) -> None:
     w = result.config.weightings[0]
     table = Table(title=f"Operating points ({w} weighting, accept iff score {result.config.rule} threshold)")
-    for col in ("target FMR", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"):
+    for col in ("operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"):
         table.add_column(col)
     for p in result.exact.operating_points:
         if p["weighting"] != w:
             continue
         flag = " [yellow](below resolution)[/]" if p["below_resolution"] else ""
-        table.add_row(f"{p['target']:g}{flag}" if p["kind"] == "fmr_target" else f"t={p['target']:g}", p["group"],
+        table.add_row(operating_point(p["kind"], p["target"]) + flag, p["group"],
                       fmt(p["threshold"], digits=5), with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
                       with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"]))
     console.print(table)
@@ -90,9 +90,13 @@ def audit(
     pairs: Path = typer.Option(None, "--pairs", help="With --samples: only these sample pairs (columns sample_a, sample_b) instead of all pairs."),
     comparisons: Path = typer.Option(None, "--comparisons", help="Comparison table (CSV/TSV/Parquet): one row per comparison with a score."),
     fmt: str = typer.Option("tidy", "--format", help=f"Input format: {'|'.join(FORMATS)} (see docs/formats.md)."),
-    trials: Path = typer.Option(None, "--trials", help="Kaldi trials (enrol test target|nontarget) or VoxCeleb trial list (label enrol test)."),
-    scores: Path = typer.Option(None, "--scores", help="bob 4/5-column score file, or the scores for --trials (aligned lines or 'enrol test score')."),
-    speaker_of: str = typer.Option(None, "--speaker-of", help="Speaker of each enrol/test id: prefix, path, or an utt2spk file (kaldi, voxceleb)."),
+    trials: Path = typer.Option(None, "--trials", help="Trial list: Kaldi/wespeaker (enrol test target|nontarget), VoxCeleb/VoxSRC (label enrol test) or NIST SRE (modelid segmentid side)."),
+    scores: Path = typer.Option(None, "--scores", help="The score file of --format (bob, bob-csv, frvt match log, wespeaker, NIST SRE output, the scores for --trials) or the score matrix (score-matrix)."),
+    speaker_of: str = typer.Option(None, "--speaker-of", "--subject-of", help="Identity of each id: prefix, path, or a file of '<id> <identity>' lines (utt2spk; frvt: template -> subject)."),
+    key: Path = typer.Option(None, "--key", help="NIST SRE trial key (modelid segmentid side targettype)."),
+    ids: Path = typer.Option(None, "--ids", help="score-matrix: the sample id of each row (one per line; also of each column for one set)."),
+    column_ids: Path = typer.Option(None, "--column-ids", help="score-matrix: the sample id of each column (probes x references)."),
+    mask: Path = typer.Option(None, "--mask", help="score-matrix: boolean .npy of the matrix's shape, True where a cell is a trial."),
     id_col: str = typer.Option("sample_id", "--id-col", help="Sample id column of --samples."),
     identity_col: str = typer.Option("identity", "--identity-col", help="Identity column of --samples."),
     metric: MetricOpt = typer.Option(MetricOpt.cosine, "--metric", help="Similarity from embeddings: cosine or negated Euclidean distance."),
@@ -108,6 +112,7 @@ def audit(
     group_by: str = typer.Option(None, "--group-by", help="Attribute(s) defining groups, comma-separated for intersections."),
     fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", "--far", help="FMR (alias FAR) targets, comma-separated; 1e-2, 1e-3 and 0 are also reported as FMR100, FMR1000 and ZeroFMR."),
     threshold: str = typer.Option("", "--threshold", help="Fixed thresholds to evaluate too (comma-separated)."),
+    fnmr: str = typer.Option("", "--fnmr", help="FNMR targets too (comma-separated; the dual operating point, FMR at a fixed FNMR): the threshold at each is the highest observed score whose FNMR over all genuine comparisons is at most the target."),
     thresholds_from: Path = typer.Option(None, "--thresholds-from", help="results.json of a development set: its thresholds at the FMR targets are applied here as fixed thresholds (dev -> eval protocol)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (NIST, ISO/IEC 19795-1, bob) or > t (the similarity-scoring paper)."),
     weighting: str = typer.Option("pooled,balanced", "--weighting", help="pooled (each comparison equal) and/or balanced (identity-balanced)."),
@@ -140,7 +145,9 @@ def audit(
     """Exact per-group FMR/FNMR, thresholds at FMR targets, DET, EER, AUC, minDCF and fairness measures.
 
     Give --samples with --embeddings (all pairs, or --pairs), or --comparisons (a scored table), or another
-    --format: bob (--scores), kaldi or voxceleb (--trials, --scores), identity-embeddings (--embeddings).
+    --format: bob, bob-csv, frvt (--scores), kaldi, voxceleb, voxsrc (--trials, --scores), wespeaker (--scores),
+    nist-sre (--scores, --key), pair-table (--comparisons), score-matrix (--scores, --ids, --metadata),
+    identity-embeddings (--embeddings); see docs/formats.md.
 
     Example:
 
@@ -181,14 +188,14 @@ def audit(
             raise InputError("give either --samples (with --embeddings or --embedding-col) or --comparisons, "
                              "or another --format with its files.")
         data = load_by_format(fmt, comparisons=comparisons, scores=scores, trials=trials,
-                              embeddings=embeddings if fmt == "identity-embeddings" else None, metadata=metadata,
-                              metadata_key=metadata_key, speaker_of=speaker_of, group_by=groups, distance=distance,
+                              embeddings=embeddings if fmt == "identity-embeddings" else None, key=key, ids=ids,
+                              column_ids=column_ids, mask=mask, metadata=metadata, metadata_key=metadata_key,
+                              speaker_of=speaker_of, group_by=groups, distance=distance, fta_policy=fta_policy,
                               metric=metric.value, identity_col=identity_col, id_col=id_col,
                               embedding_cols=names(embedding_col),
                               tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols),
                                         identity_cols=_pair(identity_cols), label_col=label_col,
-                                        out_of_core=out_of_core, return_code_col=return_code_col,
-                                        fta_policy=fta_policy))
+                                        out_of_core=out_of_core, return_code_col=return_code_col))
     if data.out_of_core and not (quiet or as_json):
         console.print(f"Reading the comparison table out of core ({data.n_comparisons():,} rows, one Parquet row "
                       "group at a time)" + (": it would take over a quarter of memory." if out_of_core is None else "."))
@@ -198,7 +205,7 @@ def audit(
     engine = None if no_intervals else backends.make_backend(backend, scheduler=scheduler, workers=workers)
     try:
         run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, fmr=floats(fmr, "--fmr"),
-                  thresholds=fixed,
+                  thresholds=fixed, fnmr=floats(fnmr, "--fnmr"),
                   rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors.value,
                   dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, zero_policy=zero_policy.value,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from matchaudit.formatting import operating_point
 from matchaudit.estimators.bootstrap import RECENTRED
 from matchaudit.metrics.evaluate import ALL
 from matchaudit.metrics.fairness import MEASURES
@@ -32,7 +33,7 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
         if r.get("weighting") != "pooled" or r.get("metric") not in ("FNMR", "FMR") or e is None:
             continue
         if 0 < e < MIN_ERRORS:
-            at = f"FMR {r['target']:g}" if r["kind"] == "fmr_target" else f"threshold {r['target']:g}"
+            at = operating_point(r["kind"], r["target"])
             few.setdefault(f"{r['metric']} of group {r['group']}", []).append(f"{at}: {int(e)}/{int(r['comparisons']):,}")
     for what, where in few.items():
         where = list(dict.fromkeys(where))  # several interval methods share an operating point

@@ -34,6 +34,7 @@ class AuditConfig:
 
     fmr_targets: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4)
     thresholds: tuple[float, ...] = ()
+    fnmr_targets: tuple[float, ...] = ()
     rule: Rule = ">="
     weightings: tuple[Weighting, ...] = ("pooled", "balanced")
     threshold_impostors: ThresholdImpostors = "all"
@@ -53,6 +54,7 @@ class AuditConfig:
 
         put("fmr_targets", checks.numbers(self.fmr_targets, "fmr", low=0.0, high=1.0, high_open=True))
         put("thresholds", checks.numbers(self.thresholds, "thresholds", finite=False))
+        put("fnmr_targets", checks.numbers(self.fnmr_targets, "fnmr", low=0.0, high=1.0, high_open=True))
         checks.choice(self.rule, Rule, "rule")
         weightings = (self.weightings,) if isinstance(self.weightings, str) else tuple(self.weightings)
         for w in weightings:
@@ -78,6 +80,8 @@ class AuditConfig:
         d = dict(self.__dict__)
         d["eer_definition"] = "ROC convex hull (ROCCH-EER): where the hull of the (FMR, FNMR) points meets FMR = FNMR"
         d["threshold_definition"] = "lowest observed score (or +inf) whose FMR over the threshold impostors is <= target"
+        d["fnmr_threshold_definition"] = ("highest observed score (or -inf) whose FNMR over all genuine comparisons "
+                                          "is <= target")
         return d
 
 
@@ -172,6 +176,8 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
     cells = [Rates(tally, View(gen_all, thr_cats, w)).target_cell(a, config.rule)
              for w in weightings for a in config.fmr_targets]
     cells += [int(cell_of(tally.edges, t)) for t in config.thresholds if np.isfinite(t)]
+    cells += [c for w in weightings for b in config.fnmr_targets
+              if (c := Rates(tally, View(gen_all, thr_cats, w)).target_cell_fnmr(b, config.rule)) is not None]
     tally = refine(tally, data, np.array(cells, dtype=np.int64))
 
     for w in weightings:
@@ -180,6 +186,7 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
         result.summary.setdefault("threshold_impostor_comparisons", global_rates.n_impostor)
         per_group = [Rates(tally, group_view(g_count, g, w)) for g in range(g_count)]
         points = [("fmr_target", a, global_rates.threshold_at_fmr(a, config.rule)) for a in config.fmr_targets]
+        points += [("fnmr_target", b, global_rates.threshold_at_fnmr(b, config.rule)) for b in config.fnmr_targets]
         points += [("threshold", t, float(t)) for t in config.thresholds]
         for kind, target, t in points:
             _operating_point(result, config, w, kind, target, t, global_rates, per_group, data, tally)

@@ -19,6 +19,7 @@ from typing import Literal
 import numba as nb
 import numpy as np
 
+from matchaudit.metrics.calibration import normalized_dcf
 from matchaudit.metrics.tally import Tally, cell_of
 from matchaudit.definitions import Rule, fmr_passes, lowest_passing
 
@@ -171,6 +172,51 @@ class Rates:
                 return float(cand[first])
         return fallback
 
+    def _first_failing_fnmr(self, beta: float, rule: Rule) -> int:
+        """Position, among the distinct genuine scores ascending, of the first whose FNMR exceeds ``beta`` (FNMR
+        is non-decreasing in the threshold), or their number when none does."""
+        cand = np.unique(self._gs)
+        first, last = 0, cand.size
+        while first < last:
+            mid = (first + last) // 2
+            if fmr_passes(self.fnmr(float(cand[mid]), rule).value, beta):
+                first = mid + 1
+            else:
+                last = mid
+        return first
+
+    def target_cell_fnmr(self, beta: float, rule: Rule = ">=") -> int | None:
+        """The cell whose impostors may hold the threshold at FNMR target ``beta`` (rule ``>``), for refinement;
+        None under ``>=``, where the threshold is a genuine score (an edge)."""
+        if rule == ">=":
+            return None
+        cand = np.unique(self._gs)
+        j = self._first_failing_fnmr(beta, rule)
+        return int(cell_of(self.tally.edges, cand[j])) - 1 if j < cand.size else None
+
+    def threshold_at_fnmr(self, beta: float, rule: Rule = ">=") -> float:
+        """``t_beta``: the highest observed score (or -inf) whose FNMR over this view's genuine comparisons is at
+        most ``beta`` (:mod:`matchaudit.definitions`, the dual of :meth:`threshold_at_fmr`)."""
+        cand = np.unique(self._gs)
+        j = self._first_failing_fnmr(beta, rule)
+        if rule == ">=":  # FNMR is constant on (g_{j-1}, g_j]: the highest passing score is a genuine one
+            return float(cand[j - 1]) if j > 0 else -np.inf
+        # '>': FNMR is constant on [g_{j-1}, g_j): the highest observed score below g_j, of any class
+        if j == cand.size:
+            return float(cand[-1]) if cand.size else -np.inf
+        edges = self.tally.edges
+        cell = int(cell_of(edges, cand[j])) - 1
+        below = float(edges[cell - 1]) if cell > 0 else -np.inf  # a genuine score, of any group
+        inside = self.tally.counts[:, cell].sum() - (self.tally.ties[:, cell - 1].sum() if cell > 0 else 0)
+        if inside == 0:
+            return below
+        ref = self.tally.refined
+        if ref is None or cell not in ref.cells:
+            raise NeedsRefinement(f"cell {cell} (FNMR target {beta}) was not refined")
+        lo = edges[cell - 1] if cell > 0 else -np.inf
+        scores = ref.score[(ref.score > lo) & (ref.score < edges[cell])]
+        return max(below, float(scores.max())) if scores.size else below
+
     # ------------------------------------------------------------------ curve summaries (vertices only)
 
     def vertices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -198,11 +244,12 @@ class Rates:
         return rocch_eer(x, y)
 
     def min_dcf(self, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> tuple[float, float]:
-        """Normalised minimum detection cost (NIST SRE form) and the threshold attaining it."""
+        """Normalised minimum detection cost (:func:`matchaudit.metrics.calibration.normalized_dcf`) and the
+        threshold attaining it."""
         t, fmr, fnmr = self.vertices()
-        cost = c_miss * p_target * fnmr + c_fa * (1 - p_target) * fmr
+        cost = normalized_dcf(fnmr, fmr, p_target, c_miss, c_fa)
         k = int(np.argmin(cost))
-        return float(cost[k] / min(c_miss * p_target, c_fa * (1 - p_target))), float(t[k])
+        return float(cost[k]), float(t[k])
 
 
 def roc_hull(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from matchaudit.formatting import fmt, interval, value as _num, with_counts as rate_with_counts
+from matchaudit.formatting import fmt, interval, operating_point, value as _num, with_counts as rate_with_counts
 from matchaudit.report.figures import label_key, plot_cross_group
 from matchaudit.report.evaluator_sections import failures
 from matchaudit.report.markup import esc, figure, pct, pvalue, table
@@ -104,7 +104,7 @@ def _operating(res: dict, folder: Path) -> str:
         for p in res["operating_points"]:
             if p["weighting"] != w:
                 continue
-            label = f"FMR {p['target']:g}" if p["kind"] == "fmr_target" else f"t = {p['target']:g}"
+            label = operating_point(p["kind"], p["target"])
             if p.get("alias"):
                 label += f" ({p['alias']})"
             if p["below_resolution"]:
@@ -273,7 +273,7 @@ def _tests(res: dict, folder: Path) -> str:
     for t in recs:
         verdict = ("n/a" if math.isnan(_num(t["pvalue_adjusted"])) else
                    "<b>distinguishable from noise</b>" if t["significant"] else "not distinguishable from noise")
-        label = f"FMR {_num(t['target']):g}" if t.get("kind") == "fmr_target" else f"t = {_num(t['target']):g}"
+        label = operating_point(t.get("kind", "fmr_target"), t["target"])
         effect = _num(t["effect"])
         rows.append([esc(label), esc(str(t["metric"]).upper()), f"{esc(t['group_a'])} − {esc(t['group_b'])}",
                      fmt(effect, "points", sign=True), pvalue(t["pvalue"]),
