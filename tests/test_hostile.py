@@ -17,6 +17,7 @@ from matchaudit.cli import app
 from tests.test_labelfree_cli import _table as labelfree_table
 
 runner = CliRunner()
+FORMATS = Path(__file__).parent / "fixtures" / "formats"
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +59,9 @@ def inputs(tmp_path_factory) -> Path:
     (d / "wrongtype.json").write_text(json.dumps({**doc, "operating_points": 3}))
     (d / "afile").write_text("x")
     labelfree_table(d)  # scores.csv: label-free scores with a few labels
+    (d / "bad_bob.csv").write_text("probe_template_id,probe_subject_id,bio_ref_template_id,bio_ref_subject_id,score\n"
+                                   "p1,s1,r1,s1,0.9\np2,s2,r1,s1,x\n")
+    (d / "bad.score").write_text("a-1 a-2 0.9\na-1 b-2 0.1\n")
     return d
 
 
@@ -124,6 +128,23 @@ CASES = [
     (["audit", "--comparisons", "{d}/allgroup.csv", "--group-by", "group"], "a group is named 'all'"),
     (AT + ["--metadata", "{d}/meta_clash.csv"], "'group' is given twice"),
     (["audit", "--comparisons", "{d}/t.csv", "--samples", "{d}/samples.parquet"], "--comparisons"),
+    # audit: the toolkit formats (fixtures of tests/test_formats_toolkits.py; broken ones made by `inputs`)
+    (["audit", "--format", "bob-csv", "--scores", "{d}/bad_bob.csv"], "line 3"),
+    (["audit", "--format", "frvt", "--scores", "{f}/frvt_match.log", "--subject-of", "{f}/frvt_subjects.txt"],
+     "--fta-policy"),
+    (["audit", "--format", "frvt", "--scores", "{f}/frvt_match.log"], "--subject-of"),
+    (["audit", "--format", "wespeaker", "--scores", "{d}/bad.score"], "trials"),
+    (["audit", "--format", "voxsrc", "--trials", "{f}/vox_trials.txt", "--scores", "{f}/wespeaker.score"],
+     "wrong number of columns at lines 1, 2"),
+    (["audit", "--format", "nist-sre", "--scores", "{f}/sre_output.tsv"], "--key"),
+    (["audit", "--format", "nist-sre", "--scores", "{f}/sre_key.tsv", "--key", "{f}/sre_key.tsv"], "'LLR'"),
+    (["audit", "--format", "pair-table", "--comparisons", "{f}/bfw_pairs.csv", "--score-col", "arcface"],
+     "--score-col"),
+    (["audit", "--format", "score-matrix", "--scores", "{f}/matrix.npy", "--ids", "{f}/matrix_probes.txt",
+      "--metadata", "{f}/identity_embeddings.csv"], "8 ids"),
+    (["audit", "--format", "score-matrix", "--scores", "{f}/matrix.npy", "--ids", "{f}/matrix_ids.txt"],
+     "--metadata"),
+    (["audit", "--format", "bob", "--scores", "{f}/bob4.txt", "--fta-policy", "exclude"], "--fta-policy"),
     # compare
     (CMP + ["--fmr", "2"], "--fmr"),
     (CMP + ["--fmr", "-1"], "--fmr"),
@@ -133,6 +154,8 @@ CASES = [
     (CMP + ["--n-permutations", "-1"], "--n-permutations"),
     (CMP + ["--method", "foo"], "--ci-method"),
     (["compare", "--comparisons-a", "{d}/t.csv"], "--comparisons-b"),
+    (["compare", "--comparisons", "{d}/t.csv", "--score-cols", "score"], "--score-cols"),
+    (["compare", "--comparisons", "{d}/t.csv"], "--score-cols"),
     (CMP + ["--out", "{d}/afile"], "--out"),
     # test
     (TEST + ["--fmr", "2"], "--fmr"),
@@ -181,7 +204,7 @@ def _digest(d: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("args, message", CASES, ids=[" ".join(a[:1] + a[-2:]) for a, _ in CASES])
 def test_bad_input_exits_2_naming_the_flag_or_rows(inputs, tmp_path, args, message):
-    args = [a.replace("{d}", str(inputs)) for a in args]
+    args = [a.replace("{d}", str(inputs)).replace("{f}", str(FORMATS)) for a in args]
     if "--out" not in args and args[0] != "report":
         args += ["--out", str(tmp_path / "o")]
     before = _digest(inputs)

@@ -17,7 +17,8 @@ INTERVAL_METHODS = CLOSED_FORM + BOOTSTRAP
 PAIRED_SCHEMES = ("double-or-nothing", "vertex")
 """Identity bootstraps that compare two models on the same comparisons (:mod:`matchaudit.estimators.compare`)."""
 
-FORMATS = ("tidy", "bob", "kaldi", "voxceleb", "identity-embeddings")
+FORMATS = ("tidy", "bob", "bob-csv", "kaldi", "voxceleb", "voxsrc", "wespeaker", "nist-sre", "frvt", "pair-table",
+           "score-matrix", "identity-embeddings")
 """Input formats of ``--format`` (:mod:`matchaudit.cli.formats`)."""
 
 BACKENDS = ("cpu", "dask", "gpu")

@@ -26,7 +26,7 @@ EXIT_INPUT = 2
 
 
 FLAGS = {
-    "fmr": "--fmr", "thresholds": "--threshold", "threshold": "--threshold", "rule": "--rule",
+    "fmr": "--fmr", "fnmr": "--fnmr", "fnmr_targets": "--fnmr", "thresholds": "--threshold", "threshold": "--threshold", "rule": "--rule",
     "weightings": "--weighting", "threshold_impostors": "--threshold-impostors", "dcf_p_target": "--dcf-p-target",
     "dcf_c_miss": "--dcf-c-miss", "dcf_c_fa": "--dcf-c-fa", "zero_policy": "--zero-policy", "ci_method": "--ci-method",
     "level": "--level", "n_resamples": "--n-resamples", "seed": "--seed", "band": "--band",
@@ -45,7 +45,8 @@ FLAGS = {
     "draws": "--draws", "report": "--report", "thresholds_from": "--thresholds-from",
     "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
     "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--level", "fta_policy": "--fta-policy",
-    "return_code_col": "--return-code-col",
+    "return_code_col": "--return-code-col", "speaker_of": "--speaker-of", "subject_of": "--subject-of",
+    "column_ids": "--column-ids", "score_cols": "--score-cols", "det_scale": "--det-scale",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

@@ -72,6 +72,9 @@ def plot_compare(a, b, result, path: Path) -> None:
 def compare(
     comparisons_a: Path = typer.Option(None, "--comparisons-a", help="Comparison table scored by model A."),
     comparisons_b: Path = typer.Option(None, "--comparisons-b", help="The same comparisons (same rows) scored by model B."),
+    comparisons: Path = typer.Option(None, "--comparisons", help="One table holding both models' scores, one column each (with --score-cols)."),
+    score_cols: str = typer.Option(None, "--score-cols", help="With --comparisons: model A's and model B's score columns, e.g. modelA,modelB."),
+    fmt: str = typer.Option("tidy", "--format", help="Layout of the comparison tables: tidy or pair-table (BFW's p1,p2,id1,id2,...; see docs/formats.md)."),
     samples: Path = typer.Option(None, "--samples", help="Samples table (with --embeddings-a/--embeddings-b)."),
     embeddings_a: Path = typer.Option(None, "--embeddings-a", help="Model A embeddings (.npy aligned with --samples)."),
     embeddings_b: Path = typer.Option(None, "--embeddings-b", help="Model B embeddings (.npy aligned with --samples)."),
@@ -98,27 +101,45 @@ def compare(
 
         matchaudit compare --comparisons-a a.csv --comparisons-b b.csv --group-by gender --fmr 1e-3,1e-4 --out cmp/
 
+        matchaudit compare --format pair-table --comparisons bfw.csv --score-cols vgg16,senet50 --group-by e --out cmp/
+
         matchaudit compare --samples samples.parquet --embeddings-a a.npy --embeddings-b b.npy --out cmp/
     """
     import pandas as pd
 
     from matchaudit.api import compare as ma_compare
-    from matchaudit.data import load_comparisons, load_samples
+    from matchaudit.cli.formats import load_by_format
+    from matchaudit.data import load_samples
     from matchaudit.outputs import staged
 
     output_dir(out)
     gb = names(group_by)
-    if comparisons_a is not None and comparisons_b is not None:
-        cols = names(identity_cols)
-        if len(cols) != 2:
-            raise InputError(f"--identity-cols {identity_cols!r}: give two columns.")
-        a = load_comparisons(comparisons_a, score_col=score_col, identity_cols=cols, group_by=gb)
-        b = load_comparisons(comparisons_b, score_col=score_col, identity_cols=cols, group_by=gb)
+    cols = names(identity_cols)
+    if len(cols) != 2:
+        raise InputError(f"--identity-cols {identity_cols!r}: give two columns.")
+    if (score_cols is not None) != (comparisons is not None):
+        raise InputError("--comparisons and --score-cols go together: one table and its two score columns.")
+    if fmt not in ("tidy", "pair-table"):
+        raise InputError(f"--format {fmt!r}: compare reads a tidy or a pair-table comparison table.")
+    if comparisons is not None:
+        if comparisons_a is not None or comparisons_b is not None:
+            raise InputError("give one table (--comparisons with --score-cols) or two (--comparisons-a and "
+                             "--comparisons-b), not both.")
+        models = names(score_cols)
+        if len(models) != 2:
+            raise InputError(f"--score-cols {score_cols!r}: give two score columns, model A's and model B's, e.g. "
+                             "modelA,modelB.")
+        a, b = (load_by_format(fmt, comparisons=comparisons, group_by=gb, tidy=dict(score_col=m, identity_cols=cols))
+                for m in models)
+    elif comparisons_a is not None and comparisons_b is not None:
+        a, b = (load_by_format(fmt, comparisons=t, group_by=gb, tidy=dict(score_col=score_col, identity_cols=cols))
+                for t in (comparisons_a, comparisons_b))
     elif samples is not None and embeddings_a is not None and embeddings_b is not None:
         a = load_samples(samples, embeddings_a, group_by=gb, pairs_path=pairs)
         b = load_samples(samples, embeddings_b, group_by=gb, pairs_path=pairs)
     else:
-        raise InputError("give --comparisons-a and --comparisons-b, or --samples with --embeddings-a and --embeddings-b.")
+        raise InputError("give --comparisons-a and --comparisons-b, --comparisons with --score-cols, or --samples with "
+                         "--embeddings-a and --embeddings-b.")
     res = ma_compare(a, b, fmr=floats(fmr, "--fmr"), ci_method=method, n_resamples=n_resamples,
                      n_permutations=n_permutations, seed=seed, level=level, threshold_impostors=threshold_impostors,
                      progress=not quiet)

@@ -1,5 +1,5 @@
 """``--format``: which importer reads the user's files (tidy comparison tables or the formats of
-:mod:`matchaudit.data.formats`), and which CLI options each one needs."""
+:mod:`matchaudit.data.formats` and its sibling modules), and which CLI options each one needs."""
 
 from __future__ import annotations
 
@@ -8,18 +8,34 @@ from typing import Any, Mapping, Sequence
 
 from matchaudit.choices import FORMATS
 from matchaudit.data import load_comparisons
+from matchaudit.data.bob_csv import load_bob_csv
 from matchaudit.data.formats import SpeakerOf, load_bob, load_identity_embeddings, load_kaldi, load_voxceleb
+from matchaudit.data.nist import load_frvt, load_nist_sre
+from matchaudit.data.pair_table import load_pair_table
+from matchaudit.data.score_matrix import load_score_matrix
+from matchaudit.data.wespeaker import load_voxsrc, load_wespeaker
 from matchaudit.errors import InputError
-from matchaudit.model import MatchData, Metric
+from matchaudit.model import FtaPolicy, MatchData, Metric
 
-_NEEDS: dict[str, tuple[str, ...]] = {
-    "tidy": ("comparisons",),
-    "bob": ("scores",),
-    "kaldi": ("trials", "scores"),
-    "voxceleb": ("trials", "scores"),
-    "identity-embeddings": ("embeddings",),
+_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "tidy": (("comparisons",), ()),
+    "bob": (("scores",), ()),
+    "bob-csv": (("scores",), ()),
+    "kaldi": (("trials", "scores"), ()),
+    "voxceleb": (("trials", "scores"), ()),
+    "voxsrc": (("trials", "scores"), ()),
+    "wespeaker": (("scores",), ("trials",)),
+    "nist-sre": (("scores", "key"), ("trials",)),
+    "frvt": (("scores",), ()),
+    "pair-table": (("comparisons",), ()),
+    "score-matrix": (("scores", "ids", "metadata"), ("column_ids", "mask")),
+    "identity-embeddings": (("embeddings",), ()),
 }
-_OPTION = {"comparisons": "--comparisons", "scores": "--scores", "trials": "--trials", "embeddings": "--embeddings"}
+"""The file options of each format: (required, optional)."""
+_OPTION = {"comparisons": "--comparisons", "scores": "--scores", "trials": "--trials", "embeddings": "--embeddings",
+           "key": "--key", "ids": "--ids", "column_ids": "--column-ids", "mask": "--mask", "metadata": "--metadata"}
+_SPEAKERS = ("kaldi", "voxceleb", "voxsrc", "wespeaker", "nist-sre", "frvt")
+_FAILURES = ("tidy", "frvt")
 
 
 def speaker_of_option(text: str | None) -> SpeakerOf:
@@ -36,11 +52,16 @@ def load_by_format(
     scores: Path | None = None,
     trials: Path | None = None,
     embeddings: Path | None = None,
+    key: Path | None = None,
+    ids: Path | None = None,
+    column_ids: Path | None = None,
+    mask: Path | None = None,
     metadata: Path | None = None,
     metadata_key: str | None = None,
     speaker_of: str | None = None,
     group_by: Sequence[str] = (),
     distance: bool = False,
+    fta_policy: FtaPolicy = "refuse",
     metric: Metric = "cosine",
     identity_col: str = "identity",
     id_col: str = "sample_id",
@@ -50,36 +71,66 @@ def load_by_format(
     """Read the files of ``--format fmt`` into a MatchData; a missing or stray file option is an InputError.
 
     ``tidy``: the extra keyword arguments of :func:`matchaudit.data.load_comparisons` (score_col, sample_cols,
-    identity_cols, label_col) for ``--format tidy``. ``speaker_of`` as ``--speaker-of`` (kaldi, voxceleb).
-    ``identity_col``, ``id_col``, ``embedding_cols`` (one name: a list column or a prefix; several: the numeric
-    columns; none: the default) for ``identity-embeddings``.
+    identity_cols, label_col, ...) for ``--format tidy``; its ``score_col`` and ``label_col`` also pick the
+    columns of ``pair-table``. ``speaker_of`` as ``--speaker-of`` (the speech formats; frvt: template ->
+    subject). ``fta_policy`` for the formats that record failures (tidy, frvt). ``identity_col``, ``id_col``,
+    ``embedding_cols`` (one name: a list column or a prefix; several: the numeric columns; none: the default)
+    for ``identity-embeddings``; ``id_col`` and ``identity_col`` of the samples table (``metadata``) for
+    ``score-matrix``.
     """
     if fmt not in _NEEDS:
         raise InputError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}.")
-    given = {"comparisons": comparisons, "scores": scores, "trials": trials, "embeddings": embeddings}
-    missing = [_OPTION[k] for k in _NEEDS[fmt] if given[k] is None]
-    stray = [_OPTION[k] for k, p in given.items() if p is not None and k not in _NEEDS[fmt]]
+    required, optional = _NEEDS[fmt]
+    given = {"comparisons": comparisons, "scores": scores, "trials": trials, "embeddings": embeddings, "key": key,
+             "ids": ids, "column_ids": column_ids, "mask": mask}
+    missing = [_OPTION[k] for k in required if (metadata if k == "metadata" else given[k]) is None]
+    stray = [_OPTION[k] for k, p in given.items() if p is not None and k not in required + optional]
     if missing or stray:
-        need = " and ".join(_OPTION[k] for k in _NEEDS[fmt])
+        need = " and ".join(_OPTION[k] for k in required) + "".join(f" [{_OPTION[k]}]" for k in optional)
         raise InputError(
             f"--format {fmt} reads {need}"
             + (f"; missing {', '.join(missing)}" if missing else "")
             + (f"; {', '.join(stray)} not used by this format" if stray else "") + "."
         )
-    if speaker_of is not None and fmt not in ("kaldi", "voxceleb"):
-        raise InputError(f"--speaker-of applies to --format kaldi or voxceleb, not {fmt}.")
+    if speaker_of is not None and fmt not in _SPEAKERS:
+        raise InputError(f"--speaker-of applies to --format {', '.join(_SPEAKERS)}, not {fmt}.")
+    if fta_policy != "refuse" and fmt not in _FAILURES:
+        raise InputError(f"--fta-policy applies to --format {' or '.join(_FAILURES)}, whose files record failures; "
+                         f"--format {fmt} needs a score on every line.")
     meta = dict(metadata=metadata, metadata_key=metadata_key, group_by=group_by)
+    table = dict(tidy or {})
+    who = speaker_of_option(speaker_of)
     if fmt == "tidy":
         return load_comparisons(comparisons, group_by=group_by, metadata_path=metadata,  # type: ignore[arg-type]
-                                metadata_key=metadata_key, distance=distance, **dict(tidy or {}))
+                                metadata_key=metadata_key, distance=distance, fta_policy=fta_policy, **table)
     if fmt == "bob":
         return load_bob(scores, distance=distance, **meta)  # type: ignore[arg-type]
+    if fmt == "bob-csv":
+        return load_bob_csv(scores, distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "kaldi":
-        return load_kaldi(trials, scores, speaker_of=speaker_of_option(speaker_of),  # type: ignore[arg-type]
-                          distance=distance, **meta)
-    if fmt == "voxceleb":
-        return load_voxceleb(trials, scores, speaker_of=speaker_of_option(speaker_of) or "path",
-                             distance=distance, **meta)  # type: ignore[arg-type]
+        return load_kaldi(trials, scores, speaker_of=who, distance=distance, **meta)  # type: ignore[arg-type]
+    if fmt in ("voxceleb", "voxsrc"):
+        load = load_voxceleb if fmt == "voxceleb" else load_voxsrc
+        return load(trials, scores, speaker_of=who or "path", distance=distance, **meta)  # type: ignore[arg-type]
+    if fmt == "wespeaker":
+        return load_wespeaker(scores, trials, speaker_of=who, distance=distance, **meta)  # type: ignore[arg-type]
+    if fmt == "nist-sre":
+        return load_nist_sre(scores, key, trials=trials, speaker_of=who, distance=distance,  # type: ignore[arg-type]
+                             **meta)
+    if fmt == "frvt":
+        if who is None:
+            raise InputError("--format frvt needs the subject of each template: --subject-of FILE (lines "
+                             "'<template> <subject>') or prefix.")
+        return load_frvt(scores, who, fta_policy=fta_policy, distance=distance, **meta)  # type: ignore[arg-type]
+    if fmt == "pair-table":
+        return load_pair_table(comparisons, score_col=table.get("score_col", "score"),  # type: ignore[arg-type]
+                               label_col=table.get("label_col") or "label", distance=distance, **meta)
+    if fmt == "score-matrix":
+        if metadata_key is not None:
+            raise InputError("--metadata-key: with --format score-matrix the samples table (--metadata) is keyed by "
+                             "--id-col.")
+        return load_score_matrix(scores, ids, metadata, column_ids=column_ids, mask=mask,  # type: ignore[arg-type]
+                                 id_col=id_col, identity_col=identity_col, group_by=group_by, distance=distance)
     if distance:
         raise InputError("--distance applies to scores; with --format identity-embeddings use --metric euclidean.")
     cols = None if not embedding_cols else embedding_cols[0] if len(embedding_cols) == 1 else list(embedding_cols)

@@ -1,0 +1,70 @@
+"""bob.bio.base's CSV score files (``CSVScoreWriter``) -> :class:`matchaudit.model.MatchData`."""
+
+from __future__ import annotations
+
+import io
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from matchaudit.data import validate as v
+from matchaudit.data.readers import column
+from matchaudit.data.samples import normalise_group_by
+from matchaudit.data.score_files import Lines, PathLike, comparisons, read_text
+from matchaudit.errors import InputError
+from matchaudit.model import MatchData
+
+_SAMPLE = ("template_id", "reference_id")
+
+
+def _read_csv(path: PathLike) -> tuple[pd.DataFrame, Lines]:
+    """The CSV (possibly gzip-compressed) as text columns; row ``i`` is reported as its line in the file."""
+    text, what = read_text(path, "bob CSV score file")
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
+    except pd.errors.EmptyDataError as exc:
+        raise InputError(f"{what} has no header and no rows.") from exc
+    except pd.errors.ParserError as exc:
+        raise InputError(f"{what}: malformed CSV ({exc}).") from exc
+    df.columns = [str(c).strip() for c in df.columns]
+    if len(df) == 0:
+        raise InputError(f"{what} has no data rows (columns: {', '.join(df.columns)}).")
+    filled = [n for n, line in enumerate(text.splitlines(), 1) if line.strip()][1:]
+    lines = filled if len(filled) == len(df) else list(range(2, len(df) + 2))  # quoted line breaks: row order
+    return df, Lines(what, lines=np.asarray(lines, dtype=np.int64))
+
+
+def load_bob_csv(
+    path: PathLike, *, metadata: PathLike | None = None, metadata_key: str | None = None,
+    group_by: str | Sequence[str] = (), distance: bool = False,
+) -> MatchData:
+    """A bob.bio.base CSV score file: a header with ``probe_*`` and ``bio_ref_*`` columns and ``score``, one
+    row per (probe, biometric reference) comparison, as ``bob.bio.base``'s ``CSVScoreWriter`` writes it.
+
+    Identities: ``bio_ref_subject_id`` and ``probe_subject_id``; samples: ``bio_ref_template_id`` and
+    ``probe_template_id`` (``*_reference_id`` in older files; optional). Side a is the reference, side b the
+    probe. A ``group_by`` attribute comes from the file's ``bio_ref_<attr>`` and ``probe_<attr>`` columns when
+    both are present, else from a ``metadata`` table keyed by subject id (``metadata_key``).
+
+    Example::
+
+        data = load_bob_csv("scores-dev.csv", group_by="gender")
+    """
+    df, where = _read_csv(path)
+    ids = tuple(v.as_str(column(df, f"{side}_subject_id", where, "the subject id"), where, f"{side}_subject_id")
+                for side in ("bio_ref", "probe"))
+    samples = [next((df[f"{side}_{s}"] for s in _SAMPLE if f"{side}_{s}" in df.columns), None)
+               for side in ("bio_ref", "probe")]
+    if (samples[0] is None) != (samples[1] is None):
+        raise InputError(f"{where.what}: a template id column for one side only (bio_ref_template_id and "
+                         "probe_template_id go together); give both or neither.")
+    own: tuple[dict[str, pd.Series], dict[str, pd.Series]] = ({}, {})
+    for attr in normalise_group_by(group_by):
+        if f"bio_ref_{attr}" in df.columns and f"probe_{attr}" in df.columns:
+            own[0][attr], own[1][attr] = df[f"bio_ref_{attr}"], df[f"probe_{attr}"]
+    return comparisons(
+        column(df, "score", where, "the score"), ids, None,  # type: ignore[arg-type]
+        None if samples[0] is None else (samples[0], samples[1]), metadata, metadata_key, group_by, distance,
+        where, own=own,
+    )

@@ -1,0 +1,82 @@
+"""NIST evaluation files -> :class:`matchaudit.model.MatchData`: the FRTE (formerly FRVT) 1:1 match log and
+the SRE'16-'21 trial key + system output."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from matchaudit.data import validate as v
+from matchaudit.data.comparisons import return_code_failures
+from matchaudit.data.score_files import PathLike, SpeakerOf, comparisons, join_rows, read_named_columns, speakers
+from matchaudit.model import FtaPolicy, MatchData
+
+_FRTE = {"enrol": ("enrollTempl", "enrollTemplate"), "verif": ("verifTempl", "verifTemplate"),
+         "score": ("simScore",), "code": ("returnCode",)}
+_SRE_TRIAL = {"model": ("modelid",), "segment": ("segmentid", "segment"), "side": ("side",)}
+_SRE_FIELDS = "(modelid, segmentid, side)"
+
+
+def load_frvt(
+    path: PathLike, subject_of: SpeakerOf, *, fta_policy: FtaPolicy = "refuse", metadata: PathLike | None = None,
+    metadata_key: str | None = None, group_by: str | Sequence[str] = (), distance: bool = False,
+) -> MatchData:
+    """A NIST FRTE/FRVT 1:1 match log: a header line ``enrollTempl verifTempl simScore returnCode`` and one
+    line per comparison, as the FRVT 1:1 validation test driver writes ``match.log`` (per-process logs
+    concatenated with ``cat`` are fine: repeated header lines are skipped).
+
+    ``subject_of``: the subject of each template id (see :data:`~matchaudit.data.score_files.SpeakerOf`: a
+    mapping, a two-column ``<template> <subject>`` file, ``"prefix"``...); genuine iff same subject. A non-zero
+    ``returnCode`` is a failure to template or compare, handled by ``fta_policy`` ("refuse", "exclude",
+    "count"; see :func:`matchaudit.data.from_scores`). ``group_by`` columns come from ``metadata`` keyed by subject.
+
+    Example::
+
+        data = load_frvt("match.log", "template2subject.txt", fta_policy="exclude")
+    """
+    cols, where = read_named_columns(path, "FRTE match log", _FRTE)
+    ids = (speakers(cols["enrol"], subject_of, where, "enrollTempl"),
+           speakers(cols["verif"], subject_of, where, "verifTempl"))
+    return comparisons(cols["score"], ids, None, (cols["enrol"], cols["verif"]), metadata, metadata_key, group_by,
+                       distance, where, failed=return_code_failures(cols["code"], where), fta_policy=fta_policy)
+
+
+def load_nist_sre(
+    scores: PathLike, key: PathLike, *, trials: PathLike | None = None, speaker_of: SpeakerOf = None,
+    metadata: PathLike | None = None, metadata_key: str | None = None, group_by: str | Sequence[str] = (),
+    distance: bool = False,
+) -> MatchData:
+    """NIST SRE'16-'21 system output (``modelid segmentid side LLR``) with its trial key (``modelid segmentid
+    side targettype``), tab-separated files with a header line, as the SRE scoring tools read them.
+
+    Trials are matched on (modelid, segmentid, side); ``targettype`` target/nontarget is genuine/impostor.
+    Without ``trials`` every trial of the key needs exactly one score and every score a key entry; with a trial
+    list (``modelid segmentid side``) the scores must cover exactly its trials, labelled by the key (which may
+    hold more trials). Identities: optional, ``speaker_of`` of the model and segment ids (as for
+    :func:`~matchaudit.data.formats.load_kaldi`); ``group_by`` then comes from ``metadata`` keyed by speaker.
+
+    Example::
+
+        data = load_nist_sre("sre21_dev_output.tsv", "sre21_dev_trial_key.tsv")
+    """
+    k, kwhere = read_named_columns(key, "SRE trial key", {**_SRE_TRIAL, "label": ("targettype",)})
+    out, owhere = read_named_columns(scores, "SRE system output", {**_SRE_TRIAL, "score": ("LLR",)})
+    fields = ("model", "segment", "side")
+    if trials is None:
+        t, where, label = k, kwhere, k["label"]
+    else:
+        t, where = read_named_columns(trials, "SRE trial list", _SRE_TRIAL)
+        label = k["label"][join_rows([t[f] for f in fields], where, [k[f] for f in fields], kwhere,
+                                     fields=_SRE_FIELDS, unit="trial", noun="key entry", fix="Add them to the key",
+                                     every_other=False)]
+    pos = join_rows([t[f] for f in fields], where, [out[f] for f in fields], owhere, fields=_SRE_FIELDS,
+                    unit="trial")
+    score = v.as_scores(out["score"], owhere)[pos]
+    model, segment, side = t["model"], t["segment"], t["side"]
+    test = segment if np.unique(side).size == 1 else segment + ":" + side
+    ids = None
+    if speaker_of is not None:
+        ids = (speakers(model, speaker_of, where, "modelid"), speakers(segment, speaker_of, where, "segmentid"))
+    return comparisons(score, ids, v.parse_labels(label, where), (model, test), metadata, metadata_key, group_by,
+                       distance, where)

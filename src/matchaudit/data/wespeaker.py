@@ -1,0 +1,70 @@
+"""Speaker-verification score files of wespeaker and the VoxSRC challenge -> :class:`matchaudit.model.MatchData`."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from matchaudit.data import validate as v
+from matchaudit.data.formats import load_kaldi
+from matchaudit.data.score_files import PathLike, SpeakerOf, comparisons, join_scores, read_columns, speakers
+from matchaudit.errors import InputError
+from matchaudit.model import MatchData
+
+
+def load_wespeaker(
+    scores: PathLike, trials: PathLike | None = None, *, speaker_of: SpeakerOf = None,
+    metadata: PathLike | None = None, metadata_key: str | None = None, group_by: str | Sequence[str] = (),
+    distance: bool = False,
+) -> MatchData:
+    """A wespeaker score file (``wespeaker/bin/score.py``): ``enrol test score target|nontarget`` lines when
+    its trial list had labels, else ``enrol test score`` lines, which need that ``trials`` list (``enrol test
+    target|nontarget``, joined on (enrol, test) as for :func:`~matchaudit.data.formats.load_kaldi`).
+
+    Identities: optional, ``speaker_of`` (``"path"`` for VoxCeleb ids ``id10270/x6uYqmx31kE/00001.wav``,
+    ``"prefix"``, or a mapping); without them the labels alone say genuine/impostor. ``group_by`` columns come
+    from ``metadata`` keyed by speaker.
+
+    Example::
+
+        data = load_wespeaker("vox1_O_cleaned.kaldi.score", speaker_of="path", metadata="vox1_meta.csv",
+                              group_by="Gender")
+    """
+    cols, where = read_columns(scores, "wespeaker score file", {4: "enrol test score target|nontarget",
+                                                               3: "enrol test score"})
+    if len(cols) == 3:
+        if trials is None:
+            raise InputError(f"{where.what} has no labels (3 columns: enrol test score); give the trial list it "
+                             "was scored from (trials=..., lines 'enrol test target|nontarget').")
+        return load_kaldi(trials, scores, speaker_of=speaker_of, metadata=metadata, metadata_key=metadata_key,
+                          group_by=group_by, distance=distance)
+    if trials is not None:
+        raise InputError(f"{where.what} carries its labels (4 columns: enrol test score target|nontarget); drop "
+                         "the trial list.")
+    enrol, test, score, label = cols
+    ids = None
+    if speaker_of is not None:
+        ids = (speakers(enrol, speaker_of, where, "enrol"), speakers(test, speaker_of, where, "test"))
+    return comparisons(score, ids, v.parse_labels(label, where), (enrol, test), metadata, metadata_key, group_by,
+                       distance, where)
+
+
+def load_voxsrc(
+    trials: PathLike, scores: PathLike, metadata: PathLike | None = None, *, metadata_key: str | None = None,
+    group_by: str | Sequence[str] = (), speaker_of: SpeakerOf = "path", distance: bool = False,
+) -> MatchData:
+    """A VoxSRC trial list (``label enrol test``, label 1/0) and the challenge's score file (``score enrol
+    test`` lines, as its ``compute_min_dcf.py`` reads them), joined on (enrol, test).
+
+    Speakers are the first path component of the VoxCeleb ids (``speaker_of`` to change that) and must agree
+    with the labels; ``metadata``: a speaker table such as ``vox1_meta.csv`` giving the ``group_by`` columns.
+
+    Example::
+
+        data = load_voxsrc("voxsrc2021_val.txt", "scores.txt", "vox1_meta.csv", group_by="Gender")
+    """
+    (label, enrol, test), t_where = read_columns(trials, "VoxSRC trial list", {3: "label enrol test"})
+    (s_score, s_enrol, s_test), s_where = read_columns(scores, "VoxSRC score file", {3: "score enrol test"})
+    score = join_scores(enrol, test, t_where, s_enrol, s_test, s_score, s_where)
+    ids = (speakers(enrol, speaker_of, t_where, "enrol"), speakers(test, speaker_of, t_where, "test"))
+    return comparisons(score, ids, v.parse_labels(label, t_where), (enrol, test), metadata, metadata_key, group_by,
+                       distance, t_where)

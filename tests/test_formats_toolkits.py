@@ -1,0 +1,393 @@
+"""The toolkit formats beside matchaudit.data.formats (bob.bio.base CSV, NIST FRTE match logs and SRE keys,
+wespeaker and VoxSRC score files, BFW pair tables, score matrices): each fixture gives the same MatchData and the
+same audit as the same comparisons written as a tidy table; each bad file gives an error naming file and lines."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from matchaudit.cli import app
+from matchaudit.cli.formats import load_by_format
+from matchaudit.data import from_scores, load_comparisons
+from matchaudit.data.bob_csv import load_bob_csv
+from matchaudit.data.formats import load_bob, load_kaldi, load_voxceleb
+from matchaudit.data.nist import load_frvt, load_nist_sre
+from matchaudit.data.pair_table import load_pair_table
+from matchaudit.data.score_matrix import load_score_matrix
+from matchaudit.data.wespeaker import load_voxsrc, load_wespeaker
+from matchaudit.errors import InputError
+from tests.test_formats import FIX, _copy, _counts, _edit, _lines, _same, _same_audit
+
+runner = CliRunner()
+
+
+def _tidy(tmp_path: Path, **cols: object) -> Path:
+    pd.DataFrame(cols).to_csv(tmp_path / "tidy.csv", index=False)
+    return tmp_path / "tidy.csv"
+
+
+# --- bob.bio.base CSV --------------------------------------------------------------------------------------
+
+def test_bob_csv_round_trip(tmp_path):
+    df = pd.read_csv(FIX / "bob_scores.csv", dtype=str)
+    tidy = _tidy(tmp_path, identity_a=df.bio_ref_subject_id, identity_b=df.probe_subject_id,
+                 sample_a=df.bio_ref_template_id, sample_b=df.probe_template_id, score=df.score,
+                 gender_a=df.bio_ref_gender, gender_b=df.probe_gender)
+    got = load_bob_csv(FIX / "bob_scores.csv", group_by="gender")
+    assert _counts(got) == (12, 36) and got.group_names == ("F", "M")
+    _same_audit(got, load_comparisons(tidy, group_by="gender"))
+    five = load_bob(FIX / "bob5.txt", metadata=FIX / "clients.csv", group_by="gender")
+    _same(got, five)  # the same scores as bob's 5-column file; gender from the file or from a metadata table
+    _same(load_bob_csv(FIX / "bob_scores.csv", metadata=FIX / "clients.csv", group_by="gender"), five)
+    gz = tmp_path / "scores-dev.csv.gz"
+    gz.write_bytes(gzip.compress((FIX / "bob_scores.csv").read_bytes()))
+    _same(load_bob_csv(gz, group_by="gender"), got)
+
+
+def test_bob_csv_written_from_arrays_reads_back(tmp_path):
+    """Write the format from known arrays (older bob: *_reference_id), read it back: same comparisons."""
+    rng = np.random.default_rng(1)
+    ref, probe = np.repeat(["s1", "s2", "s3"], 3), np.tile(["s1", "s2", "s3"], 3)
+    score = np.round(rng.normal(size=9) + (ref == probe), 6)
+    pd.DataFrame({"probe_reference_id": [f"{p}/x.png" for p in probe], "probe_subject_id": probe,
+                  "bio_ref_reference_id": ref, "bio_ref_subject_id": ref, "score": score}).to_csv(
+        tmp_path / "s.csv", index=False)
+    _same(load_bob_csv(tmp_path / "s.csv"),
+          from_scores(score, ref, probe, sample_a=ref, sample_b=[f"{p}/x.png" for p in probe]))
+
+
+def test_bob_csv_bad_files(tmp_path):
+    text = (FIX / "bob_scores.csv").read_text().replace("bio_ref_subject_id", "bio_ref_subject")
+    with pytest.raises(InputError, match=r"bob CSV score file 'b.csv' has no column 'bio_ref_subject_id'.*Did you mean 'bio_ref_subject'"):
+        load_bob_csv(_copy(tmp_path, "b.csv", text))
+    p = _copy(tmp_path, "b.csv", _edit("bob_scores.csv", 5, "c01/probe4.png,c01,F,c01/enrol.png,c01,F,high"))
+    with pytest.raises(InputError, match=r"'b.csv': score is not a number at line 5 .*high"):
+        load_bob_csv(p)
+    p = _copy(tmp_path, "b.csv", _edit("bob_scores.csv", 3, "c01/probe2.png,,F,c01/enrol.png,c01,F,0.8"))
+    with pytest.raises(InputError, match=r"'b.csv': missing probe_subject_id at line 3\b"):
+        load_bob_csv(p)
+
+
+# --- NIST FRTE (FRVT) 1:1 match log ------------------------------------------------------------------------
+
+def _frvt_tidy(tmp_path: Path) -> Path:
+    rows = _lines("frvt_match.log")[1:]
+    subject = dict(_lines("frvt_subjects.txt"))
+    return _tidy(tmp_path, sample_a=[r[0] for r in rows], sample_b=[r[1] for r in rows],
+                 identity_a=[subject[r[0]] for r in rows], identity_b=[subject[r[1]] for r in rows],
+                 score=[r[2] for r in rows], code=[r[3] for r in rows])
+
+
+@pytest.mark.parametrize("policy", ["exclude", "count"])
+def test_frvt_round_trip_with_failures(tmp_path, policy):
+    got = load_frvt(FIX / "frvt_match.log", FIX / "frvt_subjects.txt", fta_policy=policy,
+                    metadata=FIX / "clients.csv", group_by="gender")
+    assert got.failures is not None and list(got.failures.rows) == [5, 30]
+    want = load_comparisons(_frvt_tidy(tmp_path), return_code_col="code", fta_policy=policy,
+                            metadata_path=FIX / "clients.csv", group_by="gender")
+    _same_audit(got, want)
+    assert got.failures.policy == want.failures.policy == policy
+
+
+def test_frvt_refuses_failures_by_default_naming_the_lines(tmp_path):
+    with pytest.raises(InputError, match=r"FRTE match log 'frvt_match.log': failures to acquire or compare .* at "
+                                         r"lines 7, 32\. Choose fta_policy='exclude'") as e:
+        load_frvt(FIX / "frvt_match.log", FIX / "frvt_subjects.txt")
+    assert e.value.param == "fta_policy"
+    clean = _copy(tmp_path, "m.log", "\n".join(ln.replace(" -1 2", " 5 0") for ln in
+                                              (FIX / "frvt_match.log").read_text().splitlines()) + "\n")
+    got = load_frvt(clean, FIX / "frvt_subjects.txt")
+    assert got.failures is None and _counts(got) == (12, 36)
+    header = clean.read_text().splitlines()[0] + "\n"
+    concatenated = _copy(tmp_path, "cat.log", clean.read_text() + header)  # two logs joined by cat: two headers
+    _same(load_frvt(concatenated, FIX / "frvt_subjects.txt"), got)
+
+
+def test_frvt_bad_files(tmp_path):
+    p = _copy(tmp_path, "m.log", (FIX / "frvt_match.log").read_text().replace("simScore", "score"))
+    with pytest.raises(InputError, match=r"no column 'simScore' in its header line \(line 1: enrollTempl verifTempl "
+                                         r"score returnCode\)"):
+        load_frvt(p, FIX / "frvt_subjects.txt")
+    p = _copy(tmp_path, "m.log", _edit("frvt_match.log", 4, "1.template 5.template 300 x"))
+    with pytest.raises(InputError, match=r"return code is missing or not an integer at line 4\b"):
+        load_frvt(p, FIX / "frvt_subjects.txt", fta_policy="exclude")
+    p = _copy(tmp_path, "m.log", _edit("frvt_match.log", 4, "1.template 5.template 300"))
+    with pytest.raises(InputError, match=r"wrong number of columns at line 4 \(found 3; expected 4"):
+        load_frvt(p, FIX / "frvt_subjects.txt")
+    m = _copy(tmp_path, "map.txt", _edit("frvt_subjects.txt", 1, None))
+    with pytest.raises(InputError, match=r"enrollTempl ids at lines 2, 3, .* have no speaker in speaker mapping "
+                                         r"'map.txt': 1.template"):
+        load_frvt(FIX / "frvt_match.log", m, fta_policy="exclude")
+
+
+# --- wespeaker and VoxSRC ----------------------------------------------------------------------------------
+
+def _vox_tidy(tmp_path: Path) -> Path:
+    trials = _lines("vox_trials.txt")
+    tidy = _tidy(tmp_path, label=[r[0] for r in trials], sample_a=[r[1] for r in trials],
+                 sample_b=[r[2] for r in trials], score=[r[0] for r in _lines("vox_scores_aligned.txt")],
+                 identity_a=[r[1].split("/")[0] for r in trials], identity_b=[r[2].split("/")[0] for r in trials])
+    pd.read_csv(FIX / "vox1_meta.csv", sep="\t").to_csv(tmp_path / "meta.csv", index=False)
+    return tidy
+
+
+def test_wespeaker_and_voxsrc_round_trip(tmp_path):
+    want = load_comparisons(_vox_tidy(tmp_path), metadata_path=tmp_path / "meta.csv", metadata_key="VoxCeleb1 ID",
+                            group_by="Gender")
+    we = load_wespeaker(FIX / "wespeaker.score", speaker_of="path", metadata=FIX / "vox1_meta.csv", group_by="Gender")
+    assert _counts(we) == (12, 54) and we.group_names == ("f", "m")
+    _same_audit(we, want)
+    _same_audit(load_voxsrc(FIX / "vox_trials.txt", FIX / "voxsrc_scores.txt", FIX / "vox1_meta.csv",
+                            group_by="Gender"), want)
+    labels_only = load_wespeaker(FIX / "wespeaker.score")
+    assert not labels_only.has_identities and _counts(labels_only) == (12, 54)
+
+
+def test_wespeaker_three_columns_need_the_trials(tmp_path):
+    rows = _lines("kaldi_scores")
+    three = _copy(tmp_path, "k.score", "".join(f"{a} {b} {s}\n" for a, b, s in rows))
+    with pytest.raises(InputError, match=r"wespeaker score file 'k.score' has no labels.*trials="):
+        load_wespeaker(three)
+    _same(load_wespeaker(three, FIX / "kaldi_trials", speaker_of="prefix"),
+          load_kaldi(FIX / "kaldi_trials", FIX / "kaldi_scores", speaker_of="prefix"))
+    with pytest.raises(InputError, match=r"carries its labels .* drop the trial list"):
+        load_wespeaker(FIX / "wespeaker.score", FIX / "vox_trials.txt")
+
+
+def test_wespeaker_and_voxsrc_bad_files(tmp_path):
+    p = _copy(tmp_path, "w.score", _edit("wespeaker.score", 3, "id10001/a/1.wav id10002/b/1.wav 0.2 maybe"))
+    with pytest.raises(InputError, match=r"wespeaker score file 'w.score': unrecognised label at line 3 "):
+        load_wespeaker(p)
+    third = (FIX / "wespeaker.score").read_text().splitlines()[2]
+    p = _copy(tmp_path, "w.score", _edit("wespeaker.score", 3, third.replace("nontarget", "target")))
+    with pytest.raises(InputError, match=r"label disagrees with the identities at line 3\b"):
+        load_wespeaker(p, speaker_of="path")
+    s = _copy(tmp_path, "s.txt", _edit("voxsrc_scores.txt", 2, None))
+    with pytest.raises(InputError, match=r"VoxSRC trial list 'vox_trials.txt': trials without a score in VoxSRC "
+                                         r"score file 's.txt' at line 65 "):
+        load_voxsrc(FIX / "vox_trials.txt", s)
+    s = _copy(tmp_path, "s.txt", "id10001/a.wav id10002/b.wav 0.3\n")
+    with pytest.raises(InputError, match=r"VoxSRC score file 's.txt': score is not a number at line 1"):
+        load_voxsrc(FIX / "vox_trials.txt", s)
+
+
+# --- NIST SRE ----------------------------------------------------------------------------------------------
+
+def _sre_tidy(tmp_path: Path) -> Path:
+    scores = {(e, t): s for e, t, s in _lines("kaldi_scores")}
+    trials = _lines("kaldi_trials")
+    return _tidy(tmp_path, sample_a=[r[0] for r in trials], sample_b=[r[1] + ".sph" for r in trials],
+                 label=[r[2] for r in trials], score=[scores[r[0], r[1]] for r in trials],
+                 identity_a=[r[0].split("-")[0] for r in trials], identity_b=[r[1].split("-")[0] for r in trials])
+
+
+def test_nist_sre_round_trip(tmp_path):
+    got = load_nist_sre(FIX / "sre_output.tsv", FIX / "sre_key.tsv", speaker_of="prefix",
+                        metadata=FIX / "kaldi_speakers.csv", group_by="gender")
+    assert _counts(got) == (12, 36) and got.group_names == ("f", "m")
+    _same_audit(got, load_comparisons(_sre_tidy(tmp_path), metadata_path=FIX / "kaldi_speakers.csv",
+                                      metadata_key="speaker", group_by="gender"))
+    _same(load_nist_sre(FIX / "sre_output.tsv", FIX / "sre_key.tsv", trials=FIX / "sre_trials.tsv",
+                        speaker_of="prefix", metadata=FIX / "kaldi_speakers.csv", group_by="gender"), got)
+    labels_only = load_nist_sre(FIX / "sre_output.tsv", FIX / "sre_key.tsv")
+    assert not labels_only.has_identities and _counts(labels_only) == (12, 36)
+    # a trial list covering part of the key: the scores must cover exactly that part
+    sub = _copy(tmp_path, "t.tsv", "".join(ln + "\n" for ln in (FIX / "sre_trials.tsv").read_text().splitlines()[:21]))
+    out = _copy(tmp_path, "o.tsv", (FIX / "sre_output.tsv").read_text())
+    with pytest.raises(InputError, match=r"SRE system output 'o.tsv': scores for trials that are not in SRE trial "
+                                         r"list 't.tsv' at lines"):
+        load_nist_sre(out, FIX / "sre_key.tsv", trials=sub)
+
+
+def test_nist_sre_bad_files(tmp_path):
+    out = _copy(tmp_path, "o.tsv", _edit("sre_output.tsv", 3, None))
+    with pytest.raises(InputError, match=r"SRE trial key 'sre_key.tsv': trials without a score in SRE system output "
+                                         r"'o.tsv' at line \d+ \(e.g. spkA-enr spkA-utt2.sph a\)"):
+        load_nist_sre(out, FIX / "sre_key.tsv")
+    key = _copy(tmp_path, "k.tsv", _edit("sre_key.tsv", 4, "spkA-enr\tspkA-utt3.sph\ta\tmaybe"))
+    with pytest.raises(InputError, match=r"SRE trial key 'k.tsv': unrecognised label at line 4 "):
+        load_nist_sre(FIX / "sre_output.tsv", key)
+    key = _copy(tmp_path, "k.tsv", (FIX / "sre_key.tsv").read_text().replace("targettype", "target_type"))
+    with pytest.raises(InputError, match=r"no column 'targettype' in its header line"):
+        load_nist_sre(FIX / "sre_output.tsv", key)
+    t = _copy(tmp_path, "t.tsv", (FIX / "sre_trials.tsv").read_text() + "spkZ-enr\tspkA-utt1.sph\ta\n")
+    with pytest.raises(InputError, match=r"SRE trial list 't.tsv': trials without a key entry in SRE trial key "
+                                         r"'sre_key.tsv' at line 50 .* Add them to the key"):
+        load_nist_sre(FIX / "sre_output.tsv", FIX / "sre_key.tsv", trials=t)
+
+
+# --- BFW pair table, one score column per model ------------------------------------------------------------
+
+def test_pair_table_round_trip(tmp_path):
+    df = pd.read_csv(FIX / "bfw_pairs.csv", dtype=str)
+    for model in ("vgg16", "senet50"):
+        got = load_pair_table(FIX / "bfw_pairs.csv", score_col=model, group_by="e")
+        assert _counts(got) == (24, 40) and got.group_names == ("A", "B")
+        tidy = _tidy(tmp_path, sample_a=df.p1, sample_b=df.p2, identity_a=df.id1, identity_b=df.id2, label=df.label,
+                     score=df[model], e_a=df.e1, e_b=df.e2)
+        _same_audit(got, load_comparisons(tidy, group_by="e"))
+    two = load_pair_table(FIX / "bfw_pairs.csv", score_col="resnet50", group_by=["e", "g"])
+    assert len(two.group_names) == 4
+    labels_only = load_pair_table(FIX / "bfw_pairs.csv", score_col="vgg16", identity_cols=None)
+    assert not labels_only.has_identities and _counts(labels_only) == (24, 40)
+
+
+def test_pair_table_bad_files(tmp_path):
+    with pytest.raises(InputError, match=r"pair table 'bfw_pairs.csv'.*no column 'arcface'.*vgg16") as e:
+        load_pair_table(FIX / "bfw_pairs.csv", score_col="arcface")
+    assert e.value.param == "score_col"
+    df = pd.read_csv(FIX / "bfw_pairs.csv", dtype=str)
+    df.loc[3, "label"] = "0"
+    df.to_csv(tmp_path / "p.csv", index=False)
+    with pytest.raises(InputError, match=r"label disagrees with the identities at rows 4 \(first data row = 1\)"):
+        load_pair_table(tmp_path / "p.csv", score_col="vgg16")
+    df.drop(columns=["id1", "id2", "label"]).to_csv(tmp_path / "p.csv", index=False)
+    with pytest.raises(InputError, match=r"neither identity columns \(id1, id2\) nor a label column"):
+        load_pair_table(tmp_path / "p.csv", score_col="vgg16")
+
+
+def test_compare_one_table_two_score_columns(tmp_path):
+    res = runner.invoke(app, ["compare", "--format", "pair-table", "--comparisons", str(FIX / "bfw_pairs.csv"),
+                              "--score-cols", "vgg16,senet50", "--fmr", "0.1", "--n-resamples", "40",
+                              "--n-permutations", "19", "--out", str(tmp_path / "o"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = pd.read_csv(tmp_path / "o" / "differences.csv")
+    a = load_pair_table(FIX / "bfw_pairs.csv", score_col="vgg16")
+    b = load_pair_table(FIX / "bfw_pairs.csv", score_col="senet50")
+    from matchaudit.api import compare
+    want = compare(a, b, fmr=(0.1,), n_resamples=40, n_permutations=19, progress=False)
+    assert np.allclose(doc["difference"], [r["difference"] for r in want.records], equal_nan=True)
+    df = pd.read_csv(FIX / "bfw_pairs.csv").rename(columns={"id1": "identity_a", "id2": "identity_b"})
+    df.to_csv(tmp_path / "tidy.csv", index=False)
+    res = runner.invoke(app, ["compare", "--comparisons", str(tmp_path / "tidy.csv"), "--score-cols",
+                              "vgg16,senet50", "--fmr", "0.1", "--n-resamples", "40", "--n-permutations", "19",
+                              "--out", str(tmp_path / "t"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert np.allclose(pd.read_csv(tmp_path / "t" / "differences.csv")["difference"], doc["difference"],
+                       equal_nan=True)
+
+
+# --- score matrix ------------------------------------------------------------------------------------------
+
+def _matrix_tidy(tmp_path: Path, rows: list[str], cols: list[str], scores: np.ndarray, cells: np.ndarray) -> Path:
+    s = pd.read_csv(FIX / "identity_embeddings.csv").set_index("sample_id")
+    r, c = np.nonzero(cells)
+    a, b = np.asarray(rows)[r], np.asarray(cols)[c]
+    return _tidy(tmp_path, sample_a=a, sample_b=b, identity_a=s.identity[a].to_numpy(),
+                 identity_b=s.identity[b].to_numpy(), gender_a=s.gender[a].to_numpy(),
+                 gender_b=s.gender[b].to_numpy(), score=scores[r, c])
+
+
+def test_score_matrix_one_set_round_trip(tmp_path):
+    m = np.load(FIX / "matrix.npy")
+    ids = (FIX / "matrix_ids.txt").read_text().split()
+    got = load_score_matrix(FIX / "matrix.npy", FIX / "matrix_ids.txt", FIX / "identity_embeddings.csv",
+                            group_by="gender")
+    assert got.protocol == "listed" and _counts(got) == (12, 54) and got.group_names == ("F", "M")
+    _same_audit(got, load_comparisons(_matrix_tidy(tmp_path, ids, ids, m, np.triu(np.ones_like(m, bool), 1)),
+                                      group_by="gender"))
+    _same(load_score_matrix(FIX / "matrix.npy", ids, FIX / "identity_embeddings.csv", group_by="gender"), got)
+
+
+def test_score_matrix_probes_by_references_with_mask(tmp_path):
+    z = np.load(FIX / "matrix_probes_refs.npz")["scores"]
+    probes, refs = (FIX / "matrix_probes.txt").read_text().split(), (FIX / "matrix_refs.txt").read_text().split()
+    got = load_score_matrix(FIX / "matrix_probes_refs.npz", FIX / "matrix_probes.txt", FIX / "identity_embeddings.csv",
+                            column_ids=FIX / "matrix_refs.txt", group_by="gender")
+    assert _counts(got) == (8, 24)
+    _same_audit(got, load_comparisons(_matrix_tidy(tmp_path, probes, refs, z, np.ones_like(z, bool)),
+                                      group_by="gender"))
+    mask = np.ones_like(z, bool)
+    mask[0, 1] = mask[5, 2] = False
+    z2 = z.copy()
+    z2[~mask] = np.nan  # cells that are not trials may hold anything
+    np.save(tmp_path / "m.npy", z2)
+    np.save(tmp_path / "mask.npy", mask)
+    masked = load_score_matrix(tmp_path / "m.npy", probes, FIX / "identity_embeddings.csv", column_ids=refs,
+                               mask=tmp_path / "mask.npy", group_by="gender")
+    assert masked.n_comparisons() == 30
+    _same_audit(masked, load_comparisons(_matrix_tidy(tmp_path, probes, refs, z, mask), group_by="gender"))
+
+
+def test_score_matrix_bad_inputs(tmp_path):
+    s = FIX / "identity_embeddings.csv"
+    with pytest.raises(InputError, match=r"row id list 'ids.txt' has 11 ids but score matrix 'matrix.npy' has 12 "
+                                         r"rows"):
+        load_score_matrix(FIX / "matrix.npy", _copy(tmp_path, "ids.txt", _edit("matrix_ids.txt", 3, None)), s)
+    with pytest.raises(InputError, match=r"shape \(8, 4\) is not square; give column_ids"):
+        load_score_matrix(FIX / "matrix_probes_refs.npz", FIX / "matrix_probes.txt", s)
+    m = np.load(FIX / "matrix.npy")
+    m[2, 7] = np.nan
+    np.save(tmp_path / "nan.npy", m)
+    with pytest.raises(InputError, match=r"score matrix 'nan.npy': NaN, empty or infinite score at cell \(2, 7\) "
+                                         r"\(row, column; 0-based\)"):
+        load_score_matrix(tmp_path / "nan.npy", FIX / "matrix_ids.txt", s)
+    np.save(tmp_path / "mask.npy", np.ones((3, 3), bool))
+    with pytest.raises(InputError, match=r"mask 'mask.npy': bool array of shape \(3, 3\); give a boolean array of "
+                                         r"the matrix's shape \(12, 12\)"):
+        load_score_matrix(FIX / "matrix.npy", FIX / "matrix_ids.txt", s, mask=tmp_path / "mask.npy")
+    pd.read_csv(s).iloc[:-1].to_csv(tmp_path / "s.csv", index=False)
+    with pytest.raises(InputError, match=r"samples table 's.csv' \(key 'sample_id'\) lacks sample ids of the matrix: "
+                                         r"p4_2"):
+        load_score_matrix(FIX / "matrix.npy", FIX / "matrix_ids.txt", tmp_path / "s.csv")
+    (tmp_path / "x.npy").write_text("not numpy")
+    with pytest.raises(InputError, match=r"'x.npy' is not a NumPy .npy or .npz file"):
+        load_score_matrix(tmp_path / "x.npy", FIX / "matrix_ids.txt", s)
+
+
+# --- dispatch and inputs -----------------------------------------------------------------------------------
+
+def test_load_by_format_reads_every_new_format():
+    _same(load_by_format("bob-csv", scores=FIX / "bob_scores.csv"), load_bob_csv(FIX / "bob_scores.csv"))
+    _same(load_by_format("frvt", scores=FIX / "frvt_match.log", speaker_of=str(FIX / "frvt_subjects.txt"),
+                         fta_policy="exclude"),
+          load_frvt(FIX / "frvt_match.log", FIX / "frvt_subjects.txt", fta_policy="exclude"))
+    _same(load_by_format("wespeaker", scores=FIX / "wespeaker.score", speaker_of="path"),
+          load_wespeaker(FIX / "wespeaker.score", speaker_of="path"))
+    _same(load_by_format("voxsrc", trials=FIX / "vox_trials.txt", scores=FIX / "voxsrc_scores.txt"),
+          load_voxceleb(FIX / "vox_trials.txt", FIX / "vox_scores_aligned.txt"))
+    _same(load_by_format("nist-sre", scores=FIX / "sre_output.tsv", key=FIX / "sre_key.tsv",
+                         trials=FIX / "sre_trials.tsv"),
+          load_nist_sre(FIX / "sre_output.tsv", FIX / "sre_key.tsv"))
+    _same(load_by_format("pair-table", comparisons=FIX / "bfw_pairs.csv", tidy={"score_col": "senet50"}),
+          load_pair_table(FIX / "bfw_pairs.csv", score_col="senet50"))
+    _same(load_by_format("score-matrix", scores=FIX / "matrix.npy", ids=FIX / "matrix_ids.txt",
+                         metadata=FIX / "identity_embeddings.csv"),
+          load_score_matrix(FIX / "matrix.npy", FIX / "matrix_ids.txt", FIX / "identity_embeddings.csv"))
+    with pytest.raises(InputError, match=r"--format nist-sre reads --scores and --key \[--trials\]; missing --key"):
+        load_by_format("nist-sre", scores=FIX / "sre_output.tsv")
+    with pytest.raises(InputError, match=r"--format frvt needs the subject of each template: --subject-of"):
+        load_by_format("frvt", scores=FIX / "frvt_match.log")
+    with pytest.raises(InputError, match=r"--fta-policy applies to --format tidy or frvt"):
+        load_by_format("bob", scores=FIX / "bob4.txt", fta_policy="count")
+    with pytest.raises(InputError, match=r"missing --metadata"):
+        load_by_format("score-matrix", scores=FIX / "matrix.npy", ids=FIX / "matrix_ids.txt")
+
+
+def test_cli_reads_a_frvt_log_excluding_failures(tmp_path):
+    res = runner.invoke(app, ["audit", "--format", "frvt", "--scores", str(FIX / "frvt_match.log"), "--subject-of",
+                              str(FIX / "frvt_subjects.txt"), "--fta-policy", "exclude", "--fmr", "0.1",
+                              "--no-intervals", "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["audit", "--format", "frvt", "--scores", str(FIX / "frvt_match.log"), "--subject-of",
+                              str(FIX / "frvt_subjects.txt"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "lines 7, 32" in res.output and "--fta-policy" in res.output, res.output
+
+
+def test_inputs_are_never_modified():
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in FIX.iterdir()}
+    load_bob_csv(FIX / "bob_scores.csv", group_by="gender")
+    load_frvt(FIX / "frvt_match.log", FIX / "frvt_subjects.txt", fta_policy="count")
+    load_wespeaker(FIX / "wespeaker.score")
+    load_voxsrc(FIX / "vox_trials.txt", FIX / "voxsrc_scores.txt")
+    load_nist_sre(FIX / "sre_output.tsv", FIX / "sre_key.tsv", trials=FIX / "sre_trials.tsv")
+    load_pair_table(FIX / "bfw_pairs.csv", score_col="vgg16", group_by="e")
+    load_score_matrix(FIX / "matrix.npy", FIX / "matrix_ids.txt", FIX / "identity_embeddings.csv")
+    assert before == {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in FIX.iterdir()}
