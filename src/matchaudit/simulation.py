@@ -43,6 +43,7 @@ FileFormat = Literal["parquet", "csv"]
 _POPULATION_STREAM = 0
 _SAMPLE_STREAM = 1
 _MODEL_B_STREAM = 2
+_FAILURE_STREAM = 3
 
 
 
@@ -217,22 +218,47 @@ class DemoFiles(NamedTuple):
     embeddings: Path
     embeddings_b: Path
     comparisons: Path
+    match_log: Path
+    templates: Path
+    subjects: Path
+
+
+DEMO_FAILURE_RATES = {"A": 0.005, "B": 0.005, "C": 0.03}
+"""Share of the demo match log's comparisons that fail (non-zero return code), by the group of side a."""
+
+
+def frte_match_log(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """A trial list as a NIST FRTE 1:1 match log (``enrollTempl verifTempl simScore returnCode``, templates named
+    by sample id) in which comparisons fail at :data:`DEMO_FAILURE_RATES` per group: return code 6 and score -1,
+    as a failed comparison is written there."""
+    rng = _rng(seed, _FAILURE_STREAM)
+    failed = rng.random(len(trials)) < trials["group_a"].map(DEMO_FAILURE_RATES).fillna(0.0).to_numpy()
+    return pd.DataFrame({"enrollTempl": trials["sample_a"], "verifTempl": trials["sample_b"],
+                         "simScore": np.where(failed, -1.0, trials["score"].round(6)),
+                         "returnCode": np.where(failed, 6, 0)})
 
 
 def write_demo_data(directory: str | Path, seed: int = 0) -> DemoFiles:
     """The demo's input files, every one the README's examples read: ``samples.parquet`` and ``embeddings.npy``
     (:func:`simulate_vmf`), ``embeddings_b.npy`` (a second model of the same samples,
-    :meth:`SimulatedData.second_model`) and ``comparisons.csv`` (a scored within-group trial list of 500 genuine
-    and 2,000 impostor comparisons per group, :meth:`SimulatedData.trial_list`), written as one set."""
+    :meth:`SimulatedData.second_model`), ``comparisons.csv`` (a scored within-group trial list of 500 genuine
+    and 2,000 impostor comparisons per group, :meth:`SimulatedData.trial_list`), and the same trials as a NIST
+    FRTE match log with failures (``match_log.txt``, :func:`frte_match_log`) with its template -> subject map
+    (``templates.txt``) and subject table (``subjects.csv``), written as one set."""
     sim = simulate_vmf(seed=seed)
     out = Path(directory)
+    names = ("samples.parquet", "embeddings.npy", "embeddings_b.npy", "comparisons.csv", "match_log.txt",
+             "templates.txt", "subjects.csv")
     with staged(out, "demo-data") as tmp:
-        sim.samples.to_parquet(tmp / "samples.parquet", index=False)
-        np.save(tmp / "embeddings.npy", sim.embeddings)
-        np.save(tmp / "embeddings_b.npy", sim.second_model(seed=seed))
-        sim.trial_list(500, 2000, seed=seed).to_csv(tmp / "comparisons.csv", index=False)
-    return DemoFiles(*(out / name for name in ("samples.parquet", "embeddings.npy", "embeddings_b.npy",
-                                               "comparisons.csv")))
+        sim.samples.to_parquet(tmp / names[0], index=False)
+        np.save(tmp / names[1], sim.embeddings)
+        np.save(tmp / names[2], sim.second_model(seed=seed))
+        trials = sim.trial_list(500, 2000, seed=seed)
+        trials.to_csv(tmp / names[3], index=False)
+        frte_match_log(trials, seed).to_csv(tmp / names[4], sep=" ", index=False)
+        sim.samples[["sample_id", "identity"]].to_csv(tmp / names[5], sep=" ", header=False, index=False)
+        sim.samples[["identity", "group"]].drop_duplicates().to_csv(tmp / names[6], index=False)
+    return DemoFiles(*(out / name for name in names))
 
 
 @dataclass(frozen=True)

@@ -257,8 +257,10 @@ def demo(
     """Simulate the embedded synthetic data set (vMF embeddings, three groups with known gaps) and audit it.
 
     Writes the data to OUT/data/ (the same files a user would give: samples.parquet and embeddings.npy, a second
-    model's embeddings_b.npy, a scored trial list comparisons.csv; the README's examples read them), the audit with default intervals and the
-    group tests of FNMR@FMR (--test-resamples relabellings) to OUT/, and the HTML report to OUT/report.html.
+    model's embeddings_b.npy, a scored trial list comparisons.csv, the same trials as a NIST FRTE match log with
+    failures, match_log.txt, with templates.txt and subjects.csv; the README's examples read them), the audit with
+    default intervals, the group tests of FNMR@FMR (--test-resamples relabellings) and FMR at FNMR 1e-2 to OUT/, and
+    the HTML report to OUT/report.html.
 
     Example:
 
@@ -272,7 +274,7 @@ def demo(
     files = write_demo_data(out / "data", seed=seed)
     data = load_samples(files.samples, files.embeddings, group_by=("group",))
     run_audit(data, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}", quiet,
-              fmr=(1e-2, 1e-3, 1e-4), seed=seed, tests=True, test_resamples=test_resamples)
+              fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), seed=seed, tests=True, test_resamples=test_resamples)
     report = write_report(out / "results.json")
     if not quiet:
         console.print(f"Report: [bold]{report}[/]")
