@@ -1,0 +1,257 @@
+"""Every comparison of the score views, held in memory and sorted once, and their identity-aware bootstrap
+replicates: the exact path behind the calibration metrics (:mod:`.calibration`) and the score distributions
+(:mod:`.distributions`).
+
+Views: ``all`` (every genuine and impostor comparison) and, for grouped data, each group g (its genuine
+comparisons and the impostors with both identities in g). A comparison belongs to ``all`` and to at most one
+group, so one pass over the comparisons sorted by score serves every view (:func:`matchaudit.metrics.calibration.sweep`).
+
+Replicate weights come from the counter-based schemes (:mod:`matchaudit.resampling`; same seed, same numbers):
+
+* ``double-or-nothing``, ``vertex``: identity weights w; a genuine comparison of identity k weighs w_k, an
+  impostor of identities k, l weighs w_k w_l;
+* ``recentered``: within-identity sample counts c; comparison (i, j) weighs c_i c_j and, all-pairs only, each
+  sample adds C(c_i, 2) genuine self-pairs at the self-score (docs/methods.md section 3). The interval is centred
+  on the V-statistic version: the statistic at the expected weights (E c_i c_j = (n_k-1)/n_k within identity k,
+  1 across identities, E C(c_i, 2) = (n_k-1)/(2 n_k)).
+
+Cost: each replicate is one O(n) pass; replicates run ``LANES`` at a time over one read of the comparisons, the
+lane groups in parallel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numba as nb
+import numpy as np
+
+from matchaudit.blocks import DenseBlock
+from matchaudit.errors import InputError
+from matchaudit.metrics import calibration as cal
+from matchaudit.model import MatchData, view_names
+from matchaudit.progress import pass_meter
+from matchaudit.resampling import DoubleOrNothing, Layout, Vertex, WithinIdentity
+from matchaudit.scores import self_score
+
+METHODS = ("double-or-nothing", "vertex", "recentered")
+"""Interval methods of the score views: two identity bootstraps (percentile) and the recentered
+within-identity bootstrap."""
+Method = Literal["double-or-nothing", "vertex", "recentered"]
+
+BYTES_PER_COMPARISON = 64  # the sorted arrays (about 30 bytes) plus the sort's and the loaders' temporaries
+BATCH = 128  # replicates per kernel call (progress, bounded weight memory)
+
+
+@dataclass(frozen=True)
+class ScoreViews:
+    """The comparisons of every view, sorted by score ascending (self-pairs of the recentered bootstrap included,
+    at weight 0 in the plug-in). ``view``: 0 (only in ``all``) or 1 + the group; ``kind``/``u``/``v``: how the
+    weight follows from unit weights (:data:`matchaudit.metrics.calibration.SINGLE` ...), units being identities
+    (``unit == "identity"``) or samples."""
+
+    score: np.ndarray
+    genuine: np.ndarray
+    view: np.ndarray
+    kind: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    unit: Literal["identity", "sample"]
+    n_units: int
+    names: tuple[str, ...]
+    layout: Layout
+    unit_size: np.ndarray  # samples per identity of each sample (sample units), for the V-statistic
+
+    @property
+    def n(self) -> int:
+        return int(self.score.shape[0])
+
+    @property
+    def real(self) -> np.ndarray:
+        """Mask of the data's own comparisons (self-pairs excluded)."""
+        return self.kind != cal.SELF
+
+    def in_view(self, k: int) -> np.ndarray:
+        """Mask of view k's comparisons (self-pairs included)."""
+        return np.ones(self.n, bool) if k == 0 else self.view == k
+
+    def comparisons(self) -> tuple[np.ndarray, np.ndarray]:
+        """Genuine and impostor comparisons per view (self-pairs not counted)."""
+        gen, real = self.genuine & self.real, self.real
+        per = [(int(np.count_nonzero(gen & m)), int(np.count_nonzero(real & ~self.genuine & m)))
+               for m in (self.in_view(k) for k in range(len(self.names)))]
+        return np.array([p[0] for p in per]), np.array([p[1] for p in per])
+
+    def bound(self) -> np.ndarray:
+        """PAV stack room per view: its genuine entries + 2."""
+        return np.array([int(np.count_nonzero(self.genuine & self.in_view(k))) + 2 for k in range(len(self.names))])
+
+
+def _check_budget(n: int, memory_gib: float, feature: str) -> None:
+    need = n * BYTES_PER_COMPARISON / 2**30
+    if need > memory_gib:
+        raise InputError(
+            f"{feature} holds every comparison in memory, sorted: {n:,} comparisons need about {need:.1f} GiB, over "
+            f"the {memory_gib:g} GiB budget. Raise the memory budget (memory_gib) if the machine has the memory, or "
+            "evaluate a listed trial list or a subset of the identities.", param="memory_gib")
+
+
+@nb.njit(cache=True)
+def _upper(scores: np.ndarray, row0: int, col0: int, s: np.ndarray, a: np.ndarray, b: np.ndarray, pos: int) -> int:
+    """Copy a tile's comparisons (global row < global column) to s, a, b from ``pos``; returns the new end."""
+    r, c = scores.shape
+    for i in range(r):
+        for j in range(max(0, row0 + i + 1 - col0), c):
+            s[pos] = scores[i, j]
+            a[pos] = row0 + i
+            b[pos] = col0 + j
+            pos += 1
+    return pos
+
+
+def _all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = data.samples.ids.shape[0]
+    m = n * (n - 1) // 2
+    s, a, b = np.empty(m), np.empty(m, np.int32), np.empty(m, np.int32)
+    pos = 0
+    for block in data.blocks(reuse=True):
+        assert isinstance(block, DenseBlock)
+        pos = _upper(block.scores, block.row0, block.col0, s, a, b, pos)
+    assert pos == m
+    return s, a, b
+
+
+def materialise(data: MatchData, method: Method, memory_gib: float = 4.0, feature: str = "this analysis"
+                ) -> ScoreViews:
+    """The views' comparisons of ``data``, sorted once (all-pairs: streamed from :meth:`MatchData.blocks`). An
+    :class:`InputError` when they exceed ``memory_gib`` or when the data lack what ``method`` resamples."""
+    if not data.has_identities:
+        raise InputError(f"{feature} resamples identities, but this comparison table has labels only: give the "
+                         "identity columns.", param="method")
+    sample = method == "recentered"
+    listed = data.protocol == "listed"
+    n_samples = 0 if data.samples is None else data.samples.ids.shape[0]
+    _check_budget(data.n_comparisons() + (0 if listed else n_samples), memory_gib, feature)
+    ident = None if data.samples is None else data.samples.identity.astype(np.int64)
+    if listed:
+        p = data.table(feature)
+        if sample and (ident is None or len(p) and p.sample_a.min() < 0):
+            raise InputError(f"the recentered bootstrap of {feature} re-draws samples, but this comparison table "
+                             "names no samples: give the sample columns, or choose an identity bootstrap.",
+                             param="method")
+        s = np.asarray(p.score, float)
+        gen = np.asarray(p.genuine, bool)
+        ia, ib = p.identity_a.astype(np.int64), p.identity_b.astype(np.int64)
+        ga, gb = p.group_a.astype(np.int64), p.group_b.astype(np.int64)
+        sa, sb = (p.sample_a.astype(np.int64), p.sample_b.astype(np.int64)) if sample else (None, None)
+    else:
+        s, a, b = _all_pairs(data)
+        ia, ib = ident[a], ident[b]
+        gen = ia == ib
+        ga, gb = data.identity_group[ia], data.identity_group[ib]
+        sa = sb = None
+        if sample:  # the self-pairs: one genuine entry per sample at the self-score
+            own, self_group = np.arange(n_samples), data.identity_group[ident]
+            s = np.concatenate([s, np.full(n_samples, self_score(data.metric))])
+            gen = np.concatenate([gen, np.ones(n_samples, bool)])
+            ga, gb = np.concatenate([ga, self_group]), np.concatenate([gb, self_group])
+            sa, sb = np.concatenate([a, own]), np.concatenate([b, own])
+        del a, b
+    grouped = len(view_names(data.group_names)) > 1
+    view = np.where(grouped & (ga == gb), ga + 1, 0).astype(np.int32)
+    m = len(gen) - (n_samples if sample and not listed else 0)
+    if sample:
+        kind = np.full(len(gen), cal.PRODUCT, np.int8)
+        kind[m:] = cal.SELF
+        u, v, n_units = sa, sb, n_samples
+    else:
+        kind = np.where(gen, cal.SINGLE, cal.PRODUCT).astype(np.int8)
+        u, v, n_units = ia, ib, data.n_identities
+    order = np.argsort(s, kind="stable")
+    sizes = np.bincount(ident, minlength=data.n_identities)[ident] if ident is not None else np.zeros(0, np.int64)
+    return ScoreViews(s[order], gen[order], view[order], kind[order], u[order].astype(np.int64),
+                      v[order].astype(np.int64), "sample" if sample else "identity", int(n_units),
+                      view_names(data.group_names),
+                      Layout(data.identity_group.astype(np.int64), ident), sizes.astype(np.int64))
+
+
+@nb.njit(parallel=True, cache=True)
+def _replicates(score, gen, view, sp, kind, u, v, UT, n_views, cut, ops, shift, calib, bound, out) -> None:
+    """:func:`~matchaudit.metrics.calibration.sweep` for each lane block ``UT[c]`` (units, LANES), in parallel."""
+    L = cal.LANES
+    for c in nb.prange(UT.shape[0]):
+        cal.sweep(score, gen, view, sp, kind, u, v, UT[c], n_views, cut, ops, shift, calib, bound,
+                  out[c * L:(c + 1) * L])
+
+
+@dataclass(frozen=True)
+class Summaries:
+    """Sweep summaries (:mod:`matchaudit.metrics.calibration` columns) per view: the plug-in (V, S), the
+    V-statistic version (V, S; recentered only, else None) and the replicates (B, V, S)."""
+
+    estimate: np.ndarray
+    v_estimate: np.ndarray | None
+    replicates: np.ndarray
+    ops: np.ndarray
+
+
+class Runner:
+    """Runs sweeps over one :class:`ScoreViews` with fixed operating points and options."""
+
+    def __init__(self, views: ScoreViews, ops=(), llr: bool = False, calib: bool = True):
+        self.views, self.calib = views, calib
+        self.ops = cal.operating_array(ops)
+        self.cut = cal.cuts(views.score, self.ops)
+        s = views.score
+        self.sp = cal.softplus(np.where(views.genuine, -s, s)) if llr else np.zeros(0)
+        finite = s[np.isfinite(s)]
+        self.shift = float(finite.mean()) if finite.size else 0.0
+        self.bound = views.bound().astype(np.int64)
+
+    def run(self, U: np.ndarray, kind: np.ndarray | None = None, u: np.ndarray | None = None) -> np.ndarray:
+        """Summaries (R, V, S) for unit weights ``U`` (R, units); ``kind``/``u`` replace the views' own (the
+        V-statistic's per-comparison weights)."""
+        vw = self.views
+        kind = vw.kind if kind is None else kind
+        u = vw.u if u is None else u
+        UT = np.stack(cal.lanes(U))
+        out = np.empty((UT.shape[0] * cal.LANES, len(vw.names), cal.N_FIXED + 2 * self.ops.shape[0]))
+        _replicates(vw.score, vw.genuine, vw.view, self.sp, kind, u, vw.v, UT, len(vw.names), self.cut, self.ops,
+                    self.shift, self.calib, self.bound, out)
+        return out[:U.shape[0]]
+
+    def plug_in(self) -> np.ndarray:
+        """Summaries (V, S) with every weight 1 (self-pairs weigh C(1, 2) = 0)."""
+        return self.run(np.ones((1, self.views.n_units)))[0]
+
+    def v_statistic(self) -> np.ndarray:
+        """Summaries (V, S) at the within-identity bootstrap's expected weights (module doc)."""
+        vw = self.views
+        n_a = vw.unit_size[vw.u].astype(float)  # u and v share an identity wherever n_a is used
+        same = vw.layout.sample_identity[vw.u] == vw.layout.sample_identity[vw.v]
+        e = np.where(same, (n_a - 1) / n_a, 1.0)
+        e = np.where(vw.u == vw.v, 2 - 1 / n_a, e)  # a sample listed against itself: E c^2
+        e = np.where(vw.kind == cal.SELF, (n_a - 1) / (2 * n_a), e)
+        return self.run(e[None], np.full(vw.n, cal.SINGLE, np.int8), np.arange(vw.n, dtype=np.int64))[0]
+
+    def weights(self, method: Method, reps: np.ndarray, seed: int) -> np.ndarray:
+        """Unit weights (R, units) of replicates ``reps`` (numbered from 1) of ``method``."""
+        lay = self.views.layout
+        if method == "recentered":
+            return WithinIdentity(seed).sample_weights(reps, lay)
+        return (Vertex(seed) if method == "vertex" else DoubleOrNothing(seed)).identity_weights(reps, lay)[0]
+
+    def bootstrap(self, method: Method, n_resamples: int, seed: int, progress=False,
+                  label: str = "score-view resamples") -> Summaries:
+        """The plug-in, the V-statistic version (recentered) and ``n_resamples`` replicates."""
+        reps = np.empty((n_resamples, len(self.views.names), cal.N_FIXED + 2 * self.ops.shape[0]))
+        with pass_meter(progress, label, float(self.views.n) * n_resamples) as meter:
+            for lo in range(0, n_resamples, BATCH):
+                hi = min(lo + BATCH, n_resamples)
+                reps[lo:hi] = self.run(self.weights(method, np.arange(lo + 1, hi + 1), seed))
+                meter.advance(float(self.views.n) * (hi - lo))
+        return Summaries(self.plug_in(), self.v_statistic() if method == "recentered" else None, reps, self.ops)
+
+
+__all__ = ["METHODS", "Runner", "ScoreViews", "Summaries", "materialise"]

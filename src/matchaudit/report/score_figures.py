@@ -1,0 +1,63 @@
+"""Figures of the score views: the APE / normalised Bayes error plot of every group and the genuine and impostor
+score densities per group (docs/calibration.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from matchaudit.estimators.calibration import CalibrationResult
+from matchaudit.estimators.distributions import DistributionResult
+from matchaudit.report.figures import figure_labels, plt, save
+
+
+def ape_figure(result: CalibrationResult, path: Path) -> Path:
+    """Normalised Bayes error against the prior log-odds, one colour per group: minimum (solid), actual (dashed,
+    only when the scores are LLRs) and the DR30 line of the overall view (dotted grey)."""
+    path = Path(path)
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    labels = figure_labels([c.group for c in result.ape])
+    for k, (c, label) in enumerate(zip(result.ape, labels)):
+        ax.plot(c.prior_log_odds, c.minimum, color=f"C{k % 10}", lw=1.6, label=f"{label} minimum")
+        if c.actual is not None:
+            ax.plot(c.prior_log_odds, c.actual, color=f"C{k % 10}", lw=1.2, ls="--", label=f"{label} actual")
+    first = result.ape[0]
+    ax.plot(first.prior_log_odds, first.dr30, color="0.5", lw=1, ls=":", label=f"DR30 ({labels[0]})")
+    top = max(1.05, min(2.0, float(np.nanmax([np.nanmax(c.actual) for c in result.ape if c.actual is not None],
+                                              initial=0.0)) * 1.05))
+    ax.set_ylim(0, top)
+    ax.set_xlabel("prior log-odds  logit(P_target)")
+    ax.set_ylabel("normalised Bayes error")
+    what = "actual (dashed) and minimum" if result.llr else "minimum (scores are not LLRs)"
+    ax.set_title(f"Normalised Bayes error, {what}", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def distributions_figure(result: DistributionResult, path: Path, log_y: bool = True) -> Path:
+    """Genuine (solid) and impostor (dashed) score densities, one colour per group; ``log_y`` (default) shows the
+    impostor tail that sets low false match rates."""
+    path = Path(path)
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    centres = (result.edges[:-1] + result.edges[1:]) / 2
+    labels = figure_labels([h.group for h in result.histograms])
+    for k, (h, label) in enumerate(zip(result.histograms, labels)):
+        color = f"C{k % 10}"
+        for dens, ls, kind in ((h.genuine, "-", "genuine"), (h.impostor, "--", "impostor")):
+            shown = np.where(dens > 0, dens, np.nan) if log_y else dens
+            ax.plot(centres, shown, color=color, ls=ls, lw=1.4, label=f"{label} {kind}")
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel("score")
+    ax.set_ylabel("density" + (" (log scale)" if log_y else ""))
+    ax.set_title("Genuine (solid) and impostor (dashed) scores per group", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return save(fig, path)
+
+
+__all__ = ["ape_figure", "distributions_figure"]
