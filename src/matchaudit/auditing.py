@@ -20,7 +20,10 @@ from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
+from matchaudit.estimators.calibration import CalibrationResult, calibration, check_operating_points
+from matchaudit.estimators.distributions import DistributionResult, score_distributions
 from matchaudit.estimators.failures import failure_note, fta_records
+from matchaudit.estimators.score_views import METHODS as SCORE_VIEW_METHODS
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.estimators.audit_intervals import (IntervalOptions, balanced_method, compute_intervals,
                                                   interval_weightings, plan_chunks, plan_note)
@@ -131,6 +134,8 @@ class Audit:
     test_records: list[dict[str, Any]] | None = None
     equivalence_records: list[dict[str, Any]] | None = None
     failure_records: list[dict[str, Any]] | None = None
+    calibration_result: CalibrationResult | None = None
+    distribution_result: DistributionResult | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -178,6 +183,18 @@ class Audit:
     def equivalence(self) -> pd.DataFrame:
         """One TOST verdict per metric, FMR target and pair of groups (empty when no margin was given)."""
         return pd.DataFrame(self.equivalence_records or [])
+
+    @property
+    def calibration(self) -> pd.DataFrame:
+        """Cllr, minCllr, actual and minimum DCF per group and operating point with intervals (empty without
+        intervals)."""
+        return pd.DataFrame(self.calibration_result.to_records() if self.calibration_result else [])
+
+    @property
+    def score_distributions(self) -> pd.DataFrame:
+        """Genuine and impostor score means and SDs, d' and each group's shifts, with intervals (empty without
+        intervals)."""
+        return pd.DataFrame(self.distribution_result.to_records() if self.distribution_result else [])
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -264,6 +281,10 @@ class Audit:
             payload["equivalence"] = self.equivalence_records
         if self.failure_records is not None:
             payload["failures"] = self.failure_records
+        if self.calibration_result is not None:
+            payload["calibration"] = self.calibration_result.to_records()
+        if self.distribution_result is not None:
+            payload["score_distributions"] = self.distribution_result.to_records()
         return payload
 
     def save(self, out: str | Path, command: str = "matchaudit.audit", det_scale: DetScale = "probit"
@@ -273,6 +294,7 @@ class Audit:
         as one set: a re-run replaces the previous set, an interrupted one leaves it untouched
         (:mod:`matchaudit.outputs`); return the paths written. ``command`` is recorded in ``results.json``."""
         from matchaudit.report.det import plot_det, plot_rates_vs_threshold
+        from matchaudit.report.score_figures import ape_figure, distributions_figure
         from matchaudit.report.results import write_results
 
         out = Path(out)
@@ -294,6 +316,11 @@ class Audit:
                     [p for p in self.exact.operating_points if p["weighting"] == w],
                     f"FMR and FNMR against the threshold ({w} weighting; accept iff s {config.rule} t)",
                     tmp / f"thresholds_{w}.png")
+            if self.calibration_result is not None:
+                paths["ape"] = ape_figure(self.calibration_result, tmp / "ape.png")
+            if self.distribution_result is not None:
+                paths["score_distributions"] = distributions_figure(self.distribution_result,
+                                                                    tmp / "score_distributions.png")
         return {k: out / Path(p).relative_to(tmp) for k, p in paths.items()}
 
     def __repr__(self) -> str:
@@ -301,6 +328,23 @@ class Audit:
                                        ("tests", self.test_records is not None)) if on]
         head = repr(self.exact).replace("AuditResult(", "Audit(", 1)
         return head + (f"\n  with {' and '.join(extra)}" if extra else "")
+
+
+def score_analyses(data: MatchData, options: IntervalOptions, dcf: Sequence[tuple[float, float, float]], llr: bool,
+                   progress: bool) -> tuple[CalibrationResult | None, DistributionResult | None, list[str]]:
+    """The calibration and cost metrics and the score distributions of an audit, with intervals by each score-view
+    method the options name (the first one; default ``recentered``, or ``double-or-nothing`` without samples), or
+    a warning saying why they were skipped (the comparisons do not fit in memory)."""
+    method = next((m for m in options.methods if m in SCORE_VIEW_METHODS),
+                  "recentered" if data.samples is not None else "double-or-nothing")
+    kw = dict(method=method, level=options.level, n_resamples=options.n_resamples, seed=options.seed,
+              progress=progress, **({"memory_gib": options.memory_gb} if options.memory_gb else {}))
+    try:
+        return calibration(data, operating_points=dcf, llr=llr, **kw), score_distributions(data, **kw), []
+    except InputError as e:
+        if e.param not in (None, "memory_gib"):
+            raise
+        return None, None, [f"calibration metrics and score distributions skipped: {e}"]
 
 
 def audit(
@@ -315,6 +359,8 @@ def audit(
     dcf_p_target: float = 0.01,
     dcf_c_miss: float = 1.0,
     dcf_c_fa: float = 1.0,
+    dcf: Sequence[tuple[float, float, float]] | None = None,
+    llr: bool = False,
     zero_policy: ZeroPolicy = "report",
     intervals: bool = True,
     ci_method: str | Sequence[str] | None = None,
@@ -352,7 +398,14 @@ def audit(
     threshold_impostors : {"all", "same-group"}
         The impostors whose FMR sets the one global threshold.
     dcf_p_target, dcf_c_miss, dcf_c_fa : float
-        The minDCF operating point.
+        The minDCF operating point of the curve summaries.
+    dcf : sequence of (p_target, c_miss, c_fa), optional
+        The operating points of the calibration and cost metrics (default: the one above): Cllr, minCllr, actual
+        and minimum DCF per group with identity-aware intervals, the APE curves, and the score distributions
+        (means, SDs, d', each group's shift) with intervals, computed with the intervals (docs/calibration.md).
+    llr : bool
+        The scores are natural-log likelihood ratios: Cllr and actual DCF are reported too (without it only the
+        calibration-free minCllr and minDCF, which any monotone score supports).
     zero_policy : {"report", "upper-bound"}
         Zero rates in fairness ratios: inf/NaN with a reason, or one-sided upper bounds.
     intervals : bool
@@ -397,6 +450,7 @@ def audit(
                             band=band, memory_gb=memory_gb) if intervals else None
     alpha = round(1 - checks.probability(level, "level"), 12)
     topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=alpha) if tests else None
+    dcf = check_operating_points(dcf if dcf is not None else ((dcf_p_target, dcf_c_miss, dcf_c_fa),))  # at once
     if equivalence is not None:  # before any work: a bad margin or level is refused at once
         equivalence = check_margin(equivalence, equivalence_scale)
         if alpha >= 0.5:
@@ -424,6 +478,9 @@ def audit(
             result.warnings.append(f"{', '.join(idle)}: closed forms apply at fixed thresholds only, and none was "
                                    "given (--threshold): no intervals of that method.")
         result.warnings += regime_warnings(data, result.interval_records)
+    if iopts is not None:
+        result.calibration_result, result.distribution_result, note = score_analyses(data, iopts, dcf, llr, progress)
+        result.warnings += note
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)
         result.warnings += test_warnings

@@ -17,7 +17,8 @@ from rich.table import Table
 from matchaudit.choices import BACKENDS, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
 from matchaudit.formatting import fmt, operating_point, with_counts
-from matchaudit.cli.common import err_console, floats, margin, names, output_dir, output_file, user_errors
+from matchaudit.cli.common import (dcf_points, err_console, floats, margin, names, output_dir, output_file,
+                                   user_errors)
 from matchaudit.errors import InputError
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ def audit(
     dcf_p_target: float = typer.Option(0.01, "--dcf-p-target", help="minDCF prior of a target (0.01 NIST SRE; 0.05 VoxSRC)."),
     dcf_c_miss: float = typer.Option(1.0, "--dcf-c-miss", help="minDCF cost of a miss."),
     dcf_c_fa: float = typer.Option(1.0, "--dcf-c-fa", help="minDCF cost of a false alarm."),
+    dcf: str = typer.Option(None, "--dcf", help="Operating points of the calibration and cost metrics (Cllr, minCllr, actual and minimum DCF with intervals): P_target,C_miss,C_fa triples separated by ';', e.g. '0.01,1,1;0.05,1,1' (default: --dcf-p-target, --dcf-c-miss, --dcf-c-fa)."),
+    llr: bool = typer.Option(False, "--llr", help="The scores are natural-log likelihood ratios: report Cllr and the actual DCF too (otherwise only minCllr and minDCF)."),
     zero_policy: ZeroOpt = typer.Option(ZeroOpt.report, "--zero-policy", help="Zero rates in fairness ratios: report inf/NaN with a reason, or substitute one-sided upper bounds."),
     ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(INTERVAL_METHODS)}), or several comma-separated, each where it applies, side by side; default: wilson at fixed thresholds, recentered for FNMR@FMR, curves and fairness."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
@@ -207,7 +210,8 @@ def audit(
         run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, fmr=floats(fmr, "--fmr"),
                   thresholds=fixed, fnmr=floats(fnmr, "--fnmr"),
                   rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors.value,
-                  dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, zero_policy=zero_policy.value,
+                  dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, dcf=dcf_points(dcf), llr=llr,
+                  zero_policy=zero_policy.value,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,
                   seed=ci_seed, one_sided=one_sided, band=band, memory_gb=memory, tests=tests, test_resamples=test_resamples,
                   equivalence=margin(equivalence), equivalence_scale=equivalence_scale, backend=engine)

@@ -47,6 +47,7 @@ FLAGS = {
     "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--level", "fta_policy": "--fta-policy",
     "return_code_col": "--return-code-col", "speaker_of": "--speaker-of", "subject_of": "--subject-of",
     "column_ids": "--column-ids", "score_cols": "--score-cols", "det_scale": "--det-scale",
+    "operating_points": "--dcf", "llr": "--llr",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""
@@ -157,6 +158,18 @@ def margin(text: str | None, flag: str = "--equivalence") -> tuple[float, float]
     if len(values) != 2:
         raise InputError(f"{flag} {text!r}: give two numbers lo,hi, e.g. 0.8,1.25.")
     return values[0], values[1]
+
+
+def dcf_points(text: str | None) -> tuple[tuple[float, float, float], ...] | None:
+    """``"0.01,1,1;0.05,1,1"`` -> ((0.01, 1, 1), (0.05, 1, 1)) (``--dcf`` operating points); None for None. The
+    values themselves are checked by the library."""
+    if text is None:
+        return None
+    points = tuple(floats(part, "--dcf") for part in text.split(";") if part.strip())
+    if not points or any(len(p) != 3 for p in points):
+        raise InputError(f"--dcf {text!r}: give P_target,C_miss,C_fa triples separated by ';', e.g. "
+                         "'0.01,1,1;0.05,1,1'.")
+    return points  # type: ignore[return-value]
 
 
 def floats(text: str, option: str) -> tuple[float, ...]:

@@ -1,4 +1,5 @@
-"""Report sections for what evaluators compute every day beside the error rates: failures to acquire.
+"""Report sections for what evaluators compute every day beside the error rates: failures to acquire, calibration
+and cost metrics, score distributions.
 
 Presentation only, like :mod:`matchaudit.report.html`: every number and verdict comes from ``results.json``.
 """
@@ -7,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matchaudit.formatting import interval
-from matchaudit.report.markup import esc, pct, table
+from matchaudit.formatting import fmt, interval
+from matchaudit.report.markup import esc, figure, pct, table
 
 
 def failures(res: dict, folder: Path) -> str:
@@ -32,4 +33,58 @@ def failures(res: dict, folder: Path) -> str:
             + table(["group", "class", "failures / attempts", "FTA", f"{pct(first['level'], 2)} interval"], rows, 2))
 
 
-__all__ = ["failures"]
+_CAL_NAMES = {"cllr": "Cllr", "min_cllr": "minCllr", "act_dcf": "actDCF", "min_dcf": "minDCF"}
+
+
+def calibration(res: dict, folder: Path) -> str:
+    """Cllr, minCllr, actual and minimum DCF per group with their intervals, and the APE figure."""
+    recs = res.get("calibration") or []
+    if not recs:
+        return ""
+    rows = []
+    for r in recs:
+        at = "" if r["p_target"] is None else f" (P_tar {r['p_target']:g}, C_miss {r['c_miss']:g}, C_fa {r['c_fa']:g})"
+        value = "—" if r["estimate"] is None else fmt(r["estimate"], digits=4)
+        span = esc(r["reason"]) if r["estimate"] is None else interval(r["low"], r["high"], digits=4)
+        rows.append([esc(r["group"]), esc(_CAL_NAMES[r["metric"]] + at), value, span])
+    first = recs[0]
+    llr = ("The scores were declared log-likelihood ratios (<code>--llr</code>): Cllr and the actual DCF at the "
+           "Bayes threshold measure their calibration; the gap to minCllr / minDCF is the calibration loss."
+           if first["llr"] else
+           "The scores were not declared log-likelihood ratios, so Cllr and the actual DCF (which read a score as "
+           "an LLR and set the Bayes threshold from it) are not reported: only minCllr (after the optimal monotone "
+           "PAV calibration) and minDCF, which any score supports. Give <code>--llr</code> for scores that are LLRs.")
+    return ("<h2>Calibration and cost</h2>"
+            "<p>The speaker-verification summaries of BOSARIS, bob and the NIST SRE scorers, per group (its genuine "
+            f"and same-group impostor comparisons). {llr} Intervals: {esc(first['method'])}, "
+            f"{esc(first['n_resamples'])} replicates, {pct(first['level'], 2)}, each replicate computed exactly "
+            "(docs/calibration.md).</p>"
+            + table(["group", "metric", "estimate", f"{pct(first['level'], 2)} interval"], rows, 2)
+            + figure(folder / "ape.png", "Applied probability of error (APE): normalised Bayes error against the "
+                     "prior log-odds, per group (minimum, and actual with --llr)."))
+
+
+def distributions(res: dict, folder: Path) -> str:
+    """Score means, SDs, d' and each group's shift from the overall with intervals, and the density figure."""
+    recs = res.get("score_distributions") or []
+    if not recs:
+        return ""
+    metrics = list(dict.fromkeys(r["metric"] for r in recs))
+    groups = list(dict.fromkeys(r["group"] for r in recs))
+    cell = {(r["group"], r["metric"]): r for r in recs}
+    rows = [[esc(g)] + [(fmt(cell[g, m]["estimate"], digits=4) + "<br><span class='muted'>"
+                         + interval(cell[g, m]["low"], cell[g, m]["high"], digits=4) + "</span>")
+                        if (g, m) in cell else "" for m in metrics] for g in groups]
+    first = recs[0]
+    return ("<h2>Score distributions</h2>"
+            "<p>Where each group's genuine and impostor scores lie: means and SDs, d′ = (μ<sub>gen</sub> − "
+            "μ<sub>imp</sub>) / √((σ²<sub>gen</sub> + σ²<sub>imp</sub>) / 2), and the shift of each group's genuine "
+            "and impostor means from the overall ones (ISO/IEC 19795-10's shift in comparison scores: a group whose "
+            "impostor scores sit higher meets more false matches at one threshold). Under each value its "
+            f"{pct(first['level'], 2)} interval ({esc(first['method'])}, {esc(first['n_resamples'])} replicates).</p>"
+            + table(["group"] + [esc(m.replace("_", " ")) for m in metrics], rows, 1)
+            + figure(folder / "score_distributions.png", "Genuine (solid) and impostor (dashed) score densities "
+                     "per group."))
+
+
+__all__ = ["calibration", "distributions", "failures"]

@@ -15,7 +15,7 @@ from typing import Callable
 
 from matchaudit.formatting import fmt, interval, operating_point, value as _num, with_counts as rate_with_counts
 from matchaudit.report.figures import label_key, plot_cross_group
-from matchaudit.report.evaluator_sections import failures
+from matchaudit.report.evaluator_sections import calibration, distributions, failures
 from matchaudit.report.markup import esc, figure, pct, pvalue, table
 from matchaudit.outputs import staged, write_text
 from matchaudit.report.results import load_results, load_section, section_mismatch
@@ -393,7 +393,7 @@ def _reproducibility(res: dict, folder: Path) -> str:
 
 
 SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, failures, _tests, _equivalence, _det,
-                                               _fairness,
+                                               calibration, distributions, _fairness,
                                                _uncertainty,
                                                _cross, _model_comparison, _labelfree, _reproducibility]
 

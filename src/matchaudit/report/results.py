@@ -136,9 +136,10 @@ def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path,
     if payload.get("intervals") is not None:
         paths["intervals"] = out / "intervals.csv"
         intervals_table(payload["intervals"]).to_csv(paths["intervals"], index=False)
-    if payload.get("failures") is not None:
-        paths["failures"] = out / "failures.csv"
-        pd.DataFrame(payload["failures"]).to_csv(paths["failures"], index=False)
+    for table in ("failures", "calibration", "score_distributions"):
+        if payload.get(table) is not None:
+            paths[table] = out / f"{table}.csv"
+            pd.DataFrame(payload[table]).to_csv(paths[table], index=False)
     paths["det"] = out / "det.csv"
     det_table(det).to_csv(paths["det"], index=False)
     return paths

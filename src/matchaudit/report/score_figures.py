@@ -20,12 +20,13 @@ def ape_figure(result: CalibrationResult, path: Path) -> Path:
     labels = figure_labels([c.group for c in result.ape])
     for k, (c, label) in enumerate(zip(result.ape, labels)):
         ax.plot(c.prior_log_odds, c.minimum, color=f"C{k % 10}", lw=1.6, label=f"{label} minimum")
-        if c.actual is not None:
+        if result.llr and c.actual is not None:
             ax.plot(c.prior_log_odds, c.actual, color=f"C{k % 10}", lw=1.2, ls="--", label=f"{label} actual")
     first = result.ape[0]
     ax.plot(first.prior_log_odds, first.dr30, color="0.5", lw=1, ls=":", label=f"DR30 ({labels[0]})")
-    top = max(1.05, min(2.0, float(np.nanmax([np.nanmax(c.actual) for c in result.ape if c.actual is not None],
-                                              initial=0.0)) * 1.05))
+    drawn = [c.minimum for c in result.ape] + [c.actual for c in result.ape if result.llr and c.actual is not None]
+    finite = np.concatenate([np.asarray(x, float)[np.isfinite(x)] for x in drawn])
+    top = min(2.0, max(0.05, 1.1 * float(finite.max()))) if finite.size else 1.05  # the curves fill the panel
     ax.set_ylim(0, top)
     ax.set_xlabel("prior log-odds  logit(P_target)")
     ax.set_ylabel("normalised Bayes error")
