@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.data import validate as v
-from matchaudit.data.readers import column
+from matchaudit.data.readers import column, text_frame
 from matchaudit.data.samples import normalise_group_by
 from matchaudit.data.score_files import Lines, PathLike, comparisons, read_text
 from matchaudit.errors import InputError
@@ -21,15 +21,7 @@ _SAMPLE = ("template_id", "reference_id")
 def _read_csv(path: PathLike) -> tuple[pd.DataFrame, Lines]:
     """The CSV (possibly gzip-compressed) as text columns; row ``i`` is reported as its line in the file."""
     text, what = read_text(path, "bob CSV score file")
-    try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
-    except pd.errors.EmptyDataError as exc:
-        raise InputError(f"{what} has no header and no rows.") from exc
-    except pd.errors.ParserError as exc:
-        raise InputError(f"{what}: malformed CSV ({exc}).") from exc
-    df.columns = [str(c).strip() for c in df.columns]
-    if len(df) == 0:
-        raise InputError(f"{what} has no data rows (columns: {', '.join(df.columns)}).")
+    df = text_frame(io.StringIO(text), what)
     filled = [n for n, line in enumerate(text.splitlines(), 1) if line.strip()][1:]
     lines = filled if len(filled) == len(df) else list(range(2, len(df) + 2))  # quoted line breaks: row order
     return df, Lines(what, lines=np.asarray(lines, dtype=np.int64))

@@ -53,28 +53,34 @@ def read_table(path: str | Path, role: str) -> tuple[pd.DataFrame, Where]:
             df = pd.read_parquet(p)
         except Exception as exc:  # pyarrow raises many types for corrupt files
             raise InputError(f"{where.what}: cannot read as Parquet ({exc}). Re-export the file.") from exc
-    else:
-        if head.startswith(_PARQUET_MAGIC):
-            raise InputError(f"{where.what} is a Parquet file, not text; rename it to .parquet.")
-        if b"\x00" in head:
-            raise InputError(f"{where.what} is binary, not a text table. Give a UTF-8 {suffix[1:].upper()} file.")
-        try:
-            df = pd.read_csv(
-                p, sep=_TEXT[suffix], dtype=str, keep_default_na=False, na_filter=False,
-                skipinitialspace=True, encoding="utf-8-sig",
-            )
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{where.what} is not UTF-8 text ({exc.reason}). Save it as UTF-8 CSV.") from exc
-        except pd.errors.EmptyDataError as exc:
-            raise InputError(f"{where.what} has no header and no rows.") from exc
-        except pd.errors.ParserError as exc:
-            raise InputError(f"{where.what}: malformed {suffix[1:].upper()} ({exc}).") from exc
+        return _with_rows(df, where.what), where
+    if head.startswith(_PARQUET_MAGIC):
+        raise InputError(f"{where.what} is a Parquet file, not text; rename it to .parquet.")
+    if b"\x00" in head:
+        raise InputError(f"{where.what} is binary, not a text table. Give a UTF-8 {suffix[1:].upper()} file.")
+    return text_frame(p, where.what, _TEXT[suffix], skipinitialspace=True, encoding="utf-8-sig"), where
+
+
+def text_frame(source: object, what: str, sep: str = ",", **options: object) -> pd.DataFrame:
+    """A delimited text table (a path or a text buffer) as stripped string columns with at least one data row;
+    the one place its parse errors become :class:`InputError` s naming ``what``."""
+    kind = "TSV" if sep == "\t" else "CSV"
+    try:
+        df = pd.read_csv(source, sep=sep, dtype=str, keep_default_na=False, na_filter=False, **options)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} is not UTF-8 text ({exc.reason}). Save it as UTF-8 {kind}.") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise InputError(f"{what} has no header and no rows.") from exc
+    except pd.errors.ParserError as exc:
+        raise InputError(f"{what}: malformed {kind} ({exc}).") from exc
+    return _with_rows(df, what)
+
+
+def _with_rows(df: pd.DataFrame, what: str) -> pd.DataFrame:
     df.columns = [str(c).strip() for c in df.columns]
     if len(df) == 0:
-        raise InputError(
-            f"{where.what} has no data rows (columns: {', '.join(df.columns) or 'none'})."
-        )
-    return df, where
+        raise InputError(f"{what} has no data rows (columns: {', '.join(df.columns) or 'none'}).")
+    return df
 
 
 def open_parquet(path: str | Path, role: str) -> tuple[pq.ParquetFile, Where]:
