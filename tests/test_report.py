@@ -30,7 +30,8 @@ def test_report_is_self_contained_with_all_sections(report):
     for heading in ("Data", "Reading", "Operating points", "Group tests", "DET curves", "Fairness measures",
                     "Cross-group FMR", "Reproducibility"):
         assert f"<h2>{heading}" in page, heading
-    assert page.count("data:image/png;base64,") == 3  # two DET figures and the cross-group heat map
+    # two DET figures, the threshold view, the cross-group heat map, the APE and score-distribution figures
+    assert page.count("data:image/png;base64,") == 6
     assert re.search(r"\d+(\.\d+)?% \([\d,]+/[\d,]+\)", page)  # rates shown with their counts
 
 
@@ -63,7 +64,7 @@ def test_report_renders_in_headless_chromium_without_console_errors(report, tmp_
     assert "DET curves" in dom.stdout
     assert "CONSOLE(" not in dom.stderr  # chromium logs page console messages (errors included) this way
     images = dom.stdout.count("<img")
-    assert images == 3
+    assert images == 6
 
 
 COMPARE = {"command": "matchaudit compare ...", "version": "x", "result": {
@@ -193,5 +194,5 @@ def test_the_report_never_writes_into_the_results_folder(report, tmp_path):
     finally:
         src.chmod(stat.S_IRWXU)
     assert sorted(p.name for p in src.iterdir()) == before
-    assert (tmp_path / "page.html").read_text().count("data:image/png;base64,") == 3
+    assert (tmp_path / "page.html").read_text().count("data:image/png;base64,") == 6
     assert json.loads((src / "results.json").read_text())["tests"]

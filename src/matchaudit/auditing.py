@@ -334,7 +334,7 @@ def score_analyses(data: MatchData, options: IntervalOptions, dcf: Sequence[tupl
                    progress: bool) -> tuple[CalibrationResult | None, DistributionResult | None, list[str]]:
     """The calibration and cost metrics and the score distributions of an audit, with intervals by each score-view
     method the options name (the first one; default ``recentered``, or ``double-or-nothing`` without samples), or
-    a warning saying why they were skipped (the comparisons do not fit in memory)."""
+    a warning saying why they were skipped (the comparisons do not fit in memory; labels without identities)."""
     method = next((m for m in options.methods if m in SCORE_VIEW_METHODS),
                   "recentered" if data.samples is not None else "double-or-nothing")
     kw = dict(method=method, level=options.level, n_resamples=options.n_resamples, seed=options.seed,
@@ -342,7 +342,7 @@ def score_analyses(data: MatchData, options: IntervalOptions, dcf: Sequence[tupl
     try:
         return calibration(data, operating_points=dcf, llr=llr, **kw), score_distributions(data, **kw), []
     except InputError as e:
-        if e.param not in (None, "memory_gib"):
+        if e.param not in (None, "memory_gib", "method"):  # the data cannot serve them: say so, audit the rest
             raise
         return None, None, [f"calibration metrics and score distributions skipped: {e}"]
 
@@ -450,7 +450,7 @@ def audit(
                             band=band, memory_gb=memory_gb) if intervals else None
     alpha = round(1 - checks.probability(level, "level"), 12)
     topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=alpha) if tests else None
-    dcf = check_operating_points(dcf if dcf is not None else ((dcf_p_target, dcf_c_miss, dcf_c_fa),))  # at once
+    dcf = check_operating_points(dcf if dcf is not None else ((dcf_p_target, dcf_c_miss, dcf_c_fa),), "dcf")
     if equivalence is not None:  # before any work: a bad margin or level is refused at once
         equivalence = check_margin(equivalence, equivalence_scale)
         if alpha >= 0.5:

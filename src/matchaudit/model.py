@@ -62,6 +62,11 @@ class PairBlock:
     def __len__(self) -> int:
         return int(self.score.shape[0])
 
+    @classmethod
+    def concat(cls, blocks: list[PairBlock]) -> PairBlock:
+        """The comparisons of several blocks, in order, as one block."""
+        return cls(*(np.concatenate([getattr(b, f) for b in blocks]) for f in cls.__dataclass_fields__))
+
 
 Block = Union[PairBlock, DenseBlock]
 

@@ -50,21 +50,20 @@ class CalibrationResult:
         return [dict(r) for r in self.records]
 
 
-def check_operating_points(operating_points: Any) -> tuple[tuple[float, float, float], ...]:
-    """Operating points as ((p_target, c_miss, c_fa), ...): p in (0, 1), positive finite costs, none repeated."""
+def check_operating_points(operating_points: Any, name: str = "operating_points"
+                           ) -> tuple[tuple[float, float, float], ...]:
+    """Operating points as ((p_target, c_miss, c_fa), ...): p in (0, 1), positive finite costs, none repeated;
+    ``name``: the parameter that gave them, for messages."""
     try:
         pts = [tuple(op) for op in operating_points]
     except TypeError:
         pts = []
     if not pts or any(len(op) != 3 for op in pts):
-        raise InputError(f"operating_points {operating_points!r}: give one or more (p_target, c_miss, c_fa).",
-                         param="operating_points")
-    out = tuple((checks.probability(p, "operating_points"),
-                 checks.number(cm, "operating_points", low=0.0, low_open=True),
-                 checks.number(cf, "operating_points", low=0.0, low_open=True)) for p, cm, cf in pts)
+        raise InputError(f"{name} {operating_points!r}: give one or more (p_target, c_miss, c_fa).", param=name)
+    out = tuple((checks.probability(p, name), checks.number(cm, name, low=0.0, low_open=True),
+                 checks.number(cf, name, low=0.0, low_open=True)) for p, cm, cf in pts)
     if len(set(out)) < len(out):
-        raise InputError(f"operating_points {list(out)}: an operating point is repeated; give each once.",
-                         param="operating_points")
+        raise InputError(f"{name} {list(out)}: an operating point is repeated; give each once.", param=name)
     return out
 
 

@@ -22,10 +22,6 @@ from matchaudit.estimators import intervals as iv
 from matchaudit.model import Failures, MatchData, PairBlock, view_names
 
 
-def _concat(a: PairBlock, b: PairBlock) -> PairBlock:
-    return PairBlock(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in PairBlock.__dataclass_fields__))
-
-
 def _impostor_totals(attempts: PairBlock, failed: PairBlock, k: int) -> iv.ImpostorTotals:
     """Per identity and identity pair: impostor attempts and failures (the cluster variance's input)."""
     def keys(p: PairBlock) -> np.ndarray:
@@ -63,7 +59,7 @@ def fta_records(data: MatchData, level: float = 0.95) -> list[dict[str, Any]]:
     if f is None:
         return []
     pairs = data.table("failure-to-acquire rates")
-    attempts = _concat(pairs, f.failed) if f.policy == "exclude" else pairs
+    attempts = PairBlock.concat([pairs, f.failed]) if f.policy == "exclude" else pairs
     k = data.n_identities if data.has_identities else 0
     out = []
     for name, g in zip(view_names(data.group_names), [None, *range(data.n_groups)]):

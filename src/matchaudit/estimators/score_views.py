@@ -30,7 +30,7 @@ import numpy as np
 from matchaudit.blocks import DenseBlock
 from matchaudit.errors import InputError
 from matchaudit.metrics import calibration as cal
-from matchaudit.model import MatchData, view_names
+from matchaudit.model import MatchData, PairBlock, view_names
 from matchaudit.progress import pass_meter
 from matchaudit.resampling import DoubleOrNothing, Layout, Vertex, WithinIdentity
 from matchaudit.scores import self_score
@@ -135,7 +135,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = 4.0, featur
     _check_budget(data.n_comparisons() + (0 if listed else n_samples), memory_gib, feature)
     ident = None if data.samples is None else data.samples.identity.astype(np.int64)
     if listed:
-        p = data.table(feature)
+        p = data.pairs if data.pairs is not None else PairBlock.concat(list(data.blocks()))  # out of core: read once
         if sample and (ident is None or len(p) and p.sample_a.min() < 0):
             raise InputError(f"the recentered bootstrap of {feature} re-draws samples, but this comparison table "
                              "names no samples: give the sample columns, or choose an identity bootstrap.",
