@@ -20,10 +20,10 @@ from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
-from matchaudit.estimators.calibration import CalibrationResult, calibration, check_operating_points
-from matchaudit.estimators.distributions import DistributionResult, score_distributions
+from matchaudit.estimators.calibration import CalibrationResult, calibration_from, check_operating_points
+from matchaudit.estimators.distributions import DistributionResult, distributions_from
 from matchaudit.estimators.failures import failure_note, fta_records
-from matchaudit.estimators.score_views import METHODS as SCORE_VIEW_METHODS
+from matchaudit.estimators.score_views import MEMORY_GIB, METHODS as SCORE_VIEW_METHODS, Runner, materialise
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.estimators.audit_intervals import (IntervalOptions, balanced_method, compute_intervals,
                                                   interval_weightings, plan_chunks, plan_note)
@@ -337,14 +337,17 @@ def score_analyses(data: MatchData, options: IntervalOptions, dcf: Sequence[tupl
     a warning saying why they were skipped (the comparisons do not fit in memory; labels without identities)."""
     method = next((m for m in options.methods if m in SCORE_VIEW_METHODS),
                   "recentered" if data.samples is not None else "double-or-nothing")
-    kw = dict(method=method, level=options.level, n_resamples=options.n_resamples, seed=options.seed,
-              progress=progress, **({"memory_gib": options.memory_gb} if options.memory_gb else {}))
-    try:
-        return calibration(data, operating_points=dcf, llr=llr, **kw), score_distributions(data, **kw), []
+    try:  # one materialisation and one pass serve both (the pass computes the moments with the costs)
+        views = materialise(data, method, options.memory_gb or MEMORY_GIB,
+                            "calibration metrics and score distributions")
     except InputError as e:
         if e.param not in (None, "memory_gib", "method"):  # the data cannot serve them: say so, audit the rest
             raise
         return None, None, [f"calibration metrics and score distributions skipped: {e}"]
+    s = Runner(views, dcf, llr=llr).bootstrap(method, options.n_resamples, options.seed, progress,
+                                               "calibration and score-distribution resamples")
+    args = (method, options.level, options.n_resamples, options.seed)
+    return calibration_from(views, s, llr, *args), distributions_from(views, s, *args), []
 
 
 def audit(

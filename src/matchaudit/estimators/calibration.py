@@ -18,7 +18,8 @@ import numpy as np
 from matchaudit import checks
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
-from matchaudit.estimators.score_views import METHODS, Method, Runner, materialise
+from matchaudit.estimators.score_views import (MEMORY_GIB, METHODS, Method, Runner, ScoreViews, Summaries,
+                                               materialise)
 from matchaudit.metrics import calibration as cal
 from matchaudit.model import MatchData
 
@@ -88,7 +89,7 @@ def _value(x: float) -> float | None:
 def calibration(data: MatchData, *, operating_points: Sequence[tuple[float, float, float]] = ((0.01, 1.0, 1.0),),
                 llr: bool = False, method: Method = "double-or-nothing", level: float = 0.95,
                 n_resamples: int = 1000, seed: int = 0, prior_log_odds: Sequence[float] | None = None,
-                memory_gib: float = 4.0, progress: bool = False) -> CalibrationResult:
+                memory_gib: float = MEMORY_GIB, progress: bool = False) -> CalibrationResult:
     """Cllr, minCllr, actDCF and minDCF at each operating point (p_target, c_miss, c_fa), overall and per group
     (a group: its genuine comparisons and its same-group impostors), each with an identity-aware ``level``
     interval from ``n_resamples`` replicates of ``method`` (``double-or-nothing``, ``vertex``: percentile;
@@ -103,6 +104,14 @@ def calibration(data: MatchData, *, operating_points: Sequence[tuple[float, floa
         checks.numbers(prior_log_odds, "prior_log_odds"), float)
     views = materialise(data, method, memory_gib, "calibration intervals")
     s = Runner(views, ops, llr=llr).bootstrap(method, n_resamples, seed, progress, "calibration resamples")
+    return calibration_from(views, s, llr, method, level, n_resamples, seed, eta)
+
+
+def calibration_from(views: ScoreViews, s: Summaries, llr: bool, method: Method, level: float, n_resamples: int,
+                     seed: int, eta: np.ndarray = cal.DEFAULT_PRIOR_LOG_ODDS) -> CalibrationResult:
+    """The :class:`CalibrationResult` of a bootstrap ``s`` of ``views`` already run (at ``s.ops``), so that one
+    pass can serve the score distributions too (:func:`matchaudit.estimators.distributions.distributions_from`)."""
+    ops = tuple(tuple(float(x) for x in op) for op in s.ops)
     n_gen, n_imp = views.comparisons()
     T = len(ops)
     records = []
@@ -135,4 +144,4 @@ def calibration(data: MatchData, *, operating_points: Sequence[tuple[float, floa
     return CalibrationResult(tuple(records), curves, method, level, n_resamples, seed, bool(llr), ops, views.names)
 
 
-__all__ = ["CalibrationResult", "NOT_LLR", "calibration", "check_bootstrap", "check_operating_points", "interval"]
+__all__ = ["CalibrationResult", "NOT_LLR", "calibration", "calibration_from", "check_bootstrap", "check_operating_points", "interval"]

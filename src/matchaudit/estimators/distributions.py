@@ -17,7 +17,7 @@ import numpy as np
 
 from matchaudit import checks
 from matchaudit.estimators.calibration import check_bootstrap, interval
-from matchaudit.estimators.score_views import Method, Runner, materialise
+from matchaudit.estimators.score_views import MEMORY_GIB, Method, Runner, ScoreViews, Summaries, materialise
 from matchaudit.metrics import calibration as cal
 from matchaudit.model import MatchData
 
@@ -64,7 +64,7 @@ def statistics(x: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def score_distributions(data: MatchData, *, method: Method = "double-or-nothing", level: float = 0.95,
-                        n_resamples: int = 1000, seed: int = 0, bins: int = 60, memory_gib: float = 4.0,
+                        n_resamples: int = 1000, seed: int = 0, bins: int = 60, memory_gib: float = MEMORY_GIB,
                         progress: bool = False) -> DistributionResult:
     """Genuine and impostor score mean and SD, d' and each group's shift from the overall, each with an
     identity-aware ``level`` interval (``method`` as :func:`matchaudit.estimators.calibration.calibration`), and
@@ -74,6 +74,13 @@ def score_distributions(data: MatchData, *, method: Method = "double-or-nothing"
     memory_gib = checks.number(memory_gib, "memory_gib", low=0.0, low_open=True)
     views = materialise(data, method, memory_gib, "score distributions")
     s = Runner(views, calib=False).bootstrap(method, n_resamples, seed, progress, "score-distribution resamples")
+    return distributions_from(views, s, method, level, n_resamples, seed, bins)
+
+
+def distributions_from(views: ScoreViews, s: Summaries, method: Method, level: float, n_resamples: int, seed: int,
+                       bins: int = 60) -> DistributionResult:
+    """The :class:`DistributionResult` of a bootstrap ``s`` of ``views`` already run (its moment columns: a
+    calibration pass serves as well)."""
     est, reps = statistics(s.estimate), statistics(s.replicates)
     v_est = None if s.v_estimate is None else statistics(s.v_estimate)
     n_gen, n_imp = views.comparisons()
@@ -100,4 +107,4 @@ def score_distributions(data: MatchData, *, method: Method = "double-or-nothing"
     return DistributionResult(tuple(records), edges, tuple(hists), method, level, n_resamples, seed)
 
 
-__all__ = ["METRICS", "DistributionResult", "Histogram", "score_distributions", "statistics"]
+__all__ = ["METRICS", "DistributionResult", "Histogram", "distributions_from", "score_distributions", "statistics"]

@@ -36,6 +36,8 @@ from matchaudit.resampling import DoubleOrNothing, Layout, Vertex, WithinIdentit
 from matchaudit.scores import self_score
 
 METHODS = ("double-or-nothing", "vertex", "recentered")
+MEMORY_GIB = 4.0
+"""Default budget for holding a data set's comparisons sorted in memory (:func:`materialise`)."""
 """Interval methods of the score views: two identity bootstraps (percentile) and the recentered
 within-identity bootstrap."""
 Method = Literal["double-or-nothing", "vertex", "recentered"]
@@ -122,7 +124,7 @@ def _all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s, a, b
 
 
-def materialise(data: MatchData, method: Method, memory_gib: float = 4.0, feature: str = "this analysis"
+def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB, feature: str = "this analysis"
                 ) -> ScoreViews:
     """The views' comparisons of ``data``, sorted once (all-pairs: streamed from :meth:`MatchData.blocks`). An
     :class:`InputError` when they exceed ``memory_gib`` or when the data lack what ``method`` resamples."""
@@ -254,4 +256,4 @@ class Runner:
         return Summaries(self.plug_in(), self.v_statistic() if method == "recentered" else None, reps, self.ops)
 
 
-__all__ = ["METHODS", "Runner", "ScoreViews", "Summaries", "materialise"]
+__all__ = ["MEMORY_GIB", "METHODS", "Runner", "ScoreViews", "Summaries", "materialise"]
