@@ -178,6 +178,11 @@ def _levels_from_tail(hits: TailHits, ts: np.ndarray, ge: bool, sizes: np.ndarra
     return (hist, *_impostor_levels(hits.impostor_score, hits.impostor_a, hits.impostor_b, ts, ge))
 
 
+def pair_key(identity_a: np.ndarray, identity_b: np.ndarray, n_identities: int) -> np.ndarray:
+    """The key of each unordered identity pair, ``min(k, l) * K + max(k, l)`` (sortable; ``// K``, ``% K`` undo it)."""
+    return np.minimum(identity_a, identity_b) * n_identities + np.maximum(identity_a, identity_b)
+
+
 def impostor_pair_counts(data: MatchData, block_rows: int = 2048) -> tuple[np.ndarray, np.ndarray]:
     """Listed data with identities: the identity pairs with impostor comparisons, as sorted keys
     ``min(k, l) * K + max(k, l)``, and their numbers of comparisons ``m_kl`` (one streamed pass; memory:
@@ -194,8 +199,7 @@ def impostor_pair_counts(data: MatchData, block_rows: int = 2048) -> tuple[np.nd
     pending = 0
     for b in data.blocks(block_rows):
         imp = ~b.genuine
-        u, c = np.unique(np.minimum(b.identity_a[imp], b.identity_b[imp]) * K
-                         + np.maximum(b.identity_a[imp], b.identity_b[imp]), return_counts=True)
+        u, c = np.unique(pair_key(b.identity_a[imp], b.identity_b[imp], K), return_counts=True)
         keys.append(u)
         counts.append(c.astype(np.int64))
         pending += u.size

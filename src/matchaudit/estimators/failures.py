@@ -18,18 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from matchaudit.engine.identity import pair_key
 from matchaudit.estimators import intervals as iv
 from matchaudit.model import Failures, MatchData, PairBlock, view_names
 
 
 def _impostor_totals(attempts: PairBlock, failed: PairBlock, k: int) -> iv.ImpostorTotals:
     """Per identity and identity pair: impostor attempts and failures (the cluster variance's input)."""
-    def keys(p: PairBlock) -> np.ndarray:
-        return np.minimum(p.identity_a, p.identity_b) * k + np.maximum(p.identity_a, p.identity_b)
-
-    pairs, m_kl = np.unique(keys(attempts), return_counts=True)
+    pairs, m_kl = np.unique(pair_key(attempts.identity_a, attempts.identity_b, k), return_counts=True)
     e_kl = np.zeros(pairs.size)
-    np.add.at(e_kl, np.searchsorted(pairs, keys(failed)), 1.0)
+    np.add.at(e_kl, np.searchsorted(pairs, pair_key(failed.identity_a, failed.identity_b, k)), 1.0)
     rows_m = np.bincount(attempts.identity_a, minlength=k) + np.bincount(attempts.identity_b, minlength=k)
     rows_e = np.bincount(failed.identity_a, minlength=k) + np.bincount(failed.identity_b, minlength=k)
     return iv.ImpostorTotals(rows_m.astype(float), rows_e.astype(float), m_kl.astype(float), e_kl,

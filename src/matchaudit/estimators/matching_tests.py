@@ -36,6 +36,7 @@ import scipy.sparse as sp
 
 from matchaudit import resampling as rs
 from matchaudit.engine import Counts, Grid, build_grid, chunks, identity_counts, run
+from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
@@ -115,10 +116,8 @@ class ClusterTerms:
                           shape=(K, K)).tocsr()
         M = None
         if data.protocol == "listed":
-            p = data.table("the group tests")
-            imp = ~p.genuine
-            a, b = p.identity_a[imp], p.identity_b[imp]
-            keys, m = np.unique(np.minimum(a, b) * K + np.maximum(a, b), return_counts=True)
+            data.table("the group tests")  # in memory (a clear error out of core)
+            keys, m = impostor_pair_counts(data)
             u, v, m = keys // K, keys % K, m.astype(float)
             M = sp.coo_matrix((np.concatenate([m, m]), (np.concatenate([u, v]), np.concatenate([v, u]))),
                               shape=(K, K)).tocsr()

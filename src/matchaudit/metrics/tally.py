@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from matchaudit.engine.identity import impostor_pair_counts
+from matchaudit.engine.identity import impostor_pair_counts, pair_key
 from matchaudit.model import DenseBlock, MatchData, PairBlock
 from matchaudit.scores import pair_scores
 
@@ -257,9 +257,7 @@ def _pair_weights(pairs: tuple[np.ndarray, np.ndarray] | None, block: PairBlock,
     if pairs is None:
         return np.full(len(block), np.nan)
     uniq, m_kl = pairs
-    k_all = n_identities
-    keys = np.minimum(block.identity_a, block.identity_b) * k_all + np.maximum(block.identity_a, block.identity_b)
-    return 1.0 / m_kl[np.searchsorted(uniq, keys)]
+    return 1.0 / m_kl[np.searchsorted(uniq, pair_key(block.identity_a, block.identity_b, n_identities))]
 
 
 def _pairs_of(data: MatchData, block_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
