@@ -173,11 +173,11 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
     gen_all, thr_cats = _masks(g_count, config.threshold_impostors)
 
     # cells that need the exact impostors: FMR targets (per weighting) and fixed thresholds off the edges
-    cells = [Rates(tally, View(gen_all, thr_cats, w)).target_cell(a, config.rule)
-             for w in weightings for a in config.fmr_targets]
+    reference = [Rates(tally, View(gen_all, thr_cats, w)) for w in weightings]
+    cells = [r.target_cell(a, config.rule) for r in reference for a in config.fmr_targets]
     cells += [int(cell_of(tally.edges, t)) for t in config.thresholds if np.isfinite(t)]
-    cells += [c for w in weightings for b in config.fnmr_targets
-              if (c := Rates(tally, View(gen_all, thr_cats, w)).target_cell_fnmr(b, config.rule)) is not None]
+    cells += [c for r in reference for b in config.fnmr_targets
+              if (c := r.target_cell_fnmr(b, config.rule)) is not None]
     tally = refine(tally, data, np.array(cells, dtype=np.int64))
 
     for w in weightings:

@@ -152,15 +152,8 @@ class Rates:
         edges = self.tally.edges
         cell = self.target_cell(alpha, rule)
         fallback = float(edges[cell]) if cell < edges.size else np.inf
-        # candidates are the scores of *all* comparisons, so impostors of any category inside the cell count
-        inside = self.tally.counts[:, cell].sum() - (self.tally.ties[:, cell - 1].sum() if cell > 0 else 0)
-        if inside > 0:
-            ref = self.tally.refined
-            if ref is None or cell not in ref.cells:
-                raise NeedsRefinement(f"cell {cell} (FMR target {alpha}) was not refined")
-            lo = edges[cell - 1] if cell > 0 else -np.inf
-            hi = edges[cell] if cell < edges.size else np.inf
-            cand = np.unique(ref.score[(ref.score > lo) & (ref.score < hi)])
+        cand = self._scores_inside(cell, f"FMR target {alpha}")
+        if cand.size:
             first, last = 0, cand.size  # FMR is non-increasing: bisect for the first candidate that passes
             while first < last:
                 mid = (first + last) // 2
@@ -172,8 +165,8 @@ class Rates:
                 return float(cand[first])
         return fallback
 
-    def _first_failing_fnmr(self, beta: float, rule: Rule) -> int:
-        """Position, among the distinct genuine scores ascending, of the first whose FNMR exceeds ``beta`` (FNMR
+    def _first_failing_fnmr(self, beta: float, rule: Rule) -> tuple[np.ndarray, int]:
+        """The distinct genuine scores ascending, and the position of the first whose FNMR exceeds ``beta`` (FNMR
         is non-decreasing in the threshold), or their number when none does."""
         cand = np.unique(self._gs)
         first, last = 0, cand.size
@@ -183,22 +176,20 @@ class Rates:
                 first = mid + 1
             else:
                 last = mid
-        return first
+        return cand, first
 
     def target_cell_fnmr(self, beta: float, rule: Rule = ">=") -> int | None:
         """The cell whose impostors may hold the threshold at FNMR target ``beta`` (rule ``>``), for refinement;
         None under ``>=``, where the threshold is a genuine score (an edge)."""
         if rule == ">=":
             return None
-        cand = np.unique(self._gs)
-        j = self._first_failing_fnmr(beta, rule)
+        cand, j = self._first_failing_fnmr(beta, rule)
         return int(cell_of(self.tally.edges, cand[j])) - 1 if j < cand.size else None
 
     def threshold_at_fnmr(self, beta: float, rule: Rule = ">=") -> float:
         """``t_beta``: the highest observed score (or -inf) whose FNMR over this view's genuine comparisons is at
         most ``beta`` (:mod:`matchaudit.definitions`, the dual of :meth:`threshold_at_fmr`)."""
-        cand = np.unique(self._gs)
-        j = self._first_failing_fnmr(beta, rule)
+        cand, j = self._first_failing_fnmr(beta, rule)
         if rule == ">=":  # FNMR is constant on (g_{j-1}, g_j]: the highest passing score is a genuine one
             return float(cand[j - 1]) if j > 0 else -np.inf
         # '>': FNMR is constant on [g_{j-1}, g_j): the highest observed score below g_j, of any class
@@ -207,15 +198,22 @@ class Rates:
         edges = self.tally.edges
         cell = int(cell_of(edges, cand[j])) - 1
         below = float(edges[cell - 1]) if cell > 0 else -np.inf  # a genuine score, of any group
+        inside = self._scores_inside(cell, f"FNMR target {beta}")
+        return max(below, float(inside[-1])) if inside.size else below
+
+    def _scores_inside(self, cell: int, what: str) -> np.ndarray:
+        """The distinct scores strictly inside ``cell``, ascending: threshold candidates (the scores of *all*
+        comparisons, so impostors of any category count); the cell must be refined when it holds any."""
+        edges = self.tally.edges
         inside = self.tally.counts[:, cell].sum() - (self.tally.ties[:, cell - 1].sum() if cell > 0 else 0)
         if inside == 0:
-            return below
+            return np.zeros(0)
         ref = self.tally.refined
         if ref is None or cell not in ref.cells:
-            raise NeedsRefinement(f"cell {cell} (FNMR target {beta}) was not refined")
+            raise NeedsRefinement(f"cell {cell} ({what}) was not refined")
         lo = edges[cell - 1] if cell > 0 else -np.inf
-        scores = ref.score[(ref.score > lo) & (ref.score < edges[cell])]
-        return max(below, float(scores.max())) if scores.size else below
+        hi = edges[cell] if cell < edges.size else np.inf
+        return np.unique(ref.score[(ref.score > lo) & (ref.score < hi)])
 
     # ------------------------------------------------------------------ curve summaries (vertices only)
 
