@@ -186,9 +186,9 @@ def test_identity_counts_adapter_equals_brute_force(rule, protocol):
     same = grp[:, None] == grp[None, :]
     for ti, t in enumerate(ts):
         gk, ek, m, e = _brute_counts(data, S, t, rule)
-        views = [(None, "all", np.ones_like(m, bool), np.ones(len(grp), bool)),
-                 (None, "same-group", same, np.ones(len(grp), bool))]
-        views += [(a, "all", same & (grp[:, None] == a), grp == a) for a in range(data.n_groups)]
+        views = [(None, None, np.ones_like(m, bool), np.ones(len(grp), bool)),
+                 (None, np.eye(data.n_groups, dtype=bool), same, np.ones(len(grp), bool))]
+        views += [(a, None, same & (grp[:, None] == a), grp == a) for a in range(data.n_groups)]
         for group, ref, pair_mask, id_mask in views:
             got = adapter.impostor_totals(ic, ti, adapter.impostor_categories(ic, group, ref))
             want = iv.ImpostorTotals.from_matrices(np.where(pair_mask, m, 0), np.where(pair_mask, e, 0))

@@ -18,6 +18,7 @@ from matchaudit.estimators.classifier import AllGroupsResult
 from matchaudit.estimators.permutation import PermutationTestResult
 from matchaudit.estimators.planning import Protocol, design_protocol
 from matchaudit.model import MatchData
+from matchaudit.pairings import check_spec
 
 _FMR = dict(low=0.0, high=1.0, high_open=True)
 
@@ -56,7 +57,7 @@ def compare(
     n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)
     return compare_models(a, b, targets, method=ci_method, n_resamples=n_resamples,
                           n_permutations=max(n_permutations, 1), seed=checks.integer(seed, "seed"), level=level,
-                          fmr_reference=checks.choice(threshold_impostors, ThresholdImpostors, "threshold_impostors"),
+                          fmr_reference=check_spec(threshold_impostors),
                           rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0, progress=progress)
 
 
@@ -103,7 +104,7 @@ def test_gap(
     checks.choice(metric, METRICS, "metric")
     kw = dict(fmr_target=None if fmr is None else checks.number(fmr, "fmr", **_FMR),
               threshold=None if threshold is None else checks.number(threshold, "threshold", finite=False),
-              fmr_reference=checks.choice(threshold_impostors, ThresholdImpostors, "threshold_impostors"),
+              fmr_reference=check_spec(threshold_impostors),
               rule=checks.choice(rule, Rule, "rule"), seed=checks.integer(seed, "seed"), studentize=studentize,
               n_resamples=None if n_resamples == "exact" else checks.integer(n_resamples, "n_resamples", low=1),
               variance=checks.choice(variance, ("clustered", "bootstrap"), "variance"),
@@ -156,8 +157,7 @@ def test_equivalence(
     return equivalence_test(data, groups, metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
                             n_resamples=n_resamples, alpha=alpha, seed=seed,
                             rule=checks.choice(rule, Rule, "rule"),
-                            threshold_impostors=checks.choice(threshold_impostors, ThresholdImpostors,
-                                                              "threshold_impostors"), progress=progress)
+                            threshold_impostors=check_spec(threshold_impostors), progress=progress)
 
 
 def plan(sample_ids: Sequence[object], identities: Sequence[object], genuine: int, impostor: int, *,

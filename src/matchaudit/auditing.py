@@ -398,8 +398,10 @@ def audit(
         Accept iff ``score >= t`` (default) or ``score > t``.
     weightings : sequence of {"pooled", "balanced"}
         Every comparison equal, and/or identity-balanced.
-    threshold_impostors : {"all", "same-group"}
-        The impostors whose FMR sets the one global threshold.
+    threshold_impostors : str
+        The impostors whose FMR sets the one global threshold: ``"all"``, ``"same-group"``, or
+        ``"same:ATTR,..."`` (those whose identities share the named grouping attributes, any subset of
+        ``group_by``: NIST FRTE's same sex, age band and region), :mod:`matchaudit.pairings`.
     dcf_p_target, dcf_c_miss, dcf_c_fa : float
         The minDCF operating point of the curve summaries.
     dcf : sequence of (p_target, c_miss, c_fa), optional

@@ -16,9 +16,9 @@ Rule = Literal[">=", ">"]
 """Decision rule: accept a comparison iff ``score >= t`` (NIST, ISO/IEC 19795-1, bob; the default) or
 ``score > t`` (the similarity-scoring paper)."""
 
-ThresholdImpostors = Literal["all", "same-group"]
-"""The impostor comparisons whose FMR sets a global threshold: all of them, or only those within a group
-(NIST's demographic practice)."""
+ThresholdImpostors = str
+"""The impostor comparisons whose FMR sets a global threshold: ``"all"``, ``"same-group"`` (NIST's demographic
+practice) or ``"same:ATTR,..."`` (those sharing the named grouping attributes); read by :mod:`matchaudit.pairings`."""
 
 DetScale = Literal["probit", "log"]
 """DET axes: normal deviates (the field's default, ISO/IEC 19795-1) or log10 of the rates (NIST FRTE plots)."""

@@ -239,8 +239,8 @@ def frte_match_log(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 
 def write_demo_data(directory: str | Path, seed: int = 0) -> DemoFiles:
-    """The demo's input files, every one the README's examples read: ``samples.parquet`` and ``embeddings.npy``
-    (:func:`simulate_vmf`), ``embeddings_b.npy`` (a second model of the same samples,
+    """The demo's input files, every one the README's examples read: ``samples.parquet`` (with a ``sex`` column
+    beside ``group``, alternating over each group's identities) and ``embeddings.npy`` (:func:`simulate_vmf`), ``embeddings_b.npy`` (a second model of the same samples,
     :meth:`SimulatedData.second_model`), ``comparisons.csv`` (a scored within-group trial list of 500 genuine
     and 2,000 impostor comparisons per group, :meth:`SimulatedData.trial_list`), and the same trials as a NIST
     FRTE match log with failures (``match_log.txt``, :func:`frte_match_log`) with its template -> subject map
@@ -249,15 +249,17 @@ def write_demo_data(directory: str | Path, seed: int = 0) -> DemoFiles:
     out = Path(directory)
     names = ("samples.parquet", "embeddings.npy", "embeddings_b.npy", "comparisons.csv", "match_log.txt",
              "templates.txt", "subjects.csv")
+    # a second attribute per identity (alternating within each group) for intersections and NIST-style pairings
+    samples = sim.samples.assign(sex=np.where(pd.factorize(sim.samples["identity"])[0] % 2, "M", "F"))
     with staged(out, "demo-data") as tmp:
-        sim.samples.to_parquet(tmp / names[0], index=False)
+        samples.to_parquet(tmp / names[0], index=False)
         np.save(tmp / names[1], sim.embeddings)
         np.save(tmp / names[2], sim.second_model(seed=seed))
         trials = sim.trial_list(500, 2000, seed=seed)
         trials.to_csv(tmp / names[3], index=False)
         frte_match_log(trials, seed).to_csv(tmp / names[4], sep=" ", index=False)
         sim.samples[["sample_id", "identity"]].to_csv(tmp / names[5], sep=" ", header=False, index=False)
-        sim.samples[["identity", "group"]].drop_duplicates().to_csv(tmp / names[6], index=False)
+        samples[["identity", "group", "sex"]].drop_duplicates().to_csv(tmp / names[6], index=False)
     return DemoFiles(*(out / name for name in names))
 
 

@@ -38,11 +38,6 @@ class MetricOpt(str, Enum):
     euclidean = "euclidean"
 
 
-class ImpostorsOpt(str, Enum):
-    all = "all"
-    same_group = "same-group"
-
-
 class ZeroOpt(str, Enum):
     report = "report"
     upper_bound = "upper-bound"
@@ -117,7 +112,7 @@ def audit(
     thresholds_from: Path = typer.Option(None, "--thresholds-from", help="results.json of a development set: its thresholds at the FMR targets are applied here as fixed thresholds (dev -> eval protocol)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (NIST, ISO/IEC 19795-1, bob) or > t (the similarity-scoring paper)."),
     weighting: str = typer.Option("pooled,balanced", "--weighting", help="pooled (each comparison equal) and/or balanced (identity-balanced)."),
-    threshold_impostors: ImpostorsOpt = typer.Option(ImpostorsOpt.all, "--threshold-impostors", help="Impostors that set the global threshold: all, or same-group only (NIST demographics)."),
+    threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Impostors that set the global threshold: all, same-group, or same:ATTR,... (impostors whose identities share those grouping attributes, e.g. same:sex,age_band: NIST FRTE)."),
     dcf_p_target: float = typer.Option(0.01, "--dcf-p-target", help="minDCF prior of a target (0.01 NIST SRE; 0.05 VoxSRC)."),
     dcf_c_miss: float = typer.Option(1.0, "--dcf-c-miss", help="minDCF cost of a miss."),
     dcf_c_fa: float = typer.Option(1.0, "--dcf-c-fa", help="minDCF cost of a false alarm."),
@@ -209,7 +204,7 @@ def audit(
     try:
         run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, fmr=floats(fmr, "--fmr"),
                   thresholds=fixed, fnmr=floats(fnmr, "--fnmr"),
-                  rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors.value,
+                  rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors,
                   dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, dcf=dcf_points(dcf), llr=llr,
                   zero_policy=zero_policy.value,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,

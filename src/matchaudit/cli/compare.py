@@ -86,7 +86,7 @@ def compare(
     method: str = typer.Option("double-or-nothing", "--ci-method", "--method", help=f"Paired identity bootstrap: {', '.join(PAIRED_SCHEMES)}."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     n_permutations: int = typer.Option(999, "--n-permutations", help="Swap relabellings for the paired test (0: no test)."),
-    threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="all or same-group."),
+    threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Impostors that set the threshold at --fmr: all, same-group, or same:ATTR,... (impostors whose identities share those grouping attributes, e.g. same:sex,age_band: NIST FRTE)."),
     level: float = typer.Option(0.95, "--level", help="Confidence level."),
     seed: int = typer.Option(0, "--seed", help="Seed: same seed, same numbers."),
     out: Path = typer.Option(Path("matchaudit-compare"), "--out", help="Output directory."),

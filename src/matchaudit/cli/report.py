@@ -14,7 +14,7 @@ from matchaudit.errors import InputError
 @app.command("report")
 @user_errors
 def report(
-    results: Path = typer.Argument(..., help="results.json written by `matchaudit audit` (figures are read beside it)."),
+    results: Path = typer.Argument(..., help="results.json written by `matchaudit audit`, or its --out directory (figures are read beside it)."),
     out: Path = typer.Option(None, "--out", help="HTML file to write (default: report.html beside results.json)."),
     compare: Path = typer.Option(None, "--compare", help="compare.json of `matchaudit compare` to include (default: one beside results.json)."),
     estimate: Path = typer.Option(None, "--estimate", help="estimate.json of `matchaudit estimate` to include (default: one beside results.json)."),
@@ -29,6 +29,8 @@ def report(
     """
     from matchaudit.report.html import write_report
 
+    if results.is_dir() and (results / "results.json").is_file():
+        results = results / "results.json"  # the audit's --out directory
     if not results.is_file():
         raise InputError(f"{results}: no such results file; run `matchaudit audit ... --out DIR` first.")
     for name, path in (("--compare", compare), ("--estimate", estimate)):

@@ -71,7 +71,7 @@ def test(
     comparisons: Path = typer.Option(None, "--comparisons", help="Matching data: a scored comparison table (identity_a, identity_b, score, <attr>_a/_b)."),
     group_by: str = typer.Option(None, "--group-by", help="Matching data: the attribute defining groups."),
     fmr: float = typer.Option(None, "--fmr", help="Matching data, metric fnmr_at_fmr: the FMR target (threshold re-derived in every relabelling)."),
-    threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Matching data: impostors that set the threshold at --fmr: all or same-group."),
+    threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Matching data: impostors that set the threshold at --fmr: all, same-group, or same:ATTR,... (impostors whose identities share those grouping attributes, e.g. same:sex,age_band: NIST FRTE)."),
     unit: str = typer.Option("identity", "--unit", help="Matching data: exchangeable unit, identity (valid) or comparison (baseline; ignores dependence)."),
     y_true: str = typer.Option("y_true", "--y-true", help="True label column (0/1 or true/false)."),
     y_pred: str = typer.Option(None, "--y-pred", help="Prediction column (0/1)."),

@@ -37,6 +37,7 @@ from matchaudit.engine.targets import concat_items, exact_targets, needed_cells,
 from matchaudit.engine.weights import layout_of, mode_of
 from matchaudit.engine.window import window_cells
 from matchaudit.model import MatchData
+from matchaudit.pairings import category_mask, reference_pairs
 from matchaudit.resampling import Scheme
 
 
@@ -90,9 +91,10 @@ def run(
         block_rows = min(block_rows, max(256, -(-data.samples.ids.shape[0] // 16)))
     layout = layout_of(data)
     targets = np.asarray(fmr_targets, dtype=np.float64)
+    ref = category_mask(reference_pairs(fmr_reference, data.group_names, data.group_by), categories(data.n_groups))
     R = reps.size + 1
     if mode == -1:
-        table, items = comparison_level_counts(data, scheme, reps, layout, grid, targets, fmr_reference, block_rows)
+        table, items = comparison_level_counts(data, scheme, reps, layout, grid, targets, ref, block_rows)
         imputed = tail = None
     else:
         if collapse is None:
@@ -111,7 +113,7 @@ def run(
         table = out.reshape(R, ent.n_kc, grid.n_cells)
         items = None
         if targets.size:
-            want = needed_cells(table, data.n_groups, targets, fmr_reference)
+            want = needed_cells(table, data.n_groups, targets, ref)
             missing = want & ~win
             if missing.any():
                 found = found + backend.items(data, task, missing)
@@ -121,7 +123,7 @@ def run(
         if targets.size:
             items = wanted_items(ent, want, wt, found)
     G = data.n_groups
-    thr, gacc, iacc = exact_targets(table, G, targets, fmr_reference, items, grid.rule)
+    thr, gacc, iacc = exact_targets(table, G, targets, ref, items, grid.rule)
     info = {"collapse": bool(collapse) if mode != -1 else False, "mode": mode}
     if targets.size and mode != -1:
         info["second_pass_cells"] = second_pass  # needed cells outside the one-pass window (0: one pass)
@@ -129,7 +131,7 @@ def run(
         scheme="plug-in" if scheme is None else scheme.name, seed=None if scheme is None else scheme.seed,
         replicates=np.concatenate([[0], reps]), grid=grid, group_names=tuple(data.group_names),
         categories=categories(G), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
-        fmr_reference=fmr_reference, target_threshold=thr, target_genuine_accepted=gacc,
+        fmr_reference=fmr_reference, threshold_categories=ref, target_threshold=thr, target_genuine_accepted=gacc,
         target_impostor_accepted=iacc, imputed_pairs=imputed, tail=tail, info=info)
 
 

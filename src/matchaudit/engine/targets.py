@@ -8,27 +8,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from matchaudit.definitions import ThresholdImpostors
 from matchaudit.engine import kernels as K
 from matchaudit.engine.entries import Entries
 
 
-def ref_mask(n_kc: int, G: int, ref: ThresholdImpostors) -> np.ndarray:
-    """Classes/categories whose impostors define the FMR that sets thresholds."""
-    m = np.zeros(n_kc, np.bool_)
-    m[G:2 * G if ref == "same-group" else n_kc] = True
-    return m
+def ref_mask(G: int, ref: np.ndarray) -> np.ndarray:
+    """Classes of the table (G genuine groups, then the impostor categories) whose impostors define the FMR
+    that sets thresholds; ``ref``: the threshold impostor categories (:func:`matchaudit.pairings.category_mask`)."""
+    return np.concatenate([np.zeros(G, np.bool_), np.asarray(ref, np.bool_)])
 
 
-def target_crossings(table: np.ndarray, G: int, targets: np.ndarray, ref: ThresholdImpostors) -> tuple[np.ndarray, np.ndarray]:
+def target_crossings(table: np.ndarray, G: int, targets: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     R = table.shape[0]
     cstar = np.empty((R, targets.size), np.int64)
     nxt = np.empty((R, targets.size), np.int64)
-    K.crossings(table, ref_mask(table.shape[1], G, ref), targets, cstar, nxt)
+    K.crossings(table, ref_mask(G, ref), targets, cstar, nxt)
     return cstar, nxt
 
 
-def needed_cells(table: np.ndarray, G: int, targets: np.ndarray, ref: ThresholdImpostors) -> np.ndarray:
+def needed_cells(table: np.ndarray, G: int, targets: np.ndarray, ref: np.ndarray) -> np.ndarray:
     cstar, nxt = target_crossings(table, G, targets, ref)
     want = np.zeros(table.shape[2], np.bool_)
     want[cstar[cstar >= 0]] = True
@@ -80,6 +78,6 @@ def exact_targets(table, G, targets, ref, items: Items | None, rule):
     cstar, nxt = target_crossings(table, G, targets, ref)
     order = np.lexsort((items.score, items.cell))
     off = np.searchsorted(items.cell[order], np.arange(C + 1)).astype(np.int64)
-    K.solve_targets(table, ref_mask(n_kc, G, ref), targets, cstar, nxt, off, items.score[order],
+    K.solve_targets(table, ref_mask(G, ref), targets, cstar, nxt, off, items.score[order],
                     items.kc[order].astype(np.int64), items.u[order], items.v[order], items.wt, rule == ">=", thr, acc)
     return thr, acc[:, :, :G], acc[:, :, G:]

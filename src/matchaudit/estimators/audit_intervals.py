@@ -44,6 +44,7 @@ from matchaudit.metrics import fairness
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import MatchData, view_names
+from matchaudit.pairings import category_mask, reference_pairs
 
 Band = Literal["simultaneous", "pointwise"]
 
@@ -89,17 +90,15 @@ class IntervalOptions:
 
 # ----------------------------------------------------------------------------- engine identity counts -> closed forms
 
-def impostor_categories(ic: IdentityCounts, group: int | None, reference: str = "all") -> np.ndarray:
+def impostor_categories(ic: IdentityCounts, group: int | None, reference: np.ndarray | None = None) -> np.ndarray:
     """Impostor categories of a view: a group's same-group pairs, or (``group=None``) the threshold's impostor
-    set: every category (``reference="all"``) or the same-group ones (``"same-group"``)."""
-    same = np.array([c for c, (a, b) in enumerate(ic.categories) if a == b], np.int64)
+    set: the group pairs that ``reference`` marks ((G, G) bool, :func:`matchaudit.pairings.reference_pairs`;
+    None: every pair)."""
     if group is not None:
-        return same[group:group + 1]
-    if reference == "same-group":
-        return same
-    if reference != "all":
-        raise ValueError(f"threshold impostors {reference!r}: use 'all' or 'same-group'")
-    return np.arange(len(ic.categories), dtype=np.int64)
+        return np.array([c for c, (a, b) in enumerate(ic.categories) if a == b == group], np.int64)
+    if reference is None:
+        return np.arange(len(ic.categories), dtype=np.int64)
+    return np.flatnonzero(category_mask(reference, ic.categories)).astype(np.int64)
 
 
 def impostor_totals(ic: IdentityCounts, ti: int, categories: np.ndarray) -> iv.ImpostorTotals:
@@ -123,10 +122,10 @@ def genuine_totals(ic: IdentityCounts, ti: int, group: int | None) -> tuple[np.n
 
 
 def closed_form(method: str, ic: IdentityCounts, ti: int, group: int | None, level: float,
-                alternative: Alternative, reference: str = "all") -> tuple[iv.IntervalResult, iv.IntervalResult]:
+                alternative: Alternative, reference: np.ndarray | None = None) -> tuple[iv.IntervalResult, iv.IntervalResult]:
     """(FMR, FNMR) intervals at threshold index ``ti`` for one group (its genuine comparisons and its
     same-group impostors) or all (``group=None``: every genuine comparison; impostors of the ``reference``
-    set, ``"all"`` or ``"same-group"``)."""
+    group pairs, :func:`impostor_categories`)."""
     fnmr = iv.fnmr_interval(method, *genuine_totals(ic, ti, group), level, alternative)
     fmr = iv.fmr_interval(method, impostor_totals(ic, ti, impostor_categories(ic, group, reference)), level,
                           alternative)
@@ -338,11 +337,12 @@ def closed_form_records(data: MatchData, config: AuditConfig, options: IntervalO
     if not methods or not len(config.thresholds) or "pooled" not in config.weightings:
         return []
     ic = identity_counts(data, np.asarray(config.thresholds, float), config.rule)
+    reference = reference_pairs(config.threshold_impostors, data.group_names, data.group_by)
     records = []
     for method, (ti, t), (j, name) in itertools.product(methods, enumerate(config.thresholds),
                                                          enumerate(view_names(data.group_names))):
         fm, fn = closed_form(method, ic, ti, None if j == 0 else j - 1, options.level, options.alternative,
-                             config.threshold_impostors)
+                             reference)
         for metric, r in (("FMR", fm), ("FNMR", fn)):
             records.append({"weighting": "pooled", "rule": config.rule,
                             "threshold_impostors": config.threshold_impostors, "scheme": None,

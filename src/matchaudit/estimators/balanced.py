@@ -29,6 +29,7 @@ from matchaudit.engine import Counts, run
 from matchaudit.engine.counts import categories
 from matchaudit.engine.grid import Grid
 from matchaudit.model import MatchData
+from matchaudit.pairings import category_mask, reference_pairs
 from matchaudit.resampling import Scheme
 
 MAX_CLASSES = 64
@@ -101,7 +102,9 @@ def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarra
                   group_names=tuple(data.group_names), categories=cats,
                   genuine=np.einsum("rac,ag->rgc", c.genuine, to_group),
                   impostor=np.einsum("rkc,kq->rqc", c.impostor, to_cat), fmr_targets=np.zeros(0),
-                  fmr_reference=fmr_reference, target_threshold=np.zeros((R, 0)),
+                  fmr_reference=fmr_reference,
+                  threshold_categories=category_mask(reference_pairs(fmr_reference, data.group_names, data.group_by),
+                                                     cats), target_threshold=np.zeros((R, 0)),
                   target_genuine_accepted=np.zeros((R, 0, G)), target_impostor_accepted=np.zeros((R, 0, len(cats))),
                   info={"weighting": "balanced", "size_classes": C})
 

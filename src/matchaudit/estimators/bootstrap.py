@@ -147,13 +147,6 @@ def view_names(counts: Counts) -> tuple[str, ...]:
     return model_views(tuple(counts.group_names))
 
 
-def _ref_mask(counts: Counts) -> np.ndarray:
-    G = len(counts.group_names)
-    m = np.zeros(len(counts.categories), bool)
-    m[:G if counts.fmr_reference == "same-group" else len(m)] = True
-    return m
-
-
 def _views_gen(x: np.ndarray) -> np.ndarray:
     """(..., G) -> (..., 1+G): all then groups."""
     return np.concatenate([x.sum(axis=-1, keepdims=True), x], axis=-1)
@@ -161,7 +154,7 @@ def _views_gen(x: np.ndarray) -> np.ndarray:
 
 def _views_imp(x: np.ndarray, counts: Counts) -> np.ndarray:
     G = len(counts.group_names)
-    return np.concatenate([x[..., _ref_mask(counts)].sum(axis=-1, keepdims=True), x[..., :G]], axis=-1)
+    return np.concatenate([x[..., counts.threshold_categories].sum(axis=-1, keepdims=True), x[..., :G]], axis=-1)
 
 
 def rates_at_threshold(counts: Counts, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

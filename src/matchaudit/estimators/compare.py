@@ -29,6 +29,7 @@ from matchaudit.estimators import bootstrap as bs
 from matchaudit.encoding import jsonable
 from matchaudit.estimators.permutation import PermutationTestResult, permutation_test
 from matchaudit.definitions import Rule, ThresholdImpostors, max_accepted
+from matchaudit.pairings import reference_pairs
 from matchaudit.model import DenseBlock, MatchData
 from matchaudit.progress import PASS_UNIT, Meter
 
@@ -143,15 +144,18 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
 
 # ----------------------------------------------------------------------------- paired swap test
 
-def comparison_arrays(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(score, genuine, owner identity, same-group impostor) per comparison, in block order.
+def comparison_arrays(data: MatchData, fmr_reference: ThresholdImpostors = "all"
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(score, genuine, owner identity, threshold impostor under ``fmr_reference``) per comparison, in block
+    order.
 
     All-pairs data is listed out (meant for data sets small enough to hold every score)."""
     g = data.identity_group
+    pairs = reference_pairs(fmr_reference, data.group_names, data.group_by)
     if data.protocol == "listed":
         p = data.table("model comparison")
         return (p.score.astype(float), p.genuine.copy(), p.identity_a.astype(np.int64),
-                (~p.genuine) & (g[p.identity_a] == g[p.identity_b]))
+                (~p.genuine) & pairs[g[p.identity_a], g[p.identity_b]])
     ident = data.samples.identity.astype(np.int64)
     s, i_all, j_all = [], [], []
     for blk in data.blocks():
@@ -164,7 +168,7 @@ def comparison_arrays(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarr
         j_all.append(jj[keep])
     s, i_all, j_all = np.concatenate(s), np.concatenate(i_all), np.concatenate(j_all)
     ki, kj = ident[i_all], ident[j_all]
-    return s, ki == kj, ki, (ki != kj) & (g[ki] == g[kj])
+    return s, ki == kj, ki, (ki != kj) & pairs[g[ki], g[kj]]
 
 
 def fnmr_at_fmr_scores(score: np.ndarray, genuine: np.ndarray, reference: np.ndarray, target: float,
@@ -207,9 +211,8 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
               ) -> PermutationTestResult:
     """Paired test of FNMR@FMR(A) = FNMR@FMR(B): model labels swapped per identity (see module doc).
     ``progress``: a display in comparisons x swaps."""
-    sa, gen, owner, same = comparison_arrays(a)
+    sa, gen, owner, ref = comparison_arrays(a, fmr_reference)
     sb = comparison_arrays(b)[0]
-    ref = same if fmr_reference == "same-group" else ~gen
     t = float(fnmr_at_fmr_scores(sa[None], gen, ref, fmr_target)[0] - fnmr_at_fmr_scores(sb[None], gen, ref, fmr_target)[0])
     n_ref = int(ref.sum())
     keep = contenders(sa, sb, ref, fmr_target)

@@ -5,8 +5,9 @@ that FMR targets and fixed thresholds fall into (``refine``), then reads every n
 result is a set of tidy tables (lists of flat records) — the same records go to ``results.json`` and CSV.
 
 Per group ``a``: genuine comparisons of identities in ``a``; impostor comparisons with both identities in
-``a``. The threshold is global: set from the FMR of ``threshold_impostors`` — ``"all"`` impostor comparisons
-or only ``"same-group"`` ones (NIST's demographic practice) — and recorded in every record.
+``a``. The threshold is global: set from the FMR of ``threshold_impostors`` — ``"all"`` impostor comparisons,
+only ``"same-group"`` ones (NIST's demographic practice), or those sharing some grouping attributes
+(``"same:sex,age"``, :mod:`matchaudit.pairings`) — and recorded in every record.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from matchaudit.metrics import fairness
 from matchaudit.metrics.rates import Rates, View, Weighting
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
 from matchaudit.model import ALL, MatchData, view_names
+from matchaudit.pairings import check_spec, reference_pairs
 
 FVC_ALIASES = {1e-2: "FMR100", 1e-3: "FMR1000", 1e-4: "FMR10000", 0.0: "ZeroFMR"}
 """FVC-style names of FNMR at an FMR target (FMR100 = FNMR at FMR 1%)."""
@@ -63,7 +65,7 @@ class AuditConfig:
             raise InputError(f"weightings {list(weightings)}: give pooled and/or balanced, each once.",
                              param="weightings")
         put("weightings", weightings)
-        checks.choice(self.threshold_impostors, ThresholdImpostors, "threshold_impostors")
+        check_spec(self.threshold_impostors)
         put("dcf_p_target", checks.probability(self.dcf_p_target, "dcf_p_target"))
         put("dcf_c_miss", checks.number(self.dcf_c_miss, "dcf_c_miss", low=0.0, low_open=True))
         put("dcf_c_fa", checks.number(self.dcf_c_fa, "dcf_c_fa", low=0.0, low_open=True))
@@ -118,10 +120,10 @@ class AuditResult:
         return "\n".join(lines)
 
 
-def _masks(g_count: int, impostors: ThresholdImpostors) -> tuple[np.ndarray, np.ndarray]:
-    upper = np.triu(np.ones((g_count, g_count), bool))
-    same = np.eye(g_count, dtype=bool)
-    return np.ones(g_count, bool), (same if impostors == "same-group" else upper).ravel()
+def _masks(data: MatchData, impostors: ThresholdImpostors) -> tuple[np.ndarray, np.ndarray]:
+    """The overall view's genuine groups and threshold impostor categories (tally layout ``a * G + b``, a <= b)."""
+    pairs = reference_pairs(impostors, data.group_names, data.group_by)
+    return np.ones(data.n_groups, bool), (pairs & np.triu(np.ones_like(pairs))).ravel()
 
 
 def group_view(g_count: int, g: int, weighting: Weighting) -> View:
@@ -170,7 +172,7 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
     if len(weightings) < len(config.weightings):
         result.summary["warnings"].append("identity-balanced weighting skipped: the input has no identities")
     g_count = data.n_groups
-    gen_all, thr_cats = _masks(g_count, config.threshold_impostors)
+    gen_all, thr_cats = _masks(data, config.threshold_impostors)
 
     # cells that need the exact impostors: FMR targets (per weighting) and fixed thresholds off the edges
     reference = [Rates(tally, View(gen_all, thr_cats, w)) for w in weightings]

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from matchaudit.pairings import describe
 from matchaudit.formatting import fmt, interval, operating_point, value as _num, with_counts as rate_with_counts
 from matchaudit.report.figures import label_key, plot_cross_group
 from matchaudit.report.evaluator_sections import calibration, distributions, failures
@@ -47,7 +48,7 @@ def _summary(res: dict, folder: Path) -> str:
         f"{s['n_identities']:,} identities, {s['n_genuine']:,} genuine and {s['n_impostor']:,} impostor comparisons"
         f"{' (groups by ' + ', '.join(map(esc, s['group_by'])) + ')' if s['group_by'] else ''}. "
         f"Decision rule: accept iff score {esc(cfg['rule'])} threshold. Global thresholds set by "
-        f"<b>{esc(cfg['threshold_impostors'])}</b> impostor comparisons.</p>"
+        f"<b>{esc(describe(cfg['threshold_impostors']))}</b>.</p>"
         + table(["group", "samples", "identities", "genuine", "same-group impostor"], rows) + warn
     )
 
