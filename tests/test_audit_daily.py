@@ -11,6 +11,7 @@ import matchaudit as ma
 from matchaudit.auditing import score_analyses
 from matchaudit.cli import app
 from matchaudit.estimators.audit_intervals import IntervalOptions
+from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.report.html import write_report
 
 
@@ -50,8 +51,11 @@ def test_llr_and_method_choice(small):
 
 def test_over_the_memory_budget_is_a_warning_not_a_failure(small):
     opts = IntervalOptions(n_resamples=50, memory_gb=1e-9)
-    cal, dist, note = score_analyses(small, opts, ((0.01, 1, 1),), False, False)
-    assert cal is None and dist is None and "skipped" in note[0] and "GiB" in note[0]
+    config = AuditConfig(fmr_targets=(), fnmr_targets=(0.01,))
+    cal, dist, dual, note = score_analyses(small, config, evaluate(small, config), opts, ((0.01, 1, 1),), False,
+                                           False)
+    assert cal is None and dist is None and dual == [] and "skipped" in note[0] and "GiB" in note[0]
+    assert "intervals at FNMR targets" in note[0]
 
 
 @pytest.mark.parametrize("flag,value,words", [("--dcf", "0.01,1", "triples"), ("--dcf", "1.5,1,1", "--dcf"),

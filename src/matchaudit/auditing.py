@@ -22,10 +22,12 @@ from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
 from matchaudit.estimators.calibration import CalibrationResult, calibration_from, check_operating_points
 from matchaudit.estimators.distributions import DistributionResult, distributions_from
+from matchaudit.estimators.dual_point import interval_records
 from matchaudit.estimators.failures import failure_note, fta_records
 from matchaudit.estimators.score_views import MEMORY_GIB, METHODS as SCORE_VIEW_METHODS, Runner, materialise
 from matchaudit.estimators.regime import annotate, regime_warnings
-from matchaudit.estimators.audit_intervals import (IntervalOptions, balanced_method, compute_intervals,
+from matchaudit.formatting import operating_point
+from matchaudit.estimators.audit_intervals import (IntervalOptions, ZeroBounds, balanced_method, compute_intervals,
                                                   interval_weightings, plan_chunks, plan_note)
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
@@ -72,12 +74,14 @@ def score_warnings(exact: AuditResult) -> list[str]:
 
 def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                 exact: AuditResult | None = None, progress: bool = False) -> tuple[list[dict], list[str]]:
-    """Tidy records of every pair of groups' FNMR@FMR and FMR difference (raw, Holm, max-T p-values and the
-    Benjamini-Hochberg q-value) per FMR target.
+    """Tidy records of every pair of groups' FNMR and FMR difference (raw, Holm, max-T p-values and the
+    Benjamini-Hochberg q-value) per FMR target and per FNMR target.
 
-    FNMR: the threshold is re-derived in every relabelling from the same impostors that set the audit's global
-    threshold (``threshold_impostors``). FMR (same-group impostors): at the audit's global threshold of the target
-    (``exact``'s, computed when not given), held fixed. Studentized with the identity-clustered variance.
+    At an FMR target, FNMR: the threshold is re-derived in every relabelling from the same impostors that set the
+    audit's global threshold (``threshold_impostors``); FMR (same-group impostors): at the audit's global threshold
+    of the target (``exact``'s, computed when not given), held fixed. At an FNMR target the threshold comes from
+    every genuine comparison, whatever the group labels, so relabelling identities cannot move it: both rates are
+    tested at the audit's threshold there, exactly the fixed-threshold tests. Studentized with the identity-clustered variance.
     ``significant`` is the max-T adjusted verdict (``pvalue_adjusted <= alpha``). Targets the test cannot run at
     are skipped with a warning. ``progress``: a display of each test's relabellings.
     """
@@ -86,32 +90,36 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     if not data.has_identities or len(data.group_names) < 2:
         return [], ["group tests skipped: they need identities and at least two groups."]
     exact = evaluate(data, config) if exact is None else exact
-    global_t = {p["target"]: p["threshold"] for p in exact.operating_points
-                if p["kind"] == "fmr_target" and p["group"] == ALL and p["weighting"] == "pooled"}
+    global_t = {(p["kind"], p["target"]): p["threshold"] for p in exact.operating_points
+                if p["kind"] in ("fmr_target", "fnmr_target") and p["group"] == ALL and p["weighting"] == "pooled"}
     records: list[dict] = []
     warnings: list[str] = []
     common = dict(level=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
                   studentize=options.studentize, progress=progress)
-    for target in config.fmr_targets:
-        for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
-                           ("fmr", dict(threshold=global_t[target]))):
-            try:
-                if metric == "fmr" and not np.isfinite(global_t[target]):
-                    raise InputError("the audit's threshold there is not finite")
-                res = matching_all_groups_test(data, "fnmr_at_fmr" if metric == "fnmr" else "fmr", **kw, **common)
-            except (InputError, ValueError) as e:
-                warnings.append(f"{metric.upper()} group tests at FMR target {target:g} skipped: {e}")
-                continue
-            for r in res.rows:
-                records.append({
-                    "metric": metric, "kind": "fmr_target", "target": target, "weighting": "pooled",
-                    "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
-                    "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
-                    "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "qvalue_bh": r["qvalue_bh"],
-                    "pvalue_adjusted": r["pvalue_maxt"], "significant": r["significant_maxt"],
-                    "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
-                    "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
-                    "reason": r.get("reason")})
+    runs = [("fmr_target", target, metric, kw) for target in config.fmr_targets
+            for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
+                               ("fmr", dict(threshold=global_t["fmr_target", target])))]
+    runs += [("fnmr_target", target, metric, dict(threshold=global_t["fnmr_target", target]))
+             for target in config.fnmr_targets for metric in ("fmr", "fnmr")]
+    for kind, target, metric, kw in runs:
+        name = f"{metric.upper()} group tests at {operating_point(kind, target)}"
+        try:
+            if "threshold" in kw and not np.isfinite(kw["threshold"]):
+                raise InputError("the audit's threshold there is not finite")
+            res = matching_all_groups_test(data, "fnmr_at_fmr" if "fmr_target" in kw else metric, **kw, **common)
+        except (InputError, ValueError) as e:
+            warnings.append(f"{name} skipped: {e}")
+            continue
+        for r in res.rows:
+            records.append({
+                "metric": metric, "kind": kind, "target": target, "weighting": "pooled",
+                "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
+                "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
+                "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "qvalue_bh": r["qvalue_bh"],
+                "pvalue_adjusted": r["pvalue_maxt"], "significant": r["significant_maxt"],
+                "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
+                "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
+                "reason": r.get("reason")})
     return records, warnings
 
 
@@ -330,24 +338,38 @@ class Audit:
         return head + (f"\n  with {' and '.join(extra)}" if extra else "")
 
 
-def score_analyses(data: MatchData, options: IntervalOptions, dcf: Sequence[tuple[float, float, float]], llr: bool,
-                   progress: bool) -> tuple[CalibrationResult | None, DistributionResult | None, list[str]]:
-    """The calibration and cost metrics and the score distributions of an audit, with intervals by each score-view
-    method the options name (the first one; default ``recentered``, or ``double-or-nothing`` without samples), or
-    a warning saying why they were skipped (the comparisons do not fit in memory; labels without identities)."""
+def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, options: IntervalOptions,
+                   dcf: Sequence[tuple[float, float, float]], llr: bool, progress: bool
+                   ) -> tuple[CalibrationResult | None, DistributionResult | None, list[dict], list[str]]:
+    """The calibration and cost metrics, the score distributions and the intervals at the FNMR targets
+    (:mod:`matchaudit.estimators.dual_point`: each replicate at its own threshold) of an audit, with intervals by
+    the first score-view method the options name (default ``recentered``, or ``double-or-nothing`` without
+    samples), or a warning saying why they were skipped (the comparisons do not fit in memory; labels without
+    identities)."""
     method = next((m for m in options.methods if m in SCORE_VIEW_METHODS),
                   "recentered" if data.samples is not None else "double-or-nothing")
-    try:  # one materialisation and one pass serve both (the pass computes the moments with the costs)
+    betas = tuple(config.fnmr_targets)
+    try:  # one materialisation and one pass serve all three (the pass computes the moments with the costs)
         views = materialise(data, method, options.memory_gb or MEMORY_GIB,
-                            "calibration metrics and score distributions")
+                            "calibration metrics and score distributions", config.threshold_impostors)
     except InputError as e:
         if e.param not in (None, "memory_gib", "method"):  # the data cannot serve them: say so, audit the rest
             raise
-        return None, None, [f"calibration metrics and score distributions skipped: {e}"]
-    s = Runner(views, dcf, llr=llr).bootstrap(method, options.n_resamples, options.seed, progress,
-                                               "calibration and score-distribution resamples")
+        what = "calibration metrics, score distributions" + (" and intervals at FNMR targets" if betas else "")
+        return None, None, [], [f"{what} skipped: {e}"]
+    s = Runner(views, dcf, llr=llr, fnmr_targets=betas).bootstrap(
+        method, options.n_resamples, options.seed, progress, "calibration and score-distribution resamples")
     args = (method, options.level, options.n_resamples, options.seed)
-    return calibration_from(views, s, llr, *args), distributions_from(views, s, *args), []
+    dual = []
+    if betas:
+        ops = {(p["target"], p["group"]): p for p in exact.operating_points
+               if p["kind"] == "fnmr_target" and p["weighting"] == "pooled"}
+        dual = interval_records(s, views.names, betas, method, options.level, options.alternative,
+                                options.n_resamples, options.seed, lambda b, g: ops[(b, g)],
+                                {"weighting": "pooled", "rule": config.rule,
+                                 "threshold_impostors": config.threshold_impostors, "scheme": method},
+                                ZeroBounds(data, options.level, options.alternative).interval)
+    return calibration_from(views, s, llr, *args), distributions_from(views, s, *args), dual, []
 
 
 def audit(
@@ -474,6 +496,10 @@ def audit(
     if iopts is not None:
         result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
                                                                   result=exact, backend=backend)
+        result.calibration_result, result.distribution_result, dual, note = score_analyses(
+            data, config, exact, iopts, dcf, llr, progress)
+        result.interval_records += dual
+        result.warnings += note
         annotate(data, result.interval_records, iopts.methods, exact.summary.get("threshold_impostor_comparisons"))
         if bal_skipped:
             result.warnings.append(bal_skipped)
@@ -483,9 +509,6 @@ def audit(
             result.warnings.append(f"{', '.join(idle)}: closed forms apply at fixed thresholds only, and none was "
                                    "given (--threshold): no intervals of that method.")
         result.warnings += regime_warnings(data, result.interval_records)
-    if iopts is not None:
-        result.calibration_result, result.distribution_result, note = score_analyses(data, iopts, dcf, llr, progress)
-        result.warnings += note
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)
         result.warnings += test_warnings

@@ -134,7 +134,7 @@ def closed_form(method: str, ic: IdentityCounts, ti: int, group: int | None, lev
 
 # ----------------------------------------------------------------------------- the audit's records
 
-class _ZeroBounds:
+class ZeroBounds:
     """Zero-error intervals of each view (0: all, then the groups) for the bootstrap records."""
 
     def __init__(self, data: MatchData, level: float, alternative: Alternative, balanced: bool = False):
@@ -293,7 +293,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
             student = _Studentizer(data, _scheme(boot_method, options.seed), options.n_resamples,
                                    identity_counts(data, thresholds, config.rule))
         records += _bootstrap_records("pooled", plug, stats, v, boot_method, config, options, exact, fixed=fixed,
-                                      zeros=_ZeroBounds(data, options.level, options.alternative),
+                                      zeros=ZeroBounds(data, options.level, options.alternative),
                                       within=_within(data, boot_method, thresholds, target_t, config.rule),
                                       student=student)
         bands += det_bands(plug, stats["det"], v, options, boot_method)
@@ -306,7 +306,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         if bal_method != boot_method:
             notes["all"] = f"{boot_method} has no identity-balanced version: {bal_method} bootstrap"
         records += _bootstrap_records("balanced", bplug, bstats, bv, bal_method, config, options, exact, fixed=True,
-                                      notes=notes, zeros=_ZeroBounds(data, options.level, options.alternative,
+                                      notes=notes, zeros=ZeroBounds(data, options.level, options.alternative,
                                                                      balanced=True),
                                       within=_within(data, bal_method, thresholds, bal_t, config.rule, balanced=True))
         bands += det_bands(bplug, bstats["det"], bv, options, bal_method, "balanced")
@@ -426,7 +426,7 @@ class _Exact:
 def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarray], v, method: str,
                        config: AuditConfig, options: IntervalOptions, exact: _Exact, fixed: bool,
                        notes: dict[str, str] | None = None,
-                       zeros: _ZeroBounds | None = None, within: WithinVariance | None = None,
+                       zeros: ZeroBounds | None = None, within: WithinVariance | None = None,
                        student: _Studentizer | None = None) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its plug-in counts and replicate statistics (:func:`_reducer`;
     pooled: exact replicate thresholds at FMR targets; balanced: grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
@@ -563,6 +563,7 @@ __all__ = [
     "METHODS",
     "RECENTRED",
     "IntervalOptions",
+    "ZeroBounds",
     "balanced_method",
     "ChunkPlan",
     "plan_chunks",

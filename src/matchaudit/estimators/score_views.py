@@ -30,7 +30,9 @@ import numpy as np
 from matchaudit.blocks import DenseBlock
 from matchaudit.errors import InputError
 from matchaudit.metrics import calibration as cal
+from matchaudit.definitions import ThresholdImpostors
 from matchaudit.model import MatchData, PairBlock, view_names
+from matchaudit.pairings import reference_pairs
 from matchaudit.progress import pass_meter
 from matchaudit.resampling import DoubleOrNothing, Layout, Vertex, WithinIdentity
 from matchaudit.scores import self_score
@@ -64,6 +66,7 @@ class ScoreViews:
     names: tuple[str, ...]
     layout: Layout
     unit_size: np.ndarray  # samples per identity of each sample (sample units), for the V-statistic
+    reference: np.ndarray  # the impostors among the threshold impostors (threshold_impostors), for view 0
 
     @property
     def n(self) -> int:
@@ -124,10 +127,11 @@ def _all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s, a, b
 
 
-def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB, feature: str = "this analysis"
-                ) -> ScoreViews:
+def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB, feature: str = "this analysis",
+                threshold_impostors: ThresholdImpostors = "all") -> ScoreViews:
     """The views' comparisons of ``data``, sorted once (all-pairs: streamed from :meth:`MatchData.blocks`). An
-    :class:`InputError` when they exceed ``memory_gib`` or when the data lack what ``method`` resamples."""
+    :class:`InputError` when they exceed ``memory_gib`` or when the data lack what ``method`` resamples.
+    ``threshold_impostors`` marks the overall view's threshold impostors (:mod:`matchaudit.pairings`)."""
     if not data.has_identities:
         raise InputError(f"{feature} resamples identities, but this comparison table has labels only: give the "
                          "identity columns.", param="method")
@@ -162,6 +166,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
         del a, b
     grouped = len(view_names(data.group_names)) > 1
     view = np.where(grouped & (ga == gb), ga + 1, 0).astype(np.int32)
+    reference = ~gen & reference_pairs(threshold_impostors, data.group_names, data.group_by)[ga, gb]
     m = len(gen) - (n_samples if sample and not listed else 0)
     if sample:
         kind = np.full(len(gen), cal.PRODUCT, np.int8)
@@ -175,7 +180,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
     return ScoreViews(s[order], gen[order], view[order], kind[order], u[order].astype(np.int64),
                       v[order].astype(np.int64), "sample" if sample else "identity", int(n_units),
                       view_names(data.group_names),
-                      Layout(data.identity_group.astype(np.int64), ident), sizes.astype(np.int64))
+                      Layout(data.identity_group.astype(np.int64), ident), sizes.astype(np.int64), reference[order])
 
 
 @nb.njit(parallel=True, cache=True)
@@ -190,19 +195,22 @@ def _replicates(score, gen, view, sp, kind, u, v, UT, n_views, cut, ops, shift, 
 @dataclass(frozen=True)
 class Summaries:
     """Sweep summaries (:mod:`matchaudit.metrics.calibration` columns) per view: the plug-in (V, S), the
-    V-statistic version (V, S; recentered only, else None) and the replicates (B, V, S)."""
+    V-statistic version (V, S; recentered only, else None) and the replicates (B, V, S); with FNMR targets, the
+    rates there (:mod:`.dual_point`: plug-in (V, T, 2), V-statistic version, replicates (B, V, T, 2))."""
 
     estimate: np.ndarray
     v_estimate: np.ndarray | None
     replicates: np.ndarray
     ops: np.ndarray
+    dual: tuple[np.ndarray, np.ndarray | None, np.ndarray] | None = None
 
 
 class Runner:
     """Runs sweeps over one :class:`ScoreViews` with fixed operating points and options."""
 
-    def __init__(self, views: ScoreViews, ops=(), llr: bool = False, calib: bool = True):
+    def __init__(self, views: ScoreViews, ops=(), llr: bool = False, calib: bool = True, fnmr_targets=()):
         self.views, self.calib = views, calib
+        self.betas = np.asarray(fnmr_targets, np.float64)
         self.ops = cal.operating_array(ops)
         self.cut = cal.cuts(views.score, self.ops)
         s = views.score
@@ -223,19 +231,29 @@ class Runner:
                     self.shift, self.calib, self.bound, out)
         return out[:U.shape[0]]
 
-    def plug_in(self) -> np.ndarray:
-        """Summaries (V, S) with every weight 1 (self-pairs weigh C(1, 2) = 0)."""
-        return self.run(np.ones((1, self.views.n_units)))[0]
+    def dual(self, U: np.ndarray, kind: np.ndarray | None = None, u: np.ndarray | None = None) -> np.ndarray:
+        """Rates at the FNMR targets (R, V, T, 2) for unit weights ``U`` (:func:`.dual_point.dual_rates`)."""
+        from matchaudit.estimators.dual_point import dual_rates
 
-    def v_statistic(self) -> np.ndarray:
-        """Summaries (V, S) at the within-identity bootstrap's expected weights (module doc)."""
+        return dual_rates(self.views, self.betas, U, kind, u)
+
+    def plug_in(self, dual: bool = False) -> np.ndarray:
+        """Summaries (V, S) with every weight 1 (self-pairs weigh C(1, 2) = 0); ``dual``: the rates at the FNMR
+        targets (V, T, 2) instead."""
+        U = np.ones((1, self.views.n_units))
+        return (self.dual(U) if dual else self.run(U))[0]
+
+    def v_statistic(self, dual: bool = False) -> np.ndarray:
+        """Summaries (V, S) at the within-identity bootstrap's expected weights (module doc); ``dual``: the rates
+        at the FNMR targets instead."""
         vw = self.views
         n_a = vw.unit_size[vw.u].astype(float)  # u and v share an identity wherever n_a is used
         same = vw.layout.sample_identity[vw.u] == vw.layout.sample_identity[vw.v]
         e = np.where(same, (n_a - 1) / n_a, 1.0)
         e = np.where(vw.u == vw.v, 2 - 1 / n_a, e)  # a sample listed against itself: E c^2
         e = np.where(vw.kind == cal.SELF, (n_a - 1) / (2 * n_a), e)
-        return self.run(e[None], np.full(vw.n, cal.SINGLE, np.int8), np.arange(vw.n, dtype=np.int64))[0]
+        args = (e[None], np.full(vw.n, cal.SINGLE, np.int8), np.arange(vw.n, dtype=np.int64))
+        return (self.dual(*args) if dual else self.run(*args))[0]
 
     def weights(self, method: Method, reps: np.ndarray, seed: int) -> np.ndarray:
         """Unit weights (R, units) of replicates ``reps`` (numbered from 1) of ``method``."""
@@ -246,14 +264,22 @@ class Runner:
 
     def bootstrap(self, method: Method, n_resamples: int, seed: int, progress=False,
                   label: str = "score-view resamples") -> Summaries:
-        """The plug-in, the V-statistic version (recentered) and ``n_resamples`` replicates."""
-        reps = np.empty((n_resamples, len(self.views.names), cal.N_FIXED + 2 * self.ops.shape[0]))
+        """The plug-in, the V-statistic version (recentered) and ``n_resamples`` replicates (and the rates at the
+        FNMR targets, from the same weights)."""
+        V = len(self.views.names)
+        reps = np.empty((n_resamples, V, cal.N_FIXED + 2 * self.ops.shape[0]))
+        dual = np.empty((n_resamples, V, self.betas.size, 2))
         with pass_meter(progress, label, float(self.views.n) * n_resamples) as meter:
             for lo in range(0, n_resamples, BATCH):
                 hi = min(lo + BATCH, n_resamples)
-                reps[lo:hi] = self.run(self.weights(method, np.arange(lo + 1, hi + 1), seed))
+                U = self.weights(method, np.arange(lo + 1, hi + 1), seed)
+                reps[lo:hi] = self.run(U)
+                if self.betas.size:
+                    dual[lo:hi] = self.dual(U)
                 meter.advance(float(self.views.n) * (hi - lo))
-        return Summaries(self.plug_in(), self.v_statistic() if method == "recentered" else None, reps, self.ops)
+        rec = method == "recentered"
+        duals = (self.plug_in(True), self.v_statistic(True) if rec else None, dual) if self.betas.size else None
+        return Summaries(self.plug_in(), self.v_statistic() if rec else None, reps, self.ops, duals)
 
 
 __all__ = ["MEMORY_GIB", "METHODS", "Runner", "ScoreViews", "Summaries", "materialise"]

@@ -94,12 +94,15 @@ def _span(r: dict) -> str:
 
 def _operating(res: dict, folder: Path) -> str:
     ivs = _interval_lookup(res)
-    methods = sorted({r["method"] for r in res.get("intervals", []) if r.get("metric") == "FNMR"})
+    methods = sorted({r["method"] for r in res.get("intervals", [])
+                      if (r.get("metric"), r.get("kind")) in (("FNMR", "fmr_target"), ("FNMR", "threshold"),
+                                                              ("FMR", "fnmr_target"))})
     level = next((r.get("level") for r in res.get("intervals", [])), None)
     parts = ["<h2>Operating points</h2>"]
     if methods:
-        parts.append(f"<p>FNMR intervals at {pct(level, 2)} by method, side by side (see the reproducibility block "
-                     "for replicates and seed).</p>")
+        parts.append(f"<p>Intervals at {pct(level, 2)} by method, side by side, of the rate each point leaves free: "
+                     "FNMR at FMR targets and thresholds, FMR at FNMR targets (each replicate re-derives its own "
+                     "threshold; see the reproducibility block for replicates and seed).</p>")
     for w in res["config"]["weightings"]:
         rows = []
         for p in res["operating_points"]:
@@ -113,12 +116,13 @@ def _operating(res: dict, folder: Path) -> str:
             row = [esc(label), esc(p["group"]), fmt(p["threshold"], digits=5),
                    rate_with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
                    rate_with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"])]
-            found = ivs.get((w, p["group"], "FNMR", p["kind"], p["target"]), [])
+            free = "FMR" if p["kind"] == "fnmr_target" else "FNMR"
+            found = ivs.get((w, p["group"], free, p["kind"], p["target"]), [])
             for m in methods:
                 iv = [r for r in found if r["method"] == m]
-                row.append(_span(iv[0]) if iv else "—")
+                row.append(f"{free} {_span(iv[0])}" if iv else "—")
             rows.append(row)
-        head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"] + [f"FNMR {m}" for m in methods]
+        head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"] + [f"interval, {m}" for m in methods]
         parts.append(f"<h3>{esc(w)} weighting</h3>" + table(head, rows, 2))
     if any("†" in part for part in parts):
         parts.append("<p class='muted'>† indicative: the regime grid (docs/intervals.md) does not validate this "
