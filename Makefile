@@ -2,21 +2,27 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+CORE := $(VENV)/.core
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test clean
 
-$(STAMP): pyproject.toml
+# what `make demo` needs: the package and its required dependencies only
+$(CORE): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-# the test extra plus the mcmc extra (NumPyro/JAX: the NUTS sampler and its log-density checks run in CI too)
+	$(BIN)/pip install --quiet -e .
+	touch $(CORE)
+
+# what `make test` adds: the test extra plus the mcmc extra (NumPyro/JAX: the NUTS sampler and its log-density
+# checks run in CI too) and PyTorch for tests/test_torch_backend.py (the gpu backend on CPU tensors): exactly
+# 2.13.0, the CPU build these machines hold on disk (any other spec pulls GBs of CUDA wheels from the registry)
+$(STAMP): $(CORE)
 	$(BIN)/pip install --quiet -e '.[test,mcmc]'
-# PyTorch for tests/test_torch_backend.py (the gpu backend on CPU tensors): exactly 2.13.0, the CPU build these
-# machines hold on disk (any other spec pulls GBs of CUDA wheels from the registry)
 	$(BIN)/pip install --quiet 'torch==2.13.0'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE)
 	$(BIN)/matchaudit demo --out matchaudit-demo
 
 test: $(STAMP)

@@ -21,3 +21,17 @@ def meter_log(monkeypatch) -> list[tuple]:
     monkeypatch.setattr(progress, "EVERY", 0.0)
     monkeypatch.setattr(progress.Meter, "advance", spy)
     return seen
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """One `matchaudit demo` run for the whole session (the CLI and report tests read it; none may change what it
+    wrote except by adding report.html)."""
+    from typer.testing import CliRunner
+
+    from matchaudit.cli import app
+
+    out = tmp_path_factory.mktemp("demo")
+    res = CliRunner().invoke(app, ["demo", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    return out

@@ -16,12 +16,9 @@ from matchaudit.report.results import schema
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo")
-    res = runner.invoke(app, ["demo", "--out", str(out), "--quiet"])
-    assert res.exit_code == 0, res.output
-    return out
+@pytest.fixture
+def demo_dir(demo_run):
+    return demo_run
 
 
 def test_demo_writes_valid_results_tables_and_plots(demo_dir):
@@ -38,13 +35,15 @@ def test_demo_writes_valid_results_tables_and_plots(demo_dir):
         at = {p["group"]: p["fnmr"] for p in pts if p["target"] == target}
         assert max(at, key=at.get) == "B"
     # group tests: every pair at every target, estimates are the audit's own FNMRs, B's designed gap is found
-    rate = {(m, p["target"], p["group"]): p[m] for p in pts for m in ("fnmr", "fmr")}
-    assert sorted((t["metric"], t["target"], t["group_a"], t["group_b"]) for t in doc["tests"]) == sorted(
-        (m, x, a, b) for m in ("fnmr", "fmr") for x in doc["config"]["fmr_targets"]
-        for a, b in (("A", "B"), ("A", "C"), ("B", "C")))
+    ops = [p for p in doc["operating_points"] if p["weighting"] == "pooled" and p["group"] != "all"]
+    rate = {(p["kind"], m, p["target"], p["group"]): p[m] for p in ops for m in ("fnmr", "fmr")}
+    points = [("fmr_target", x) for x in doc["config"]["fmr_targets"]] + [
+        ("fnmr_target", x) for x in doc["config"]["fnmr_targets"]]
+    assert sorted((t["kind"], t["metric"], t["target"], t["group_a"], t["group_b"]) for t in doc["tests"]) == sorted(
+        (k, m, x, a, b) for m in ("fnmr", "fmr") for k, x in points for a, b in (("A", "B"), ("A", "C"), ("B", "C")))
     for t in doc["tests"]:  # estimates are the audit's own rates (FMR: same-group, at the audit's threshold)
-        assert t["estimate_a"] == pytest.approx(rate[t["metric"], t["target"], t["group_a"]], abs=1e-12)
-    tests = [t for t in doc["tests"] if t["metric"] == "fnmr"]
+        assert t["estimate_a"] == pytest.approx(rate[t["kind"], t["metric"], t["target"], t["group_a"]], abs=1e-12)
+    tests = [t for t in doc["tests"] if t["metric"] == "fnmr" and t["kind"] == "fmr_target"]
     for t in tests:
         assert t["effect"] == pytest.approx(t["estimate_a"] - t["estimate_b"], abs=1e-12)
         assert t["pvalue"] <= t["pvalue_holm"] and t["pvalue_adjusted"] == t["pvalue_maxt"]

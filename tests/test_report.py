@@ -16,9 +16,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rep")
-    assert runner.invoke(app, ["demo", "--out", str(out), "--quiet"]).exit_code == 0
+def report(demo_run):
+    out = demo_run
     res = runner.invoke(app, ["report", str(out / "results.json")])
     assert res.exit_code == 0, res.output
     return out / "report.html"
