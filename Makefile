@@ -7,11 +7,13 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test clean
 
-# what `make demo` needs: the package and its required dependencies only
+# what `make demo` needs: the package and its required dependencies only; then the Numba kernels compiled into
+# their cache once, so that the first audit does not compile them (matchaudit/warmup.py)
 $(CORE): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e .
+	$(BIN)/python -m matchaudit.warmup
 	touch $(CORE)
 
 # what `make test` adds: the test extra plus the mcmc extra (NumPyro/JAX: the NUTS sampler and its log-density
