@@ -3,7 +3,10 @@ matchaudit.warmup``), so that a fresh install's first audit loads them from the 
 
 It runs, on a tiny simulated data set, the jobs whose kernels the CLI uses: the demo's audit (intervals,
 group tests, FNMR target, calibration) on all-pairs embeddings and on a listed comparison table. Numba caches a
-kernel per argument types, and the tiny data has the types of real data, so the cache serves real runs.
+kernel per argument types, and the tiny data has the types of real data, so the cache serves real runs — except
+the counting kernels' wide-accumulator variants (float32 counts, chosen when a table cell can exceed int16), which
+only data of thousands of samples reach: the demo's first run still compiles those (about 5 CPU-s, against 31 s
+without the warm-up; measured with NUMBA_DEBUG_CACHE=1).
 """
 
 from __future__ import annotations
