@@ -20,6 +20,7 @@ from matchaudit.encoding import jsonable
 from matchaudit.formatting import fmt, interval
 from matchaudit.errors import InputError, listing
 from matchaudit.labelfree import curves, diagnostics, ppc, samplers
+from matchaudit.labelfree.binned import COUNT_BINS, LIKELIHOOD_POINTS, Compressed, compress
 from matchaudit.definitions import Rule
 from matchaudit.labelfree.curves import band
 from matchaudit.labelfree.starting_values import Init, initialise
@@ -58,6 +59,8 @@ class GroupFit:
     params: dict  # natural parameters, arrays over the kept draws (user's units)
     diagnostics: dict
     sampler_info: dict
+    likelihood: dict = field(default_factory=dict)  # how the unlabelled likelihood was computed (binned.Compressed)
+    counted_on: dict = field(default_factory=dict)  # the cells finite-sample rates and the PPC count on
 
     @property
     def n_labelled(self) -> int:
@@ -108,6 +111,7 @@ class Estimate:
                 "name": g.name, "n_pairs": int(g.scores.size), "n_labelled": g.n_labelled,
                 "init": g.init, "posterior": {k: band(v, self.level) for k, v in g.params.items()},
                 "diagnostics": g.diagnostics, "sampler_info": g.sampler_info,
+                "likelihood": g.likelihood, "counted_on": g.counted_on,
             } for g in self.groups],
             "results": {k: {"note": KIND_NOTE[k], **v} for k, v in self.results.items()},
             "ppc": {g: {k: v for k, v in c.items() if k in ("ks", "ks_pvalue", "bandwidth")} for g, c in self.ppc.items()},
@@ -125,7 +129,7 @@ class Estimate:
             d = g.diagnostics["max"]
             lines.append(f"  {g.name}: {g.scores.size} pairs ({g.n_labelled} labelled), share of matches "
                          f"{pi['median']:.3f} [{pi['lower']:.3f}, {pi['upper']:.3f}], max R-hat {d['rhat']:.3f}, "
-                         f"min ESS {d['ess']:.0f}, PPC KS p {self.ppc[g.name]['ks_pvalue']:.2f}")
+                         f"min ESS {d['ess']:.0f}, PPC KS p {self.ppc[g.name]['ks_pvalue']:.2f}; {_likelihood_text(g)}")
         for kind, res in self.results.items():
             lines.append(f"{kind} ({KIND_NOTE[kind]}):")
             for e in res["fnmr_at_fmr"]:
@@ -141,6 +145,17 @@ class Estimate:
         lines += [f"  - {x}" for x in self.limits]
         lines += [f"Warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+
+def _likelihood_text(g: GroupFit) -> str:
+    lik = g.likelihood
+    if not lik:
+        return "likelihood per score"
+    n_u = lik["scores"]
+    if lik["method"].startswith("exact"):
+        return f"likelihood exact over {lik['cells']} distinct values of {n_u} unlabelled scores"
+    return (f"likelihood binned: {n_u} unlabelled scores in {lik['cells']} bins (2 points each, within-bin RMS "
+            f"{lik['within_bin_rms']:.2g} standardised)")
 
 
 def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -176,10 +191,14 @@ def _thin(n_total: int, n: int) -> np.ndarray:
 
 def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: LabelSampling,
                sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int,
-               shape_prior: ShapePrior = DEFAULT_SHAPE_PRIOR, tick: samplers.Tick | None = None):
+               shape_prior: ShapePrior = DEFAULT_SHAPE_PRIOR, tick: samplers.Tick | None = None,
+               likelihood_points: int | None = LIKELIHOOD_POINTS):
+    """Start, draws and diagnostics of one group (standardised scores ``z``), and how its likelihood was
+    computed (the unlabelled scores compressed by :func:`binned.likelihood_cells`)."""
     init = initialise(z, lam)
     lab = ~np.isnan(y)
-    model = GroupModel(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling, shape_prior)
+    model, cells = GroupModel.compressed(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling,
+                                         shape_prior, likelihood_points)
     mode, cov = samplers.laplace(model.log_density, model.start(init))
     starts = samplers.dispersed_starts(mode, cov, chains, rng)
     if sampler == "numpyro":
@@ -189,11 +208,11 @@ def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: La
     else:
         d = samplers.sample_numpy(model.log_density, starts, cov, warmup, draws, rng, tick)
     diag = diagnostics.summarise(d.theta, model.names)
-    return init, d, diag
+    return init, d, diag, cells.describe()
 
 
 def _group_fit(name, s: np.ndarray, y: np.ndarray, init: Init, d: samplers.Draws, diag: dict, loc: float,
-               scale: float) -> GroupFit:
+               scale: float, likelihood: dict | None = None) -> GroupFit:
     """One group's fit in the user's score units (the model runs on standardised scores)."""
     p = constrain(d.theta.reshape(-1, d.theta.shape[-1]))
     for k in ("mu0", "mu1"):
@@ -201,7 +220,8 @@ def _group_fit(name, s: np.ndarray, y: np.ndarray, init: Init, d: samplers.Draws
     for k in ("s0L", "s0R", "s1L", "s1R"):
         p[k] = scale * p[k]
     worst = {"rhat": max(v["rhat"] for v in diag.values()), "ess": min(v["ess"] for v in diag.values())}
-    return GroupFit(name, s, y, _init_report(init, loc, scale), p, {"per_parameter": diag, "max": worst}, d.info)
+    return GroupFit(name, s, y, _init_report(init, loc, scale), p, {"per_parameter": diag, "max": worst}, d.info,
+                    dict(likelihood or {}))
 
 
 def _init_report(init: Init, loc: float, scale: float) -> dict:
@@ -283,6 +303,7 @@ def estimate(
     ppc_replicates: int = 50,
     shape_prior: ShapePrior | None = None,
     progress: bool = False,
+    likelihood_points: int | None = LIKELIHOOD_POINTS,
 ) -> Estimate:
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and rates at a global threshold from similarity scores.
 
@@ -291,7 +312,11 @@ def estimate(
     independence Jeffreys prior, TP-SAS ``log delta ~ N(0, 0.5^2)``), ``"weak"`` (TP-T ``Gamma(2, rate 0.1)``,
     TP-SAS as before) or ``"supplement"`` (E.2: ``Gamma(5, 0.25)`` / ``Gamma(50, 50)``); the latter two pull
     heavy non-match tails towards normal (docs/labelfree.md, "Recovery"). ``progress``: one display over every
-    group's chains, in MCMC iterations (warm-up and draws), with rate and time left.
+    group's chains, in MCMC iterations (warm-up and draws), with rate and time left. ``likelihood_points``:
+    the unlabelled likelihood of a group is evaluated over its distinct scores with their counts (exact) when
+    it has at most this many, else over this many points: half as many bins, two quadrature points each
+    (docs/labelfree.md, "Likelihood"); ``None``: distinct scores however many. Finite-sample rates and the
+    posterior predictive check count on at most ``binned.COUNT_BINS`` cells per group (distinct scores, or bins).
     Raises :class:`NotConverged` when any R-hat >= 1.2.
     """
     s, g, y = validate(scores, groups, labels)
@@ -305,6 +330,8 @@ def estimate(
         raise InputError(f"chains {chains}: at least 2 are needed to check convergence (R-hat).", param="chains")
     if draws is not None:
         checks.integer(draws, "draws", low=1)
+    if likelihood_points is not None:
+        checks.integer(likelihood_points, "likelihood_points", low=8)
     shape_prior = DEFAULT_SHAPE_PRIOR if shape_prior is None else shape_prior
     if shape_prior not in SHAPE_PRIORS:
         raise InputError(f"unknown shape prior {shape_prior!r}; choose one of {', '.join(SHAPE_PRIORS)}")
@@ -315,14 +342,15 @@ def estimate(
     loc, scale = float(np.median(s)), float(np.std(s)) or 1.0  # fit on standardised scores, report in user units
 
     fits: list[GroupFit] = []
-    names = np.unique(g)
+    names, code = np.unique(g, return_inverse=True)
     with Meter(progress, f"MCMC ({name}, {chains} chains)", names.size * chains * (warmup + draws),
                "iterations") as meter:
         for gi, nm in enumerate(names):
-            idx = g == nm
-            init, d, diag = _fit_group((s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
-                                       name, chains, warmup, draws, rng, seed + gi, shape_prior, meter.advance)
-            fits.append(_group_fit(nm, s[idx], y[idx], init, d, diag, loc, scale))
+            idx = code == gi
+            init, d, diag, lik = _fit_group((s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
+                                            name, chains, warmup, draws, rng, seed + gi, shape_prior, meter.advance,
+                                            likelihood_points)
+            fits.append(_group_fit(nm, s[idx], y[idx], init, d, diag, loc, scale, lik))
 
     bad = [f"{f.name} (R-hat {f.diagnostics['max']['rhat']:.3f})" for f in fits if not f.diagnostics["max"]["rhat"] < RHAT_REFUSE]
     if bad:
@@ -346,9 +374,13 @@ def estimate(
     names = [f.name for f in fits]
     grid = np.logspace(np.log10(min(1e-5, targets[0])), 0.0, curve_points)[:-1]
     total = fits[0].params["pi"].size
+    cells = [compress(f.scores[np.isnan(f.labels)], COUNT_BINS) for f in fits]  # unlabelled pairs
+    every = [c if f.n_labelled == 0 else compress(f.scores, COUNT_BINS) for f, c in zip(fits, cells)]  # all pairs
+    for f, c in zip(fits, cells):
+        f.counted_on = c.describe()
     results = {
         "population": _population(fam, fits, _thin(total, 4000), targets, grid, level, names),
-        "finite-sample": _finite(fam, fits, _thin(total, finite_draws), targets, grid, level, names, rule, rng),
+        "finite-sample": _finite(fam, fits, _thin(total, finite_draws), targets, grid, level, names, rule, rng, cells),
     }
     flags = _extrapolated(fits, targets)
     extrapolated = [f"{nm} at FMR {a:g}" for gi, nm in enumerate(names) for ai, a in enumerate(targets) if flags[gi, ai]]
@@ -364,8 +396,16 @@ def estimate(
                       f"parametric family: {', '.join(extrapolated)}")
     if any(f.n_labelled for f in fits):
         limits.append(f"labelled pairs are assumed missing at random ({label_sampling} sampling of labels)")
+    binned = [f.name for f in fits if f.likelihood and not f.likelihood["method"].startswith("exact")]
+    if binned:
+        limits.append(f"the unlabelled likelihood is binned for {', '.join(binned)} (more than {likelihood_points} distinct "
+                      "scores; a two-point rule per bin, measured error below 0.01 posterior SD: docs/labelfree.md, \"Likelihood\")")
+    coarse = [f.name for f in fits if not f.counted_on["method"].startswith("exact")]
+    if coarse:
+        limits.append(f"finite-sample rates are counted on up to {COUNT_BINS} bins of the scores for {', '.join(coarse)} "
+                      "(thresholds fall between bins)")
     fit_checks = {f.name: ppc.check(fam, f.scores, {k: v[_thin(total, 200)] for k, v in f.params.items()}, rng, level,
-                                ppc_replicates) for f in fits}
+                                    ppc_replicates, cells=c) for f, c in zip(fits, every)}
     return Estimate(family, fam.description, rule, level, name, chains, warmup, draws, seed, targets, fits, results,
                     fit_checks, limits, notes)
 
@@ -400,32 +440,66 @@ def _population(fam, fits, pick, targets, grid, level, names) -> dict:
     return _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, _extrapolated(fits, targets))
 
 
-def _finite(fam, fits, pick, targets, grid, level, names, rule, rng) -> dict:
-    """Finite-sample rates: per draw, labels of unlabelled pairs drawn from their posterior match probability."""
-    weights = []
-    for f in fits:
-        p = {k: np.asarray(v)[pick][:, None] for k, v in f.params.items()}
-        l0 = np.log1p(-p["pi"]) + fam.logpdf(f.scores[None], *component(p, 0))
-        l1 = np.log(p["pi"]) + fam.logpdf(f.scores[None], *component(p, 1))
-        z = (rng.random(l0.shape) < np.exp(l1 - np.logaddexp(l0, l1))).astype(float)
+def _finite(fam, fits, pick, targets, grid, level, names, rule, rng, cells: list[Compressed]) -> dict:
+    """Finite-sample rates: per draw, the number of matches among the unlabelled pairs of each cell (a distinct
+    score, or a fine bin: ``cells``, :func:`binned.compress`) is drawn from the binomial with the cell's posterior
+    match probability (labelled pairs keep their labels), and rates are counted on the cells. With distinct
+    scores this is the same distribution as drawing every pair's label; with bins, thresholds fall between bins."""
+    entries, params = [], []
+    for f, c in zip(fits, cells):
         lab = ~np.isnan(f.labels)
-        z[:, lab] = f.labels[lab]
-        weights.append(z)
-    return counted([f.scores for f in fits], weights, targets, grid, level, names, rule, _extrapolated(fits, targets))
+        entries.append((np.r_[c.values, f.scores[lab]], np.r_[c.counts, np.ones(int(lab.sum()))], f.labels[lab]))
+        params.append({k: np.asarray(v)[pick][:, None] for k, v in f.params.items()})
+
+    def matches(rows: slice) -> list[np.ndarray]:
+        out = []
+        for c, (_, _, known), par in zip(cells, entries, params):
+            p = {k: v[rows] for k, v in par.items()}
+            l0 = np.log1p(-p["pi"]) + fam.logpdf(c.values[None], *component(p, 0))
+            l1 = np.log(p["pi"]) + fam.logpdf(c.values[None], *component(p, 1))
+            with np.errstate(invalid="ignore"):
+                prob = np.nan_to_num(np.exp(l1 - np.logaddexp(l0, l1)), nan=0.0)
+            m = rng.binomial(c.counts.astype(np.int64), np.clip(prob, 0.0, 1.0)).astype(float)
+            out.append(np.concatenate([m, np.broadcast_to(known, (m.shape[0], known.size))], axis=1))
+        return out
+
+    return counted([e[0] for e in entries], matches, targets, grid, level, names, rule, _extrapolated(fits, targets),
+                   counts=[e[1] for e in entries], draws=pick.size)
 
 
-def counted(scores: list[np.ndarray], weights: list[np.ndarray], targets, grid, level, names, rule, extrapolated) -> dict:
-    """Rates counted on the pairs of each group with match weights (draws, pairs) in [0, 1], global threshold
-    from the pooled pairs; summarised like the population rates."""
+CHUNK = 8_000_000  # draws x entries counted at once (memory: a few such arrays of float64)
+
+
+def counted(scores: list[np.ndarray], weights, targets, grid, level, names, rule, extrapolated,
+            counts: list[np.ndarray] | None = None, draws: int | None = None) -> dict:
+    """Rates counted on the entries of each group, global threshold from the pooled entries; summarised like the
+    population rates. ``weights``: per group, match weights (draws, entries), or a function of a slice of draws
+    returning them for those draws (called chunk by chunk, in order; ``draws`` then says how many). ``counts``:
+    pairs per entry (``None``: 1 each), the weights being the number of matches among them."""
+    ones = [np.ones(np.asarray(x).size) for x in scores] if counts is None else [np.asarray(c, float) for c in counts]
+    total = weights[0].shape[0] if draws is None else int(draws)
+    pooled_s, pooled_c = np.concatenate(scores), np.concatenate(ones)
+    step = max(1, CHUNK // max(pooled_s.size, 1))
+    parts = []
+    for a in range(0, total, step):
+        rows = slice(a, min(a + step, total))
+        w = weights(rows) if callable(weights) else [np.asarray(x)[rows] for x in weights]
+        parts.append(_counted_rows(scores, w, ones, pooled_s, pooled_c, targets, grid, rule))
+    fnmr, thr, gt, gfmr, gfnmr, curve = (np.concatenate(x, axis=0) for x in zip(*parts))
+    return _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, extrapolated)
+
+
+def _counted_rows(scores, weights, counts, pooled_s, pooled_c, targets, grid, rule) -> tuple:
+    """:func:`counted`'s arrays for some draws: fnmr/thr (M, G, A), gt (M, A), gfmr/gfnmr (M, G, A), curve (M, G, K)."""
     a = len(targets)
-    at = [curves.empirical_at_fmr(s, w, np.r_[targets, grid], rule) for s, w in zip(scores, weights)]
+    at = [curves.empirical_at_fmr(s, w, np.r_[targets, grid], rule, counts=c) for s, w, c in zip(scores, weights, counts)]
     thr = np.stack([t[:, :a] for t, _, _ in at], 1)
     fnmr = np.stack([fn[:, :a] for _, _, fn in at], 1)
     curve = np.stack([fn[:, a:] for _, _, fn in at], 1)
-    gt, _, _ = curves.empirical_at_fmr(np.concatenate(scores), np.concatenate(weights, axis=1), np.asarray(targets), rule)
+    gt, _, _ = curves.empirical_at_fmr(pooled_s, np.concatenate(weights, axis=1), np.asarray(targets), rule, counts=pooled_c)
     gfmr = np.empty((gt.shape[0], len(scores), a))
     gfnmr = np.empty_like(gfmr)
-    for gi, (s, w) in enumerate(zip(scores, weights)):
+    for gi, (s, w, c) in enumerate(zip(scores, weights, counts)):
         for ai in range(a):
-            gfmr[:, gi, ai], gfnmr[:, gi, ai] = curves.rates_at(s, w, gt[:, ai], rule)
-    return _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, extrapolated)
+            gfmr[:, gi, ai], gfnmr[:, gi, ai] = curves.rates_at(s, w, gt[:, ai], rule, counts=c)
+    return fnmr, thr, gt, gfmr, gfnmr, curve

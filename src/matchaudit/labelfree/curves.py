@@ -61,10 +61,13 @@ def population_global(fam: TwoPiece, comps0: list[tuple], comps1: list[tuple], w
 
 
 # ----------------------------------------------------------------------------- finite-sample (counted)
-def empirical_at_fmr(scores: np.ndarray, match: np.ndarray, alphas: np.ndarray, rule: Rule = ">=") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def empirical_at_fmr(scores: np.ndarray, match: np.ndarray, alphas: np.ndarray, rule: Rule = ">=",
+                     counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Threshold, achieved FMR and FNMR at each target for every row of ``match`` (draws, pairs) in [0, 1].
 
     Returns arrays (draws, targets); the threshold is +inf when no score qualifies. Exact for 0/1 labels.
+    ``counts``: pairs per entry (entries = distinct scores or bins, :func:`binned.compress`); ``match`` is then
+    the number of matches among them (0 to count), and each entry counts like that many pairs at its score.
     """
     scores = np.asarray(scores, dtype=float)
     match = np.atleast_2d(np.asarray(match, dtype=float))
@@ -74,7 +77,10 @@ def empirical_at_fmr(scores: np.ndarray, match: np.ndarray, alphas: np.ndarray, 
     starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
     u = np.r_[np.inf, s[starts]]  # candidate thresholds, descending; index 0 = +inf
     m1 = np.add.reduceat(match[:, order], starts, axis=1)
-    m0 = np.add.reduceat(1.0 - match[:, order], starts, axis=1)
+    if counts is None:
+        m0 = np.add.reduceat(1.0 - match[:, order], starts, axis=1)
+    else:
+        m0 = np.add.reduceat(np.asarray(counts, dtype=float)[order][None, :] - match[:, order], starts, axis=1)
     c1 = np.concatenate([np.zeros((match.shape[0], 1)), np.cumsum(m1, axis=1)], axis=1)
     c0 = np.concatenate([np.zeros((match.shape[0], 1)), np.cumsum(m0, axis=1)], axis=1)
     if rule == ">":  # threshold u_k accepts only the k-1 larger values
@@ -89,11 +95,14 @@ def empirical_at_fmr(scores: np.ndarray, match: np.ndarray, alphas: np.ndarray, 
         return u[k], c0[rows, k] / n0, (n1 - c1[rows, k]) / n1
 
 
-def rates_at(scores: np.ndarray, match: np.ndarray, thresholds: np.ndarray, rule: Rule = ">=") -> tuple[np.ndarray, np.ndarray]:
-    """FMR and FNMR (draws,) of match weights (draws, pairs) at one threshold per draw."""
+def rates_at(scores: np.ndarray, match: np.ndarray, thresholds: np.ndarray, rule: Rule = ">=",
+             counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """FMR and FNMR (draws,) of match weights (draws, pairs) at one threshold per draw (``counts``: pairs per
+    entry, ``match`` the matches among them, as in :func:`empirical_at_fmr`)."""
     t = np.asarray(thresholds, dtype=float)[:, None]
     accept = scores[None, :] >= t if rule == ">=" else scores[None, :] > t
+    non = 1.0 - match if counts is None else np.asarray(counts, dtype=float)[None, :] - match
     with np.errstate(invalid="ignore", divide="ignore"):
-        fmr = ((1.0 - match) * accept).sum(axis=1) / (1.0 - match).sum(axis=1)
+        fmr = (non * accept).sum(axis=1) / non.sum(axis=1)
         fnmr = (match * ~accept).sum(axis=1) / match.sum(axis=1)
     return fmr, fnmr

@@ -5,7 +5,9 @@ Unconstrained parameter vector (``theta``, last axis), the order samplers and di
     mu0, log(mu1 - mu0), log s0L, log s0R, log s1L, log s1R, logit pi [, log delta0, log delta1]
 
 Component 0 = non-matches, 1 = matches (similarities: ``mu1 > mu0`` by construction, no label switching).
-Likelihood: the marginal mixture for unlabelled scores, the complete-data term for labelled ones; with
+Likelihood: the marginal mixture for unlabelled scores (``counts_u``: the weight of each value, the distinct
+values with counts or the bins' quadrature points of :func:`binned.likelihood_cells`, see
+:meth:`GroupModel.compressed`), the complete-data term for labelled ones (per score, exact); with
 ``label_sampling="stratified"`` (labels drawn per class) the ``log pi`` parts of labelled pairs are dropped.
 Priors (supplement E.2): ``mu_j ~ N(m_j, sd_j)``, scales ``~ Gamma(2, rate)`` with mean = sd_j,
 ``pi ~ Beta(1, 1)``, with ``(m_0, sd_0)`` the GMM's lower component and ``(m_1, sd_1)``
@@ -26,6 +28,7 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
+from matchaudit.labelfree.binned import LIKELIHOOD_POINTS, Compressed, likelihood_cells
 from matchaudit.labelfree.starting_values import Init
 from matchaudit.labelfree.twopiece import TwoPiece
 
@@ -68,6 +71,18 @@ class GroupModel:
     labels_l: np.ndarray
     label_sampling: LabelSampling = "random"
     shape_prior: ShapePrior = "jeffreys"
+    counts_u: np.ndarray | None = None  # weight of each unlabelled value (binned.likelihood_cells); None: 1 each
+
+    @classmethod
+    def compressed(cls, family: TwoPiece, priors: Priors, scores_u: np.ndarray, scores_l: np.ndarray,
+                   labels_l: np.ndarray, label_sampling: LabelSampling = "random", shape_prior: ShapePrior = "jeffreys",
+                   max_points: int | None = LIKELIHOOD_POINTS) -> tuple["GroupModel", Compressed]:
+        """The model with its unlabelled scores compressed by :func:`binned.likelihood_cells` (their distinct
+        values with counts: exact; above ``max_points`` distinct values, bins at two quadrature points each),
+        and that compression. Labelled scores stay per score."""
+        cells = likelihood_cells(scores_u, max_points)
+        points, weights = cells.quadrature()
+        return cls(family, priors, points, scores_l, labels_l, label_sampling, shape_prior, weights), cells
 
     @property
     def dim(self) -> int:
@@ -83,23 +98,29 @@ class GroupModel:
 
     def log_likelihood(self, theta, xp: ModuleType = np):
         """Log-likelihood of the scores (unlabelled: mixture; labelled: complete data) at ``theta`` (..., dim)."""
-        p = constrain(theta, xp)
-        fam = self.family
-        col = {k: v[..., None] for k, v in p.items()}
-        log_pi = -xp.logaddexp(0.0, -theta[..., 6])
-        log_1m = -xp.logaddexp(0.0, theta[..., 6])
-
-        def lf(x, j):
-            return fam.logpdf(x, col[f"mu{j}"], col[f"s{j}L"], col[f"s{j}R"], col[f"delta{j}"], xp)
-
-        ll = xp.sum(xp.logaddexp(log_1m[..., None] + lf(self.scores_u, 0), log_pi[..., None] + lf(self.scores_u, 1)), -1)
+        mix = self.log_mixture(theta, xp)
+        ll = xp.sum(mix if self.counts_u is None else self.counts_u * mix, -1)
         if self.scores_l.size:
+            col = {k: v[..., None] for k, v in constrain(theta, xp).items()}
             y = self.labels_l
-            ll = ll + xp.sum(y * lf(self.scores_l, 1) + (1.0 - y) * lf(self.scores_l, 0), -1)
+            lf1, lf0 = self._logpdf(self.scores_l, col, 1, xp), self._logpdf(self.scores_l, col, 0, xp)
+            ll = ll + xp.sum(y * lf1 + (1.0 - y) * lf0, -1)
             if self.label_sampling == "random":
                 n1 = float(y.sum())
+                log_pi, log_1m = -xp.logaddexp(0.0, -theta[..., 6]), -xp.logaddexp(0.0, theta[..., 6])
                 ll = ll + n1 * log_pi + (y.size - n1) * log_1m
         return ll
+
+    def log_mixture(self, theta, xp: ModuleType = np):
+        """Log mixture density at each unlabelled value: (..., values), before the ``counts_u`` weights."""
+        col = {k: v[..., None] for k, v in constrain(theta, xp).items()}
+        log_pi = -xp.logaddexp(0.0, -theta[..., 6])
+        log_1m = -xp.logaddexp(0.0, theta[..., 6])
+        return xp.logaddexp(log_1m[..., None] + self._logpdf(self.scores_u, col, 0, xp),
+                            log_pi[..., None] + self._logpdf(self.scores_u, col, 1, xp))
+
+    def _logpdf(self, x, col: dict, j: int, xp: ModuleType):
+        return self.family.logpdf(x, col[f"mu{j}"], col[f"s{j}L"], col[f"s{j}R"], col[f"delta{j}"], xp)
 
     def log_prior(self, theta, xp: ModuleType = np):
         """Log prior density of unconstrained ``theta`` (..., dim), Jacobians of the transforms included."""

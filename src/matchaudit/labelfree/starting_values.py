@@ -32,18 +32,26 @@ MODE_SHARE = 0.005  # a mode with fewer scores within one bandwidth is a tail ou
 MAX_MODES = 4
 
 
-def kde_grid(x: np.ndarray, h: float, lo: float, hi: float, n: int = _GRID) -> tuple[np.ndarray, np.ndarray]:
-    """Gaussian KDE (bandwidth = kernel SD ``h``) of ``x`` on ``n`` points over [lo, hi]: linear binning + FFT."""
+def kde_grid(x: np.ndarray, h: float, lo: float, hi: float, n: int = _GRID,
+             weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian KDE (bandwidth = kernel SD ``h``) of ``x`` on ``n`` points over [lo, hi]: linear binning + FFT.
+    ``weights``: how many observations each ``x`` stands for (``None``: one each)."""
     grid = np.linspace(lo, hi, n)
     step = grid[1] - grid[0]
     pos = (np.clip(x, lo, hi) - lo) / step
     i = np.minimum(np.floor(pos).astype(np.int64), n - 2)
     frac = pos - i
-    counts = np.bincount(i, 1.0 - frac, minlength=n) + np.bincount(i + 1, frac, minlength=n)
+    if weights is None:
+        counts = np.bincount(i, 1.0 - frac, minlength=n) + np.bincount(i + 1, frac, minlength=n)
+        total = x.size
+    else:
+        w = np.asarray(weights, dtype=float)
+        counts = np.bincount(i, w * (1.0 - frac), minlength=n) + np.bincount(i + 1, w * frac, minlength=n)
+        total = w.sum()
     m = 2 * n  # zero padding: no wrap-around
     freq = np.fft.rfftfreq(m, d=step)
     dens = np.fft.irfft(np.fft.rfft(counts, m) * np.exp(-0.5 * (2.0 * np.pi * freq * h) ** 2), m)[:n]
-    return grid, np.maximum(dens, 0.0) / (x.size * step)
+    return grid, np.maximum(dens, 0.0) / (total * step)
 
 
 def _mode_index(grid: np.ndarray, dens: np.ndarray, support: tuple[float, float] | None) -> np.ndarray:
