@@ -81,8 +81,8 @@ def table(args) -> None:
     est, dt, warned = run(args.groups, args.n, args.sampler, args.seed)
     pop = {e["group"]: e for e in est.results["population"]["fnmr_at_fmr"] if e["target"] == 1e-2}
     fin = {e["group"]: e for e in est.results["finite-sample"]["fnmr_at_fmr"] if e["target"] == 1e-2}
-    print(f"| groups | scores per group | likelihood cells | sampler | seconds (all groups) | FNMR@FMR 1e-2: truth | "
-          f"population median [89% band] | finite-sample median | max R-hat | min ESS |")
+    print("| groups | scores per group | likelihood cells | sampler | seconds (all groups) | FNMR@FMR 1e-2: truth | "
+          "population median [89% band] | finite-sample median | max R-hat | min ESS |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for k, f in enumerate(est.groups):
         lik = f.likelihood
