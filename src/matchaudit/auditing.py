@@ -27,8 +27,8 @@ from matchaudit.estimators.failures import failure_note, fta_records
 from matchaudit.estimators.score_views import MEMORY_GIB, METHODS as SCORE_VIEW_METHODS, Runner, materialise
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.formatting import operating_point
-from matchaudit.estimators.audit_intervals import (IntervalOptions, ZeroBounds, balanced_method, compute_intervals,
-                                                  interval_weightings, plan_chunks, plan_note)
+from matchaudit.estimators.audit_intervals import (ExactPoints, IntervalOptions, ZeroBounds, balanced_method,
+                                                  compute_intervals, interval_weightings, plan_chunks, plan_note)
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
@@ -90,16 +90,15 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     if not data.has_identities or len(data.group_names) < 2:
         return [], ["group tests skipped: they need identities and at least two groups."]
     exact = evaluate(data, config) if exact is None else exact
-    global_t = {(p["kind"], p["target"]): p["threshold"] for p in exact.operating_points
-                if p["kind"] in ("fmr_target", "fnmr_target") and p["group"] == ALL and p["weighting"] == "pooled"}
+    points = ExactPoints(exact)
     records: list[dict] = []
     warnings: list[str] = []
     common = dict(level=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
                   studentize=options.studentize, progress=progress)
     runs = [("fmr_target", target, metric, kw) for target in config.fmr_targets
             for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
-                               ("fmr", dict(threshold=global_t["fmr_target", target])))]
-    runs += [("fnmr_target", target, metric, dict(threshold=global_t["fnmr_target", target]))
+                               ("fmr", dict(threshold=points.op("pooled", "fmr_target", target, ALL)["threshold"])))]
+    runs += [("fnmr_target", target, metric, dict(threshold=points.op("pooled", "fnmr_target", target, ALL)["threshold"]))
              for target in config.fnmr_targets for metric in ("fmr", "fnmr")]
     for kind, target, metric, kw in runs:
         name = f"{metric.upper()} group tests at {operating_point(kind, target)}"
@@ -362,10 +361,10 @@ def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, opt
     args = (method, options.level, options.n_resamples, options.seed)
     dual = []
     if betas:
-        ops = {(p["target"], p["group"]): p for p in exact.operating_points
-               if p["kind"] == "fnmr_target" and p["weighting"] == "pooled"}
+        points = ExactPoints(exact)
         dual = interval_records(s, views.names, betas, method, options.level, options.alternative,
-                                options.n_resamples, options.seed, lambda b, g: ops[(b, g)],
+                                options.n_resamples, options.seed,
+                                lambda b, g: points.op("pooled", "fnmr_target", b, g),
                                 {"weighting": "pooled", "rule": config.rule,
                                  "threshold_impostors": config.threshold_impostors, "scheme": method},
                                 ZeroBounds(data, options.level, options.alternative).interval)

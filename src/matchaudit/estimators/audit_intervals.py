@@ -253,7 +253,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     fixed_method = options.method or "wilson"
     fixed = fixed_method not in iv.CLOSED_FORM
     thresholds = np.asarray(config.thresholds, float)
-    exact = _Exact(result)
+    exact = ExactPoints(result)
     bal_t = np.array([exact.op("balanced", "fmr_target", a, ALL)["threshold"] for a in config.fmr_targets]
                      if bal_method else [], float)
     edges = np.concatenate([thresholds, bal_t[np.isfinite(bal_t)], hull_edges(result, config.rule)])
@@ -409,7 +409,7 @@ class _Studentizer:
         return float(self.se[m]), self.t[:, m]
 
 
-class _Exact:
+class ExactPoints:
     """The audit's exact numbers, by key."""
 
     def __init__(self, result: AuditResult):
@@ -424,7 +424,7 @@ class _Exact:
 
 
 def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarray], v, method: str,
-                       config: AuditConfig, options: IntervalOptions, exact: _Exact, fixed: bool,
+                       config: AuditConfig, options: IntervalOptions, exact: ExactPoints, fixed: bool,
                        notes: dict[str, str] | None = None,
                        zeros: ZeroBounds | None = None, within: WithinVariance | None = None,
                        student: _Studentizer | None = None) -> list[dict[str, Any]]:
@@ -563,6 +563,7 @@ __all__ = [
     "METHODS",
     "RECENTRED",
     "IntervalOptions",
+    "ExactPoints",
     "ZeroBounds",
     "balanced_method",
     "ChunkPlan",
