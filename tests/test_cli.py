@@ -174,6 +174,36 @@ def test_audit_writes_intervals_and_bands(tmp_path):
     assert bad.exit_code == 2 and "--ci-method" in bad.output
 
 
+
+def test_no_figures_and_no_calibration_write_the_rest_and_load_no_plotting(tmp_path):
+    """`--no-figures` writes results.json and the tables only, `--no-calibration` drops the calibration and score
+    distributions but keeps the intervals at FNMR targets (same pass), and such a run never imports matplotlib
+    or scipy.stats (0.3 s and 0.4 s of start-up: bench/cli_vs_cimat.py)."""
+    import subprocess
+    import sys
+
+    from matchaudit.simulation import simulate_vmf
+
+    files = simulate_vmf(seed=3).write(tmp_path / "data")
+    out = tmp_path / "out"
+    args = ["audit", "--samples", str(files.samples), "--embeddings", str(files.embeddings), "--group-by", "group",
+            "--fmr", "1e-2", "--fnmr", "0.05", "--n-resamples", "40", "--out", str(out), "--quiet",
+            "--no-figures", "--no-calibration"]
+    probe = (f"import sys\nfrom matchaudit.cli import app\ntry:\n    app({args!r})\nexcept SystemExit as e:\n"
+             f"    assert not e.code, e.code\nprint(sorted(m for m in ('matplotlib', 'scipy.stats') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "[]"
+    assert not list(out.glob("*.png")) and not list(out.glob("*.svg"))
+    doc = json.loads((out / "results.json").read_text())
+    jsonschema.validate(doc, schema())
+    assert "calibration" not in doc and "score_distributions" not in doc
+    assert {r["kind"] for r in doc["intervals"]} >= {"fmr_target", "fnmr_target"}
+    full = tmp_path / "full"
+    assert runner.invoke(app, args[:-2] + ["--out", str(full)]).exit_code == 0
+    assert {"det_pooled.png", "ape.png"} <= {p.name for p in full.glob("*.png")}
+    assert "calibration" in json.loads((full / "results.json").read_text())
+
 def test_coverage_command_small(tmp_path):
     res = runner.invoke(app, ["coverage", "--datasets", "2", "--identities", "20", "--samples", "4", "--dim", "16",
                               "--n-resamples", "20", "--fmr", "1e-1", "--levels", "0.9", "--out", str(tmp_path),

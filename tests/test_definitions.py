@@ -114,3 +114,25 @@ def test_the_accept_rule_and_the_identity_counts_level_agree(rule):
     brute = accepts(scores[:, None], ts[None, :], rule).sum(axis=1)
     np.testing.assert_array_equal(accepting_thresholds(scores, ts, rule), brute)
     np.testing.assert_array_equal([_level(s, ts, rule == ">=") for s in scores], brute)
+
+
+def test_lowest_passing_equals_the_count_of_failing_candidates():
+    """The binary search over non-increasing rows gives the count of candidates that fail (the definition for
+    a non-increasing row), with ties, undefined (NaN) rows, a NaN inside a row, rows that are not monotone, a
+    NaN target and scalar targets."""
+    g = np.random.default_rng(0)
+    for trial in range(600):
+        c, r = int(g.integers(1, 40)), int(g.integers(1, 6))
+        fmr = -np.sort(-g.choice([0, 0.1, 0.2, 0.25, 0.5, 1.0, g.random()], size=(r, 3, c)), axis=-1)
+        if trial % 3 == 0:
+            fmr[0, 1] = np.nan
+        if trial % 5 == 0:
+            fmr[-1, 0, 0] = np.nan
+        if trial % 7 == 0:
+            fmr[0, 0] = g.random(c)
+        alpha = g.choice([0, 0.1, 0.2, 0.25, 0.5, 1.0, np.nan, g.random()], size=int(g.integers(1, 5)))
+        if trial % 4 == 0:
+            alpha = alpha[:1].reshape(())
+        want = np.count_nonzero(~fmr_passes(fmr.reshape(fmr.shape[:-1] + (1,) * alpha.ndim + (c,)),
+                                            alpha[..., None]), axis=-1)
+        np.testing.assert_array_equal(lowest_passing(fmr, alpha), want)

@@ -47,8 +47,22 @@ def lowest_passing(fmr: ArrayLike, alpha: ArrayLike) -> np.ndarray:
     position of the lowest candidate that passes, or ``fmr.shape[-1]`` when none does (threshold +inf)."""
     f = np.asarray(fmr, dtype=np.float64)
     a = np.asarray(alpha, dtype=np.float64)
-    ok = fmr_passes(f.reshape(f.shape[:-1] + (1,) * a.ndim + f.shape[-1:]), a[..., None])
-    return np.count_nonzero(~ok, axis=-1)
+    c = f.shape[-1]
+    rows, targets = f.reshape(-1, c), a.reshape(-1)
+    out = np.empty((rows.shape[0], targets.size), np.int64)
+    # A non-increasing row passes from one position on: a binary search finds it (log2 C steps instead of C
+    # comparisons per row and target). Other rows (NaN anywhere, or not monotone) count the failing candidates.
+    monotone = (np.diff(rows, axis=-1) <= 0).all(axis=-1)  # False where a NaN is next to anything
+    m, other = np.flatnonzero(monotone), np.flatnonzero(~monotone)
+    lo = np.zeros((m.size, targets.size), np.int64)
+    hi = np.full_like(lo, c)
+    while (active := lo < hi).any():
+        mid = (lo + hi) // 2
+        ok = fmr_passes(np.take_along_axis(rows[m], np.minimum(mid, c - 1), axis=-1), targets)
+        hi, lo = np.where(active & ok, mid, hi), np.where(active & ~ok, mid + 1, lo)
+    out[m] = lo
+    out[other] = np.count_nonzero(~fmr_passes(rows[other][:, None, :], targets[:, None]), axis=-1)
+    return out.reshape(f.shape[:-1] + a.shape)
 
 
 def max_accepted(total: int, alpha: float) -> int:

@@ -36,13 +36,13 @@ def plot_compare(a, b, result, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from scipy.stats import norm
+    from scipy.special import ndtr, ndtri
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     for d, lab in ((a, "model A"), (b, "model B")):
         _det(d, lab, ax1)
-    ax1.set_xscale("function", functions=(lambda x: norm.ppf(np.clip(x, 1e-9, 1 - 1e-9)), norm.cdf))
-    ax1.set_yscale("function", functions=(lambda x: norm.ppf(np.clip(x, 1e-9, 1 - 1e-9)), norm.cdf))
+    ax1.set_xscale("function", functions=(lambda x: ndtri(np.clip(x, 1e-9, 1 - 1e-9)), ndtr))
+    ax1.set_yscale("function", functions=(lambda x: ndtri(np.clip(x, 1e-9, 1 - 1e-9)), ndtr))
     ticks = [1e-4, 1e-3, 1e-2, 0.1, 0.5]
     ax1.set_xticks(ticks, [f"{100 * t:g}%" for t in ticks])
     ax1.set_yticks([0.01, 0.05, 0.2, 0.5, 0.9], ["1%", "5%", "20%", "50%", "90%"])

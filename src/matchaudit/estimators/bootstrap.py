@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from matchaudit.choices import BOOTSTRAP
 from matchaudit.definitions import Alternative, lowest_passing
@@ -396,7 +396,7 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
             if method == "recentered":
                 lo, hi = back(fwd(theta) + _q(err, lo_p)), back(fwd(theta) + _q(err, hi_p))
         if method == "gaussian":
-            z = norm.ppf(level if alternative == "less" else (1 + level) / 2)
+            z = ndtri(level if alternative == "less" else (1 + level) / 2)
             centre = fwd(theta) + _mean(err) if err.shape[0] else fwd(theta)
             half = z * _sd(err)
             lo = np.where(np.any(err == -np.inf, axis=0), -np.inf, back(centre - half))

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.stats import beta, norm
+from scipy.special import ndtri
 
 from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import Alternative
@@ -104,7 +104,7 @@ def _z(level: float, alternative: Alternative) -> float:
                          "'less' (an upper bound).", param="alternative")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
-    return float(norm.ppf(level if alternative == "less" else 0.5 + level / 2))
+    return float(ndtri(level if alternative == "less" else 0.5 + level / 2))
 
 
 def rule_of_three(comparisons: float, level: float = 0.95) -> float:
@@ -216,6 +216,8 @@ def clopper_pearson(errors: int, comparisons: int, level: float = 0.95,
     """Exact binomial (Clopper-Pearson) interval with ``N`` independent comparisons."""
     if comparisons <= 0:
         return _empty("clopper-pearson", level, alternative, comparisons)
+    from scipy.stats import beta  # here: scipy.stats takes 0.4 s to import, and only this method needs it
+
     x, n = errors, comparisons
     a = (1 - level) if alternative == "less" else (1 - level) / 2
     lo = 0.0 if x == 0 or alternative == "less" else float(beta.ppf(a, x, n - x + 1))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from matchaudit.engine import identity_counts
 from matchaudit.errors import InputError
@@ -94,7 +94,7 @@ def components(data: MatchData, threshold: float, rule: Rule = ">=", group: str 
 
 
 def _z(level: float) -> float:
-    return float(norm.ppf(0.5 + level / 2))
+    return float(ndtri(0.5 + level / 2))
 
 
 def balanced_variance(c: Components, n_identities: int, per_identity: float) -> float:
@@ -111,7 +111,7 @@ def minimum_detectable_difference(a: Components, b: Components, n_identities: in
     group has ``n_identities`` identities with ``per_identity`` comparisons each: ``(z_{1-a/2} + z_power)
     sqrt(Var_A + Var_B)`` (normal approximation, variances at the pilot rates)."""
     v = balanced_variance(a, n_identities, per_identity) + balanced_variance(b, n_identities, per_identity)
-    return (norm.ppf(1 - alpha / 2) + norm.ppf(power)) * math.sqrt(v)
+    return (ndtri(1 - alpha / 2) + ndtri(power)) * math.sqrt(v)
 
 
 def identities_for_width(c: Components, width: float, per_identity: float, level: float = 0.95,

@@ -11,8 +11,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy.stats import norm  # noqa: E402
+from scipy.special import ndtri  # noqa: E402
 
 from matchaudit.definitions import DetScale  # noqa: E402
 from matchaudit.formatting import fmt  # noqa: E402
@@ -26,7 +27,7 @@ FMR_HIGH = 0.5  # the FMR axis ends here (it starts at the lowest tick the data 
 
 
 def _probit(p: np.ndarray) -> np.ndarray:
-    return norm.ppf(np.clip(p, 1e-7, 1 - 1e-7))
+    return ndtri(np.clip(p, 1e-7, 1 - 1e-7))
 
 
 def _log(p: np.ndarray) -> np.ndarray:
@@ -112,6 +113,9 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
         ax.annotate(f"FMR {p[0]:g}", (p[1], 1.0), fontsize=7, rotation=90, va="top", ha="right", color="0.4")
     ax.set_yscale("log")
     ax.set_ylim(1e-6, 1.5)
+    # rates as the DET labels them (percentages): plain text, and no mathtext to parse on each draw (2x faster)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: _label(y)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("threshold (accept iff the score passes it)")
     ax.set_ylabel("error rate (log scale)")
     ax.set_title(title, fontsize=10)
