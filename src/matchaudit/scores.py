@@ -135,11 +135,26 @@ def _tile(q: np.ndarray, sq: np.ndarray, r0: int, r1: int, c0: int, c1: int, cos
     _finish_tile(s, sq[r0:r1], sq[c0:c1], cosine, scale, c0 == r0)
 
 
+@nb.njit(cache=True, parallel=True)
+def _pair_dots(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Dot products of rows ``a[k]`` and ``b[k]`` of ``q`` without gathering the rows (exact integers: the order of
+    the sums cannot change them)."""
+    out = np.empty(a.shape[0])
+    d = q.shape[1]
+    for k in nb.prange(a.shape[0]):
+        x, y = q[a[k]], q[b[k]]
+        acc = 0.0
+        for c in range(d):
+            acc += x[c] * y[c]
+        out[k] = acc
+    return out
+
+
 def pair_scores(embeddings: np.ndarray, a: np.ndarray, b: np.ndarray, metric: Metric = "cosine") -> np.ndarray:
     """Scores of listed pairs, computed exactly as the all-pairs tiles compute them."""
     q, scale = quantise(embeddings, metric)
     sq = np.einsum("ij,ij->i", q, q)
-    dots = np.einsum("ij,ij->i", q[a], q[b])
+    dots = _pair_dots(q, np.asarray(a, np.int64), np.asarray(b, np.int64))
     if metric == "cosine":
         s = dots / np.sqrt(sq[a] * sq[b])
         s[a == b] = 1.0

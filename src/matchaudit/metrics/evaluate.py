@@ -1,7 +1,9 @@
 """Exact per-group performance and fairness of one :class:`MatchData` (no resampling).
 
-``evaluate`` makes one pass over the comparisons (``build_tally``), a second selective pass for the cells
-that FMR targets and fixed thresholds fall into (``refine``), then reads every number off the tally. The
+``evaluate`` makes one pass over the comparisons (``build_tally``), collecting on the way the impostors of the
+cells that the FMR targets' thresholds will fall into (predicted from a sample of rows:
+:mod:`matchaudit.metrics.windows`) and of the fixed thresholds' cells; a second selective pass (``refine``) only
+for a cell the prediction missed (or data too small to predict for); then reads every number off the tally. The
 result is a set of tidy tables (lists of flat records) — the same records go to ``results.json`` and CSV.
 
 Per group ``a``: genuine comparisons of identities in ``a``; impostor comparisons with both identities in
@@ -23,6 +25,7 @@ from matchaudit.errors import InputError
 from matchaudit.metrics import fairness
 from matchaudit.metrics.rates import Rates, View, Weighting
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
+from matchaudit.metrics.windows import predicted_cells
 from matchaudit.model import ALL, MatchData, view_names
 from matchaudit.pairings import check_spec, reference_pairs
 
@@ -166,13 +169,14 @@ def _summary(data: MatchData, tally: Tally) -> dict[str, Any]:
 
 def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResult:
     """Exact operating points, curve summaries, cross-group FMR and fairness measures (see module doc)."""
-    tally = build_tally(data)
-    result = AuditResult(config, _summary(data, tally))
     weightings = [w for w in config.weightings if w == "pooled" or data.has_identities]
+    gen_all, thr_cats = _masks(data, config.threshold_impostors)
+    tally = build_tally(data, collect=lambda edges: predicted_cells(data, edges, config.fmr_targets, thr_cats,
+                                                                     weightings, config.thresholds))
+    result = AuditResult(config, _summary(data, tally))
     if len(weightings) < len(config.weightings):
         result.summary["warnings"].append("identity-balanced weighting skipped: the input has no identities")
     g_count = data.n_groups
-    gen_all, thr_cats = _masks(data, config.threshold_impostors)
 
     # cells that need the exact impostors: FMR targets (per weighting) and fixed thresholds off the edges
     reference = [Rates(tally, View(gen_all, thr_cats, w)) for w in weightings]

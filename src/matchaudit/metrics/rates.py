@@ -114,10 +114,11 @@ class Rates:
         edges = self.tally.edges
         lo = edges[cell - 1] if cell > 0 else -np.inf
         hi = edges[cell] if cell < edges.size else np.inf
-        sel = self.view.impostor_categories[ref.category] & (ref.score >= lo) & (ref.score < hi)
-        ok = (ref.score >= t) if rule == ">=" else (ref.score > t)
-        m = sel & ok
-        return float(ref.weight[m].sum()) if weighted else float(m.sum())
+        # the cell's items, ref.score being sorted: [lo, hi), of which those at or above (above) t
+        a, b = np.searchsorted(ref.score, [lo, hi], side="left")
+        a = max(a, int(np.searchsorted(ref.score, t, side="left" if rule == ">=" else "right")))
+        m = self.view.impostor_categories[ref.category[a:b]] if a < b else np.zeros(0, bool)
+        return float(ref.weight[a:b][m].sum()) if weighted else float(m.sum())
 
     # ------------------------------------------------------------------ rates
 
@@ -213,7 +214,8 @@ class Rates:
             raise NeedsRefinement(f"cell {cell} ({what}) was not refined")
         lo = edges[cell - 1] if cell > 0 else -np.inf
         hi = edges[cell] if cell < edges.size else np.inf
-        return np.unique(ref.score[(ref.score > lo) & (ref.score < hi)])
+        a, b = np.searchsorted(ref.score, lo, side="right"), np.searchsorted(ref.score, hi, side="left")
+        return np.unique(ref.score[a:b])  # ref.score is sorted: the scores strictly between lo and hi
 
     # ------------------------------------------------------------------ curve summaries (vertices only)
 
