@@ -12,8 +12,9 @@ install cimat==0.1.2``). matchaudit runs as a user runs it, a fresh ``matchaudit
   minDCF, calibration and score distributions with intervals, figures).
 
 "First run" is the first audit after a fresh install (a new Numba cache filled by ``python -m matchaudit.warmup``,
-as ``make demo`` does); "second run" the next one. Runs interleave (cimat, then each matchaudit run), wall clock.
-Then a profile of one second run of each matchaudit job by phase (in-process timers around the library's calls;
+as ``make demo`` does); "second run" the next one. Runs interleave (cimat, then each matchaudit run), wall clock;
+then the same job as one ``matchaudit.audit`` call in this process (data loaded, best of 5 after a warm-up). Then a
+profile of one second run of each matchaudit job by phase (in-process timers around the library's calls;
 start-up measured as a fresh ``import`` of the command's modules) and the floor any Python command with these
 libraries pays (interpreter + NumPy + pandas + PyArrow + Numba imports).
 
@@ -116,6 +117,22 @@ def thresholds(samples: Path, embeddings: Path) -> str:
     return ",".join(repr(float(r.at_fmr(t).loc["all", "threshold"])) for t in TARGETS)
 
 
+def in_process(samples: Path, embeddings: Path, ts: str, repeat: int = 5) -> float:
+    """Best seconds of cimat's job through the library in this process (loaded data, after a warm-up call)."""
+    import matchaudit as ma
+
+    data = ma.load_samples(samples, embeddings)
+    kw = dict(fmr=TARGETS, thresholds=tuple(float(t) for t in ts.split(",")), ci_method="wilson,double-or-nothing",
+              n_resamples=B, weightings=("pooled",), calibration=False)
+    ma.audit(data, **kw)
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        ma.audit(data, **kw)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
 def timed(cmd: list[str], env: dict[str, str]) -> float:
     t = time.perf_counter()
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -131,6 +148,7 @@ def main() -> None:
     ap.add_argument("--K", type=int, nargs="+", default=[200, 400, 800])
     ap.add_argument("--cimat-python", help="a Python with cimat 0.1.2 installed (omit: matchaudit only)")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per K")
+    ap.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True, help="phase profiles")
     args = ap.parse_args()
     py = sys.executable
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
@@ -157,12 +175,13 @@ def main() -> None:
                     cmd = cmd + ["--out", str(tmp / "out")]
                     rows.setdefault(f"{name}, first run", []).append(timed(cmd, env))
                     rows.setdefault(f"{name}, second run", []).append(timed(cmd, env))
+            rows["cimat's job in process (ma.audit)"] = [in_process(samples, embeddings, ts)]
             ref = min(rows["cimat"]) if "cimat" in rows else None
             print(f"\nK = {K} ({K * 5:,} samples, {K * 5 * (K * 5 - 1) // 2:,} comparisons)")
             for name, v in rows.items():
                 ratio = f"  {ref / min(v):7.1f}x cimat" if ref and name != "cimat" else ""
                 print(f"  {name:28s} best {min(v):7.2f} s  median {float(np.median(v)):7.2f} s{ratio}")
-            for name, cmd in jobs.items():
+            for name, cmd in jobs.items() if args.profile else ():
                 print(f"  profile of a second run, {name}:")
                 out = subprocess.run([py, "-c", PHASES] + cmd[3:] + ["--out", str(tmp / "out")],
                                      capture_output=True, text=True, check=True).stdout
