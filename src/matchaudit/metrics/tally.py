@@ -214,10 +214,13 @@ def _bucket_table(edges: np.ndarray) -> tuple[np.ndarray, float, float]:
     return np.searchsorted(of_edge, np.arange(buckets + 1), side="left").astype(np.int64), lo, scale
 
 
+def pair_category(group_a: np.ndarray, group_b: np.ndarray, n_groups: int) -> np.ndarray:
+    """The impostor category of comparisons between groups ``group_a`` and ``group_b``: ``a * G + b``, a <= b."""
+    return np.minimum(group_a, group_b) * n_groups + np.maximum(group_a, group_b)
+
+
 def _pair_categories(block: PairBlock, n_groups: int) -> np.ndarray:
-    a = np.minimum(block.group_a, block.group_b)
-    b = np.maximum(block.group_a, block.group_b)
-    return a * n_groups + b
+    return pair_category(block.group_a, block.group_b, n_groups)
 
 
 def _genuine_all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -352,7 +355,7 @@ def _collected(data: MatchData, g_count: int, block_rows: int, selected: np.ndar
     ki, kj = data.samples.identity[i], data.samples.identity[j]
     gi, gj = data.identity_group[ki], data.identity_group[kj]
     size = data.identity_sizes.astype(np.float64)
-    category = np.minimum(gi, gj) * g_count + np.maximum(gi, gj)
+    category = pair_category(gi, gj, g_count)
     weight = 1.0 / (size[ki] * size[kj])
     r0 = i // block_rows * block_rows
     order = np.lexsort((j, i, (j - r0) // TILE_COLS, r0, s))

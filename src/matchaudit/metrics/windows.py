@@ -35,7 +35,9 @@ def _sample(data: MatchData, categories: np.ndarray, seed: int = 0
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Scores of ``SAMPLE_ROWS`` random samples against every sample, in float32 (the windows need no exact
     scores, only the tally does): the threshold impostors' scores, their row (0..rows-1), their identity-balanced
-    weight ``1 / (n_k n_l)``, each row's number of columns, and the scores of every impostor of any category."""
+    weight ``1 / (n_k n_l)``, the scores of every impostor of any category, and the sampled rows."""
+    from matchaudit.metrics.tally import pair_category
+
     s = data.samples
     n = s.ids.shape[0]
     rows = np.sort(np.random.default_rng(seed).choice(n, size=min(n, SAMPLE_ROWS), replace=False))
@@ -50,7 +52,7 @@ def _sample(data: MatchData, categories: np.ndarray, seed: int = 0
     impostor = ident[rows, None] != ident[None, :]
     g = data.identity_group[ident]
     a, b = g[rows, None], g[None, :]
-    ref = impostor & categories[np.minimum(a, b) * data.n_groups + np.maximum(a, b)]
+    ref = impostor & categories[pair_category(a, b, data.n_groups)]
     r, c = np.nonzero(ref)
     size = data.identity_sizes.astype(np.float64)
     balanced = 1.0 / (size[ident[rows[r]]] * size[ident[c]])
