@@ -19,6 +19,7 @@ from engine_throughput import synthetic
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, entries, passes, weights
 from matchaudit.engine import kernels as K
+from matchaudit.pairings import PairCategories
 
 
 def best(f, k: int = 3) -> tuple[float, float]:
@@ -49,7 +50,7 @@ def main() -> None:
     d = synthetic(a.n)
     grid = build_grid(d, n_cells=4096)
     lay = rs.Layout(identity_group=d.identity_group.astype(np.int64), sample_identity=d.samples.identity)
-    ent = entries.Entries(d, grid, K.SAMPLE, True)
+    ent = entries.Entries(d, grid, K.SAMPLE, True, PairCategories.pooled_by(np.ones((d.n_groups,) * 2, bool)))
     wt, _ = weights.weight_matrix(rs.WithinIdentity(1), K.SAMPLE, np.arange(1, a.B + 1), lay, ent.n_units, ent.G)
     W = weights.batched(wt, a.lanes)
     block = next(iter(d.blocks(2048)))

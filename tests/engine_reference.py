@@ -8,7 +8,6 @@ import itertools
 import numpy as np
 
 from matchaudit import resampling as rs
-from matchaudit.engine.counts import categories
 from matchaudit.model import MatchData, PairBlock, Samples
 from matchaudit.scores import iter_similarity_blocks
 
@@ -131,25 +130,26 @@ def materialise_draws(data: MatchData, scheme, b: int, lists):
     return out
 
 
-def count(rows, grid, G):
-    """Cell counts (genuine (G, C+1), impostor (n_cat, C+1)) of a materialised data set."""
-    cats = {c: k for k, c in enumerate(categories(G))}
+def count(rows, grid, cats):
+    """Cell counts (genuine (G, C+1), impostor (n_cat, C+1)) of a materialised data set, impostors in the
+    categories ``cats`` (a :class:`matchaudit.pairings.PairCategories`)."""
+    G = cats.n_groups
     gen = np.zeros((G, grid.n_cells), np.int64)
-    imp = np.zeros((len(cats), grid.n_cells), np.int64)
+    imp = np.zeros((cats.n, grid.n_cells), np.int64)
     for s, genuine, ga, gb in rows:
         c = int(grid.cell_of(s))
         if genuine:
             gen[ga, c] += 1
         else:
-            imp[cats[(min(ga, gb), max(ga, gb))], c] += 1
+            imp[cats.slot[ga, gb], c] += 1
     return gen, imp
 
 
-def exact_target(rows, alpha, G, rule, reference):
+def exact_target(rows, alpha, cats, rule, reference):
     """Brute-force t_alpha and accepted counts. The project definition: the lowest observed score of the data
     set (any comparison, genuine or impostor: the rows are the comparisons with positive weight) whose FMR
     over the reference impostors is at most alpha, or +inf (also when there are no reference impostors)."""
-    cats = {c: k for k, c in enumerate(categories(G))}
+    G = cats.n_groups
     ref = [s for s, gen, ga, gb in rows if not gen and (reference == "all" or ga == gb)]
     passes = (lambda s, t: s >= t) if rule == ">=" else (lambda s, t: s > t)
     t = np.inf
@@ -158,11 +158,11 @@ def exact_target(rows, alpha, G, rule, reference):
             t = v
             break
     gacc = np.zeros(G, np.int64)
-    iacc = np.zeros(len(cats), np.int64)
+    iacc = np.zeros(cats.n, np.int64)
     for s, gen, ga, gb in rows:
         if passes(s, t):
             if gen:
                 gacc[ga] += 1
             else:
-                iacc[cats[(min(ga, gb), max(ga, gb))]] += 1
+                iacc[cats.slot[ga, gb]] += 1
     return t, gacc, iacc

@@ -48,7 +48,7 @@ def test_chunk_size_follows_the_budget(data):
     opts = ai.IntervalOptions(n_resamples=1000)
     per = ai.plan_chunks(data, opts, ("pooled",))[0].per_replicate
     G = data.n_groups
-    assert per == (chunks.ENGINE_BYTES + chunks.REDUCE_BYTES) * (G + G * (G + 1) // 2) * 4096
+    assert per == (chunks.ENGINE_BYTES + chunks.REDUCE_BYTES) * (G + G + 2) * 4096  # pooled cross-group pairs
     kept = 1001 * (1 + G) * 8 * (60 + 16)  # the replicates' statistics: DET points and a few more per view
     plan = ai.plan_chunks(data, ai.IntervalOptions(n_resamples=1000, memory_gb=(kept + 101.5 * per) / 1e9),
                           ("pooled",))[0]

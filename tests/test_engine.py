@@ -8,6 +8,7 @@ import pytest
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, entries, passes, run, window, weights
 from matchaudit.engine.comparison_level import comparison_lists
+from matchaudit.pairings import PairCategories
 from tests.engine_reference import (
     count,
     exact_target,
@@ -22,15 +23,22 @@ TARGETS = [0.3, 0.1, 0.02, 0.0]
 B = 4
 
 
-def _check(data, scheme, c, rows_of, rule, reference):
-    G = data.n_groups
+def _categories(G, reference, layout="pooled"):
+    pairs = np.ones((G, G), bool) if reference == "all" else np.eye(G, dtype=bool)
+    return PairCategories.full(pairs) if layout == "full" else PairCategories.pooled_by(pairs)
+
+
+def _check(data, scheme, c, rows_of, rule, reference, layout="pooled"):
+    cats = _categories(data.n_groups, reference, layout)
+    assert c.categories == list(cats.pairs)
+    np.testing.assert_array_equal(c.threshold_categories, cats.reference)
     for b in range(B + 1):
         rows = rows_of(b)
-        gen, imp = count(rows, c.grid, G)
+        gen, imp = count(rows, c.grid, cats)
         np.testing.assert_array_equal(c.genuine[b], gen, err_msg=f"{c.scheme} replicate {b} genuine")
         np.testing.assert_array_equal(c.impostor[b], imp, err_msg=f"{c.scheme} replicate {b} impostor")
         for ti, a in enumerate(TARGETS):
-            t, gacc, iacc = exact_target(rows, a, G, rule, reference)
+            t, gacc, iacc = exact_target(rows, a, cats, rule, reference)
             assert c.target_threshold[b, ti] == t, (c.scheme, b, a)
             np.testing.assert_array_equal(c.target_genuine_accepted[b, ti], gacc)
             np.testing.assert_array_equal(c.target_impostor_accepted[b, ti], iacc)
@@ -38,11 +46,14 @@ def _check(data, scheme, c, rows_of, rule, reference):
 
 @pytest.mark.parametrize("scheme", SCHEMES, ids=lambda s: s.name)
 @pytest.mark.parametrize("rule,reference", [(">=", "all"), (">", "same-group")])
-def test_all_pairs_matches_brute_force(scheme, rule, reference):
+@pytest.mark.parametrize("layout", ["pooled", "full"])
+def test_all_pairs_matches_brute_force(scheme, rule, reference, layout):
+    """Counted in the default categories (same-group pairs, cross-group pairs pooled) or every group pair."""
     data = make_data()
     grid = build_grid(data, n_cells=16, rule=rule)  # coarse: targets need refinement
-    c = run(data, scheme, B, grid=grid, fmr_targets=TARGETS, fmr_reference=reference, block_rows=3)
-    _check(data, scheme, c, lambda b: materialise(data, scheme, b), rule, reference)
+    cats = _categories(data.n_groups, reference, layout) if layout == "full" else None
+    c = run(data, scheme, B, grid=grid, fmr_targets=TARGETS, fmr_reference=reference, block_rows=3, categories=cats)
+    _check(data, scheme, c, lambda b: materialise(data, scheme, b), rule, reference, layout)
 
 
 @pytest.mark.parametrize("scheme", [rs.WithinIdentity(21), rs.Vertex(22), rs.Subsets(23), rs.GroupPermutation(24)],
@@ -76,13 +87,13 @@ def test_plug_in_and_thresholds_exact():
     assert c.genuine.shape[0] == 1
     exp_g = np.zeros(data.n_groups, np.int64)
     exp_i = np.zeros(c.impostor.shape[1], np.int64)
-    cats = {k: i for i, k in enumerate(c.categories)}
+    cats = _categories(data.n_groups, "all")
     for s, g, ga, gb in rows:
         if s >= 0.5:
             if g:
                 exp_g[ga] += 1
             else:
-                exp_i[cats[(min(ga, gb), max(ga, gb))]] += 1
+                exp_i[cats.slot[ga, gb]] += 1
     np.testing.assert_array_equal(gen[0], exp_g)
     np.testing.assert_array_equal(imp[0], exp_i)
 
@@ -141,7 +152,8 @@ def test_direct_and_sorted_counting_agree(scheme, B, monkeypatch):
     data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4), groups=(0, 1, 1, 0, 1, 0))
     grid = build_grid(data, n_cells=64)
     direct = run(data, scheme, B, grid=grid, fmr_targets=[0.05])
-    assert entries.direct_pays(data, entries.Entries(data, grid, weights.mode_of(scheme), True),
+    cats = _categories(data.n_groups, "all")
+    assert entries.direct_pays(data, entries.Entries(data, grid, weights.mode_of(scheme), True, cats),
                                np.zeros((1, 1, 16), np.float32), False)
     monkeypatch.setattr(entries, "DIRECT_BYTES", 0)
     srt = run(data, scheme, B, grid=grid, fmr_targets=[0.05])
@@ -204,7 +216,8 @@ def test_plug_in_thresholds_match_evaluate(protocol, rule, reference):
     for seed in range(4):
         data = make_data(seed=seed) if protocol == "all-pairs" else listed(make_data(seed=seed), seed=seed)
         grid = build_grid(data, n_cells=16, rule=rule)
-        c = run(data, rs.DoubleOrNothing(1), 2, grid=grid, fmr_targets=targets, fmr_reference=reference)
+        c = run(data, rs.DoubleOrNothing(1), 2, grid=grid, fmr_targets=targets, fmr_reference=reference,
+                categories=_categories(data.n_groups, reference, "full"))  # every group pair: the cross-group FMR
         res = evaluate(data, AuditConfig(fmr_targets=tuple(targets), rule=rule, weightings=("pooled",),
                                          threshold_impostors=reference))
         names = list(data.group_names)

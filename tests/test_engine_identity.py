@@ -7,9 +7,9 @@ import pytest
 
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, identity_counts, run
-from matchaudit.engine.counts import categories
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData, PairBlock
+from matchaudit.pairings import PairCategories
 
 from tests.engine_reference import listed, make_data, score_matrix
 
@@ -25,10 +25,10 @@ def _comparisons(data):
     return [(ident[i], ident[j], S[i, j]) for i in range(n) for j in range(i + 1, n)]
 
 
-def _brute(data, thresholds, rule):
-    K, G = data.n_identities, data.n_groups
+def _brute(data, thresholds, rule, reference):
+    K = data.n_identities
     grp = data.identity_group
-    cats = {c: i for i, c in enumerate(categories(G))}
+    cats = PairCategories.pooled_by(reference)
     acc = (lambda s, t: s >= t) if rule == ">=" else (lambda s, t: s > t)
     T = len(thresholds)
     g = np.zeros(K, np.int64)
@@ -46,21 +46,23 @@ def _brute(data, thresholds, rule):
         for t, thr in enumerate(thresholds):
             if acc(s, thr):
                 pe[t][key] = pe[t].get(key, 0) + 1
-    cat = {key: cats[(min(grp[key[0]], grp[key[1]]), max(grp[key[0]], grp[key[1]]))] for key in m}
-    m_row_cat = np.zeros((len(cats), K), np.int64)
-    e_row_cat = np.zeros((T, len(cats), K), np.int64)
+    cat = {key: cats.slot[grp[key[0]], grp[key[1]]] for key in m}
+    m_row_cat = np.zeros((cats.n, K), np.int64)
+    e_row_cat = np.zeros((T, cats.n, K), np.int64)
     for key, v in m.items():
         for side in key:
             m_row_cat[cat[key], side] += v
             for t in range(T):
                 e_row_cat[t, cat[key], side] += pe[t].get(key, 0)
-    sum_m2_cat = [sum(v * v for key, v in m.items() if cat[key] == c) for c in range(len(cats))]
+    sum_m2_cat = [sum(v * v for key, v in m.items() if cat[key] == c) for c in range(cats.n)]
     return g, e, m, pe, cat, m_row_cat, e_row_cat, sum_m2_cat
 
 
 @pytest.mark.parametrize("protocol", ["all-pairs", "listed"])
 @pytest.mark.parametrize("rule", [">=", ">"])
-def test_identity_counts_match_brute_force(protocol, rule):
+@pytest.mark.parametrize("same_group", [False, True])
+def test_identity_counts_match_brute_force(protocol, rule, same_group):
+    """Per-category counts in the pooled layout of the threshold impostors (all, or same-group)."""
     for seed in range(3):
         data = make_data(seed=seed)
         if protocol == "listed":
@@ -69,8 +71,10 @@ def test_identity_counts_match_brute_force(protocol, rule):
         # thresholds on observed scores (ties), between them, unsorted, repeated, and beyond both ends
         thresholds = [scores[len(scores) // 2], 0.3, scores[-2], -np.inf, scores[len(scores) // 2], np.inf,
                       scores[3]]
-        c = identity_counts(data, thresholds, rule, block_rows=3)
-        g, e, m, pe, cat, m_row_cat, e_row_cat, sum_m2_cat = _brute(data, thresholds, rule)
+        G = data.n_groups
+        reference = np.eye(G, dtype=bool) if same_group else np.ones((G, G), bool)
+        c = identity_counts(data, thresholds, rule, block_rows=3, reference=reference)
+        g, e, m, pe, cat, m_row_cat, e_row_cat, sum_m2_cat = _brute(data, thresholds, rule, reference)
         np.testing.assert_array_equal(c.g, g)
         np.testing.assert_array_equal(c.e, e)
         np.testing.assert_array_equal(c.m_row_cat, m_row_cat)

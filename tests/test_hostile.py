@@ -376,7 +376,9 @@ def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_ter
     (["compare", "--comparisons-a", "{d}/t.csv", "--comparisons-b", "{d}/t.csv", "--fmr", "0.1", "--n-resamples",
       "40", "--n-permutations", "19"], "swap test at FMR 0.1", "comparisons x swaps"),
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--n-resamples", "39"],
-     "relabellings", "comparisons x replicates"),
+     "relabellings", "relabellings"),  # threshold impostors 'all': the threshold is fixed, closed form per relabelling
+    (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--threshold-impostors",
+      "same-group", "--n-resamples", "39"], "relabellings", "comparisons x replicates"),
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--metric", "fnmr", "--threshold", "0",
       "--n-resamples", "39"], "relabellings", "relabellings"),
 ])

@@ -14,6 +14,7 @@ from sklearn.metrics import roc_curve
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.metrics.rates import Rates, View
 from matchaudit.metrics.tally import build_tally, refine
+from matchaudit.metrics import tally as tally_module
 from matchaudit.model import MatchData, PairBlock, Samples
 from matchaudit.scores import pair_scores
 
@@ -123,13 +124,13 @@ class Reference:
         return min(cm * p * fn + cf * (1 - p) * fm for fm, fn in self._points()) / min(cm * p, cf * (1 - p))
 
 
-def view_ref(data, comps, gen_groups, imp_pairs, weighting):
-    g = data.n_groups
-    gm = np.zeros(g, bool)
+def view_ref(tally, comps, gen_groups, imp_pairs, weighting):
+    cats = tally.categories
+    gm = np.zeros(cats.n_groups, bool)
     gm[list(gen_groups)] = True
-    cm = np.zeros(g * g, bool)
+    cm = np.zeros(cats.n, bool)
     for a, b in imp_pairs:
-        cm[a * g + b] = True
+        cm[cats.slot[a, b]] = True
     return View(gm, cm, weighting), Reference(comps, gen_groups, imp_pairs, weighting == "balanced")
 
 
@@ -143,14 +144,19 @@ def close(a: float, b: float, weighting: str) -> bool:
 @pytest.mark.parametrize("weighting", ["pooled", "balanced"])
 @pytest.mark.parametrize("rule", [">=", ">"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_rates_thresholds_and_curves_match_brute_force(make, weighting, rule, seed):
+@pytest.mark.parametrize("pooled", [False, True])
+def test_rates_thresholds_and_curves_match_brute_force(make, weighting, rule, seed, pooled, monkeypatch):
+    """Every group pair its own category, or (many groups) the cross-group pairs pooled: the same rates."""
+    if pooled:
+        monkeypatch.setattr(tally_module, "FULL_BYTES", 0)
     data = make(np.random.default_rng(seed))
     comps = enumerate_comparisons(data)
     g = data.n_groups
-    all_pairs = {(a, b) for a in range(g) for b in range(a, g)}
-    views = [view_ref(data, comps, set(range(g)), all_pairs, weighting)]
-    views += [view_ref(data, comps, {x}, {(x, x)}, weighting) for x in range(g)]
     tally = build_tally(data, block_rows=7)  # odd block size: tiles cut at the diagonal
+    assert tally.categories.pooled == pooled
+    all_pairs = {(a, b) for a in range(g) for b in range(a, g)}
+    views = [view_ref(tally, comps, set(range(g)), all_pairs, weighting)]
+    views += [view_ref(tally, comps, {x}, {(x, x)}, weighting) for x in range(g)]
     targets = [0.5, 0.2, 0.1, 0.05, 0.01, 0.0]
     cells = [Rates(tally, v).target_cell(a, rule) for v, _ in views for a in targets]
     fixed = sorted({c[0] for c in comps})
@@ -177,7 +183,7 @@ def test_counts_behind_rates_and_each_impostor_counted_once():
     tally = build_tally(data)
     assert int(tally.n_impostors.sum()) == sum(a != b for _, a, b, _, _ in comps)
     assert tally.genuine.score.size == sum(a == b for _, a, b, _, _ in comps)
-    r = Rates(tally, View(np.ones(3, bool), np.triu(np.ones((3, 3), bool)).ravel()))
+    r = Rates(tally, View(np.ones(3, bool), np.ones(tally.categories.n, bool)))
     t = float(np.median(tally.edges))
     fm = r.fmr(t)
     assert fm.errors == sum(1 for s, a, b, _, _ in comps if a != b and s >= t)

@@ -13,6 +13,7 @@ from matchaudit.engine import build_grid, passes, run, weights, window
 from matchaudit.engine import torch_backend as tb
 from matchaudit.engine.torch_backend import TorchBackend, tile_scores
 from matchaudit.errors import InputError
+from matchaudit.pairings import PairCategories
 from matchaudit.scores import iter_similarity_blocks, quantise
 from tests.engine_reference import listed, make_data
 
@@ -97,7 +98,8 @@ def test_items_are_the_same_multiset(protocol):
     grid = build_grid(data, n_cells=16)
     for scheme in HOOK_SCHEMES:
         task = passes.CountTask(grid=grid, mode=weights.mode_of(scheme), scheme=scheme, replicates=np.arange(1, 4),
-                                lanes=16, collapse=False, win=np.zeros(0, np.bool_), block_rows=3)
+                                lanes=16, collapse=False, win=np.zeros(0, np.bool_), block_rows=3,
+                                cats=PairCategories.pooled_by(np.ones((data.n_groups,) * 2, bool)))
         want = np.arange(grid.n_cells) % 3 == 1
 
         def rows(items):
@@ -137,7 +139,7 @@ def test_too_large_weights_and_bad_options_are_clear_errors():
     data = make_data(seed=1)
     task = passes.CountTask(grid=build_grid(data, n_cells=16), mode=0, scheme=rs.WithinIdentity(1),
                             replicates=np.arange(1, 3), lanes=16, collapse=False, win=np.zeros(0, np.bool_),
-                            block_rows=3)
+                            block_rows=3, cats=PairCategories.pooled_by(np.ones((data.n_groups,) * 2, bool)))
     wt, _ = task.weights(data)
     with pytest.raises(InputError, match="too large"):
         TorchBackend("cpu").count(data, task, False, wt * 50000)

@@ -8,11 +8,17 @@
 
 The spec resolves, once per data set, to a symmetric (G, G) mask over group pairs (:func:`reference_pairs`);
 each table layout then selects its categories from it (:func:`category_mask`).
+
+Which impostor categories a table counts is a :class:`PairCategories`: every group pair of its own (``full``:
+what a cross-group FMR matrix needs, G(G+1)/2 categories) or, for everything else an audit computes (each
+group's same-group impostors and the threshold's impostors), the G same-group pairs and the cross-group pairs
+pooled by whether they set the threshold (``pooled``: at most G + 2 categories, so tables grow linearly in G).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -80,4 +86,74 @@ def category_mask(pairs: np.ndarray, categories: Sequence[tuple[int, int]]) -> n
     return np.array([bool(pairs[a, b]) for a, b in categories], dtype=bool)
 
 
-__all__ = ["SPEC_HELP", "attributes", "category_mask", "check_spec", "describe", "reference_pairs"]
+POOLED_REFERENCE, POOLED_OTHER = (-1, 1), (-1, 0)  # the pairs of the pooled cross-group categories
+
+
+@dataclass(frozen=True, eq=False)
+class PairCategories:
+    """The impostor category of every group pair (``slot[a, b]``, symmetric), what each category holds
+    (``pairs[c]``: the group pair ``(a, b)``, a <= b, of a category of its own, or :data:`POOLED_REFERENCE` /
+    :data:`POOLED_OTHER` for the cross-group pairs pooled by whether they set the threshold) and which
+    categories set the threshold (``reference``)."""
+
+    slot: np.ndarray  # (G, G) int64
+    pairs: tuple[tuple[int, int], ...]
+    reference: np.ndarray  # (n,) bool
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, PairCategories) and self.pairs == other.pairs
+                and np.array_equal(self.slot, other.slot) and np.array_equal(self.reference, other.reference))
+
+    __hash__ = None  # mutable arrays inside
+
+    @property
+    def n(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def n_groups(self) -> int:
+        return self.slot.shape[0]
+
+    @property
+    def pooled(self) -> bool:
+        return any(a < 0 for a, _ in self.pairs)
+
+    @classmethod
+    def full(cls, reference: np.ndarray) -> PairCategories:
+        """Every group pair its own category: same-group ``(g, g)`` at ``g``, then ``(g, h)``, g < h, in order."""
+        G = reference.shape[0]
+        pairs = [(g, g) for g in range(G)] + [(g, h) for g in range(G) for h in range(g + 1, G)]
+        slot = np.empty((G, G), np.int64)
+        for c, (a, b) in enumerate(pairs):
+            slot[a, b] = slot[b, a] = c
+        return cls(slot, tuple(pairs), category_mask(reference, pairs))
+
+    @classmethod
+    def pooled_by(cls, reference: np.ndarray) -> PairCategories:
+        """Same-group ``(g, g)`` at ``g``; the cross-group pairs that set the threshold in one category, the
+        others in another (each only when there are such pairs)."""
+        G = reference.shape[0]
+        cross = ~np.eye(G, dtype=bool)
+        pairs = [(g, g) for g in range(G)]
+        slot = np.diag(np.arange(G)).astype(np.int64)
+        for pooled, where in ((POOLED_REFERENCE, cross & reference), (POOLED_OTHER, cross & ~reference)):
+            if where.any():
+                slot[where] = len(pairs)
+                pairs.append(pooled)
+        ref = np.array([bool(reference[a, b]) if a >= 0 else (a, b) == POOLED_REFERENCE for a, b in pairs])
+        return cls(slot, tuple(pairs), ref)
+
+    def select(self, pairs: np.ndarray) -> np.ndarray:
+        """(n,) bool: the categories of the group pairs ``pairs`` ((G, G) bool); refused when ``pairs`` splits a
+        pooled category (ask for the full layout)."""
+        out = np.zeros(self.n, bool)
+        for c in range(self.n):
+            inside = pairs[self.slot == c]
+            if inside.any() and not inside.all():
+                raise ValueError(f"the group pairs asked for split the pooled category {self.pairs[c]}")
+            out[c] = inside.any()
+        return out
+
+
+__all__ = ["POOLED_OTHER", "POOLED_REFERENCE", "SPEC_HELP", "PairCategories", "attributes", "category_mask", "check_spec",
+           "describe", "reference_pairs"]

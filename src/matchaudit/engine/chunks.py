@@ -41,10 +41,15 @@ def table_bytes(engine_categories: int, reduced_categories: int, n_cells: int) -
     return (ENGINE_BYTES * engine_categories + REDUCE_BYTES * reduced_categories) * n_cells
 
 
+def group_classes(n_groups: int) -> int:
+    """Classes of a counts table per group: G genuine groups and at most G + 2 impostor categories (same-group
+    pairs, cross-group pairs pooled: :meth:`matchaudit.pairings.PairCategories.pooled_by`)."""
+    return 2 * n_groups + 2
+
+
 def group_table_bytes(n_groups: int, n_cells: int) -> int:
-    """:func:`table_bytes` of a run counted and reduced per group and group pair."""
-    cats = n_groups + n_groups * (n_groups + 1) // 2
-    return table_bytes(cats, cats, n_cells)
+    """:func:`table_bytes` of a run counted and reduced per group (:func:`group_classes`)."""
+    return table_bytes(group_classes(n_groups), group_classes(n_groups), n_cells)
 
 
 def check_budget(kept: float, n_resamples: int, param: str = "n_resamples", memory_gb: float | None = None) -> None:
@@ -103,4 +108,4 @@ def reduce_in_chunks(count: Callable[[np.ndarray], Counts], n_resamples: int, ch
 
 
 __all__ = ["ENGINE_BYTES", "MEMORY_SHARE", "REDUCE_BYTES", "budget_bytes", "budget_source", "check_budget",
-           "chunk_size", "group_table_bytes", "n_runs", "reduce_in_chunks", "table_bytes", "work"]
+           "chunk_size", "group_classes", "group_table_bytes", "n_runs", "reduce_in_chunks", "table_bytes", "work"]

@@ -12,8 +12,9 @@ from matchaudit.engine.targets import Items, needed_cells
 from matchaudit.resampling import ComparisonLists
 
 
-def comparison_level_counts(data, scheme, reps, layout, grid, targets, ref, block_rows):
-    ent = Entries(data, grid, K.SAMPLE if data.protocol == "all-pairs" else K.PRODUCT, False)
+def comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, block_rows):
+    ent = Entries(data, grid, K.SAMPLE if data.protocol == "all-pairs" else K.PRODUCT, False, cats)
+    ref = cats.reference
     none = np.zeros(0, np.bool_)
     parts = []
     for block in data.blocks(block_rows):

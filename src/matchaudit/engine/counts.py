@@ -1,6 +1,6 @@
 """What a counting run returns: weighted counts per replicate, class, group (pair) and grid cell
 (:class:`Counts`), the comparisons above a floor kept by the pass (:class:`TailHits`), and the order of
-group-pair categories."""
+impostor categories (:class:`matchaudit.pairings.PairCategories`)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,9 @@ class Counts:
     """Weighted counts per replicate (index 0 = plug-in, exact), class, group (pair) and grid cell.
 
     ``genuine[r, g, c]``: weighted genuine comparisons of group ``g`` in cell ``c``; ``impostor[r, k, c]``:
-    impostor comparisons of category ``k`` (same-group ``g`` at ``k = g``, then cross pairs, see
-    ``categories``). Accepted at threshold ``edges[e]`` = cells ``> e``. ``target_*``: exact thresholds at
+    impostor comparisons of category ``k`` (same-group ``g`` at ``k = g``, then the cross-group pairs, pooled by
+    default: ``categories[k]`` is the group pair, or a :data:`matchaudit.pairings.POOLED_REFERENCE` /
+    :data:`~matchaudit.pairings.POOLED_OTHER` marker). Accepted at threshold ``edges[e]`` = cells ``> e``. ``target_*``: exact thresholds at
     the FMR targets and the exact accepted counts there. The threshold (the project definition, as
     :meth:`matchaudit.metrics.rates.Rates.threshold_at_fmr`): the lowest score of any comparison with
     positive weight in the replicate, genuine or impostor, whose FMR over the reference impostors
@@ -93,9 +94,3 @@ class Counts:
         g, i = self.genuine[0].sum(axis=0), self.impostor[0].sum(axis=0)
         return {"max_fmr_step": float(i.max() / max(i.sum(), 1)), "max_fnmr_step": float(g.max() / max(g.sum(), 1)),
                 "n_cells": self.grid.n_cells}
-
-
-def categories(n_groups: int) -> list[tuple[int, int]]:
-    cats = [(g, g) for g in range(n_groups)]
-    cats += [(g, h) for g in range(n_groups) for h in range(g + 1, n_groups)]
-    return cats

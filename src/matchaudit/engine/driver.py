@@ -8,7 +8,8 @@ Per sub-tile (one-entry-per-comparison modes on all-pairs tiles): parallel entry
 keys) with per-thread key histograms, a parallel counting-sort scatter, then the accumulate kernel,
 parallel over (replicate batch x key slice).
 
-Memory bound (all-pairs or listed, any n): the counts table, ``(B+1) x (G + G(G+1)/2) x (C+1)`` int64 (twice
+Memory bound (all-pairs or listed, any n): the counts table, ``(B+1) x (G + n_cat) x (C+1)`` int64, n_cat <= G + 2
+impostor categories by default (twice
 while it is transposed to the final layout); the weight matrix, ``(B+1) x rows`` float32 (rows = 2n+1
 sample-level, 3K+1 identity-level, K*G+1 relabel); one sub-tile of entries (``ENTRIES`` x 28 bytes with
 scores, 112 MiB); one score tile of ``model.blocks`` (256 MiB at its defaults). Comparison-level schemes
@@ -28,7 +29,7 @@ import numpy as np
 from matchaudit.definitions import ThresholdImpostors
 from matchaudit.engine import kernels as K
 from matchaudit.engine.comparison_level import comparison_level_counts
-from matchaudit.engine.counts import Counts, TailHits, categories
+from matchaudit.engine.counts import Counts, TailHits
 from matchaudit.engine.entries import Entries
 from matchaudit.engine.grid import Grid, build_grid
 from matchaudit.engine.passes import Backend, CountTask, LocalBackend
@@ -37,7 +38,7 @@ from matchaudit.engine.targets import concat_items, exact_targets, needed_cells,
 from matchaudit.engine.weights import layout_of, mode_of
 from matchaudit.engine.window import window_cells
 from matchaudit.model import MatchData
-from matchaudit.pairings import category_mask, reference_pairs
+from matchaudit.pairings import PairCategories, reference_pairs
 from matchaudit.resampling import Scheme
 
 
@@ -62,6 +63,7 @@ def run(
     progress: bool | Meter = False,
     backend: Backend | None = None,
     keep_tail: bool = False,
+    categories: PairCategories | None = None,
 ) -> Counts:
     """Weighted counts for the plug-in and ``replicates`` of ``scheme`` (an int B means replicates 1..B).
 
@@ -73,7 +75,9 @@ def run(
     identity-multinomial-level schemes, with FMR targets): the pass also keeps every comparison above the
     lowest target's window (``Counts.tail``), so identity-level counts at the plug-in thresholds (corrected
     Wilson, jackknife) need no second scoring pass; memory: 20 bytes per comparison above that floor (about
-    ``WINDOW x`` the largest FMR target of the impostors). Ctrl-C stops between sub-tiles and re-raises
+    ``WINDOW x`` the largest FMR target of the impostors). ``categories``: which impostor categories are counted
+    (default: same-group pairs, and cross-group pairs pooled by whether they are ``fmr_reference``'s, at most
+    G + 2: :meth:`PairCategories.pooled_by`). Ctrl-C stops between sub-tiles and re-raises
     KeyboardInterrupt. ``progress``: show a display, or advance a running :class:`Meter` (a job of several runs).
     """
     reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
@@ -91,10 +95,11 @@ def run(
         block_rows = min(block_rows, max(256, -(-data.samples.ids.shape[0] // 16)))
     layout = layout_of(data)
     targets = np.asarray(fmr_targets, dtype=np.float64)
-    ref = category_mask(reference_pairs(fmr_reference, data.group_names, data.group_by), categories(data.n_groups))
+    cats = categories or PairCategories.pooled_by(reference_pairs(fmr_reference, data.group_names, data.group_by))
+    ref = cats.reference
     R = reps.size + 1
     if mode == -1:
-        table, items = comparison_level_counts(data, scheme, reps, layout, grid, targets, ref, block_rows)
+        table, items = comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, block_rows)
         imputed = tail = None
     else:
         if collapse is None:
@@ -104,7 +109,7 @@ def run(
         if keep_tail:
             win[np.argmax(win):] = True
         task = CountTask(grid=grid, mode=mode, scheme=scheme, replicates=reps, lanes=lanes,
-                         collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows)
+                         collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows, cats=cats)
         ent = task.entries(data)
         wt, imputed = task.weights(data, ent)
         table, found = backend.count(data, task, progress, wt)
@@ -130,7 +135,7 @@ def run(
     return Counts(
         scheme="plug-in" if scheme is None else scheme.name, seed=None if scheme is None else scheme.seed,
         replicates=np.concatenate([[0], reps]), grid=grid, group_names=tuple(data.group_names),
-        categories=categories(G), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
+        categories=list(cats.pairs), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
         fmr_reference=fmr_reference, threshold_categories=ref, target_threshold=thr, target_genuine_accepted=gacc,
         target_impostor_accepted=iacc, imputed_pairs=imputed, tail=tail, info=info)
 

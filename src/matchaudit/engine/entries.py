@@ -10,11 +10,11 @@ import numba as nb
 import numpy as np
 
 from matchaudit.engine import kernels as K
-from matchaudit.engine.counts import categories
 from matchaudit.engine.grid import Grid
 from matchaudit.engine.window import sample_above
 from matchaudit.blocks import DenseBlock
 from matchaudit.model import MatchData, PairBlock
+from matchaudit.pairings import PairCategories
 from matchaudit.scores import self_score
 
 ENTRIES = 1 << 22  # entries per sub-tile (more entries per key: fewer table flushes)
@@ -100,8 +100,8 @@ def direct_pays(data: MatchData, ent: Entries, W: np.ndarray, collapse: bool) ->
 class Entries:
     """Turns blocks into entries for one mode (shared by the counting pass and the refinement pass)."""
 
-    def __init__(self, data: MatchData, grid: Grid, mode: int, self_pairs: bool):
-        self.data, self.grid, self.mode = data, grid, mode
+    def __init__(self, data: MatchData, grid: Grid, mode: int, self_pairs: bool, cats: PairCategories):
+        self.data, self.grid, self.mode, self.cats = data, grid, mode, cats
         self.G = data.n_groups
         self.self_pairs = self_pairs and data.protocol == "all-pairs"
         self.start, self.lo, self.scale, self.padded = grid.buckets()
@@ -111,11 +111,11 @@ class Entries:
         self.n_units = n if mode == K.SAMPLE else max(data.n_identities, 1)
         self.igroup = data.identity_group.astype(np.int64)
         self.per = self.G * self.G if mode == K.RELABEL else K.ENTRIES_PER_COMPARISON.get(mode, 1)
-        self.n_kc = self.G + len(categories(self.G))
+        self.n_kc = self.G + cats.n
         self.n_keys = self.n_kc * grid.n_cells
         self.self_s = self_score(data.metric)
         self.keying = K.Keying(self.ident, self.igroup, float(self.self_s), bool(self.self_pairs), int(mode),
-                               int(self.n_units), int(self.G), grid.edges, self.padded, self.start, float(self.lo),
+                               int(self.n_units), cats.slot, grid.edges, self.padded, self.start, float(self.lo),
                                float(self.scale), bool(self.ge))
 
     def sorted_pieces(self, block, win: np.ndarray):

@@ -4,7 +4,8 @@ Comparisons of one identity, or of one identity pair, are dependent; variance es
 (the corrected Wilson interval, the identity jackknife) need the counts per identity and per identity pair
 instead of the pooled totals. :func:`identity_counts` computes them exactly in one pass over the blocks.
 
-Memory: ``O(K x T x categories)`` for the per-identity arrays, plus 16 bytes per impostor comparison
+Memory: ``O(K x T x categories)`` for the per-identity arrays (categories <= G + 2: same-group pairs and the
+cross-group pairs pooled, :meth:`matchaudit.pairings.PairCategories.pooled_by`), plus 16 bytes per impostor comparison
 accepted at the *loosest* threshold (the lowest one; identity codes and a level per hit, aggregated into
 the sparse pair lists at the end). Genuine comparisons are only counted. Listed data also holds its
 distinct impostor identity pairs with their ``m_kl`` (16 bytes each); its blocks are streamed (out-of-core
@@ -18,11 +19,11 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from matchaudit.engine import kernels as K
-from matchaudit.engine.counts import TailHits, categories
+from matchaudit.engine.counts import TailHits
 from matchaudit.errors import InputError
 from matchaudit.definitions import Rule, accepting_thresholds
 from matchaudit.model import DenseBlock, MatchData
+from matchaudit.pairings import PairCategories
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,9 @@ class IdentityCounts:
     an accepted impostor comparison. ``m_kl`` is the number of impostor comparisons between identities
     ``k != l``; all-pairs: ``n_k n_l``.
 
-    Categories (``categories[c] = (g, h)``, as :class:`matchaudit.engine.Counts`): same-group ``(g, g)``
-    at ``c = g``, then cross-group pairs ``g < h``. The impostor comparisons of identity pair ``(k, l)`` all
-    have the category of ``(group[k], group[l])``.
+    Categories (:class:`matchaudit.pairings.PairCategories`, ``categories.slot[g, h]``): same-group ``(g, g)``
+    at ``c = g``, then the cross-group pairs pooled by whether they set the threshold. The impostor comparisons
+    of identity pair ``(k, l)`` all have the category of ``(group[k], group[l])``.
 
     Per identity:
       ``n_samples[k]`` (-1 when the input has no samples), ``group[k]``,
@@ -57,7 +58,7 @@ class IdentityCounts:
 
     thresholds: np.ndarray  # (T,) float64
     rule: Rule
-    categories: list[tuple[int, int]]
+    categories: PairCategories
     n_samples: np.ndarray  # (K,) int64
     group: np.ndarray  # (K,) int64
     g: np.ndarray  # (K,) int64
@@ -141,12 +142,6 @@ def _all_pairs_hits(data: MatchData, ts: np.ndarray, ge: bool, block_rows: int):
     return gen_hist.sum(axis=0), np.concatenate(ks), np.concatenate(ls), np.concatenate(levs)
 
 
-def _cat_of(gk: np.ndarray, gl: np.ndarray, G: int) -> np.ndarray:
-    """Categories of group pairs, element-wise (the engine's :func:`kernels.category`)."""
-    table = np.array([[K.category(a, b, G) for b in range(G)] for a in range(G)], np.int64)
-    return table[gk, gl]
-
-
 @nb.njit(cache=True)
 def _impostor_levels(score, a, b, ts, ge):
     """The impostor hits (level > 0) among the kept comparisons: identities and levels."""
@@ -211,10 +206,11 @@ def impostor_pair_counts(data: MatchData, block_rows: int = 2048) -> tuple[np.nd
 
 
 def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048,
-                    hits: TailHits | None = None) -> IdentityCounts:
+                    hits: TailHits | None = None, reference: np.ndarray | None = None) -> IdentityCounts:
     """Exact identity-level genuine/impostor counts at ``thresholds`` (see :class:`IdentityCounts`).
 
-    ``hits``: the comparisons an engine pass kept (``run(keep_tail=True).tail``); used instead of a scoring
+    ``reference``: the (G, G) group pairs that set the threshold (:func:`matchaudit.pairings.reference_pairs`;
+    None: all), which decides how cross-group pairs are pooled into categories. ``hits``: the comparisons an engine pass kept (``run(keep_tail=True).tail``); used instead of a scoring
     pass when they cover every threshold (the counts are identical)."""
     if not data.has_identities:
         raise InputError("identity-level counts need identities; this comparison table has labels only. "
@@ -225,8 +221,8 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
     T, K, G = thr.size, data.n_identities, data.n_groups
     ge = rule == ">="
     group = data.identity_group.astype(np.int64)
-    cats = categories(G)
-    n_cat = len(cats)
+    cats = PairCategories.pooled_by(np.ones((G, G), bool) if reference is None else reference)
+    n_cat, slot = cats.n, cats.slot
     sizes = data.identity_sizes
     if data.protocol == "all-pairs":
         if hits is not None and hits.covers(ts):
@@ -237,11 +233,15 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         S = np.bincount(group, weights=sizes, minlength=G).astype(np.int64)
         m_row_cat = np.zeros((n_cat, K), np.int64)
         for h in range(G):
-            c = _cat_of(group, np.full(K, h), G)
-            m_row_cat[c, np.arange(K)] += sizes * (S[h] - np.where(group == h, sizes, 0))
+            m_row_cat[slot[group, h], np.arange(K)] += sizes * (S[h] - np.where(group == h, sizes, 0))
         s2 = [sum(int(x) ** 2 for x in n[group == h]) for h in range(G)]
         s4 = [sum(int(x) ** 4 for x in n[group == h]) for h in range(G)]
-        sum_m2_cat = tuple((s2[a] ** 2 - s4[a]) // 2 if a == b else s2[a] * s2[b] for a, b in cats)
+        m2 = [0] * n_cat
+        for a in range(G):
+            m2[a] += (s2[a] ** 2 - s4[a]) // 2
+            for b in range(a + 1, G):
+                m2[slot[a, b]] += s2[a] * s2[b]
+        sum_m2_cat = tuple(m2)
         pair_m_of = lambda k, l: sizes[k] * sizes[l]  # noqa: E731
     else:
         hist = np.zeros((K, T + 1), np.int64)
@@ -256,12 +256,11 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         pk, pl, lev = (np.concatenate(x) for x in zip(*hits))
         keys, m_kl = impostor_pair_counts(data, block_rows)
         uk, ul = keys // K, keys % K
-        uc = _cat_of(group[uk], group[ul], G)
+        uc = slot[group[uk], group[ul]]
         m_row_cat = np.zeros((n_cat, K), np.int64)
         np.add.at(m_row_cat, (uc, uk), m_kl)
         np.add.at(m_row_cat, (uc, ul), m_kl)
-        sq = m_kl.astype(object) ** 2
-        sum_m2_cat = tuple(int(sq[uc == c].sum()) for c in range(n_cat))
+        sum_m2_cat = tuple(int((m_kl[uc == c].astype(object) ** 2).sum()) for c in range(n_cat))
         pair_m_of = lambda k, l: m_kl[np.searchsorted(keys, k * K + l)]  # noqa: E731
     g = hist.sum(axis=1)
     accepted_gen = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:]  # (K, T): level > j
@@ -277,7 +276,7 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         first = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]])) if c.size else np.zeros(0, np.int64)
         k, l = c[first] // K, c[first] % K
         cnt = np.diff(np.append(first, c.size)).astype(np.int64)
-        cat = _cat_of(group[k], group[l], G)
+        cat = slot[group[k], group[l]]
         out["pair_k"][ti], out["pair_l"][ti], out["pair_e"][ti] = k, l, cnt
         out["pair_m"][ti] = np.asarray(pair_m_of(k, l), np.int64)
         out["pair_cat"][ti] = cat

@@ -33,7 +33,7 @@ class Keying(NamedTuple):
     self_pairs: bool  # emit self-pairs (all-pairs, schemes that draw a sample twice)
     mode: int  # SAMPLE, PRODUCT, SUM or RELABEL
     n_units: int  # weight units (samples or identities)
-    n_groups: int
+    slot: np.ndarray  # (G, G) int64: the impostor category of each group pair (:class:`matchaudit.pairings.PairCategories`)
     edges: np.ndarray  # (C-1,) grid edges
     padded: np.ndarray  # [-inf, edges, inf, inf, inf] (:func:`row_cells`)
     start: np.ndarray  # bucket starts (:meth:`Grid.buckets`)
@@ -106,22 +106,12 @@ def row_cells(scores, r, j0, j1, edges, padded, start, lo, scale, ge, out, fix):
 
 
 @nb.njit(inline="always", cache=True)
-def category(g, h, n_groups):
-    """Unordered group pair -> category: same-group g -> g; cross pairs g<h after them."""
-    if g == h:
-        return g
-    if g > h:
-        g, h = h, g
-    return n_groups + g * (2 * n_groups - g - 1) // 2 + (h - g - 1)
-
-
-@nb.njit(inline="always", cache=True)
-def single(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells):
+def single(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, slot, n_cells):
     """(key, u, v) of a comparison in the modes with one entry per comparison (SAMPLE, PRODUCT; SUM genuine)."""
     if genuine:
         key = ga * n_cells + c
     else:
-        key = (n_groups + category(ga, gb, n_groups)) * n_cells + c
+        key = (slot.shape[0] + slot[ga, gb]) * n_cells + c
     if mode == SAMPLE:
         return key, sa, sb
     if genuine:
@@ -130,10 +120,11 @@ def single(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells)
 
 
 @nb.njit(inline="always", cache=True)
-def emit(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells, keys, us, vs, pos):
+def emit(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, slot, n_cells, keys, us, vs, pos):
     """Write the entries of one comparison at ``pos``; returns the new position.
 
-    Genuine keys: g * n_cells + c; impostor keys: (G + category) * n_cells + c."""
+    Genuine keys: g * n_cells + c; impostor keys: (G + slot[g, h]) * n_cells + c."""
+    n_groups = slot.shape[0]
     if mode == RELABEL:
         one = n_units * n_groups
         if genuine:
@@ -145,15 +136,15 @@ def emit(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells, k
         else:
             for g in range(n_groups):
                 for h in range(n_groups):
-                    keys[pos] = (n_groups + category(g, h, n_groups)) * n_cells + c
+                    keys[pos] = (n_groups + slot[g, h]) * n_cells + c
                     us[pos] = ka * n_groups + g
                     vs[pos] = kb * n_groups + h
                     pos += 1
         return pos
     if mode != SUM or genuine:
-        keys[pos], us[pos], vs[pos] = single(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, n_groups, n_cells)
+        keys[pos], us[pos], vs[pos] = single(mode, c, genuine, sa, sb, ka, kb, ga, gb, n_units, slot, n_cells)
         return pos + 1
-    key = (n_groups + category(ga, gb, n_groups)) * n_cells + c
+    key = (n_groups + slot[ga, gb]) * n_cells + c
     one = 3 * n_units  # SUM
     keys[pos] = key
     us[pos] = n_units + ka
@@ -170,7 +161,7 @@ def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, keying, want, keys
 
     ``want``: None-like empty array -> every cell; else a boolean mask of cells to keep (refinement), and
     the score of each kept entry goes to ``score_out``. Returns the number of entries written."""
-    ident, igroup, self_score, self_pairs, mode, n_units, n_groups, edges, padded, start, lo, scale, ge = keying
+    ident, igroup, self_score, self_pairs, mode, n_units, slot, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     filt = want.shape[0] > 0
     pos = 0
@@ -195,7 +186,7 @@ def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, keying, want, keys
             j = col0 + jj
             kj = ident[j]
             p0 = pos
-            pos = emit(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells, keys, us, vs, pos)
+            pos = emit(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, slot, n_cells, keys, us, vs, pos)
             if filt:
                 for p in range(p0, pos):
                     score_out[p] = s
@@ -205,7 +196,7 @@ def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, keying, want, keys
 @nb.njit(cache=True)
 def pair_entries(score, genuine, sa, sb, ka, kb, ga, gb, keying, want, keys, us, vs, score_out):
     """Entries of listed comparisons (same contract as :func:`dense_entries`)."""
-    mode, n_units, n_groups, edges = keying.mode, keying.n_units, keying.n_groups, keying.edges
+    mode, n_units, slot, edges = keying.mode, keying.n_units, keying.slot, keying.edges
     start, lo, scale, ge = keying.start, keying.lo, keying.scale, keying.ge
     n_cells = edges.shape[0] + 1
     filt = want.shape[0] > 0
@@ -216,7 +207,7 @@ def pair_entries(score, genuine, sa, sb, ka, kb, ga, gb, keying, want, keys, us,
         if filt and not want[c]:
             continue
         p0 = pos
-        pos = emit(mode, c, genuine[e], sa[e], sb[e], ka[e], kb[e], ga[e], gb[e], n_units, n_groups, n_cells,
+        pos = emit(mode, c, genuine[e], sa[e], sb[e], ka[e], kb[e], ga[e], gb[e], n_units, slot, n_cells,
                    keys, us, vs, pos)
         if filt:
             for p in range(p0, pos):
@@ -433,7 +424,7 @@ def dense_keys(tile, rpos, keying, win, keys, us, vs, sc, hist, n_win):
     non-empty, writes the scores of entries in window cells to ``sc`` (the others are left unwritten: only
     window entries are read back) and counts them in ``n_win[t]``."""
     scores, row0, col0, c_lo, c_hi, rows, chunks = tile
-    ident, igroup, self_score, self_pairs, mode, n_units, n_groups, edges, padded, start, lo, scale, ge = keying
+    ident, igroup, self_score, self_pairs, mode, n_units, slot, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     collect = win.shape[0] > 0
     c_self = cell(self_score, edges, start, lo, scale, ge)
@@ -464,7 +455,7 @@ def dense_keys(tile, rpos, keying, win, keys, us, vs, sc, hist, n_win):
                 c = cbuf[jj - j0]
                 j = col0 + jj
                 kj = ident[j]
-                emit(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells, keys, us, vs, pos)
+                emit(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, slot, n_cells, keys, us, vs, pos)
                 h[keys[pos]] += 1
                 if collect and win[c]:
                     sc[pos] = scores[r, jj]
@@ -510,7 +501,7 @@ def direct(tile, keying, win, W, cap, count_lane, acc, table, n_win, it_key, it_
     store into an array taken out of a tuple inside a ``prange`` body was measured lost: numba's parfor
     passes do not see it as an output)."""
     scores, row0, col0, c_lo, c_hi, rows, chunks = tile
-    ident, igroup, self_score, self_pairs, mode, n_units, n_groups, edges, padded, start, lo, scale, ge = keying
+    ident, igroup, self_score, self_pairs, mode, n_units, slot, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     collect = win.shape[0] > 0
     c_self = cell(self_score, edges, start, lo, scale, ge)
@@ -539,7 +530,7 @@ def direct(tile, keying, win, W, cap, count_lane, acc, table, n_win, it_key, it_
                 c = cbuf[jj - j0]
                 j = col0 + jj
                 kj = ident[j]
-                key, u, v = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, n_groups, n_cells)
+                key, u, v = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units, slot, n_cells)
                 if collect and win[c]:
                     m = _keep_item(ik, iu, iv, isc, m, key, u, v, scores[r, jj])
                     nw += 1
@@ -554,7 +545,7 @@ def window_items(tile, wpos, keying, win, s_lo, s_hi, it_key, it_u, it_v, it_s):
     :func:`direct`'s item buffers were too small; only scores in ``[s_lo, s_hi]`` (the window's range) are
     looked up."""
     scores, row0, col0, c_lo, c_hi, rows, chunks = tile
-    ident, igroup, self_score, self_pairs, mode, n_units, n_groups, edges, padded, start, lo, scale, ge = keying
+    ident, igroup, self_score, self_pairs, mode, n_units, slot, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     c_self = cell(self_score, edges, start, lo, scale, ge)
     for t in nb.prange(chunks.shape[0] - 1):
@@ -577,7 +568,7 @@ def window_items(tile, wpos, keying, win, s_lo, s_hi, it_key, it_u, it_v, it_s):
                 j = col0 + jj
                 kj = ident[j]
                 it_key[w], it_u[w], it_v[w] = single(mode, c, ki == kj, i, j, ki, kj, gi, igroup[kj], n_units,
-                                                     n_groups, n_cells)
+                                                     slot, n_cells)
                 it_s[w] = s
                 w += 1
 

@@ -17,6 +17,7 @@ from matchaudit.progress import Meter, pass_meter
 from matchaudit.model import block_comparisons
 from matchaudit.engine.weights import batched, layout_of, weight_matrix
 from matchaudit.model import MatchData
+from matchaudit.pairings import PairCategories
 from matchaudit.resampling import Scheme
 
 CALL_WORK = 1 << 31  # entry-lanes per accumulate call (about a second at most): Ctrl-C is seen between calls
@@ -44,9 +45,10 @@ class CountTask:
     collapse: bool
     win: np.ndarray  # cells whose entries are kept (with scores) during the pass
     block_rows: int
+    cats: PairCategories  # the impostor category of each group pair
 
     def entries(self, data: MatchData) -> Entries:
-        return Entries(data, self.grid, self.mode, self.scheme is not None and self.scheme.self_pairs)
+        return Entries(data, self.grid, self.mode, self.scheme is not None and self.scheme.self_pairs, self.cats)
 
     def weights(self, data: MatchData, ent: Entries | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """Rows x lanes int32 weight matrix (lane 0 = plug-in) and the vertex imputed draw pairs (``ent``: this

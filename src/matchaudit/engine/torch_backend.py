@@ -127,9 +127,7 @@ class _Pass:
         self.edges = torch.as_tensor(task.grid.edges, dtype=torch.float64, device=self.dev)
         self.right = ent.ge
         self.win = torch.as_tensor(win, device=self.dev) if win.size else None
-        g = np.arange(self.G)
-        cat = np.array([[K.category(a, b, self.G) for b in g] for a in g], np.int64)
-        self.cat = torch.as_tensor(cat, device=self.dev)
+        self.cat = torch.as_tensor(task.cats.slot, device=self.dev)
         self.igroup = torch.as_tensor(ent.igroup, device=self.dev)
         self.found: list = []
         self.table = None

@@ -44,7 +44,7 @@ from matchaudit.metrics import fairness
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import MatchData, view_names
-from matchaudit.pairings import category_mask, reference_pairs
+from matchaudit.pairings import reference_pairs
 
 Band = Literal["simultaneous", "pointwise"]
 
@@ -95,10 +95,10 @@ def impostor_categories(ic: IdentityCounts, group: int | None, reference: np.nda
     set: the group pairs that ``reference`` marks ((G, G) bool, :func:`matchaudit.pairings.reference_pairs`;
     None: every pair)."""
     if group is not None:
-        return np.array([c for c, (a, b) in enumerate(ic.categories) if a == b == group], np.int64)
+        return np.array([ic.categories.slot[group, group]], np.int64)
     if reference is None:
-        return np.arange(len(ic.categories), dtype=np.int64)
-    return np.flatnonzero(category_mask(reference, ic.categories)).astype(np.int64)
+        return np.arange(ic.categories.n, dtype=np.int64)
+    return np.flatnonzero(ic.categories.select(reference)).astype(np.int64)
 
 
 def impostor_totals(ic: IdentityCounts, ti: int, categories: np.ndarray) -> iv.ImpostorTotals:
@@ -210,7 +210,7 @@ def plan_chunks(data: MatchData, options: IntervalOptions, weightings: tuple[str
     for w in weightings:
         per = chunks.group_table_bytes(G, C)
         if w == "balanced":
-            per = chunks.table_bytes(balanced.engine_categories(data), G + G * (G + 1) // 2, C)
+            per = chunks.table_bytes(balanced.engine_categories(data), chunks.group_classes(G), C)
         size = chunks.chunk_size(per, options.n_resamples, options.memory_gb, fixed=kept)
         plans.append(ChunkPlan(w, size, chunks.n_runs(options.n_resamples, size), per))
     return plans
@@ -291,7 +291,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         student = None
         if fixed and thresholds.size and boot_method in STUDENTIZED and data.has_identities:
             student = _Studentizer(data, _scheme(boot_method, options.seed), options.n_resamples,
-                                   identity_counts(data, thresholds, config.rule))
+                                   identity_counts(data, thresholds, config.rule, reference=reference_pairs(
+                                       config.threshold_impostors, data.group_names, data.group_by)))
         records += _bootstrap_records("pooled", plug, stats, v, boot_method, config, options, exact, fixed=fixed,
                                       zeros=ZeroBounds(data, options.level, options.alternative),
                                       within=_within(data, boot_method, thresholds, target_t, config.rule),
@@ -336,8 +337,8 @@ def closed_form_records(data: MatchData, config: AuditConfig, options: IntervalO
     ``options`` gives the level and sidedness."""
     if not methods or not len(config.thresholds) or "pooled" not in config.weightings:
         return []
-    ic = identity_counts(data, np.asarray(config.thresholds, float), config.rule)
     reference = reference_pairs(config.threshold_impostors, data.group_names, data.group_by)
+    ic = identity_counts(data, np.asarray(config.thresholds, float), config.rule, reference=reference)
     records = []
     for method, (ti, t), (j, name) in itertools.product(methods, enumerate(config.thresholds),
                                                          enumerate(view_names(data.group_names))):

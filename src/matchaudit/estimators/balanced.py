@@ -26,10 +26,9 @@ import dataclasses
 import numpy as np
 
 from matchaudit.engine import Counts, run
-from matchaudit.engine.counts import categories
 from matchaudit.engine.grid import Grid
 from matchaudit.model import MatchData
-from matchaudit.pairings import category_mask, reference_pairs
+from matchaudit.pairings import PairCategories, reference_pairs
 from matchaudit.resampling import Scheme
 
 MAX_CLASSES = 64
@@ -85,27 +84,25 @@ def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarra
         raise ValueError(f"identity-balanced replicates unavailable: {reason}")
     keys, cls = size_classes(data)
     G, C = data.n_groups, keys.shape[0]
-    cats = categories(G)
-    cat_index = {c: i for i, c in enumerate(cats)}
+    cats = PairCategories.pooled_by(reference_pairs(fmr_reference, data.group_names, data.group_by))
     n = keys[:, 1].astype(float)
     gen_unit = n * (n - 1) / 2
     to_group = np.zeros((C, G))
     to_group[np.arange(C), keys[:, 0]] = np.where(gen_unit > 0, 1 / np.where(gen_unit > 0, gen_unit, 1), 0)
-    rel_cats = categories(C)
-    to_cat = np.zeros((len(rel_cats), len(cats)))
-    for j, (a, b) in enumerate(rel_cats):
-        ga, gb = sorted((int(keys[a, 0]), int(keys[b, 0])))
-        to_cat[j, cat_index[(ga, gb)]] = 1 / (n[a] * n[b])
-    c = run(relabel(data, cls), scheme, replicates, grid=grid, thresholds=thresholds, progress=progress)
+    rel_cats = PairCategories.full(np.ones((C, C), bool))  # every class pair: its own unit size
+    to_cat = np.zeros((rel_cats.n, cats.n))
+    for j, (a, b) in enumerate(rel_cats.pairs):
+        to_cat[j, cats.slot[keys[a, 0], keys[b, 0]]] = 1 / (n[a] * n[b])
+    c = run(relabel(data, cls), scheme, replicates, grid=grid, thresholds=thresholds, progress=progress,
+            categories=rel_cats)
     R = c.replicates.size
     return Counts(scheme=scheme.name, seed=scheme.seed, replicates=c.replicates, grid=grid,
-                  group_names=tuple(data.group_names), categories=cats,
+                  group_names=tuple(data.group_names), categories=list(cats.pairs),
                   genuine=np.einsum("rac,ag->rgc", c.genuine, to_group),
                   impostor=np.einsum("rkc,kq->rqc", c.impostor, to_cat), fmr_targets=np.zeros(0),
                   fmr_reference=fmr_reference,
-                  threshold_categories=category_mask(reference_pairs(fmr_reference, data.group_names, data.group_by),
-                                                     cats), target_threshold=np.zeros((R, 0)),
-                  target_genuine_accepted=np.zeros((R, 0, G)), target_impostor_accepted=np.zeros((R, 0, len(cats))),
+                  threshold_categories=cats.reference, target_threshold=np.zeros((R, 0)),
+                  target_genuine_accepted=np.zeros((R, 0, G)), target_impostor_accepted=np.zeros((R, 0, cats.n)),
                   info={"weighting": "balanced", "size_classes": C})
 
 

@@ -134,33 +134,69 @@ class ClusterTerms:
             w = np.einsum("bk,bk->b", mask, c * c)
         return p, v, w
 
-    def fmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Same-group FMR of the masked identities, its clustered variance (docs/methods.md section 4) and the sum of
-        squared per-identity shares ``(row_k / M)^4`` (:func:`effective_df`; ``row_k`` = identity k's accepted minus
-        expected impostors), per mask row."""
-        mt = mask.T
-        e_row = np.asarray(self.E @ mt).T * mask  # (B, K): accepted impostors with same-group partners
-        q_e2 = 0.5 * np.einsum("bk,bk->b", np.asarray(self.E.multiply(self.E) @ mt).T, mask)
+    def fmr(self, labels: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Same-group FMR of every group, its clustered variance (docs/methods.md section 4) and the sum of squared
+        per-identity shares ``(row_k / M)^4`` (:func:`effective_df`; ``row_k`` = identity k's accepted minus expected
+        impostors), each (R, G), for the (R, K) group labels ``labels``. One pass over the identity pairs per
+        relabelling (a pair counts for group g when both identities are labelled g): O(R x pairs), whatever G."""
+        R, K = labels.shape
+        G = n_groups
+        lab = labels.astype(np.int64)
+        rr = np.arange(R)[:, None]
+        e_row, q_e2 = self._same_group(lab, sp.triu(self.E, 1).tocoo(), G)
         if self.M is None:
             n = self.sizes
-            S = mask @ n
-            m_row = mask * n * (S[:, None] - n)
-            s2, s4 = mask @ n**2, mask @ n**4
+            S = _by_group(lab, np.broadcast_to(n, lab.shape), G)
+            m_row = n * (S[rr, lab] - n)
+            s2, s4 = _by_group(lab, np.broadcast_to(n**2, lab.shape), G), _by_group(lab, np.broadcast_to(n**4, lab.shape), G)
             q_m2 = 0.5 * (s2**2 - s4)
-            q_em = 0.5 * np.einsum("bk,bk->b", np.asarray(self.E @ (mt * n[:, None])).T, mask * n)
+            E = sp.triu(self.E, 1).tocoo()
+            _, q_em = self._same_group(lab, sp.coo_matrix((E.data * n[E.row] * n[E.col], (E.row, E.col)), E.shape), G,
+                                       rows=False)
         else:
-            m_row = np.asarray(self.M @ mt).T * mask
-            q_m2 = 0.5 * np.einsum("bk,bk->b", np.asarray(self.M.multiply(self.M) @ mt).T, mask)
-            q_em = 0.5 * np.einsum("bk,bk->b", np.asarray(self.E.multiply(self.M) @ mt).T, mask)
-        Mtot = 0.5 * m_row.sum(axis=1)
+            m_row, q_m2 = self._same_group(lab, sp.triu(self.M, 1).tocoo(), G)
+            EM = sp.triu(self.E.multiply(self.M), 1).tocoo()
+            _, q_em = self._same_group(lab, EM, G, rows=False)
+        Mtot = 0.5 * _by_group(lab, m_row, G)
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = 0.5 * e_row.sum(axis=1) / Mtot
+            p = 0.5 * _by_group(lab, e_row, G) / Mtot
             s = np.maximum(q_e2 - 2 * p * q_em + p * p * q_m2, 0.0)
-            rows = e_row - p[:, None] * m_row
-            cov = (rows**2).sum(axis=1) - 2 * s
+            rows = e_row - p[rr, lab] * m_row
+            cov = _by_group(lab, rows**2, G) - 2 * s
             v = (s + np.maximum(cov, 0.0)) / Mtot**2
-            w = ((rows / (2 * Mtot[:, None])) ** 4).sum(axis=1)
+            w = _by_group(lab, (rows / (2 * Mtot[rr, lab])) ** 4, G)
         return p, v, w
+
+    @staticmethod
+    def _same_group(lab: np.ndarray, pairs: sp.coo_matrix, G: int, rows: bool = True
+                    ) -> tuple[np.ndarray | None, np.ndarray]:
+        """For identity pairs k < l with values x_kl: per relabelling, each identity's sum of x over its same-label
+        partners (R, K; None unless ``rows``) and each group's sum of x^2 over its same-label pairs (R, G)."""
+        R, K = lab.shape
+        k, l, x = pairs.row.astype(np.int64), pairs.col.astype(np.int64), pairs.data.astype(float)
+        row_sum = np.zeros((R, K)) if rows else None
+        sq = np.zeros((R, G))
+        step = max(1, (1 << 24) // max(k.size, 1))
+        for r0 in range(0, R, step):
+            lk, ll = lab[r0:r0 + step, k], lab[r0:r0 + step, l]
+            same = lk == ll
+            r = np.broadcast_to(np.arange(lk.shape[0])[:, None], lk.shape)[same]
+            xs = np.broadcast_to(x, lk.shape)[same]
+            sq[r0:r0 + lk.shape[0]] = np.bincount(r * G + lk[same], weights=xs * xs,
+                                                  minlength=lk.shape[0] * G).reshape(-1, G)
+            if rows:
+                kk, lk_ = np.broadcast_to(k, lk.shape)[same], np.broadcast_to(l, lk.shape)[same]
+                row_sum[r0:r0 + lk.shape[0]] = (np.bincount(r * K + kk, weights=xs, minlength=lk.shape[0] * K)
+                                                + np.bincount(r * K + lk_, weights=xs, minlength=lk.shape[0] * K)
+                                                ).reshape(-1, K)
+        return row_sum, sq
+
+
+def _by_group(lab: np.ndarray, x: np.ndarray, G: int) -> np.ndarray:
+    """(R, G): per relabelling, the sum of ``x`` (R, K) over the identities labelled g."""
+    R = lab.shape[0]
+    return np.bincount((np.arange(R)[:, None] * G + lab).ravel(), weights=np.asarray(x, float).ravel(),
+                       minlength=R * G).reshape(R, G)
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -293,14 +329,21 @@ def matching_statistics(
     if not exact:  # the relabellings and each one's statistics are kept whole
         chunks.check_budget((int(n_resamples) + 1) * 8 * (data.n_identities + 3 * (G + len(pairs))), int(n_resamples))
     labels, exact = relabellings(data.identity_group, movable, None if exact else int(n_resamples), seed, max_exact)
-    if metric in ("fnmr", "fmr"):
+    if metric == "fnmr_at_fmr" and fmr_reference == "all":
+        # every relabelling has the observed threshold (no group label moves it): the fixed-threshold test there,
+        # closed form per relabelling instead of G x G engine entries per impostor comparison
+        threshold = float(run(data, None, grid=grid or build_grid(data, rule=rule), fmr_targets=[fmr_target]
+                              ).target_threshold[0, 0])
+        details["observed_threshold"] = threshold
+    if metric in ("fnmr", "fmr") or "observed_threshold" in details:
         terms = ClusterTerms.at(data, float(threshold), rule)
-        fn = terms.fnmr if metric == "fnmr" else terms.fmr
-        x, vx, wx = _masked(fn, data.identity_group[None, :], G)
+        def fn(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return terms.fmr(lab, G) if metric == "fmr" else _masked(terms.fnmr, lab, G)
+        x, vx, wx = fn(data.identity_group[None, :])
         xp, vp, wp = [], [], []
         with Meter(progress, "relabellings", labels.shape[0], "relabellings") as meter:
             for r0 in range(0, labels.shape[0], _BATCH):
-                xx, vv, ww = _masked(fn, labels[r0:r0 + _BATCH], G)
+                xx, vv, ww = fn(labels[r0:r0 + _BATCH])
                 xp.append(xx)
                 vp.append(vv)
                 wp.append(ww)

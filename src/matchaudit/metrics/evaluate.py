@@ -15,7 +15,7 @@ only ``"same-group"`` ones (NIST's demographic practice), or those sharing some 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -23,11 +23,12 @@ from matchaudit import checks
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.errors import InputError
 from matchaudit.metrics import fairness
-from matchaudit.metrics.rates import Rates, View, Weighting
+from matchaudit.metrics.cross_groups import cross_group_counts
+from matchaudit.metrics.rates import Rate, Rates, View, Weighting, _div
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
 from matchaudit.metrics.windows import predicted_cells
 from matchaudit.model import ALL, MatchData, view_names
-from matchaudit.pairings import check_spec, reference_pairs
+from matchaudit.pairings import PairCategories, check_spec, reference_pairs
 
 FVC_ALIASES = {1e-2: "FMR100", 1e-3: "FMR1000", 1e-4: "FMR10000", 0.0: "ZeroFMR"}
 """FVC-style names of FNMR at an FMR target (FMR100 = FNMR at FMR 1%)."""
@@ -123,31 +124,54 @@ class AuditResult:
         return "\n".join(lines)
 
 
-def _masks(data: MatchData, impostors: ThresholdImpostors) -> tuple[np.ndarray, np.ndarray]:
-    """The overall view's genuine groups and threshold impostor categories (tally layout ``a * G + b``, a <= b)."""
-    pairs = reference_pairs(impostors, data.group_names, data.group_by)
-    return np.ones(data.n_groups, bool), (pairs & np.triu(np.ones_like(pairs))).ravel()
-
-
-def group_view(g_count: int, g: int, weighting: Weighting) -> View:
+def group_view(cats: PairCategories, g: int, weighting: Weighting) -> View:
     """Genuine comparisons of group ``g`` and its same-group impostors."""
-    gen = np.zeros(g_count, bool)
+    gen = np.zeros(cats.n_groups, bool)
     gen[g] = True
-    cat = np.zeros(g_count * g_count, bool)
-    cat[g * g_count + g] = True
+    cat = np.zeros(cats.n, bool)
+    cat[cats.slot[g, g]] = True
     return View(gen, cat, weighting)
+
+
+CrossRate = Callable[[int, int, float, Weighting], "Rate | None"]
+
+
+def _cross_group(data: MatchData, tally: Tally, rule: Rule, thresholds: list[float]) -> CrossRate:
+    """FMR of the impostors between groups a <= b at one of ``thresholds`` (None without such impostors): from the
+    tally when it counts every group pair, else from one pass of :func:`cross_group_counts` at the thresholds."""
+    cats = tally.categories
+    if not cats.pooled:
+        def from_tally(a: int, b: int, t: float, w: Weighting) -> Rate | None:
+            c = cats.slot[a, b]
+            if not tally.n_impostors[c]:
+                return None
+            mask = np.zeros(cats.n, bool)
+            mask[c] = True
+            return Rates(tally, View(np.zeros(cats.n_groups, bool), mask, w)).fmr(t, rule)
+        return from_tally
+    cc = cross_group_counts(data, thresholds, rule)
+    index = {t: i for i, t in reversed(list(enumerate(cc.thresholds.tolist())))}
+
+    def from_pass(a: int, b: int, t: float, w: Weighting) -> Rate | None:
+        c, i = cc.categories.slot[a, b], index[t]
+        if not cc.comparisons[c]:
+            return None
+        value = _div(cc.accepted_weight[i, c], cc.units[c]) if w == "balanced" else _div(cc.accepted[i, c],
+                                                                                          cc.comparisons[c])
+        return Rate(float(value), int(cc.accepted[i, c]), int(cc.comparisons[c]))
+    return from_pass
 
 
 def _summary(data: MatchData, tally: Tally) -> dict[str, Any]:
     g_count = data.n_groups
-    n_imp = tally.n_impostors.reshape(g_count, g_count)
+    same = tally.n_impostors[np.diag(tally.categories.slot)]
     gen = np.bincount(tally.genuine.group, minlength=g_count)
     ident = np.bincount(data.identity_group, minlength=g_count)
     sizes = data.identity_sizes
     groups = []
     for g, name in enumerate(data.group_names):
         row = {"group": name, "identities": int(ident[g]), "genuine_comparisons": int(gen[g]),
-               "impostor_comparisons_same_group": int(n_imp[g, g])}
+               "impostor_comparisons_same_group": int(same[g])}
         if data.samples is not None:
             row["samples"] = int(sizes[data.identity_group == g].sum())
         groups.append(row)
@@ -158,9 +182,9 @@ def _summary(data: MatchData, tally: Tally) -> dict[str, Any]:
         "group_by": list(data.group_by),
         "n_samples": fp["n_samples"],
         "n_identities": fp["n_identities"],
-        "n_comparisons": int(gen.sum() + n_imp.sum()),
+        "n_comparisons": int(gen.sum() + tally.n_impostors.sum()),
         "n_genuine": int(gen.sum()),
-        "n_impostor": int(n_imp.sum()),
+        "n_impostor": int(tally.n_impostors.sum()),
         "groups": groups,
         "warnings": list(data.warnings),
         "data": fp,  # what another output of the same data records too (the report checks a compare.json by it)
@@ -170,33 +194,36 @@ def _summary(data: MatchData, tally: Tally) -> dict[str, Any]:
 def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResult:
     """Exact operating points, curve summaries, cross-group FMR and fairness measures (see module doc)."""
     weightings = [w for w in config.weightings if w == "pooled" or data.has_identities]
-    gen_all, thr_cats = _masks(data, config.threshold_impostors)
-    tally = build_tally(data, collect=lambda edges: predicted_cells(data, edges, config.fmr_targets, thr_cats,
-                                                                     weightings, config.thresholds))
+    gen_all = np.ones(data.n_groups, bool)
+    reference = reference_pairs(config.threshold_impostors, data.group_names, data.group_by)
+    tally = build_tally(data, reference=reference, collect=lambda edges: predicted_cells(
+        data, edges, config.fmr_targets, reference, weightings, config.thresholds))
+    thr_cats = tally.categories.reference
     result = AuditResult(config, _summary(data, tally))
     if len(weightings) < len(config.weightings):
         result.summary["warnings"].append("identity-balanced weighting skipped: the input has no identities")
     g_count = data.n_groups
 
     # cells that need the exact impostors: FMR targets (per weighting) and fixed thresholds off the edges
-    reference = [Rates(tally, View(gen_all, thr_cats, w)) for w in weightings]
-    cells = [r.target_cell(a, config.rule) for r in reference for a in config.fmr_targets]
+    overall = [Rates(tally, View(gen_all, thr_cats, w)) for w in weightings]
+    cells = [r.target_cell(a, config.rule) for r in overall for a in config.fmr_targets]
     cells += [int(cell_of(tally.edges, t)) for t in config.thresholds if np.isfinite(t)]
-    cells += [c for r in reference for b in config.fnmr_targets
+    cells += [c for r in overall for b in config.fnmr_targets
               if (c := r.target_cell_fnmr(b, config.rule)) is not None]
     tally = refine(tally, data, np.array(cells, dtype=np.int64))
 
+    global_rates = {w: Rates(tally, View(gen_all, thr_cats, w)) for w in weightings}
+    points = {w: [("fmr_target", a, r.threshold_at_fmr(a, config.rule)) for a in config.fmr_targets]
+              + [("fnmr_target", b, r.threshold_at_fnmr(b, config.rule)) for b in config.fnmr_targets]
+              + [("threshold", t, float(t)) for t in config.thresholds] for w, r in global_rates.items()}
+    cross = _cross_group(data, tally, config.rule, [t for p in points.values() for *_, t in p])
     for w in weightings:
-        global_rates = Rates(tally, View(gen_all, thr_cats, w))
         # the impostors whose FMR sets the global threshold (as ``below_resolution``; the regime check reads it)
-        result.summary.setdefault("threshold_impostor_comparisons", global_rates.n_impostor)
-        per_group = [Rates(tally, group_view(g_count, g, w)) for g in range(g_count)]
-        points = [("fmr_target", a, global_rates.threshold_at_fmr(a, config.rule)) for a in config.fmr_targets]
-        points += [("fnmr_target", b, global_rates.threshold_at_fnmr(b, config.rule)) for b in config.fnmr_targets]
-        points += [("threshold", t, float(t)) for t in config.thresholds]
-        for kind, target, t in points:
-            _operating_point(result, config, w, kind, target, t, global_rates, per_group, data, tally)
-        for name, r in zip(view_names(data.group_names), [global_rates] + per_group):
+        result.summary.setdefault("threshold_impostor_comparisons", global_rates[w].n_impostor)
+        per_group = [Rates(tally, group_view(tally.categories, g, w)) for g in range(g_count)]
+        for kind, target, t in points[w]:
+            _operating_point(result, config, w, kind, target, t, global_rates[w], per_group, data, cross)
+        for name, r in zip(view_names(data.group_names), [global_rates[w]] + per_group):
             dcf, dcf_t = r.min_dcf(config.dcf_p_target, config.dcf_c_miss, config.dcf_c_fa)
             result.curve_summaries.append({
                 "weighting": w, "group": name, "rule": config.rule, "auc": r.auc(), "eer": r.eer(),
@@ -210,7 +237,7 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
 
 
 def _operating_point(result: AuditResult, config: AuditConfig, w: Weighting, kind: str, target: float, t: float,
-                     global_rates: Rates, per_group: list[Rates], data: MatchData, tally: Tally) -> None:
+                     global_rates: Rates, per_group: list[Rates], data: MatchData, cross: CrossRate) -> None:
     base = {"weighting": w, "kind": kind, "target": target, "threshold": t, "rule": config.rule,
             "threshold_impostors": config.threshold_impostors,
             "alias": FVC_ALIASES.get(target) if kind == "fmr_target" else None}
@@ -226,10 +253,7 @@ def _operating_point(result: AuditResult, config: AuditConfig, w: Weighting, kin
     g_count = data.n_groups
     for a in range(g_count):
         for b in range(a, g_count):
-            cat = np.zeros(g_count * g_count, bool)
-            cat[a * g_count + b] = True
-            fm = Rates(tally, View(np.zeros(g_count, bool), cat, w)).fmr(t, config.rule) if tally.n_impostors[
-                a * g_count + b] else None
+            fm = cross(a, b, t, w)
             result.cross_group_fmr.append({
                 **base, "group_a": data.group_names[a], "group_b": data.group_names[b],
                 "fmr": None if fm is None else fm.value, "errors": 0 if fm is None else fm.errors,

@@ -32,7 +32,8 @@ class NeedsRefinement(RuntimeError):
 
 @dataclass(frozen=True)
 class View:
-    """Which comparisons a rate covers: genuine groups (bool mask, G) and impostor categories (bool mask, G*G)."""
+    """Which comparisons a rate covers: genuine groups (bool mask, G) and impostor categories (bool mask over the
+    tally's categories)."""
 
     genuine_groups: np.ndarray
     impostor_categories: np.ndarray

@@ -8,8 +8,11 @@ counted, per category, in the cells between consecutive distinct genuine scores.
 strictly inside a cell (an FMR target, a user threshold) needs the impostors of that one cell: a second,
 selective pass (:func:`refine`) collects them.
 
-Categories: genuine comparisons are tallied per group ``g``; impostor comparisons per unordered group
-pair, index ``a * G + b`` with ``a <= b`` (``a == b``: same-group impostors).
+Categories: genuine comparisons are tallied per group ``g``; impostor comparisons per category of
+:class:`matchaudit.pairings.PairCategories` (``slot[a, b]``): every group pair of its own while that table is
+small (:data:`FULL_BYTES`), else the same-group pairs and the cross-group pairs pooled by whether they set the
+threshold (G + 2 categories), the cross-group FMR matrix then coming from
+:func:`matchaudit.metrics.cross_groups.cross_group_counts` at the audit's thresholds.
 
 Why a second counting path beside the resampling engine (``matchaudit.engine``): this one serves the
 plug-in audit only (weight 1 per comparison, plus float identity-balanced weights ``1/C(n_k,2)`` and
@@ -21,8 +24,9 @@ module for exact point estimates, the engine for anything resampled. They share 
 (:mod:`matchaudit.definitions`) and the identity-pair counts (:func:`matchaudit.engine.identity.impostor_pair_counts`);
 the plug-in thresholds of both are tested equal (tests/test_engine.py).
 
-Memory: genuine scores (24 bytes each) plus ``4 x 8 x (J + 1)`` bytes per impostor category, J = number
-of distinct genuine scores; blocks of the score matrix are streamed (see ``MatchData.blocks``).
+Memory: genuine scores (24 bytes each) plus ``4 x 8 x (J + 1)`` bytes per impostor category (per thread on
+all pairs), J = number of distinct genuine scores; blocks of the score matrix are streamed (see
+``MatchData.blocks``).
 """
 
 from __future__ import annotations
@@ -35,9 +39,11 @@ import numpy as np
 
 from matchaudit.engine.identity import impostor_pair_counts, pair_key
 from matchaudit.model import DenseBlock, MatchData, PairBlock
+from matchaudit.pairings import PairCategories
 from matchaudit.scores import TILE_COLS, pair_scores
 
 MAX_BUCKETS = 1 << 18  # 2 MiB of int64 starts; 4 buckets per edge below it
+FULL_BYTES = 1 << 28  # largest tally (all threads) that counts every group pair in a category of its own
 
 
 @dataclass(frozen=True)
@@ -64,16 +70,20 @@ class Refined:
 class Tally:
     """Exact summary of all comparisons of a :class:`MatchData` (see module docstring)."""
 
-    n_groups: int
+    categories: PairCategories
     genuine: GenuineScores
     edges: np.ndarray  # (J,) sorted distinct genuine scores
-    counts: np.ndarray  # int64 (G*G, J+1): impostors with edges[i-1] <= s < edges[i] in cell i
-    ties: np.ndarray  # int64 (G*G, J): impostors with s == edges[j]
+    counts: np.ndarray  # int64 (n_cat, J+1): impostors with edges[i-1] <= s < edges[i] in cell i
+    ties: np.ndarray  # int64 (n_cat, J): impostors with s == edges[j]
     wcounts: np.ndarray  # float64, same with balanced weights 1/m_kl
     wties: np.ndarray
     genuine_units: np.ndarray  # int64 (G,): identities with genuine comparisons (balanced FNMR divisor)
-    impostor_units: np.ndarray  # int64 (G*G,): identity pairs with impostor comparisons (balanced FMR divisor)
+    impostor_units: np.ndarray  # int64 (n_cat,): identity pairs with impostor comparisons (balanced FMR divisor)
     refined: Refined | None = None
+
+    @property
+    def n_groups(self) -> int:
+        return self.categories.n_groups
 
     @property
     def n_impostors(self) -> np.ndarray:
@@ -133,7 +143,7 @@ def _bin_pairs(score, cat, weight, edges, acc, lo, scale, counts, ties, wcounts,
 
 
 @nb.njit(cache=True, parallel=True)
-def _bin_dense(scores, row0, col0, ident, group, size, n_groups, edges, acc, lo, scale,
+def _bin_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo, scale,
                counts, ties, wcounts, wties, selected, got_s, got_i, got_j, n_got):
     """Impostor tally of one all-pairs tile; per-thread tables (first axis) avoid write races. The impostors of
     the ``selected`` cells (empty: none) go to per-thread buffers ``got_*`` (thread, capacity); ``n_got`` counts
@@ -155,8 +165,7 @@ def _bin_dense(scores, row0, col0, ident, group, size, n_groups, edges, acc, lo,
                 kj = ident[j]
                 if kj == ki:
                     continue
-                gj = group[kj]
-                cat = gi * n_groups + gj if gi <= gj else gj * n_groups + gi
+                cat = slot[gi, group[kj]]
                 w = 1.0 / (size[ki] * size[kj])
                 s = scores[a, bcol]
                 k = _cell(s, edges, acc, lo, scale)
@@ -175,7 +184,7 @@ def _bin_dense(scores, row0, col0, ident, group, size, n_groups, edges, acc, lo,
 
 
 @nb.njit(cache=True)
-def _collect_dense(scores, row0, col0, ident, group, size, n_groups, edges, acc, lo, scale,
+def _collect_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo, scale,
                    selected, s_lo, s_hi, out_s, out_c, out_w, pos):
     r, c = scores.shape
     for a in range(r):
@@ -191,10 +200,8 @@ def _collect_dense(scores, row0, col0, ident, group, size, n_groups, edges, acc,
                 continue
             if not selected[_cell(s, edges, acc, lo, scale)]:
                 continue
-            gi = group[ki]
-            gj = group[kj]
             out_s[pos] = s
-            out_c[pos] = gi * n_groups + gj if gi <= gj else gj * n_groups + gi
+            out_c[pos] = slot[group[ki], group[kj]]
             out_w[pos] = 1.0 / (size[ki] * size[kj])
             pos += 1
     return pos
@@ -212,15 +219,6 @@ def _bucket_table(edges: np.ndarray) -> tuple[np.ndarray, float, float]:
     scale = buckets / (hi - lo) if hi > lo else 0.0
     of_edge = np.clip(((edges - lo) * scale).astype(np.int64), 0, buckets - 1)  # as _bucket computes it
     return np.searchsorted(of_edge, np.arange(buckets + 1), side="left").astype(np.int64), lo, scale
-
-
-def pair_category(group_a: np.ndarray, group_b: np.ndarray, n_groups: int) -> np.ndarray:
-    """The impostor category of comparisons between groups ``group_a`` and ``group_b``: ``a * G + b``, a <= b."""
-    return np.minimum(group_a, group_b) * n_groups + np.maximum(group_a, group_b)
-
-
-def _pair_categories(block: PairBlock, n_groups: int) -> np.ndarray:
-    return pair_category(block.group_a, block.group_b, n_groups)
 
 
 def _genuine_all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -259,27 +257,27 @@ def _genuine(data: MatchData) -> GenuineScores:
     return GenuineScores(score.astype(np.float64), group.astype(np.int64), ident.astype(np.int64), weight)
 
 
-def _impostor_units(data: MatchData, pairs: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    """Identity pairs with at least one impostor comparison, per category (``pairs``: listed data's
+def impostor_units(data: MatchData, pairs: tuple[np.ndarray, np.ndarray] | None, cats: PairCategories
+                   ) -> np.ndarray:
+    """Identity pairs with at least one impostor comparison, per category of ``cats`` (``pairs``: listed data's
     :func:`impostor_pair_counts`)."""
     g_count = data.n_groups
-    units = np.zeros(g_count * g_count, dtype=np.int64)
+    units = np.zeros(cats.n, dtype=np.int64)
     if data.protocol == "all-pairs":
         k_per_group = np.bincount(data.identity_group[data.identity_sizes > 0], minlength=g_count)
         for a in range(g_count):
-            units[a * g_count + a] = k_per_group[a] * (k_per_group[a] - 1) // 2
+            units[cats.slot[a, a]] += k_per_group[a] * (k_per_group[a] - 1) // 2
             for b in range(a + 1, g_count):
-                units[a * g_count + b] = k_per_group[a] * k_per_group[b]
+                units[cats.slot[a, b]] += k_per_group[a] * k_per_group[b]
         return units
     if pairs is None:
         return units
     K = data.n_identities
-    ga, gb = data.identity_group[pairs[0] // K], data.identity_group[pairs[0] % K]
-    np.add.at(units, np.minimum(ga, gb) * g_count + np.maximum(ga, gb), 1)
+    np.add.at(units, cats.slot[data.identity_group[pairs[0] // K], data.identity_group[pairs[0] % K]], 1)
     return units
 
 
-def _pair_weights(pairs: tuple[np.ndarray, np.ndarray] | None, block: PairBlock, n_identities: int) -> np.ndarray:
+def pair_weights(pairs: tuple[np.ndarray, np.ndarray] | None, block: PairBlock, n_identities: int) -> np.ndarray:
     """Identity-balanced impostor weight ``1/m_kl`` for listed comparisons (NaN without identities)."""
     if pairs is None:
         return np.full(len(block), np.nan)
@@ -287,28 +285,40 @@ def _pair_weights(pairs: tuple[np.ndarray, np.ndarray] | None, block: PairBlock,
     return 1.0 / m_kl[np.searchsorted(uniq, pair_key(block.identity_a, block.identity_b, n_identities))]
 
 
-def _pairs_of(data: MatchData, block_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+def pairs_of(data: MatchData, block_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
     return impostor_pair_counts(data, block_rows) if data.protocol == "listed" and data.has_identities else None
 
 
+def tally_categories(reference: np.ndarray, n_edges: int, threads: int) -> PairCategories:
+    """Every group pair its own category while the tally's tables (32 bytes per category and cell, per thread)
+    stay within :data:`FULL_BYTES`, else the pooled categories of the threshold's ``reference`` group pairs."""
+    full = PairCategories.full(reference)
+    return full if 32 * full.n * (n_edges + 1) * threads <= FULL_BYTES else PairCategories.pooled_by(reference)
+
+
 def build_tally(data: MatchData, block_rows: int = 2048,
-                collect: Callable[[np.ndarray], tuple[np.ndarray, float] | None] | None = None) -> Tally:
+                collect: Callable[[np.ndarray], tuple[np.ndarray, float] | None] | None = None,
+                reference: np.ndarray | None = None) -> Tally:
     """Pass over all comparisons once: genuine scores kept, impostors binned between them (exact). ``collect``
     (all pairs): given the edges, the cells whose impostors to collect on the way and how many are expected
     (:func:`matchaudit.metrics.windows.predicted_cells`); the tally then holds them as refined, exactly as
-    :func:`refine` would, which has nothing left to do for those cells (one pass over the scores, not two)."""
+    :func:`refine` would, which has nothing left to do for those cells (one pass over the scores, not two).
+    ``reference``: the (G, G) group pairs whose impostors set the threshold (None: all), for the categories
+    (:func:`tally_categories`)."""
     g_count = data.n_groups
     genuine = _genuine(data)
-    pairs = _pairs_of(data, block_rows)
+    pairs = pairs_of(data, block_rows)
     edges = np.unique(genuine.score)
     if edges.size == 0:
         edges = np.array([np.inf])
     acc, lo, scale = _bucket_table(edges)
-    n_cat, j = g_count * g_count, edges.size
+    threads = nb.get_num_threads() if data.protocol == "all-pairs" else 1
+    cats = tally_categories(np.ones((g_count, g_count), bool) if reference is None else reference, edges.size,
+                            threads)
+    n_cat, j = cats.n, edges.size
     refined = None
     if data.protocol == "all-pairs":
         assert data.samples is not None
-        threads = nb.get_num_threads()
         counts = np.zeros((threads, n_cat, j + 1), np.int64)
         ties = np.zeros((threads, n_cat, j), np.int64)
         wcounts = np.zeros((threads, n_cat, j + 1))
@@ -321,11 +331,11 @@ def build_tally(data: MatchData, block_rows: int = 2048,
         n_got = np.zeros(threads, np.int64)
         for blk in data.blocks(block_rows, reuse=True):  # each tile in the last one's memory: no page faults
             assert isinstance(blk, DenseBlock)
-            _bin_dense(blk.scores, blk.row0, blk.col0, data.samples.identity, data.identity_group, size, g_count,
+            _bin_dense(blk.scores, blk.row0, blk.col0, data.samples.identity, data.identity_group, size, cats.slot,
                        edges, acc, lo, scale, counts, ties, wcounts, wties, selected, got_s, got_i, got_j, n_got)
         counts, ties, wcounts, wties = (x.sum(axis=0) for x in (counts, ties, wcounts, wties))
         if plan is not None and (n_got <= cap).all():
-            refined = _collected(data, g_count, block_rows, selected,
+            refined = _collected(data, cats, block_rows, selected,
                                  *(np.concatenate([x[t, :n_got[t]] for t in range(threads)]) for x in (got_s, got_i, got_j)))
     else:
         counts = np.zeros((n_cat, j + 1), np.int64)
@@ -336,17 +346,17 @@ def build_tally(data: MatchData, block_rows: int = 2048,
             assert isinstance(blk, PairBlock)
             imp = ~blk.genuine
             sub = PairBlock(*(getattr(blk, f)[imp] for f in PairBlock.__dataclass_fields__))
-            _bin_pairs(sub.score, _pair_categories(sub, g_count), _pair_weights(pairs, sub, data.n_identities),
+            _bin_pairs(sub.score, cats.slot[sub.group_a, sub.group_b], pair_weights(pairs, sub, data.n_identities),
                        edges, acc, lo, scale, counts, ties, wcounts, wties)
     gen_units = np.zeros(g_count, dtype=np.int64)
     if genuine.identity.size and genuine.identity.min() >= 0:
         ids = np.unique(genuine.identity)
         np.add.at(gen_units, data.identity_group[ids], 1)
-    return Tally(g_count, genuine, edges, counts, ties, wcounts, wties, gen_units, _impostor_units(data, pairs),
+    return Tally(cats, genuine, edges, counts, ties, wcounts, wties, gen_units, impostor_units(data, pairs, cats),
                  refined)
 
 
-def _collected(data: MatchData, g_count: int, block_rows: int, selected: np.ndarray, s: np.ndarray, i: np.ndarray,
+def _collected(data: MatchData, cats: PairCategories, block_rows: int, selected: np.ndarray, s: np.ndarray, i: np.ndarray,
                j: np.ndarray) -> Refined:
     """The impostors the tally pass collected (samples ``i < j``, score ``s``) as :func:`refine` would hold them:
     the same category and weight expressions, in its order (tiles as :func:`matchaudit.scores.tiles` yields them,
@@ -355,7 +365,7 @@ def _collected(data: MatchData, g_count: int, block_rows: int, selected: np.ndar
     ki, kj = data.samples.identity[i], data.samples.identity[j]
     gi, gj = data.identity_group[ki], data.identity_group[kj]
     size = data.identity_sizes.astype(np.float64)
-    category = pair_category(gi, gj, g_count)
+    category = cats.slot[gi, gj]
     weight = 1.0 / (size[ki] * size[kj])
     r0 = i // block_rows * block_rows
     order = np.lexsort((j, i, (j - r0) // TILE_COLS, r0, s))
@@ -375,7 +385,7 @@ def refine(tally: Tally, data: MatchData, cells: np.ndarray, block_rows: int = 2
     selected[cells] = True
     total = int(tally.counts[:, cells].sum())
     out_s, out_c, out_w = np.empty(total), np.empty(total, np.int64), np.empty(total)
-    g_count = tally.n_groups
+    slot = tally.categories.slot
     if data.protocol == "all-pairs":
         assert data.samples is not None
         acc, lo, scale = _bucket_table(edges)
@@ -386,14 +396,14 @@ def refine(tally: Tally, data: MatchData, cells: np.ndarray, block_rows: int = 2
         for blk in data.blocks(block_rows, reuse=True):
             assert isinstance(blk, DenseBlock)
             pos = _collect_dense(blk.scores, blk.row0, blk.col0, data.samples.identity, data.identity_group, size,
-                                 g_count, edges, acc, lo, scale, selected, s_lo, s_hi, out_s, out_c, out_w, pos)
+                                 slot, edges, acc, lo, scale, selected, s_lo, s_hi, out_s, out_c, out_w, pos)
     else:
-        pairs = _pairs_of(data, block_rows)
+        pairs = pairs_of(data, block_rows)
         parts = []
         for p in data.blocks(block_rows):
             keep = ~p.genuine & selected[cell_of(edges, p.score)]
             sub = PairBlock(*(getattr(p, f)[keep] for f in PairBlock.__dataclass_fields__))
-            parts.append((sub.score, _pair_categories(sub, g_count), _pair_weights(pairs, sub, data.n_identities)))
+            parts.append((sub.score, slot[sub.group_a, sub.group_b], pair_weights(pairs, sub, data.n_identities)))
         out_s, out_c, out_w = (np.concatenate(x) for x in zip(*parts))
         pos = out_s.size
     assert pos == total, "refinement pass disagrees with the tally"

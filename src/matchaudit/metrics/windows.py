@@ -31,13 +31,12 @@ SPAN = 50.0  # candidate window ends within this factor of the target's tail fra
 MAX_COLLECTED = 50_000_000  # predicted impostors in the windows above which the second pass is cheaper in memory
 
 
-def _sample(data: MatchData, categories: np.ndarray, seed: int = 0
+def _sample(data: MatchData, reference: np.ndarray, seed: int = 0
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Scores of ``SAMPLE_ROWS`` random samples against every sample, in float32 (the windows need no exact
     scores, only the tally does): the threshold impostors' scores, their row (0..rows-1), their identity-balanced
-    weight ``1 / (n_k n_l)``, the scores of every impostor of any category, and the sampled rows."""
-    from matchaudit.metrics.tally import pair_category
-
+    weight ``1 / (n_k n_l)``, the scores of every impostor of any category, and the sampled rows. ``reference``:
+    the (G, G) group pairs whose impostors set the threshold."""
     s = data.samples
     n = s.ids.shape[0]
     rows = np.sort(np.random.default_rng(seed).choice(n, size=min(n, SAMPLE_ROWS), replace=False))
@@ -52,7 +51,7 @@ def _sample(data: MatchData, categories: np.ndarray, seed: int = 0
     impostor = ident[rows, None] != ident[None, :]
     g = data.identity_group[ident]
     a, b = g[rows, None], g[None, :]
-    ref = impostor & categories[pair_category(a, b, data.n_groups)]
+    ref = impostor & reference[a, b]
     r, c = np.nonzero(ref)
     size = data.identity_sizes.astype(np.float64)
     balanced = 1.0 / (size[ident[rows[r]]] * size[ident[c]])
@@ -84,12 +83,12 @@ def _window(desc: np.ndarray, row: np.ndarray, w: np.ndarray, tail: np.ndarray, 
     return lo, hi
 
 
-def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[float], categories: np.ndarray,
+def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[float], reference: np.ndarray,
                     weightings: Sequence[Weighting], thresholds: Sequence[float] = ()
                     ) -> tuple[np.ndarray, float] | None:
     """Cells of the tally (``edges``: its distinct genuine scores) to collect during its pass, and the number of
-    impostors expected in them: the cells the FMR targets' windows touch (the impostors of the ``categories``
-    mask, tally layout ``a * G + b``, each weighting) and those the fixed ``thresholds`` fall into. None when a
+    impostors expected in them: the cells the FMR targets' windows touch (the impostors of the ``reference``
+    (G, G) group pairs, each weighting) and those the fixed ``thresholds`` fall into. None when a
     second pass is cheaper: fewer than ``MIN_SAMPLES`` samples, more than ``MAX_COLLECTED`` impostors to collect,
     or data other than all pairs of embeddings."""
     from matchaudit.metrics.tally import cell_of
@@ -102,7 +101,7 @@ def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[fl
     selected = np.zeros(edges.size + 1, bool)
     finite = np.asarray([t for t in thresholds if np.isfinite(t)], np.float64)
     selected[cell_of(edges, finite)] = True
-    ref, row, balanced, every, rows = _sample(data, categories)
+    ref, row, balanced, every, rows = _sample(data, reference)
     order = np.argsort(-ref)  # any order of ties: the windows only choose what to collect, never a number
     desc, row, balanced = ref[order], row[order], balanced[order]
     for weighting in weightings:
