@@ -79,3 +79,66 @@ def test_cross_group_counts_match_brute_force():
                     acc[a, b] += S[i, j] > t
         for c, (a, b) in enumerate(cc.categories.pairs):
             assert cc.accepted[ti, c] == acc[a, b] and cc.comparisons[c] == tot[a, b], (t, a, b)
+
+
+@pytest.mark.parametrize("protocol", ["all-pairs", "listed"])
+def test_same_group_fmr_of_every_group_per_relabelling_matches_brute_force(protocol):
+    """The all-groups FMR of the group tests (one pass over identity pairs per relabelling) equals each group's
+    identity-clustered FMR, variance and share sum computed from its comparisons (identity pairs with several
+    comparisons and errors, so that no term's square equals the term)."""
+    data = make_data(seed=7, sizes=(3, 5, 2, 6, 4, 4, 3, 2, 4, 5), groups=(0, 1, 2, 3, 1, 0, 2, 3, 3, 0), dim=2)
+    if protocol == "listed":
+        data = listed(data, seed=7)
+        p = data.pairs
+        score, ka, kb = p.score, p.identity_a, p.identity_b
+    else:
+        S = score_matrix(data)
+        i, j = np.triu_indices(S.shape[0], 1)
+        ident = data.samples.identity
+        score, ka, kb = S[i, j], ident[i], ident[j]
+    for q in (0.2, 0.5, 0.8):
+        _check_relabelled_fmr(data, score, ka, kb, float(np.quantile(score[ka != kb], q)))
+
+
+def _check_relabelled_fmr(data, score, ka, kb, t):
+    from matchaudit.estimators.matching_tests import ClusterTerms, relabellings
+    from tests.test_matching_tests import _clustered
+
+    terms = ClusterTerms.at(data, t, ">=")
+    labels, _ = relabellings(data.identity_group, np.arange(data.n_identities), 6, 1)
+    labels = np.concatenate([data.identity_group[None], labels])
+    p_, v_, w_ = terms.fmr(labels, 4)
+    for r, lab in enumerate(labels):
+        for g in range(4):
+            im = (ka != kb) & (lab[ka] == g) & (lab[kb] == g)
+            bp, bv, bw = _clustered((score[im] >= t).astype(float), ka[im], kb[im])
+            np.testing.assert_allclose([p_[r, g], v_[r, g], w_[r, g]], [bp, bv, bw], rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("regions", [1])
+def test_relabelled_fmr_at_the_observed_labels_equals_the_audit_closed_form(regions, tmp_path):
+    """On a trial list with repeated identity pairs (m_kl > 1, several errors per pair), the group tests' FMR
+    variance at the observed labels equals the closed-form FMR variance of each group (identity counts), the
+    formula the audit's intervals use."""
+    import sys
+    from pathlib import Path
+
+    from matchaudit.data import load_comparisons
+    from matchaudit.engine import identity_counts
+    from matchaudit.estimators import intervals as iv
+    from matchaudit.estimators.audit_intervals import impostor_categories, impostor_totals
+    from matchaudit.estimators.matching_tests import ClusterTerms
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from many_groups import ATTRS, trial_list
+
+    df, _ = trial_list(regions, n_trials=40_000)  # 4 groups: impostor trials within and across groups
+    df.to_parquet(tmp_path / "t.parquet")
+    data = load_comparisons(tmp_path / "t.parquet", group_by=list(ATTRS))
+    imp = df.score[df.identity_a != df.identity_b]
+    for t in np.quantile(imp, [0.9, 0.99]):
+        p, v, _ = ClusterTerms.at(data, float(t), ">=").fmr(data.identity_group[None], data.n_groups)
+        ic = identity_counts(data, [t])
+        for g in range(data.n_groups):
+            tot = impostor_totals(ic, 0, impostor_categories(ic, g))
+            np.testing.assert_allclose(v[0, g], iv.fmr_variance(tot), rtol=1e-9)

@@ -152,11 +152,11 @@ class ClusterTerms:
             q_m2 = 0.5 * (s2**2 - s4)
             E = sp.triu(self.E, 1).tocoo()
             _, q_em = self._same_group(lab, sp.coo_matrix((E.data * n[E.row] * n[E.col], (E.row, E.col)), E.shape), G,
-                                       rows=False)
+                                       rows=False, power=1)
         else:
             m_row, q_m2 = self._same_group(lab, sp.triu(self.M, 1).tocoo(), G)
             EM = sp.triu(self.E.multiply(self.M), 1).tocoo()
-            _, q_em = self._same_group(lab, EM, G, rows=False)
+            _, q_em = self._same_group(lab, EM, G, rows=False, power=1)
         Mtot = 0.5 * _by_group(lab, m_row, G)
         with np.errstate(divide="ignore", invalid="ignore"):
             p = 0.5 * _by_group(lab, e_row, G) / Mtot
@@ -168,10 +168,10 @@ class ClusterTerms:
         return p, v, w
 
     @staticmethod
-    def _same_group(lab: np.ndarray, pairs: sp.coo_matrix, G: int, rows: bool = True
+    def _same_group(lab: np.ndarray, pairs: sp.coo_matrix, G: int, rows: bool = True, power: int = 2
                     ) -> tuple[np.ndarray | None, np.ndarray]:
         """For identity pairs k < l with values x_kl: per relabelling, each identity's sum of x over its same-label
-        partners (R, K; None unless ``rows``) and each group's sum of x^2 over its same-label pairs (R, G)."""
+        partners (R, K; None unless ``rows``) and each group's sum of x^power over its same-label pairs (R, G)."""
         R, K = lab.shape
         k, l, x = pairs.row.astype(np.int64), pairs.col.astype(np.int64), pairs.data.astype(float)
         row_sum = np.zeros((R, K)) if rows else None
@@ -182,7 +182,7 @@ class ClusterTerms:
             same = lk == ll
             r = np.broadcast_to(np.arange(lk.shape[0])[:, None], lk.shape)[same]
             xs = np.broadcast_to(x, lk.shape)[same]
-            sq[r0:r0 + lk.shape[0]] = np.bincount(r * G + lk[same], weights=xs * xs,
+            sq[r0:r0 + lk.shape[0]] = np.bincount(r * G + lk[same], weights=xs**power,
                                                   minlength=lk.shape[0] * G).reshape(-1, G)
             if rows:
                 kk, lk_ = np.broadcast_to(k, lk.shape)[same], np.broadcast_to(l, lk.shape)[same]
