@@ -62,6 +62,10 @@ class PairBlock:
     def __len__(self) -> int:
         return int(self.score.shape[0])
 
+    def take(self, rows: np.ndarray) -> PairBlock:
+        """The comparisons ``rows`` (indices or a boolean mask) of this block, as a block."""
+        return PairBlock(*(getattr(self, f)[rows] for f in PairBlock.__dataclass_fields__))
+
     @classmethod
     def concat(cls, blocks: list[PairBlock]) -> PairBlock:
         """The comparisons of several blocks, in order, as one block."""
@@ -250,7 +254,7 @@ class MatchData:
             return
         if self.protocol == "listed":
             for rows in self._chunks(block_rows, part):
-                yield PairBlock(*(getattr(self.pairs, f)[rows] for f in PairBlock.__dataclass_fields__))
+                yield self.pairs.take(rows)
             return
         assert self.samples is not None and self.samples.embeddings is not None
         yield from iter_similarity_blocks(self.samples.embeddings, self.metric, block_rows, part, reuse)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -172,15 +173,14 @@ def _apply_policy(block: PairBlock, failed: np.ndarray, policy: FtaPolicy, where
     kept = ~failed
     if not kept.any():
         raise InputError(f"{where.what}: every comparison failed (no score); nothing to evaluate.")
-    fields = PairBlock.__dataclass_fields__
-    lost = PairBlock(*(getattr(block, f)[rows] for f in fields))
+    lost = block.take(rows)
     if policy == "exclude":
-        return PairBlock(*(getattr(block, f)[kept] for f in fields)), Failures("exclude", lost, rows)
+        return block.take(kept), Failures("exclude", lost, rows)
     observed = block.score[kept]
     floor = float(observed.min() - max(1.0, float(np.ptp(observed))))
     score = block.score.copy()
     score[rows] = floor
-    return PairBlock(**{**{f: getattr(block, f) for f in fields}, "score": score}), Failures("count", lost, rows, floor)
+    return dataclasses.replace(block, score=score), Failures("count", lost, rows, floor)
 
 
 def load_comparisons(

@@ -7,7 +7,7 @@ whose meaning is set by the entry *mode* (a scheme's level and form):
 * ``SAMPLE``:   rows c_i (n), C(c_i, 2) (n), one. Comparison (i, j) -> (i, j); self-pair i -> (n+i, one).
 * ``PRODUCT``:  rows gw_k (K), iw_k (K), one. Genuine -> (k, one); impostor -> (K+k, K+l).
 * ``SUM``:      rows gw_k, iwA_k, iwB_k, one. Genuine -> (k, one); impostor -> (K+k, one) + (2K+l, one).
-* ``RELABEL``:  rows 1{group of k is g} (K*G), one. Every (g[, h]) gets its own entry and category.
+* ``RELABEL``:  rows 1{group of k is g} (K*G), one. Every (g[, h]) gets its own entry, keyed by its category.
 
 Every kernel is integer-only, so counts are exact and independent of order, tiling and threads.
 """

@@ -47,7 +47,7 @@ def _select(p: PairBlock, genuine: bool, group: int | None) -> PairBlock:
     keep = p.genuine == genuine
     if group is not None:
         keep &= (p.group_a == group) & (p.group_b == group)
-    return PairBlock(*(getattr(p, f)[keep] for f in PairBlock.__dataclass_fields__))
+    return p.take(keep)
 
 
 def fta_records(data: MatchData, level: float = 0.95) -> list[dict[str, Any]]:

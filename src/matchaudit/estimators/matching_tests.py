@@ -143,14 +143,14 @@ class ClusterTerms:
         G = n_groups
         lab = labels.astype(np.int64)
         rr = np.arange(R)[:, None]
-        e_row, q_e2 = self._same_group(lab, sp.triu(self.E, 1).tocoo(), G)
+        E = sp.triu(self.E, 1).tocoo()  # each identity pair once
+        e_row, q_e2 = self._same_group(lab, E, G)
         if self.M is None:
             n = self.sizes
             S = _by_group(lab, np.broadcast_to(n, lab.shape), G)
             m_row = n * (S[rr, lab] - n)
             s2, s4 = _by_group(lab, np.broadcast_to(n**2, lab.shape), G), _by_group(lab, np.broadcast_to(n**4, lab.shape), G)
             q_m2 = 0.5 * (s2**2 - s4)
-            E = sp.triu(self.E, 1).tocoo()
             _, q_em = self._same_group(lab, sp.coo_matrix((E.data * n[E.row] * n[E.col], (E.row, E.col)), E.shape), G,
                                        rows=False, power=1)
         else:
@@ -329,13 +329,12 @@ def matching_statistics(
     if not exact:  # the relabellings and each one's statistics are kept whole
         chunks.check_budget((int(n_resamples) + 1) * 8 * (data.n_identities + 3 * (G + len(pairs))), int(n_resamples))
     labels, exact = relabellings(data.identity_group, movable, None if exact else int(n_resamples), seed, max_exact)
-    if metric == "fnmr_at_fmr" and fmr_reference == "all":
+    fixed = metric in ("fnmr", "fmr") or (metric == "fnmr_at_fmr" and fmr_reference == "all")
+    if metric == "fnmr_at_fmr" and fixed:
         # every relabelling has the observed threshold (no group label moves it): the fixed-threshold test there,
         # closed form per relabelling instead of G x G engine entries per impostor comparison
-        threshold = float(run(data, None, grid=grid or build_grid(data, rule=rule), fmr_targets=[fmr_target]
-                              ).target_threshold[0, 0])
-        details["observed_threshold"] = threshold
-    if metric in ("fnmr", "fmr") or "observed_threshold" in details:
+        threshold = details["observed_threshold"] = _observed_threshold(data, fmr_target, grid, rule)
+    if fixed:
         terms = ClusterTerms.at(data, float(threshold), rule)
         def fn(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             return terms.fmr(lab, G) if metric == "fmr" else _masked(terms.fnmr, lab, G)
@@ -385,6 +384,12 @@ def matching_statistics(
                               df[0] if studentized else None, df_perm if studentized else None)
 
 
+def _observed_threshold(data: MatchData, fmr_target: float, grid: Grid | None, rule: Rule) -> float:
+    """The plug-in threshold at ``fmr_target`` over all impostors (the engine's exact definition)."""
+    return float(run(data, None, grid=grid or build_grid(data, rule=rule), fmr_targets=[fmr_target]
+                     ).target_threshold[0, 0])
+
+
 def _masked(fn, labels: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-group metric, variance and sum of squared identity shares, each (R, G), for label matrices (R, K)."""
     out = [fn((labels == g).astype(float)) for g in range(G)]
@@ -432,9 +437,7 @@ def _comparison_level(data, metric, pairs, threshold, fmr_target, fmr_reference,
         if fmr_reference != "all":
             raise InputError("comparison-level baseline for fnmr_at_fmr: only with fmr_reference='all' "
                              "(then the threshold does not depend on the labels).")
-        c = run(data, None, grid=grid or build_grid(data, rule=rule), fmr_targets=[fmr_target])
-        threshold = float(c.target_threshold[0, 0])
-        details["observed_threshold"] = threshold
+        threshold = details["observed_threshold"] = _observed_threshold(data, fmr_target, grid, rule)
         metric = "fnmr"
     elif metric not in ("fnmr", "fmr"):
         raise InputError(f"the comparison-level baseline supports fnmr, fmr and fnmr_at_fmr, not {metric!r}.")

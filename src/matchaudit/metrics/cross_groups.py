@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from matchaudit.definitions import Rule, accepting_thresholds
-from matchaudit.model import DenseBlock, MatchData, PairBlock
+from matchaudit.model import DenseBlock, MatchData
 from matchaudit.pairings import PairCategories
 
 
@@ -38,10 +38,10 @@ def _impostors(data: MatchData, block_rows: int, pairs):
     from matchaudit.metrics.tally import pair_weights
 
     group = data.identity_group
+    ident = None if data.samples is None else data.samples.identity
+    size = data.identity_sizes.astype(np.float64)
     for blk in data.blocks(block_rows):
         if isinstance(blk, DenseBlock):
-            ident = data.samples.identity
-            size = data.identity_sizes.astype(np.float64)
             r, c = blk.scores.shape
             i = blk.row0 + np.arange(r)[:, None]
             j = blk.col0 + np.arange(c)[None, :]
@@ -50,8 +50,7 @@ def _impostors(data: MatchData, block_rows: int, pairs):
             ki, kj = ident[ii], ident[jj]
             yield (blk.scores[keep].astype(np.float64), group[ki], group[kj], 1.0 / (size[ki] * size[kj]))
         else:
-            imp = ~blk.genuine
-            sub = PairBlock(*(getattr(blk, f)[imp] for f in PairBlock.__dataclass_fields__))
+            sub = blk.take(~blk.genuine)
             yield sub.score, sub.group_a, sub.group_b, pair_weights(pairs, sub, data.n_identities)
 
 

@@ -141,13 +141,15 @@ def _cross_group(data: MatchData, tally: Tally, rule: Rule, thresholds: list[flo
     tally when it counts every group pair, else from one pass of :func:`cross_group_counts` at the thresholds."""
     cats = tally.categories
     if not cats.pooled:
+        views: dict[tuple[int, Weighting], Rates] = {}
+
         def from_tally(a: int, b: int, t: float, w: Weighting) -> Rate | None:
             c = cats.slot[a, b]
             if not tally.n_impostors[c]:
                 return None
-            mask = np.zeros(cats.n, bool)
-            mask[c] = True
-            return Rates(tally, View(np.zeros(cats.n_groups, bool), mask, w)).fmr(t, rule)
+            if (c, w) not in views:  # one view per pair and weighting, queried at every threshold
+                views[c, w] = Rates(tally, View(np.zeros(cats.n_groups, bool), np.arange(cats.n) == c, w))
+            return views[c, w].fmr(t, rule)
         return from_tally
     cc = cross_group_counts(data, thresholds, rule)
     index = {t: i for i, t in reversed(list(enumerate(cc.thresholds.tolist())))}

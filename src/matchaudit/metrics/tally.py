@@ -345,7 +345,7 @@ def build_tally(data: MatchData, block_rows: int = 2048,
         for blk in data.blocks(block_rows):
             assert isinstance(blk, PairBlock)
             imp = ~blk.genuine
-            sub = PairBlock(*(getattr(blk, f)[imp] for f in PairBlock.__dataclass_fields__))
+            sub = blk.take(imp)
             _bin_pairs(sub.score, cats.slot[sub.group_a, sub.group_b], pair_weights(pairs, sub, data.n_identities),
                        edges, acc, lo, scale, counts, ties, wcounts, wties)
     gen_units = np.zeros(g_count, dtype=np.int64)
@@ -402,7 +402,7 @@ def refine(tally: Tally, data: MatchData, cells: np.ndarray, block_rows: int = 2
         parts = []
         for p in data.blocks(block_rows):
             keep = ~p.genuine & selected[cell_of(edges, p.score)]
-            sub = PairBlock(*(getattr(p, f)[keep] for f in PairBlock.__dataclass_fields__))
+            sub = p.take(keep)
             parts.append((sub.score, slot[sub.group_a, sub.group_b], pair_weights(pairs, sub, data.n_identities)))
         out_s, out_c, out_w = (np.concatenate(x) for x in zip(*parts))
         pos = out_s.size
