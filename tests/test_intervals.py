@@ -92,6 +92,19 @@ def test_small_count_rules():
     assert full.confidence_interval.high == 1.0
 
 
+@pytest.mark.parametrize("e,m", [(2, 20), (3, 30), (7, 10)])
+def test_a_plug_in_variance_that_is_zero_up_to_rounding_reads_as_zero(e, m):
+    """One identity pair (every identity at the pooled rate): the clustered variance is 0, computed as a rounding
+    residue (2e-18 for 2/20). The interval is the one of an exact 0 (n_eff = N), not one 1e-8 wide (n_eff 4e16)."""
+    t = iv.ImpostorTotals.from_matrices(np.array([[0, m], [m, 0]]), np.array([[0, e], [e, 0]]))
+    r = iv.fmr_interval("wilson", t)
+    exact = iv.wilson(e, m, variance=0.0)
+    assert r.extra["n_eff"] == m and r.confidence_interval == exact.confidence_interval
+    assert r.confidence_interval.high - r.confidence_interval.low > 0.1
+    clustered = iv.fnmr_interval("wilson", np.array([10, 10, 10]), np.array([5, 0, 1]))  # a real design effect
+    assert clustered.extra["n_eff"] < 30
+
+
 def test_independence_baselines_match_scipy():
     for x, n in [(0, 50), (3, 50), (17, 40), (40, 40)]:
         cp = iv.clopper_pearson(x, n, 0.9).confidence_interval

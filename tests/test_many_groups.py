@@ -107,12 +107,13 @@ def _check_relabelled_fmr(data, score, ka, kb, t):
     terms = ClusterTerms.at(data, t, ">=")
     labels, _ = relabellings(data.identity_group, np.arange(data.n_identities), 6, 1)
     labels = np.concatenate([data.identity_group[None], labels])
-    p_, v_, w_ = terms.fmr(labels, 4)
+    eye = np.eye(4, dtype=bool)
+    p_, v_, w_ = terms.fmr(labels, np.concatenate([eye, ~eye]))  # each group, then the rest of each
     for r, lab in enumerate(labels):
-        for g in range(4):
-            im = (ka != kb) & (lab[ka] == g) & (lab[kb] == g)
+        for s, side in enumerate(np.concatenate([eye, ~eye])):
+            im = (ka != kb) & (lab[ka] == lab[kb]) & side[lab[ka]]
             bp, bv, bw = _clustered((score[im] >= t).astype(float), ka[im], kb[im])
-            np.testing.assert_allclose([p_[r, g], v_[r, g], w_[r, g]], [bp, bv, bw], rtol=1e-9, atol=1e-15)
+            np.testing.assert_allclose([p_[r, s], v_[r, s], w_[r, s]], [bp, bv, bw], rtol=1e-9, atol=1e-15)
 
 
 @pytest.mark.parametrize("regions", [1])
@@ -137,7 +138,7 @@ def test_relabelled_fmr_at_the_observed_labels_equals_the_audit_closed_form(regi
     data = load_comparisons(tmp_path / "t.parquet", group_by=list(ATTRS))
     imp = df.score[df.identity_a != df.identity_b]
     for t in np.quantile(imp, [0.9, 0.99]):
-        p, v, _ = ClusterTerms.at(data, float(t), ">=").fmr(data.identity_group[None], data.n_groups)
+        p, v, _ = ClusterTerms.at(data, float(t), ">=").fmr(data.identity_group[None], np.eye(data.n_groups, dtype=bool))
         ic = identity_counts(data, [t])
         for g in range(data.n_groups):
             tot = impostor_totals(ic, 0, impostor_categories(ic, g))

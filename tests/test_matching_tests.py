@@ -272,3 +272,86 @@ def test_effective_df_counts_identities():
     assert effective_df(v, np.array([[4 * 0.25, 0.0]]), [(0, 1)])[0, 0] == pytest.approx(4.0)  # 4 shares of 0.5
     assert effective_df(v, np.array([[4.0, 0.0]]), [(0, 1)])[0, 0] == pytest.approx(1.0)
     assert np.isinf(effective_df(np.zeros((1, 2)), np.zeros((1, 2)), [(0, 1)])[0, 0])
+
+
+def _tiny_three(seed: int = 3):
+    """The tiny listed table with its six identities in three groups of two."""
+    data, score, ka, kb, gen = _tiny_listed(seed)
+    group = np.array(["A", "A", "B", "B", "C", "C"])
+    d = data.pairs
+    data = from_scores(score, [f"id{k}" for k in ka], [f"id{k}" for k in kb],
+                       sample_a=list(np.asarray(d.sample_a) if hasattr(d, "sample_a") else range(len(ka))),
+                       sample_b=list(np.asarray(d.sample_b) if hasattr(d, "sample_b") else range(len(kb))),
+                       attributes_a={"g": group[ka]}, attributes_b={"g": group[kb]}, group_by="g")
+    return data, score, ka, kb, gen
+
+
+def _brute_rest(score, ka, kb, gen, groups, g, metric, t=None, target=None, reference="all"):
+    """Group ``g`` against the rest by definition for a labelling ``groups`` (K,): FNMR over the genuine
+    comparisons of the identities outside g, FMR over the same-group impostors of the other groups."""
+    same = (~gen) & (groups[ka] == groups[kb])
+    if metric == "fnmr_at_fmr":
+        t = _threshold(score[same if reference == "same-group" else ~gen], score, target)
+    out = []
+    for inside in (groups[ka] == g, groups[ka] != g):
+        if metric == "fmr":
+            m = same & inside
+            out.append(_clustered((score[m] >= t).astype(float), ka[m], kb[m]))
+        else:
+            m = gen & inside
+            out.append(_clustered((score[m] < t).astype(float), ka[m], kb[m]))
+    v, w = out[0][1] + out[1][1], out[0][2] + out[1][2]
+    return out[0][0] - out[1][0], v, v * v / w if w > 0 else np.inf, out[0][0], out[1][0]
+
+
+@pytest.mark.parametrize("metric,kw", [
+    ("fnmr", {"threshold": 0.45}),
+    ("fmr", {"threshold": 0.1}),
+    ("fnmr_at_fmr", {"fmr_target": 0.05, "fmr_reference": "all"}),
+    ("fnmr_at_fmr", {"fmr_target": 0.05, "fmr_reference": "same-group"}),
+])
+def test_each_group_against_the_rest_equals_enumeration_by_definition(metric, kw):
+    """``comparisons="rest"``: each group's rate against the pooled rate of the other groups, the statistic and
+    exact p-value of every row equal to the definition over all 90 relabellings of 3 x 2 identities (the
+    same-group reference moves the threshold in each relabelling: the engine path)."""
+    data, score, ka, kb, gen = _tiny_three()
+    grid = grid_from_edges(np.unique(score))
+    res = matching_all_groups_test(data, metric, comparisons="rest", n_resamples="exact", grid=grid, **kw)
+    assert [r["comparison"] for r in res.rows] == ["A vs rest", "B vs rest", "C vs rest"]
+    assert res.exact and res.n_resamples == 90 and {r["kind"] for r in res.rows} == {"one-vs-rest"}
+    observed = np.array(["A", "A", "B", "B", "C", "C"])
+    arrangements = sorted({p for p in __import__("itertools").permutations(observed.tolist())})
+    for row in res.rows:
+        g = row["group_a"]
+        t0, v0, df0, a0, b0 = _brute_rest(score, ka, kb, gen, observed, g, metric, kw.get("threshold"),
+                                          kw.get("fmr_target"), kw.get("fmr_reference", "all"))
+        assert row["effect"] == pytest.approx(t0, abs=1e-12)
+        assert (row["estimate_a"], row["estimate_b"]) == pytest.approx((a0, b0), abs=1e-12)
+        if not v0 > 1e-20:  # every identity at its side's rate (rounding aside): no studentized statistic
+            assert row["pvalue"] == 1.0 if t0 == 0 else np.isnan(row["pvalue"]) and "variance" in row["reason"]
+            continue
+        s0 = _student(t0, v0, df0)
+        hits = 0
+        for lab in arrangements:
+            t, v, df, *_ = _brute_rest(score, ka, kb, gen, np.array(lab), g, metric, kw.get("threshold"),
+                                       kw.get("fmr_target"), kw.get("fmr_reference", "all"))
+            s = _student(t, v, df)
+            hits += abs(s) >= abs(s0) - TOL * abs(s0)
+        assert row["pvalue"] == hits / len(arrangements)
+    assert len(arrangements) == 90
+
+
+def test_pairs_and_rest_together_share_relabellings_and_refuse_what_has_no_rest():
+    data = _tiny_three()[0]
+    both = matching_all_groups_test(data, "fnmr", comparisons="both", threshold=0.45, n_resamples=99, seed=4)
+    pairs = matching_all_groups_test(data, "fnmr", comparisons="pairs", threshold=0.45, n_resamples=99, seed=4)
+    rest = matching_all_groups_test(data, "fnmr", comparisons="rest", threshold=0.45, n_resamples=99, seed=4)
+    assert [r["comparison"] for r in both.rows] == [r["comparison"] for r in pairs.rows + rest.rows]
+    for r, q in zip(both.rows, pairs.rows + rest.rows):  # same raw p-values; max-T over all six rows
+        assert r["pvalue"] == q["pvalue"] and r["effect"] == q["effect"]
+        assert r["pvalue_maxt"] >= q["pvalue_maxt"]
+    for metric, kw in (("auc", {"studentize": "permutation-sd", "variance": "bootstrap"}),
+                       ("fnmr", {"threshold": 0.45, "unit": "comparison"}),
+                       ("fnmr", {"threshold": 0.45, "studentize": "permutation-sd", "variance": "bootstrap"})):
+        with pytest.raises(InputError, match="rest"):
+            matching_all_groups_test(data, metric, comparisons="rest", n_resamples=9, **kw)

@@ -13,7 +13,7 @@ from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.compare import SCHEMES, ModelComparison, compare_models
 from matchaudit.estimators.equivalence import EquivalenceResult, RateName, Scale, equivalence_test
-from matchaudit.estimators.matching_tests import METRICS, matching_all_groups_test, matching_group_test
+from matchaudit.estimators.matching_tests import METRICS, Comparisons, matching_all_groups_test, matching_group_test
 from matchaudit.estimators.classifier import AllGroupsResult
 from matchaudit.estimators.permutation import PermutationTestResult
 from matchaudit.estimators.planning import Protocol, design_protocol
@@ -70,6 +70,7 @@ def test_gap(
     threshold: float | None = None,
     rule: Rule = ">=",
     threshold_impostors: ThresholdImpostors = "all",
+    comparisons: Comparisons = "pairs",
     n_resamples: int | Literal["exact"] = 999,
     seed: int = 0,
     alpha: float = 0.05,
@@ -85,8 +86,9 @@ def test_gap(
     as the exchangeable unit.
 
     Two groups (or ``groups=(A, B)``): a :class:`PermutationTestResult` (``.pvalue``, ``.confidence_interval``
-    of the gap, ``.null_distribution``, ``.significant(alpha)``). More groups: every pair on the same
-    relabellings, an :class:`AllGroupsResult` with raw, Holm and max-T adjusted p-values per pair.
+    of the gap, ``.null_distribution``, ``.significant(alpha)``). More groups: on the same relabellings, every pair
+    (``comparisons="pairs"``), each group against the pooled rest of the groups (``"rest"``; FNMR and FMR) or both,
+    an :class:`AllGroupsResult` with raw, Holm and max-T adjusted p-values and BH q-values per row.
     ``fmr`` is needed for ``fnmr_at_fmr``, ``threshold`` for ``fnmr`` and ``fmr``. ``n_resamples="exact"``
     enumerates every relabelling (small data). ``studentize="permutation-sd"`` with ``variance="bootstrap"``
     (``n_bootstrap`` identity-bootstrap replicates) is the fast variant, and the one AUC and EER need;
@@ -116,7 +118,8 @@ def test_gap(
                                    confidence_level=confidence_level, **kw)
     if data.n_groups < 2:
         raise InputError("a gap needs at least two groups: group the data by an attribute.", param="group_by")
-    return matching_all_groups_test(data, metric, level=checks.probability(alpha, "alpha"),
+    return matching_all_groups_test(data, metric, comparisons=checks.choice(comparisons, Comparisons, "comparisons"),
+                                    level=checks.probability(alpha, "alpha"),
                                     confidence_level=confidence_level, **kw)
 
 

@@ -20,6 +20,7 @@ from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
+from matchaudit.estimators.matching_tests import Comparisons
 from matchaudit.estimators.calibration import CalibrationResult, calibration_from, check_operating_points
 from matchaudit.estimators.distributions import DistributionResult, distributions_from
 from matchaudit.estimators.dual_point import interval_records
@@ -27,8 +28,9 @@ from matchaudit.estimators.failures import failure_note, fta_records
 from matchaudit.estimators.score_views import MEMORY_GIB, METHODS as SCORE_VIEW_METHODS, Runner, materialise
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.formatting import operating_point
-from matchaudit.estimators.audit_intervals import (ExactPoints, IntervalOptions, ZeroBounds, balanced_method,
-                                                  compute_intervals, interval_weightings, plan_chunks, plan_note)
+from matchaudit.estimators.audit_intervals import (ExactPoints, IntervalOptions, ZeroBounds, add_cross_group_intervals,
+                                                  balanced_method, compute_intervals, interval_weightings, plan_chunks,
+                                                  plan_note)
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
@@ -42,7 +44,8 @@ Studentize = Literal["permutation-sd", "studentized"]
 
 @dataclass(frozen=True)
 class TestOptions:
-    """The identity-level all-groups permutation tests of FNMR@FMR run inside an audit, one per FMR target."""
+    """The identity-level all-groups permutation tests run inside an audit: ``comparisons`` every pair of groups,
+    each group against the pooled rest, or both (one max-T family per metric and operating point)."""
 
     __test__ = False  # not a pytest class
 
@@ -50,12 +53,14 @@ class TestOptions:
     seed: int = 0
     alpha: float = 0.05
     studentize: Studentize = "permutation-sd"
+    comparisons: Comparisons = "pairs"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "test_resamples", low=1))
         object.__setattr__(self, "seed", checks.integer(self.seed, "seed"))
         object.__setattr__(self, "alpha", checks.probability(self.alpha, "alpha"))
         checks.choice(self.studentize, Studentize, "studentize")
+        checks.choice(self.comparisons, Comparisons, "test_comparisons")
 
 
 def score_warnings(exact: AuditResult) -> list[str]:
@@ -74,8 +79,9 @@ def score_warnings(exact: AuditResult) -> list[str]:
 
 def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                 exact: AuditResult | None = None, progress: bool = False) -> tuple[list[dict], list[str]]:
-    """Tidy records of every pair of groups' FNMR and FMR difference (raw, Holm, max-T p-values and the
-    Benjamini-Hochberg q-value) per FMR target and per FNMR target.
+    """Tidy records of the FNMR and FMR differences of every pair of groups and/or each group against the rest
+    (``options.comparisons``; ``comparison`` is ``pair`` or ``one-vs-rest``, whose ``group_b`` is ``rest``) with raw,
+    Holm, max-T p-values and the Benjamini-Hochberg q-value, per FMR target and per FNMR target.
 
     At an FMR target, FNMR: the threshold is re-derived in every relabelling from the same impostors that set the
     audit's global threshold (``threshold_impostors``); FMR (same-group impostors): at the audit's global threshold
@@ -94,7 +100,7 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     records: list[dict] = []
     warnings: list[str] = []
     common = dict(level=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
-                  studentize=options.studentize, progress=progress)
+                  studentize=options.studentize, comparisons=options.comparisons, progress=progress)
     runs = [("fmr_target", target, metric, kw) for target in config.fmr_targets
             for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
                                ("fmr", dict(threshold=points.op("pooled", "fmr_target", target, ALL)["threshold"])))]
@@ -111,7 +117,7 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
             continue
         for r in res.rows:
             records.append({
-                "metric": metric, "kind": kind, "target": target, "weighting": "pooled",
+                "metric": metric, "kind": kind, "target": target, "weighting": "pooled", "comparison": r["kind"],
                 "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
                 "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
                 "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "qvalue_bh": r["qvalue_bh"],
@@ -173,7 +179,9 @@ class Audit:
 
     @property
     def cross_group_fmr(self) -> pd.DataFrame:
-        """FMR of every pair of groups at every operating point."""
+        """FMR of every pair of groups at every operating point; with intervals, pooled rows carry the cell's
+        closed-form identity-clustered interval (``fmr_lower``, ``fmr_upper``, ``interval_method``,
+        ``confidence_level``; None elsewhere)."""
         return pd.DataFrame(self.exact.cross_group_fmr)
 
     @property
@@ -406,6 +414,7 @@ def audit(
     memory_gb: float | None = None,
     tests: bool = False,
     test_resamples: int = 999,
+    test_comparisons: Comparisons = "pairs",
     equivalence: tuple[float, float] | None = None,
     equivalence_scale: Literal["ratio", "difference"] = "ratio",
     backend: Backend | None = None,
@@ -456,8 +465,9 @@ def audit(
         Memory budget of the bootstrap (default 25% of physical memory): replicates are counted in chunks that
         fit it (the same numbers; with ``progress``, a bootstrap in several runs is announced on stderr).
     tests : bool
-        Test every pair of groups' FNMR@FMR and FMR gaps at each target (identity-level permutations,
-        ``test_resamples`` relabellings, max-T adjusted at ``1 - level``).
+        Test the groups' FNMR@FMR and FMR gaps at each target (identity-level permutations, ``test_resamples``
+        relabellings, max-T adjusted at ``1 - level``): every pair of groups (``test_comparisons="pairs"``), each
+        group against the pooled rest (``"rest"``: G tests instead of G(G-1)/2, the view for many groups) or both.
     equivalence : (float, float), optional
         A margin the user accepts as fair, e.g. ``(0.8, 1.25)``: every pair of groups' FNMR and FMR at each target
         is tested to lie within it (TOST on ``n_resamples`` double-or-nothing identity replicates, or vertex when
@@ -489,7 +499,8 @@ def audit(
     iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
                             band=band, memory_gb=memory_gb) if intervals else None
     alpha = round(1 - checks.probability(level, "level"), 12)
-    topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=alpha) if tests else None
+    topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=alpha, comparisons=test_comparisons) \
+        if tests else None
     dcf = check_operating_points(dcf if dcf is not None else ((dcf_p_target, dcf_c_miss, dcf_c_fa),), "dcf")
     if equivalence is not None:  # before any work: a bad margin or level is refused at once
         equivalence = check_margin(equivalence, equivalence_scale)
@@ -503,6 +514,7 @@ def audit(
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)
+    result.warnings += add_cross_group_intervals(data, exact, iopts)  # the interval fields, None without intervals
     if data.failures is not None:
         result.failure_records = fta_records(data, checks.probability(level, "level"))
         result.warnings.append(failure_note(data.failures))

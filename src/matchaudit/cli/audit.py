@@ -129,14 +129,17 @@ def audit(
     memory: float = typer.Option(None, "--memory", help="Memory budget of the bootstrap in GB (default: a quarter of this machine's memory): replicates are counted in chunks that fit it, with the same numbers."),
     band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
-    tests: bool = typer.Option(False, "--tests", help="Also test every pair of groups' FNMR@FMR and FMR gaps at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level)."),
+    tests: bool = typer.Option(False, "--tests", help="Also test the groups' FNMR@FMR and FMR gaps at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level, BH q-values)."),
     test_resamples: int = typer.Option(999, "--test-resamples", help="Relabellings of the group tests."),
+    tests_versus: str = typer.Option("pairs", "--tests-versus", help="What --tests compares: pairs (every pair of groups), rest (each group against the pooled rest: G tests, the view for many groups) or both."),
     equivalence: str = typer.Option(None, "--equivalence", help="A margin lo,hi accepted as fair (e.g. 0.8,1.25): test that every pair of groups' FNMR and FMR ratio at each target lies within it (TOST on --n-resamples identity replicates, at 1 - --level)."),
     equivalence_scale: str = typer.Option("ratio", "--equivalence-scale", help="ratio (A / B) or difference (A - B; a margin such as -0.01,0.01)."),
     det_scale: str = typer.Option("probit", "--det-scale", help="DET axes: probit (normal deviates) or log (log-log, as NIST FRTE)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),
     report: Path = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file."),
+    heatmap_order: str = typer.Option(None, "--heatmap-order", help="--report: the grouping attribute that orders the cross-group FMR heat map (default: the first --group-by attribute)."),
+    heatmap_aggregate: str = typer.Option(None, "--heatmap-aggregate", help="--report: pool the cross-group FMR heat map into coarser groups, grouping attributes comma-separated (e.g. region or region,sex; pooled weighting)."),
     backend: str = typer.Option("cpu", "--backend", help=f"Where the bootstrap's counting passes run: {'|'.join(BACKENDS)} (dask: a cluster, the optional extra 'distributed'; see docs/scaling.md)."),
     scheduler: str = typer.Option(None, "--scheduler", help="--backend dask: address of a running scheduler (tcp://host:8786); default: a local cluster."),
     workers: int = typer.Option(None, "--workers", help="--backend dask: worker processes of the local cluster (default 2)."),
@@ -169,6 +172,10 @@ def audit(
     backends.check_name(backend)  # before the data load: a typo fails at once
     checks.choice(det_scale, DetScale, "det_scale")
     groups = names(group_by)
+    if report is not None:  # before the audit: a typo does not cost a whole run
+        from matchaudit.metrics.cross_groups import heatmap_options
+
+        heatmap_options(groups or (), heatmap_order, heatmap_aggregate)
     if out_of_core and (samples is not None or fmt != "tidy"):
         raise InputError("--out-of-core reads a Parquet comparison table (--comparisons, --format tidy); drop it.")
     if samples is not None and (fta_policy != "refuse" or return_code_col is not None):
@@ -210,6 +217,7 @@ def audit(
                   zero_policy=zero_policy.value,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,
                   seed=ci_seed, one_sided=one_sided, band=band, memory_gb=memory, tests=tests, test_resamples=test_resamples,
+                  test_comparisons=tests_versus,
                   equivalence=margin(equivalence), equivalence_scale=equivalence_scale, backend=engine)
     finally:
         if engine is not None:
@@ -217,7 +225,7 @@ def audit(
     if report is not None:
         from matchaudit.report.html import write_report  # here: it draws figures, so it imports matplotlib
 
-        write_report(out / "results.json", report)
+        write_report(out / "results.json", report, heatmap_order=heatmap_order, heatmap_aggregate=heatmap_aggregate)
     if as_json:
         typer.echo((out / "results.json").read_text())
 

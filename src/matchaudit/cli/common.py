@@ -47,7 +47,8 @@ FLAGS = {
     "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--level", "fta_policy": "--fta-policy",
     "return_code_col": "--return-code-col", "speaker_of": "--speaker-of", "subject_of": "--subject-of",
     "column_ids": "--column-ids", "score_cols": "--score-cols", "det_scale": "--det-scale",
-    "dcf": "--dcf", "llr": "--llr",
+    "dcf": "--dcf", "llr": "--llr", "heatmap_order": "--heatmap-order", "heatmap_aggregate": "--heatmap-aggregate",
+    "comparisons": "--versus", "test_comparisons": "--tests-versus",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

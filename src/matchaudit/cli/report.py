@@ -18,6 +18,8 @@ def report(
     out: Path = typer.Option(None, "--out", help="HTML file to write (default: report.html beside results.json)."),
     compare: Path = typer.Option(None, "--compare", help="compare.json of `matchaudit compare` to include (default: one beside results.json)."),
     estimate: Path = typer.Option(None, "--estimate", help="estimate.json of `matchaudit estimate` to include (default: one beside results.json)."),
+    heatmap_order: str = typer.Option(None, "--heatmap-order", help="The grouping attribute that orders the cross-group FMR heat map (default: the first grouping attribute)."),
+    heatmap_aggregate: str = typer.Option(None, "--heatmap-aggregate", help="Pool the cross-group FMR heat map into coarser groups: grouping attributes, comma-separated (e.g. region or region,sex; pooled weighting)."),
 ) -> None:
     """Write one self-contained HTML report (opens without network) from an audit's results.json.
 
@@ -37,6 +39,6 @@ def report(
         if path is not None and not path.is_file():
             raise InputError(f"{name} {path}: no such file.")
     output_file(out or results.parent / "report.html", "--out")
-    path = write_report(results, out, compare, estimate,
+    path = write_report(results, out, compare, estimate, heatmap_order=heatmap_order, heatmap_aggregate=heatmap_aggregate,
                         warn=lambda m: err_console.print(f"Warning: {m}", highlight=False, soft_wrap=True))
     typer.echo(f"Report written to {path}")

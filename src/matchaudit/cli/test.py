@@ -78,7 +78,8 @@ def test(
     y_score: str = typer.Option(None, "--y-score", help="Score column (for AUC, or with --threshold)."),
     threshold: float = typer.Option(None, "--threshold", help="With --y-score and no --y-pred: predict 1 iff score >= threshold."),
     group: str = typer.Option("group", "--group", help="Group column."),
-    groups: str = typer.Option(None, "--groups", help="Two groups to compare, 'A,B' (default: the only two, or every pair and each group vs the rest)."),
+    groups: str = typer.Option(None, "--groups", help="Two groups to compare, 'A,B' (default: the only two, or all groups as --versus says)."),
+    versus: str = typer.Option(None, "--versus", help="More than two groups: pairs (every pair), rest (each group against the pooled rest; matching data: FNMR and FMR) or both, on the same relabellings. Default: both for --table, pairs for matching data."),
     metric: str = typer.Option(None, "--metric", help=f"Metric: {', '.join(CLASSIFIER_METRICS)} (default: fnr for --table; fnmr_at_fmr with --fmr, else fnmr, for matching data)."),
     permutation: PermOpt = typer.Option(PermOpt.auto, "--permutation", help="Relabelling: within-outcome (FNR/FPR/TPR/TNR/AUC by default) or plain."),
     studentize: StudOpt = typer.Option(StudOpt.studentized, "--studentize", help="studentized (valid under the weak null), permutation-sd (fast variant) or none (baseline; invalid under the weak null)."),
@@ -100,8 +101,9 @@ def test(
     --comparisons, --group-by): group labels permuted across identities (the identity is the exchangeable unit);
     metrics fnmr, fmr (with --threshold), fnmr_at_fmr (with --fmr), auc, eer (with --studentize permutation-sd).
 
-    Two groups (or --groups A,B): one test. More groups: every pair and each group against the rest, with Holm
-    and max-T family-wise adjusted p-values. Writes test.json, comparisons.csv and null_distribution.png.
+    Two groups (or --groups A,B): one test. More groups: every pair and/or each group against the rest (--versus),
+    with Holm and max-T family-wise adjusted p-values and BH q-values. Writes test.json, comparisons.csv and
+    null_distribution.png.
 
     Example:
 
@@ -122,6 +124,10 @@ def test(
     pair = names(groups)
     if pair and len(pair) != 2:
         raise InputError(f"--groups {groups!r}: give exactly two groups, e.g. --groups A,B.")
+    if versus is not None and versus not in ("pairs", "rest", "both"):
+        raise InputError(f"--versus {versus!r}: choose pairs, rest or both.")
+    if versus is not None and pair:
+        raise InputError("--versus chooses the comparisons among all groups; --groups names two: give one of them.")
     meta = {"command": "matchaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]), "version": __version__}
     if (table is None) == (samples is None and comparisons is None):
         raise InputError("give --table (classifier data) or matching data (--samples with --embeddings, or "
@@ -139,7 +145,7 @@ def test(
             raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
         doc, rows = write_matching_test(
             data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr=fmr,
-            threshold_impostors=threshold_impostors, unit=unit, studentize=_STUDENTIZE[studentize.value],
+            threshold_impostors=threshold_impostors, comparisons=versus or "pairs", unit=unit, studentize=_STUDENTIZE[studentize.value],
             variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr")
             and studentize.value != "permutation-sd" else "bootstrap", n_bootstrap=n_bootstrap,
             n_resamples=_resamples(n_resamples), alternative=alternative.value, seed=seed, level=level,
@@ -163,7 +169,7 @@ def test(
         if pair or len(data.group_names) == 2:
             res = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
         else:
-            res = all_groups_test(data, metric, level=level, **common)
+            res = all_groups_test(data, metric, comparisons=versus or "both", level=level, **common)
     doc, rows = write_test(res, metric, out, level, meta)
     if not quiet:
         _print(rows, doc["result"], out, level)

@@ -38,6 +38,7 @@ from matchaudit.progress import PASS_UNIT, Meter
 from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
+from matchaudit.estimators.cross_group_intervals import cross_group_intervals
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import WithinVariance, within_variance
 from matchaudit.metrics import fairness
@@ -352,6 +353,47 @@ def closed_form_records(data: MatchData, config: AuditConfig, options: IntervalO
     return records
 
 
+# ----------------------------------------------------------------------------- the cross-group FMR matrix
+
+CROSS_GROUP_FIELDS = ("fmr_lower", "fmr_upper", "interval_method", "confidence_level")
+"""The interval fields of every ``cross_group_fmr`` record (None where the cell has no interval)."""
+
+
+def cross_group_method(options: IntervalOptions) -> str:
+    """The closed form of the cross-group cells' intervals: the first closed form the audit asks for, else
+    ``wilson`` (per-metric defaults, or bootstraps only: the cells have no bootstrap intervals). ``jackknife``
+    also gives ``wilson``: its U-statistic correction is derived for one set of identities, not a bipartite cell."""
+    first = next((m for m in options.methods if m in iv.CLOSED_FORM), "wilson")
+    return "wilson" if first == "jackknife" else first
+
+
+def add_cross_group_intervals(data: MatchData, result: AuditResult, options: IntervalOptions | None) -> list[str]:
+    """Give every ``result.cross_group_fmr`` record the :data:`CROSS_GROUP_FIELDS`: on pooled records, with
+    ``options``, the closed-form identity-clustered interval of the cell at the record's threshold
+    (:func:`~matchaudit.estimators.cross_group_intervals.cross_group_intervals`, method :func:`cross_group_method`,
+    the options' level and sidedness; at an FMR or FNMR target the threshold is taken as fixed). None elsewhere,
+    so that tables keep stable columns: without ``options``, without identities (a warning, returned), on cells
+    without comparisons, and on identity-balanced records (the balanced rate has no closed form here)."""
+    for r in result.cross_group_fmr:
+        r.update(dict.fromkeys(CROSS_GROUP_FIELDS))
+    pooled = [r for r in result.cross_group_fmr if r["weighting"] == "pooled" and r["fmr"] is not None
+              and not np.isnan(r["threshold"])]
+    if options is None or not pooled:
+        return []
+    if not data.has_identities:
+        return ["cross-group FMR intervals skipped: they cluster by identity, and the input has no identities."]
+    thresholds = sorted({float(r["threshold"]) for r in pooled})
+    index = {t: i for i, t in enumerate(thresholds)}
+    code = {name: g for g, name in enumerate(data.group_names)}
+    method = cross_group_method(options)
+    cells = cross_group_intervals(data, thresholds, result.config.rule, method, options.level, options.alternative)
+    for r in pooled:
+        low, high = cells[index[float(r["threshold"])], code[r["group_a"]], code[r["group_b"]]].confidence_interval
+        r.update(fmr_lower=float(low), fmr_upper=float(high), interval_method=method,
+                 confidence_level=options.level)
+    return []
+
+
 def _reducer(weighting: str, config: AuditConfig, thresholds, det_points: int
              ) -> Callable[[Counts], dict[str, np.ndarray]]:
     """What the interval records and DET bands of one weighting read from each replicate, as arrays (R, ...):
@@ -566,12 +608,15 @@ __all__ = [
     "IntervalOptions",
     "ExactPoints",
     "ZeroBounds",
+    "CROSS_GROUP_FIELDS",
+    "add_cross_group_intervals",
     "balanced_method",
     "ChunkPlan",
     "plan_chunks",
     "plan_note",
     "closed_form",
     "compute_intervals",
+    "cross_group_method",
     "det_bands",
     "genuine_totals",
     "view_identities",

@@ -166,10 +166,15 @@ def rates_at_threshold(counts: Counts, t: float) -> tuple[np.ndarray, np.ndarray
     return 1 - _div(ga, gt), _div(ia, it), gt - ga, gt
 
 
-def fnmr_at_targets(counts: Counts) -> np.ndarray:
-    """FNMR at each replicate's own threshold for each FMR target: (R, T, 1+G)."""
-    gt = _views_gen(counts.genuine_total)[:, None, :]
-    return 1 - _div(_views_gen(counts.target_genuine_accepted), gt)
+def fnmr_at_targets(counts: Counts, sides: np.ndarray | None = None) -> np.ndarray:
+    """FNMR at each replicate's own threshold for each FMR target: (R, T, 1+G); with ``sides`` (S, G) 0/1, per set
+    of groups (a row's groups' genuine comparisons pooled): (R, T, 1+S)."""
+    total, accepted = _views_gen(counts.genuine_total), _views_gen(counts.target_genuine_accepted)
+    if sides is not None:  # all, then each side's groups summed (integers: exact)
+        pick = np.concatenate([np.eye(1, total.shape[-1], dtype=np.int64),
+                               np.pad(np.asarray(sides, np.int64), ((0, 0), (1, 0)))]).T
+        total, accepted = total @ pick, accepted @ pick
+    return 1 - _div(accepted, total[:, None, :])
 
 
 def fmr_at_targets(counts: Counts) -> np.ndarray:

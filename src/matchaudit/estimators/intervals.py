@@ -153,9 +153,16 @@ def wilson_bounds(p: float, n: float, level: float = 0.95, alternative: Alternat
     return (0.0, hi) if alternative == "less" else (lo, hi)
 
 
+_ZERO_DESIGN_EFFECT = 1e-9
+"""A clustered variance below this fraction of the binomial one is the rounding residue of a plug-in variance that
+is exactly 0 (every identity at the pooled rate, e.g. one identity pair: 2/20 gave n_eff = 4e16 and an interval
+1e-8 wide); no real clustering makes a design effect that small."""
+
+
 def effective_size(p: float, variance: float, comparisons: float) -> float:
-    """``n_eff = p(1-p)/Var``; ``N`` when p is 0 or 1 or the variance is 0/undefined (as the reference code)."""
-    if not (0 < p < 1) or not variance > 0 or not math.isfinite(variance):
+    """``n_eff = p(1-p)/Var``; ``N`` when p is 0 or 1 or the variance is 0 (up to rounding: ``_ZERO_DESIGN_EFFECT``)
+    or undefined (as the reference code)."""
+    if not (0 < p < 1) or not math.isfinite(variance) or not variance > _ZERO_DESIGN_EFFECT * p * (1 - p) / comparisons:
         return float(comparisons)
     return p * (1 - p) / variance
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
+from math import comb
 from typing import Literal
 
 import numpy as np
@@ -134,13 +135,15 @@ class ClusterTerms:
             w = np.einsum("bk,bk->b", mask, c * c)
         return p, v, w
 
-    def fmr(self, labels: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Same-group FMR of every group, its clustered variance (docs/methods.md section 4) and the sum of squared
-        per-identity shares ``(row_k / M)^4`` (:func:`effective_df`; ``row_k`` = identity k's accepted minus expected
-        impostors), each (R, G), for the (R, K) group labels ``labels``. One pass over the identity pairs per
-        relabelling (a pair counts for group g when both identities are labelled g): O(R x pairs), whatever G."""
+    def fmr(self, labels: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Same-group FMR of every side (a set of groups, row of the (S, G) 0/1 ``sides``: its groups' same-group
+        impostors pooled), its clustered variance (docs/methods.md section 4) and the sum of squared per-identity
+        shares ``(row_k / M)^4`` (:func:`effective_df`; ``row_k`` = identity k's accepted minus expected impostors
+        at the side's rate), each (R, S), for the (R, K) group labels ``labels``. One pass over the identity pairs
+        per relabelling (a pair counts for group g when both identities are labelled g): O(R x pairs), whatever G;
+        a side sums its groups' terms, O(R x G x S)."""
         R, K = labels.shape
-        G = n_groups
+        G = sides.shape[1]
         lab = labels.astype(np.int64)
         rr = np.arange(R)[:, None]
         E = sp.triu(self.E, 1).tocoo()  # each identity pair once
@@ -157,14 +160,27 @@ class ClusterTerms:
             m_row, q_m2 = self._same_group(lab, sp.triu(self.M, 1).tocoo(), G)
             EM = sp.triu(self.E.multiply(self.M), 1).tocoo()
             _, q_em = self._same_group(lab, EM, G, rows=False, power=1)
-        Mtot = 0.5 * _by_group(lab, m_row, G)
+        A = np.asarray(sides, float)  # (S, G)
+        M_g = 0.5 * _by_group(lab, m_row, G)
+        E_g = 0.5 * _by_group(lab, e_row, G)
+        Mtot = M_g @ A.T
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = 0.5 * _by_group(lab, e_row, G) / Mtot
-            s = np.maximum(q_e2 - 2 * p * q_em + p * p * q_m2, 0.0)
-            rows = e_row - p[rr, lab] * m_row
-            cov = _by_group(lab, rows**2, G) - 2 * s
+            p = E_g @ A.T / Mtot
+            s = np.maximum(q_e2 @ A.T - 2 * p * (q_em @ A.T) + p * p * (q_m2 @ A.T), 0.0)
+            # row_k = e_row_k - p m_row_k = a_k + d m_k: a_k at k's own group's rate (computed directly, so that a
+            # group whose pairs all sit at its rate has exact zeros), d = own rate - the side's (0 for a group)
+            own = np.where(M_g > 0, E_g / M_g, 0.0)
+            a = e_row - own[rr, lab] * m_row
+            d = own[:, :, None] - p[:, None, :]  # (R, G, S)
+
+            def power(j: int) -> np.ndarray:  # (R, S): sum over each side's identities of row_k^j
+                per_group = sum(comb(j, i) * d**i * _by_group(lab, a ** (j - i) * m_row**i, G)[:, :, None]
+                                for i in range(j + 1))
+                return np.einsum("rgs,sg->rs", per_group, A)
+
+            cov = power(2) - 2 * s
             v = (s + np.maximum(cov, 0.0)) / Mtot**2
-            w = _by_group(lab, (rows / (2 * Mtot[rr, lab])) ** 4, G)
+            w = power(4) / (2 * Mtot) ** 4
         return p, v, w
 
     @staticmethod
@@ -205,8 +221,9 @@ def _by_group(lab: np.ndarray, x: np.ndarray, G: int) -> np.ndarray:
 class MatchingStatistics:
     """Observed differences ``t`` (m,) with variances ``v``, their relabelled copies (B, m), and the names.
 
-    ``v_perm`` is None when only the fast variant / baseline is possible. ``estimates[r, g]``: the metric
-    per group on relabelling ``r`` (row 0 observed). ``df`` (m,), ``df_perm`` (B, m): the effective degrees of
+    ``v_perm`` is None when only the fast variant / baseline is possible. ``estimates[r, s]``: the metric
+    per side on relabelling ``r`` (row 0 observed); a side is a group (the first G), or the rest of group g
+    (side ``G + g``) when asked; ``pairs`` are the compared sides. ``df`` (m,), ``df_perm`` (B, m): the effective degrees of
     freedom of each studentized difference (:func:`effective_df`; None: read as normal).
     """
 
@@ -230,6 +247,54 @@ def _group_index(data: MatchData, name: str) -> int:
     return data.group_names.index(name)
 
 
+Comparisons = Literal["pairs", "rest", "both"]
+
+
+@dataclass(frozen=True)
+class _Design:
+    """What is compared: sides (S, G) 0/1 (a group, or the rest of one), their names, the compared side pairs
+    and the identities whose labels are permuted."""
+
+    sides: np.ndarray
+    names: list[str]
+    pairs: list[tuple[int, int]]
+    movable: np.ndarray
+
+    @classmethod
+    def of(cls, data: MatchData, groups: tuple[str, str] | None, comparisons: Comparisons | None) -> _Design:
+        names = list(data.group_names)
+        G = len(names)
+        eye = np.eye(G, dtype=bool)
+        everyone = np.arange(data.n_identities)
+        if comparisons is None:
+            if groups is None:
+                if G != 2:
+                    raise InputError(f"{G} groups; name the two to compare (groups=(A, B)) or use all pairs.")
+                groups = (names[0], names[1])
+            a, b = (_group_index(data, x) for x in groups)
+            if a == b:
+                raise InputError(f"compare two different groups (got {groups[0]!r} twice).")
+            return cls(eye, names, [(a, b)], np.flatnonzero(np.isin(data.identity_group, [a, b])))
+        if comparisons not in ("pairs", "rest", "both"):
+            raise ValueError(f"comparisons={comparisons!r}: use 'pairs', 'rest' or 'both'.")
+        if G < 2:
+            raise InputError("an all-groups test needs at least two groups (group_by=...).")
+        pairs = list(combinations(range(G), 2)) if comparisons != "rest" else []
+        if comparisons == "pairs":
+            return cls(eye, names, pairs, everyone)
+        return cls(np.concatenate([eye, ~eye]), names + ["rest"] * G, pairs + [(g, G + g) for g in range(G)],
+                   everyone)
+
+    @property
+    def labels(self) -> list[tuple[str, str]]:
+        return [(self.names[a], self.names[b]) for a, b in self.pairs]
+
+    @property
+    def single_groups(self) -> bool:
+        """Every side one group (pairs of groups only)."""
+        return self.sides.shape[0] == self.sides.shape[1]
+
+
 def _pair_diffs(x: np.ndarray, vx: np.ndarray | None, pairs: list[tuple[int, int]]):
     t = np.stack([x[:, a] - x[:, b] for a, b in pairs], axis=1)
     v = None if vx is None else np.stack([vx[:, a] + vx[:, b] for a, b in pairs], axis=1)
@@ -248,10 +313,10 @@ def effective_df(v: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]]) -> 
         return np.where(ws > 0, vs**2 / ws, np.inf)
 
 
-def _engine_metric(counts: Counts, metric: str) -> np.ndarray:
-    """(R, G) per-group metric from engine counts."""
+def _engine_metric(counts: Counts, metric: str, sides: np.ndarray) -> np.ndarray:
+    """(R, S) metric per side (AUC and EER: sides that are single groups) from engine counts."""
     if metric == "fnmr_at_fmr":
-        return bs.fnmr_at_targets(counts)[:, 0, 1:]
+        return bs.fnmr_at_targets(counts, sides)[:, 0, 1:]
     auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
     return (auc if metric == "auc" else eer)[:, 1:]
 
@@ -281,7 +346,7 @@ def _check_args(metric: str, threshold, fmr_target, studentize, variance, unit) 
 
 def matching_statistics(
     data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
-    all_pairs: bool = False, threshold: float | None = None, fmr_target: float | None = None,
+    comparisons: Comparisons | None = None, threshold: float | None = None, fmr_target: float | None = None,
     fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", unit: Unit = "identity",
     studentize: Studentize = True, variance: Variance = "clustered", n_bootstrap: int = 200,
     n_resamples: int | str | None = 999, seed: int = 0, grid: Grid | None = None, max_exact: int = 100_000,
@@ -290,30 +355,22 @@ def matching_statistics(
     """Observed and relabelled group differences of ``metric`` (the inputs of the permutation test).
 
     ``groups=(A, B)``: one comparison, identities of A and B relabelled among themselves (default: the only
-    two groups). ``all_pairs=True``: every pair of groups on joint relabellings of all identities (for Holm
-    and max-T). ``unit="comparison"``: the baseline permuting labels across comparisons (fixed-threshold rates
+    two groups). ``comparisons``: on joint relabellings of all identities (for Holm and max-T), every pair of
+    groups (``"pairs"``), each group against the rest (``"rest"``: its rate against the pooled rate of all other
+    groups, FNMR and FMR only, clustered variance) or both. ``unit="comparison"``: the baseline permuting labels across comparisons (fixed-threshold rates
     only; binomial variance). ``n_resamples``: random relabellings, or ``"exact"``/``None`` to enumerate.
     ``progress``: a display of the relabellings (identity unit).
     """
     mode = _check_args(metric, threshold, fmr_target, studentize, variance, unit)
     if not data.has_identities:
         raise InputError("identity-level tests need identities; this comparison table has labels only.")
-    names = data.group_names
-    if all_pairs:
-        if len(names) < 2:
-            raise InputError("an all-pairs test needs at least two groups (group_by=...).")
-        pairs = list(combinations(range(len(names)), 2))
-        movable = np.arange(data.n_identities)
-    else:
-        if groups is None:
-            if len(names) != 2:
-                raise InputError(f"{len(names)} groups; name the two to compare (groups=(A, B)) or use all pairs.")
-            groups = (names[0], names[1])
-        a, b = (_group_index(data, x) for x in groups)
-        if a == b:
-            raise InputError(f"compare two different groups (got {groups[0]!r} twice).")
-        pairs = [(a, b)]
-        movable = np.flatnonzero(np.isin(data.identity_group, [a, b]))
+    design = _Design.of(data, groups, comparisons)
+    if not design.single_groups and (metric in ("auc", "eer") or unit == "comparison"
+                                     or (variance == "bootstrap" and mode != "none")):
+        raise InputError("each group against the rest: FNMR and FMR with the identity-level test and the clustered "
+                         "variance only; compare pairs of groups for AUC, EER, the bootstrap variance or the "
+                         "comparison-level baseline.", param="comparisons")
+    names, pairs, sides = data.group_names, design.pairs, design.sides
     exact = n_resamples is None or n_resamples == "exact"
     if isinstance(n_resamples, str) and not exact:
         raise ValueError(f"n_resamples={n_resamples!r}: give an integer, or 'exact' / None.")
@@ -327,8 +384,10 @@ def matching_statistics(
                                  n_resamples, seed, grid, details)
     G = data.n_groups
     if not exact:  # the relabellings and each one's statistics are kept whole
-        chunks.check_budget((int(n_resamples) + 1) * 8 * (data.n_identities + 3 * (G + len(pairs))), int(n_resamples))
-    labels, exact = relabellings(data.identity_group, movable, None if exact else int(n_resamples), seed, max_exact)
+        chunks.check_budget((int(n_resamples) + 1) * 8 * (data.n_identities + 3 * (len(sides) + len(pairs))),
+                            int(n_resamples))
+    labels, exact = relabellings(data.identity_group, design.movable, None if exact else int(n_resamples), seed,
+                                 max_exact)
     fixed = metric in ("fnmr", "fmr") or (metric == "fnmr_at_fmr" and fmr_reference == "all")
     if metric == "fnmr_at_fmr" and fixed:
         # every relabelling has the observed threshold (no group label moves it): the fixed-threshold test there,
@@ -337,7 +396,7 @@ def matching_statistics(
     if fixed:
         terms = ClusterTerms.at(data, float(threshold), rule)
         def fn(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return terms.fmr(lab, G) if metric == "fmr" else _masked(terms.fnmr, lab, G)
+            return terms.fmr(lab, sides) if metric == "fmr" else _masked(terms.fnmr, lab, sides)
         x, vx, wx = fn(data.identity_group[None, :])
         xp, vp, wp = [], [], []
         with Meter(progress, "relabellings", labels.shape[0], "relabellings") as meter:
@@ -358,7 +417,7 @@ def matching_statistics(
             plug, per_rep = chunks.reduce_in_chunks(
                 lambda reps: run(data, Relabel(seed, labels=labels), reps, grid=grid, fmr_targets=targets,
                                  fmr_reference=fmr_reference, progress=meter),
-                B, chunk, lambda c: {"x": _engine_metric(c, metric), "threshold": c.target_threshold})
+                B, chunk, lambda c: {"x": _engine_metric(c, metric, sides), "threshold": c.target_threshold})
         allx = per_rep["x"]
         x, xp = allx[:1], allx[1:]
         vx = vp = df = df_perm = None
@@ -367,7 +426,7 @@ def matching_statistics(
             thr = per_rep["threshold"][:, 0]
             details["observed_threshold"] = float(thr[0])
             if mode == "studentized" or variance == "clustered":
-                vx, vp, wx, wp = _fnmr_variances(data, thr, labels, rule, G, need_perm=mode == "studentized")
+                vx, vp, wx, wp = _fnmr_variances(data, thr, labels, rule, sides, need_perm=mode == "studentized")
                 df = effective_df(vx, wx, pairs)
                 df_perm = None if vp is None else effective_df(vp, wp, pairs)
     t, v = _pair_diffs(x, vx, pairs)
@@ -379,7 +438,7 @@ def matching_statistics(
         v = np.full_like(t, np.nan)
     studentized = mode == "studentized" and df is not None and df_perm is not None
     return MatchingStatistics(t[0], v[0], t_perm, v_perm if mode == "studentized" else None, exact,
-                              [f"{names[a]} vs {names[b]}" for a, b in pairs], [(names[a], names[b]) for a, b in pairs],
+                              [f"{a} vs {b}" for a, b in design.labels], design.labels,
                               pairs, np.concatenate([x, xp]), details | {"n_resamples": int(t_perm.shape[0])},
                               df[0] if studentized else None, df_perm if studentized else None)
 
@@ -390,25 +449,27 @@ def _observed_threshold(data: MatchData, fmr_target: float, grid: Grid | None, r
                      ).target_threshold[0, 0])
 
 
-def _masked(fn, labels: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-group metric, variance and sum of squared identity shares, each (R, G), for label matrices (R, K)."""
-    out = [fn((labels == g).astype(float)) for g in range(G)]
+def _masked(fn, labels: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-side metric, variance and sum of squared identity shares, each (R, S), for label matrices (R, K): ``fn``
+    of each side's (R, K) identity mask (a side: the groups of a row of the (S, G) 0/1 ``sides``)."""
+    out = [fn(side[labels].astype(float)) for side in np.asarray(sides, bool)]
     return tuple(np.stack([o[i] for o in out], axis=1) for i in range(3))
 
 
-def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: Rule, G: int, need_perm: bool):
-    """Clustered FNMR variance and squared identity shares per group at each relabelling's own threshold
+def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: Rule, sides: np.ndarray,
+                    need_perm: bool):
+    """Clustered FNMR variance and squared identity shares per side at each relabelling's own threshold
     (observed: row 0 of ``thr``): (v, v_perm, w, w_perm), the relabelled ones None unless ``need_perm``."""
     uniq = np.unique(thr if need_perm else thr[:1])
     ic = identity_counts(data, uniq, rule)
     idx = np.searchsorted(uniq, thr)
     all_labels = np.concatenate([data.identity_group[None, :], labels])
     rows = thr.size if need_perm else 1
-    v, w = np.empty((rows, G)), np.empty((rows, G))
+    v, w = np.empty((rows, len(sides))), np.empty((rows, len(sides)))
     for u in np.unique(idx[:rows]):
         at = np.flatnonzero(idx[:rows] == u)
         terms = ClusterTerms(ic.g.astype(float), ic.e[u].astype(float), sp.csr_matrix((1, 1)), None, ic.g)
-        _, v[at], w[at] = _masked(terms.fnmr, all_labels[at], G)
+        _, v[at], w[at] = _masked(terms.fnmr, all_labels[at], sides)
     return v[:1], (v[1:] if need_perm else None), w[:1], (w[1:] if need_perm else None)
 
 
@@ -422,7 +483,7 @@ def _bootstrap_variance(data, metric, pairs, threshold, fmr_target, fmr_referenc
     else:
         c = run(data, rs.DoubleOrNothing(seed), n_bootstrap, grid=grid or build_grid(data, rule=rule),
                 fmr_targets=[fmr_target] if metric == "fnmr_at_fmr" else [], fmr_reference=fmr_reference)
-        x = _engine_metric(c, metric)[1:]
+        x = _engine_metric(c, metric, np.eye(data.n_groups, dtype=bool))[1:]
     d, _ = _pair_diffs(x, None, pairs)
     with np.errstate(invalid="ignore"):
         return np.nanvar(np.where(np.isfinite(d), d, np.nan), axis=0, ddof=1)
@@ -501,20 +562,23 @@ def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups
                             labels=st.labels[0], details=details)
 
 
-def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *, level: float = 0.05,
-                             confidence_level: float = 0.95, **kwargs) -> AllGroupsResult:
-    """Every pair of groups on the same joint relabellings of all identities: raw, Holm and max-T p-values."""
-    st = matching_statistics(data, metric, None, all_pairs=True, **kwargs)
+def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *, comparisons: Comparisons = "pairs",
+                             level: float = 0.05, confidence_level: float = 0.95, **kwargs) -> AllGroupsResult:
+    """Every pair of groups (``comparisons="pairs"``), each group against the rest (``"rest"``: FNMR and FMR) or both,
+    on the same joint relabellings of all identities: raw, Holm and max-T p-values and BH q-values over the rows."""
+    st = matching_statistics(data, metric, None, comparisons=comparisons, **kwargs)
     studentize = kwargs.get("studentize", True)
     rows, z = comparison_table(st.names, st.t, st.v, st.t_perm, st.v_perm, studentize=studentize, exact=st.exact,
                                df=st.df, df_perm=st.df_perm,
                                level=level, confidence_level=confidence_level, labels=st.labels)
-    est = {n: float(x) for n, x in zip(data.group_names, st.estimates[0])}
-    for row, (a, b) in zip(rows, st.labels):
-        row.update(kind="pair", group_a=a, group_b=b, estimate_a=est[a], estimate_b=est[b])
+    G = data.n_groups
+    est = {n: float(x) for n, x in zip(data.group_names, st.estimates[0, :G])}
+    for row, (a, b), (sa, sb) in zip(rows, st.labels, st.pairs):
+        row.update(kind="pair" if sb < G else "one-vs-rest", group_a=a, group_b=b, estimate_a=float(st.estimates[0, sa]),
+                   estimate_b=float(st.estimates[0, sb]))
     return AllGroupsResult(rows, z.null, z.statistic, level, int(st.t_perm.shape[0]), st.exact, METHOD[z.mode],
-                           st.details | {"estimates": est})
+                           st.details | {"estimates": est, "comparisons": comparisons})
 
 
-__all__ = ["METRICS", "ClusterTerms", "MatchingStatistics", "Relabel", "effective_df", "matching_all_groups_test",
+__all__ = ["METRICS", "ClusterTerms", "Comparisons", "MatchingStatistics", "Relabel", "effective_df", "matching_all_groups_test",
            "matching_group_test", "matching_statistics", "relabellings"]

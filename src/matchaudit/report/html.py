@@ -11,11 +11,13 @@ import json
 import math
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
+from matchaudit.metrics.cross_groups import (LOW_COUNT_RULE, aggregate_cross_group, heatmap_options, low_count,
+                                             low_count_limit)
 from matchaudit.pairings import describe
 from matchaudit.formatting import fmt, interval, operating_point, value as _num, with_counts as rate_with_counts
-from matchaudit.report.figures import label_key, plot_cross_group
+from matchaudit.report.figures import TEXT_MAX_GROUPS, label_key, order_groups, plot_cross_group
 from matchaudit.report.evaluator_sections import calibration, distributions, failures
 from matchaudit.report.markup import esc, figure, pct, pvalue, table
 from matchaudit.outputs import staged, write_text
@@ -152,20 +154,98 @@ def _uncertainty(res: dict, folder: Path) -> str:
             "noise at this data size.</p>" + table(["metric", "group"] + [f"FMR {t:g}" for t in targets], rows_, 2))
 
 
+HEATMAP_TOP = 5
+"""Rows of the table of the highest off-diagonal cells under the cross-group heat map."""
+
+
 def _cross(res: dict, folder: Path) -> str:
-    recs = [r for r in res["cross_group_fmr"] if r["weighting"] == res["config"]["weightings"][0]]
+    """The cross-group FMR heat map at the middle FMR target, its options (``res["_heatmap"]``: ordering, coarser
+    groups; :func:`heatmap_options`) and the low-count rule stated in the text, with the highest off-diagonal cells
+    in a table (at many groups nobody reads values off colours)."""
+    opts = res.get("_heatmap") or heatmap_options(res["summary"]["group_by"])
+    group_by = list(res["summary"]["group_by"])
+    weightings = res["config"]["weightings"]
+    weighting, attrs, notes = weightings[0], opts.get("aggregate"), []
+    if attrs and weighting != "pooled":
+        if "pooled" in weightings:
+            weighting = "pooled"
+        else:
+            notes.append(f"Not aggregated to {', '.join(map(esc, attrs))}: pooling cells needs the pooled "
+                         "weighting, and this audit has the identity-balanced one only.")
+            attrs = None
+    recs = [r for r in res["cross_group_fmr"] if r["weighting"] == weighting]
     if len({r["group_a"] for r in recs}) < 2:
         return ""
     targets = sorted({r["target"] for r in recs if r["kind"] == "fmr_target"})
     if not targets:
         return ""
     target = targets[len(targets) // 2]
+    recs = [r for r in recs if r["kind"] == "fmr_target" and r["target"] == target]
+    shown_by = group_by
+    if attrs:
+        recs, shown_by = aggregate_cross_group(recs, group_by, attrs), attrs
+        notes.append(f"Groups aggregated to <b>{esc(', '.join(attrs))}</b>: each cell pools the impostor "
+                     f"comparisons of its {esc(', '.join(group_by))} cells (FMR = false matches / comparisons summed "
+                     "over them; pooled weighting, since identity-balanced rates cannot be pooled from the cells; "
+                     "no intervals).")
+    order = opts.get("order") or (shown_by[0] if shown_by else None)
+    if order is not None and order not in shown_by:
+        notes.append(f"Not ordered by {esc(order)}: the groups are aggregated to {esc(', '.join(shown_by))}.")
+        order = shown_by[0]
+    groups = list(dict.fromkeys(g for r in recs for g in (r["group_a"], r["group_b"])))
+    ordered, blocks = order_groups(groups, shown_by, order)
+    if len(shown_by) > 1 and any(end - start > 1 for _, start, end in blocks):
+        others = [a for a in shown_by if a != order]
+        notes.append(f"Groups ordered by <b>{esc(order)}</b>, then {esc(', '.join(others))}; lines separate the "
+                     f"{esc(order)} values, named on the top and right edges.")
+    low = [r for r in recs if low_count(r["comparisons"], target)]
+    limit = low_count_limit(target)
+    note = (f"fewer than {limit:,} impostor comparisons (3/target): too few to resolve FMR {target:g}" if limit
+            else "no number of impostor comparisons resolves FMR 0")
+    cells = sum(1 for r in recs if r["comparisons"])
+    here = f"{limit:,} comparisons for FMR {target:g}" if limit else "every cell at FMR 0"
+    notes.append(f"Low-count cells: a cell with {esc(LOW_COUNT_RULE)} gets a dot; here {here}: "
+                 f"{f'{len(low):,} of the {cells:,} cells with comparisons' if low else 'none'}. "
+                 "Blank: no impostor comparisons.")
+    if len(ordered) > TEXT_MAX_GROUPS:
+        notes.append(f"At {len(ordered)} groups the cells carry no numbers: the table below gives the highest.")
+    title = f"Cross-group FMR at the threshold for FMR {target:g}" + (f", by {', '.join(attrs)}" if attrs else "")
     with tempfile.TemporaryDirectory() as tmp:  # drawn for the page only: the results folder is never written
-        path = plot_cross_group([r for r in recs if r["target"] == target], target, Path(tmp) / "cross_group_fmr.png")
-        fig = figure(path, "cross-group FMR." + _key([g["group"] for g in res["summary"]["groups"]]))
+        path = plot_cross_group(recs, target, Path(tmp) / "cross_group_fmr.png", group_by=shown_by, order_by=order,
+                                marked=[(r["group_a"], r["group_b"]) for r in low], mark_note=note, title=title)
+        names = groups if attrs else [g["group"] for g in res["summary"]["groups"]]
+        fig = figure(path, "cross-group FMR." + _key(names))
     return ("<h2>Cross-group FMR</h2><p>FMR between every pair of groups at the global threshold for FMR target "
-            f"{fmt(target)} (colours on a log scale; diagonal: same-group impostors; grey: no false matches).</p>"
-            + fig)
+            f"{fmt(target)}, {esc(weighting)} weighting (colours on a log scale; diagonal: same-group impostors; "
+            f"grey: no false matches).</p><p class='muted'>{' '.join(notes)}</p>" + fig + _extreme_cells(recs, target))
+
+
+def _extreme_cells(recs: list[dict], target: float) -> str:
+    """The :data:`HEATMAP_TOP` off-diagonal cells of highest FMR (the low-count ones after the others), with their
+    counts and, where the records carry one, their interval."""
+    off = [r for r in recs if r["group_a"] != r["group_b"] and r["comparisons"] and r["fmr"] is not None]
+    if not off:
+        return ""
+    # a single false match among a handful of comparisons tops any ranking by FMR: low-count cells come last
+    top = sorted(off, key=lambda r: (bool(low_count(r["comparisons"], target)), -_num(r["fmr"]),
+                                     -r["comparisons"]))[:HEATMAP_TOP]
+    with_iv = [r for r in recs if r.get("fmr_lower") is not None and r.get("fmr_upper") is not None]
+    head = ["pair", "FMR (false matches / comparisons)"]
+    if with_iv:
+        level, method = with_iv[0].get("confidence_level"), with_iv[0].get("interval_method")
+        head.append(f"{pct(level, 2) + ' ' if level is not None else ''}interval"
+                    + (f" ({method})" if method else ""))
+    head.append("note")
+    rows = []
+    for r in top:
+        row = [f"{esc(r['group_a'])} × {esc(r['group_b'])}", rate_with_counts(r["fmr"], r["errors"], r["comparisons"])]
+        if with_iv:
+            row.append(interval(r["fmr_lower"], r["fmr_upper"], "rate") if r.get("fmr_lower") is not None else "—")
+        row.append("too few comparisons to resolve the target" if low_count(r["comparisons"], target) else "")
+        rows.append(row)
+    return (f"<p>Highest FMR between two different groups at FMR target {fmt(target)} (cells with too few "
+            "comparisons to resolve the target, which one false match puts on top, only after the others):</p>"
+            + table(head, rows, 1))
 
 
 def _fairness(res: dict, folder: Path) -> str:
@@ -413,8 +493,13 @@ def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
 
 
 def write_report(results_json: Path, report: Path | None = None, compare: Path | None = None,
-                 estimate: Path | None = None, warn: Callable[[str], None] | None = None) -> Path:
+                 estimate: Path | None = None, warn: Callable[[str], None] | None = None, *,
+                 heatmap_order: str | None = None, heatmap_aggregate: str | Sequence[str] | None = None) -> Path:
     """Write the HTML report for a results.json (figures are taken from the same folder).
+
+    ``heatmap_order``: the grouping attribute the cross-group FMR heat map sorts its groups by (default: the first
+    of ``group_by``); ``heatmap_aggregate``: coarser groups to pool its cells into (``"region"``, ``"region,sex"``;
+    default: none). Both are checked against the audit's grouping attributes (:func:`heatmap_options`).
 
     ``compare``/``estimate``: a ``matchaudit compare`` compare.json and a ``matchaudit estimate`` estimate.json
     to add as sections; by default those lying beside results.json are used when present. One that describes
@@ -423,6 +508,7 @@ def write_report(results_json: Path, report: Path | None = None, compare: Path |
     """
     folder = results_json.parent
     res = load_results(results_json)
+    res["_heatmap"] = heatmap_options(res["summary"]["group_by"], heatmap_order, heatmap_aggregate)
     for kind, given in (("compare", compare), ("estimate", estimate)):
         path = given or folder / f"{kind}.json"
         if given is None and not path.is_file():

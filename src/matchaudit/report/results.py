@@ -129,10 +129,12 @@ def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path,
     jsonschema.validate(doc, schema())
     paths = {"results": out / "results.json"}
     paths["results"].write_text(json.dumps(doc, indent=2))
-    for table in ("operating_points", "curve_summaries", "cross_group_fmr", "fairness"):
-        paths[table] = out / f"{table}.csv"
-        rows = [{k: (";".join(v) if isinstance(v, list) else v) for k, v in r.items()} for r in payload[table]]
-        pd.DataFrame(rows).to_csv(paths[table], index=False)
+    for table in ("operating_points", "curve_summaries", "cross_group_fmr", "fairness", "tests", "equivalence"):
+        if payload.get(table) is not None:  # lists (groups, margins) as ';'-joined text
+            paths[table] = out / f"{table}.csv"
+            rows = [{k: (";".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in r.items()}
+                    for r in payload[table]]
+            pd.DataFrame(rows).to_csv(paths[table], index=False)
     if payload.get("intervals") is not None:
         paths["intervals"] = out / "intervals.csv"
         intervals_table(payload["intervals"]).to_csv(paths["intervals"], index=False)
