@@ -66,10 +66,12 @@ def main() -> None:
     ap.add_argument("--regions", type=int, nargs="+", default=[3, 8, 25], help="groups = 4 x regions")
     ap.add_argument("--n-resamples", type=int, default=1000)
     ap.add_argument("--memory", type=float, default=None, help="the audit's --memory budget (GB)")
+    ap.add_argument("--tests-versus", default="pairs", choices=("pairs", "rest", "both"),
+                    help="the audit's --tests-versus: every pair of groups, each against the rest, or both")
     args = ap.parse_args()
     exe = Path(sys.executable).with_name("matchaudit")
-    print("| groups | identities (min / median / max per group; groups < 10) | trials | wall s | peak GB |")
-    print("|---|---|---|---|---|")
+    print("| groups | identities (min / median / max per group; groups < 10) | trials | tests | wall s | peak GB |")
+    print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for r in args.regions:
             df, k = trial_list(r)
@@ -77,7 +79,7 @@ def main() -> None:
             df.to_parquet(path, row_group_size=250_000)
             cmd = ["/usr/bin/time", "-f", "%e %M", str(exe), "audit", "--comparisons", str(path), "--group-by",
                    ",".join(ATTRS), "--fmr", "1e-3,1e-2", "--n-resamples", str(args.n_resamples), "--tests",
-                   "--no-figures", "--out", str(Path(tmp) / f"out_{r}")]
+                   "--tests-versus", args.tests_versus, "--no-figures", "--out", str(Path(tmp) / f"out_{r}")]
             if args.memory is not None:
                 cmd[5:5] = ["--memory", str(args.memory)]
             res = subprocess.run(cmd, capture_output=True, text=True)
@@ -85,7 +87,7 @@ def main() -> None:
                 sys.exit(f"audit failed ({res.returncode}):\n{res.stderr[-3000:]}")
             wall, kb = res.stderr.strip().splitlines()[-1].split()
             print(f"| {4 * r} | {k.sum():,} ({k.min()} / {int(np.median(k))} / {k.max()}; {(k < 10).sum()}) "
-                  f"| {len(df):,} | {float(wall):.0f} | {int(kb) / 2**20:.2f} |", flush=True)
+                  f"| {len(df):,} | {args.tests_versus} | {float(wall):.0f} | {int(kb) / 2**20:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

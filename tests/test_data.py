@@ -181,7 +181,7 @@ def test_duplicate_sample_ids(tmp_path):
 def test_same_comparison_twice(tmp_path):
     df = pd.concat([_comparisons(), _comparisons().iloc[[2]]], ignore_index=True)
     with pytest.raises(InputError, match=r"listed more than once.*b1 vs b2 at rows 3, 7"):
-        load_comparisons(_csv(tmp_path, df))
+        load_comparisons(_csv(tmp_path, df), duplicates="refuse")
 
 
 def test_same_comparison_reversed(tmp_path):
@@ -190,7 +190,7 @@ def test_same_comparison_reversed(tmp_path):
                                          "identity_a": "identity_b", "identity_b": "identity_a"})
     df = pd.concat([df, extra], ignore_index=True)
     with pytest.raises(InputError, match=r"\(a, b\) and \(b, a\).*a1 vs b1 at rows 2, 7"):
-        load_comparisons(_csv(tmp_path, df))
+        load_comparisons(_csv(tmp_path, df), duplicates="refuse")
 
 
 def test_self_comparison_in_table(tmp_path):

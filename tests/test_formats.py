@@ -240,7 +240,7 @@ def test_bob_nan_score_is_not_dropped(tmp_path):
 def test_bob_duplicate_comparison_names_lines(tmp_path):
     text = (FIX / "bob4.txt").read_text() + "c01 c01 c01/probe1.png 0.5\n"
     with pytest.raises(InputError, match=r"listed more than once.*c01 vs c01/probe1.png at lines 3, 51"):
-        load_bob(_copy(tmp_path, "bob4.txt", text))
+        load_bob(_copy(tmp_path, "bob4.txt", text), duplicates="refuse")
 
 
 def test_bob_empty_and_binary_files(tmp_path):

@@ -139,7 +139,7 @@ def test_errors_are_the_loaders(tmp_path, corrupt):
     df = comparisons()
     df = corrupt(df) if corrupt in (_no_genuine_in_group, _missing_column) else (corrupt(df), df)[1]
     path = write(df.reset_index(drop=True), tmp_path / "c.parquet")
-    opts = dict(group_by="sex", label_col="label")
+    opts = dict(group_by="sex", label_col="label", duplicates="refuse")
     with pytest.raises(InputError) as mem:
         load_comparisons(path, **opts)
     with pytest.raises(InputError) as ooc:

@@ -34,6 +34,18 @@ def test_intervals_and_counts_read_the_same_everywhere():
     assert interval(5.95e-165, 0.02, "rate") == "[< 0.0001%, 2%]"
     assert interval(float("nan"), 1.0, "plain") == "undefined"
     assert fmt(0.012, "points", sign=True) == "+1.2 points" and with_counts(0.021, 767, 36520) == "2.1% (767/36,520)"
+    # an identity-balanced rate is not k/n (#19: "1% (3,481/275,368)" read as 1.26%): the counts are marked raw
+    assert with_counts(0.01, 3481, 275368, "balanced") == "1% (identity-balanced; raw 3,481/275,368)"
+
+
+def test_balanced_rows_of_the_report_mark_their_counts_raw(tmp_path):
+    import matchaudit as ma
+    from matchaudit.report.html import write_report
+
+    data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
+    ma.audit(data, fmr=1e-2, intervals=False, calibration=False).save(tmp_path / "o", figures=False)
+    html = write_report(tmp_path / "o" / "results.json", tmp_path / "r.html").read_text()
+    assert "identity-balanced; raw " in html
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +127,27 @@ def test_heat_map_marks_zero_cells_and_picks_legible_text(tmp_path, monkeypatch)
     figures.plot_cross_group(recs, 1e-3, tmp_path / "h.png")
     cells = dict(texts)
     assert cells["0%"] == "black" and cells["2%"] == "black" and cells["0.01%"] == "white"  # yellow top, purple bottom
+
+
+def test_many_groups_get_distinct_curve_styles_and_one_band(tmp_path, monkeypatch):
+    """#19: with more than 10 groups the DET reused colours (C10 = C0) and shaded 11 overlapping bands."""
+    import matplotlib.pyplot as plt
+
+    from matchaudit.report import det
+    from matchaudit.report.figures import curve_styles
+
+    for n in (3, 11, 18, 40):
+        styles = curve_styles(n)
+        assert len(set(map(str, styles))) == n
+    fmr = np.geomspace(1e-4, 0.5, 20)
+    curves = [{"group": "all" if g == 0 else f"G{g}", "threshold": -np.log(fmr), "fmr": fmr,
+               "fnmr": np.clip(0.05 * (1 + g / 20) * fmr ** -0.2, 0, 1)} for g in range(13)]
+    bands = [{"group": c["group"], "fmr": fmr, "lower": c["fnmr"] * 0.8, "upper": c["fnmr"] * 1.2} for c in curves]
+    shaded = []
+    real = plt.Axes.fill_between
+    monkeypatch.setattr(plt.Axes, "fill_between", lambda self, x, *a, **k: shaded.append(len(x)) or real(self, x, *a, **k))
+    det.plot_det(curves, [], [], "t", tmp_path / "d.png", bands=bands)
+    assert shaded.count(len(fmr)) == 1  # the overall curve's band only
+    shaded.clear()
+    det.plot_det(curves[:det.BANDS_MAX], [], [], "t", tmp_path / "e.png", bands=bands)
+    assert shaded.count(len(fmr)) == det.BANDS_MAX

@@ -121,7 +121,7 @@ def test_audit_warns_about_its_regime():
     reasons = {(r["metric"], r["kind"], r["group"], r["weighting"]): r["method_reason"]
                for r in result.interval_records}
     assert reasons[("FNMR", "fmr_target", "A", "pooled")].startswith(
-        "recentered: the default for this metric; answers for the identities you have (fixed); regime 40 "
+        "recentered: the default for this metric; answers for these identities; regime 40 "
         "identities, 2 samples per identity")
     assert "not covered by the regime grid" in reasons[("AUC", "curve", "all", "pooled")]
 

@@ -21,6 +21,7 @@ from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
 from matchaudit.estimators.matching_tests import Comparisons
+from matchaudit.estimators.test_summary import summarise_tests
 from matchaudit.estimators.calibration import CalibrationResult, calibration_from, check_operating_points
 from matchaudit.estimators.distributions import DistributionResult, distributions_from
 from matchaudit.estimators.dual_point import interval_records
@@ -29,13 +30,14 @@ from matchaudit.estimators.score_views import MEMORY_GIB, METHODS as SCORE_VIEW_
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.formatting import operating_point
 from matchaudit.estimators.audit_intervals import (ExactPoints, IntervalOptions, ZeroBounds, add_cross_group_intervals,
-                                                  balanced_method, compute_intervals, interval_weightings, plan_chunks,
-                                                  plan_note)
+                                                  balanced_method, check_methods, compute_intervals, default_bootstrap,
+                                                  interval_weightings, plan_chunks, plan_note)
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
 from matchaudit.progress import announce
 from matchaudit.metrics.fairness import ZeroPolicy
+from matchaudit.metrics.small_groups import MIN_IDENTITIES, SmallGroupRule
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
 
@@ -191,8 +193,16 @@ class Audit:
 
     @property
     def tests(self) -> pd.DataFrame:
-        """One row per pair of groups and FMR target (empty when the audit ran without tests)."""
+        """One row per comparison (pair of groups, or group against the rest), metric and operating point (empty
+        when the audit ran without tests)."""
         return pd.DataFrame(self.test_records or [])
+
+    @property
+    def test_summary(self) -> pd.DataFrame:
+        """One row per family of group tests (metric, operating point, pairs or against the rest): how many gaps are
+        distinguishable from noise (max-T), how many BH discoveries, the largest gap
+        (:func:`matchaudit.estimators.test_summary.summarise_tests`)."""
+        return pd.DataFrame(summarise_tests(self.test_records or []))
 
     @property
     def equivalence(self) -> pd.DataFrame:
@@ -362,8 +372,7 @@ def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, opt
     the first score-view method the options name (default ``recentered``, or ``double-or-nothing`` without
     samples), or a warning saying why they were skipped (the comparisons do not fit in memory; labels without
     identities)."""
-    method = next((m for m in options.methods if m in SCORE_VIEW_METHODS),
-                  "recentered" if data.samples is not None else "double-or-nothing")
+    method = next((m for m in options.methods if m in SCORE_VIEW_METHODS), default_bootstrap(data))
     betas = tuple(config.fnmr_targets)
     try:  # one materialisation and one pass serve all three (the pass computes the moments with the costs)
         views = materialise(data, method, options.memory_gb or MEMORY_GIB,
@@ -404,6 +413,8 @@ def audit(
     llr: bool = False,
     calibration: bool = True,
     zero_policy: ZeroPolicy = "report",
+    exclude_small_groups: bool = False,
+    small_group_identities: int = MIN_IDENTITIES,
     intervals: bool = True,
     ci_method: str | Sequence[str] | None = None,
     level: float = 0.95,
@@ -457,6 +468,16 @@ def audit(
         ``False`` skips them (the intervals at FNMR targets, which share that pass, are still computed).
     zero_policy : {"report", "upper-bound"}
         Zero rates in fairness ratios: inf/NaN with a reason, or one-sided upper bounds.
+    exclude_small_groups : bool
+        Take the fairness measures (and their intervals) over the groups that are not small only. Every group is
+        flagged ``small`` in ``summary["groups"]`` (with ``small_reasons``) whatever this says: fewer than
+        ``small_group_identities`` identities, 20 genuine or 20 same-group impostor comparisons
+        (:class:`~matchaudit.metrics.small_groups.SmallGroupRule`, docs/evaluators.md). Per-group rates, tests and
+        cross-group cells are unchanged; each fairness record names its ``excluded_groups`` and
+        ``exclusion_rule``. With fewer than two groups left the measures are NaN with a reason.
+    small_group_identities : int
+        The identities below which a group is small (default 10: identity-level intervals and tests are not
+        validated below it).
     intervals : bool
         Compute confidence intervals (``ci_method``, ``level``, ``n_resamples``, ``seed``, ``one_sided``,
         ``band``: see ``docs/intervals.md``; ``ci_method=None`` picks each metric's default; several methods,
@@ -495,9 +516,13 @@ def audit(
                          param="fmr")
     config = AuditConfig(fmr_targets=fmr, thresholds=thresholds, fnmr_targets=fnmr, rule=rule, weightings=weightings,
                          threshold_impostors=threshold_impostors, dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
-                         dcf_c_fa=dcf_c_fa, zero_policy=zero_policy)
+                         dcf_c_fa=dcf_c_fa, zero_policy=zero_policy, exclude_small_groups=exclude_small_groups,
+                         small_groups=SmallGroupRule(min_identities=checks.integer(
+                             small_group_identities, "small_group_identities")))
     iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
                             band=band, memory_gb=memory_gb) if intervals else None
+    if iopts is not None:
+        check_methods(data, iopts)
     alpha = round(1 - checks.probability(level, "level"), 12)
     topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=alpha, comparisons=test_comparisons) \
         if tests else None

@@ -52,8 +52,11 @@ def interval(low: Any, high: Any, unit: Unit = "plain", digits: int = 3) -> str:
     return f"[{fmt(lo, unit, digits)}, {fmt(hi, unit, digits)}]"
 
 
-def with_counts(v: Any, k: int, n: int) -> str:
-    """The field's display convention: ``2.1% (767/36,520)``."""
+def with_counts(v: Any, k: int, n: int, weighting: str = "pooled") -> str:
+    """The field's display convention: ``2.1% (767/36,520)``; an identity-balanced rate is not k/n, so its counts
+    are marked raw: ``1% (identity-balanced; raw 3,481/275,368)``."""
+    if weighting == "balanced":
+        return f"{fmt(v, 'rate')} (identity-balanced; raw {k:,}/{n:,})"
     return f"{fmt(v, 'rate')} ({k:,}/{n:,})"
 
 

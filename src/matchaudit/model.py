@@ -10,7 +10,8 @@ Conventions
 * Identity codes are ``0..K-1`` (``-1`` when the input carries no identities: labels only).
 * Group codes are ``0..G-1`` (one group named ``"all"`` when no attribute is given).
 * A comparison is genuine iff both sides belong to the same identity (or its label says so when identities
-  are unknown). Unordered: each comparison appears once.
+  are unknown). Unordered: each comparison appears once, unless a comparison table lists it more than once
+  and ``duplicates="keep-both"`` (the default) counts every row, as trial-list scorers count trial lines.
 """
 
 from __future__ import annotations
@@ -77,6 +78,10 @@ Block = Union[PairBlock, DenseBlock]
 FtaPolicy = Literal["refuse", "exclude", "count"]
 """What to do with comparisons that produced no score (ISO/IEC 19795-1 failures to acquire, enrol or compare):
 refuse the input, exclude them and report their rate, or count them as errors (transaction-level rates)."""
+
+DuplicatePolicy = Literal["keep-both", "first", "mean", "refuse"]
+"""A comparison (unordered sample pair) listed more than once: count every row, keep the first, one row with the
+mean of their scores, or refuse the input (see :data:`matchaudit.choices.DUPLICATE_POLICIES`)."""
 
 
 @dataclass(frozen=True)

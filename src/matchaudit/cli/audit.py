@@ -14,12 +14,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from matchaudit.choices import BACKENDS, FORMATS, FTA_POLICIES, INTERVAL_METHODS
+from matchaudit.choices import BACKENDS, DUPLICATE_POLICIES, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
 from matchaudit.formatting import fmt, operating_point, with_counts
 from matchaudit.cli.common import (dcf_points, err_console, floats, margin, names, output_dir, output_file,
                                    user_errors)
 from matchaudit.errors import InputError
+from matchaudit.metrics.small_groups import MIN_IDENTITIES
 
 if TYPE_CHECKING:
     from matchaudit.auditing import Audit
@@ -104,6 +105,7 @@ def audit(
     metadata_key: str = typer.Option(None, "--metadata-key", help="Key column of --metadata."),
     distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated on load."),
     fta_policy: str = typer.Option("refuse", "--fta-policy", help=f"Comparisons without a score (failures to acquire): {'|'.join(FTA_POLICIES)}: refuse the input, exclude them and report their rate per group, or count them as errors (transaction-level rates)."),
+    duplicates: str = typer.Option("keep-both", "--duplicates", help=f"A comparison listed more than once ((a, b) and (b, a): the same sample or enrol/test ids): {'|'.join(DUPLICATE_POLICIES)}: count every row, as trial-list scorers do (default, with a warning), keep the first row, one row with the mean of their scores, or refuse the input. Needs sample ids unless keep-both."),
     return_code_col: str = typer.Option(None, "--return-code-col", help="Return-code column of --comparisons: a non-zero code is a failure to acquire (as in NIST match logs)."),
     group_by: str = typer.Option(None, "--group-by", help="Attribute(s) defining groups, comma-separated for intersections."),
     fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", "--far", help="FMR (alias FAR) targets, comma-separated; 1e-2, 1e-3 and 0 are also reported as FMR100, FMR1000 and ZeroFMR."),
@@ -121,6 +123,8 @@ def audit(
     no_calibration: bool = typer.Option(False, "--no-calibration", help="Skip the calibration and cost metrics and the score distributions (a pass over every comparison, sorted: about half of a default audit's time at 8e6 comparisons)."),
     no_figures: bool = typer.Option(False, "--no-figures", help="Write results.json and the CSV tables only, no figures (drawing them is most of a small audit's time)."),
     zero_policy: ZeroOpt = typer.Option(ZeroOpt.report, "--zero-policy", help="Zero rates in fairness ratios: report inf/NaN with a reason, or substitute one-sided upper bounds."),
+    exclude_small_groups: bool = typer.Option(False, "--exclude-small-groups", help="Take the fairness measures (and their intervals) over the groups that are not small only (fewer than --small-group-identities identities, 20 genuine or 20 same-group impostor comparisons); every group is flagged small or not either way, and per-group rates are unchanged."),
+    small_group_identities: int = typer.Option(MIN_IDENTITIES, "--small-group-identities", help="The identities below which a group is small (default: identity-level intervals and tests are not validated below it)."),
     ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(INTERVAL_METHODS)}), or several comma-separated, each where it applies, side by side; default: wilson at fixed thresholds, recentered for FNMR@FMR, curves and fairness."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
@@ -164,6 +168,7 @@ def audit(
     from matchaudit.cli.formats import load_by_format
     from matchaudit.data import load_samples
     from matchaudit.definitions import DetScale
+    from matchaudit.estimators.matching_tests import Comparisons
     from matchaudit.engine import backends
 
     output_dir(out)
@@ -171,6 +176,8 @@ def audit(
         output_file(report, "--report", out)
     backends.check_name(backend)  # before the data load: a typo fails at once
     checks.choice(det_scale, DetScale, "det_scale")
+    checks.choice(tests_versus, Comparisons, "test_comparisons")
+    checks.integer(small_group_identities, "small_group_identities")
     groups = names(group_by)
     if report is not None:  # before the audit: a typo does not cost a whole run
         from matchaudit.metrics.cross_groups import heatmap_options
@@ -178,6 +185,10 @@ def audit(
         heatmap_options(groups or (), heatmap_order, heatmap_aggregate)
     if out_of_core and (samples is not None or fmt != "tidy"):
         raise InputError("--out-of-core reads a Parquet comparison table (--comparisons, --format tidy); drop it.")
+    checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
+    if samples is not None and duplicates != "keep-both":
+        raise InputError("--duplicates applies to scored comparisons (--comparisons or a score file); --pairs "
+                         "of --samples must list each sample pair once.")
     if samples is not None and (fta_policy != "refuse" or return_code_col is not None):
         raise InputError("--fta-policy and --return-code-col apply to scored comparisons (--comparisons or a score "
                          "file); samples with embeddings have no failed comparisons: drop samples whose embedding "
@@ -197,6 +208,7 @@ def audit(
                               embeddings=embeddings if fmt == "identity-embeddings" else None, key=key, ids=ids,
                               column_ids=column_ids, mask=mask, metadata=metadata, metadata_key=metadata_key,
                               speaker_of=speaker_of, group_by=groups, distance=distance, fta_policy=fta_policy,
+                              duplicates=duplicates,
                               metric=metric.value, identity_col=identity_col, id_col=id_col,
                               embedding_cols=names(embedding_col),
                               tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols),
@@ -214,7 +226,8 @@ def audit(
                   thresholds=fixed, fnmr=floats(fnmr, "--fnmr"),
                   rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors,
                   dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, dcf=dcf_points(dcf), llr=llr, calibration=not no_calibration,
-                  zero_policy=zero_policy.value,
+                  zero_policy=zero_policy.value, exclude_small_groups=exclude_small_groups,
+                  small_group_identities=small_group_identities,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,
                   seed=ci_seed, one_sided=one_sided, band=band, memory_gb=memory, tests=tests, test_resamples=test_resamples,
                   test_comparisons=tests_versus,

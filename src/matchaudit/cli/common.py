@@ -45,10 +45,12 @@ FLAGS = {
     "draws": "--draws", "report": "--report", "thresholds_from": "--thresholds-from",
     "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
     "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--level", "fta_policy": "--fta-policy",
+    "duplicates": "--duplicates",
     "return_code_col": "--return-code-col", "speaker_of": "--speaker-of", "subject_of": "--subject-of",
     "column_ids": "--column-ids", "score_cols": "--score-cols", "det_scale": "--det-scale",
     "dcf": "--dcf", "llr": "--llr", "heatmap_order": "--heatmap-order", "heatmap_aggregate": "--heatmap-aggregate",
     "comparisons": "--versus", "test_comparisons": "--tests-versus",
+    "exclude_small_groups": "--exclude-small-groups", "small_group_identities": "--small-group-identities",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

@@ -81,6 +81,7 @@ def compare(
     pairs: Path = typer.Option(None, "--pairs", help="With --samples: score only these sample pairs (sample_a, sample_b)."),
     identity_cols: str = typer.Option("identity_a,identity_b", "--identity-cols", help="Identity columns of the tables."),
     score_col: str = typer.Option("score", "--score-col", help="Score column of the tables."),
+    duplicates: str = typer.Option("keep-both", "--duplicates", help="The tables: a comparison listed more than once ((a, b) and (b, a) of the same sample ids): keep-both (count every row, as trial-list scorers do; default, with a warning), first, mean (one row with the mean of their scores) or refuse."),
     group_by: str = typer.Option(None, "--group-by", help="Attribute(s) for per-group differences and fairness measures."),
     fmr: str = typer.Option("1e-3", "--fmr", help="FMR targets, comma-separated."),
     method: str = typer.Option("double-or-nothing", "--ci-method", "--method", help=f"Paired identity bootstrap: {', '.join(PAIRED_SCHEMES)}."),
@@ -129,12 +130,16 @@ def compare(
         if len(models) != 2:
             raise InputError(f"--score-cols {score_cols!r}: give two score columns, model A's and model B's, e.g. "
                              "modelA,modelB.")
-        a, b = (load_by_format(fmt, comparisons=comparisons, group_by=gb, tidy=dict(score_col=m, identity_cols=cols))
-                for m in models)
+        a, b = (load_by_format(fmt, comparisons=comparisons, group_by=gb, duplicates=duplicates,
+                               tidy=dict(score_col=m, identity_cols=cols)) for m in models)
     elif comparisons_a is not None and comparisons_b is not None:
-        a, b = (load_by_format(fmt, comparisons=t, group_by=gb, tidy=dict(score_col=score_col, identity_cols=cols))
+        a, b = (load_by_format(fmt, comparisons=t, group_by=gb, duplicates=duplicates,
+                               tidy=dict(score_col=score_col, identity_cols=cols))
                 for t in (comparisons_a, comparisons_b))
     elif samples is not None and embeddings_a is not None and embeddings_b is not None:
+        if duplicates != "keep-both":
+            raise InputError("--duplicates applies to scored comparison tables; --pairs of --samples must list "
+                             "each sample pair once.")
         a = load_samples(samples, embeddings_a, group_by=gb, pairs_path=pairs)
         b = load_samples(samples, embeddings_b, group_by=gb, pairs_path=pairs)
     else:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from matchaudit.choices import FORMATS
+from matchaudit import checks
+from matchaudit.choices import DUPLICATE_POLICIES, FORMATS
 from matchaudit.data import load_comparisons
 from matchaudit.data.bob_csv import load_bob_csv
 from matchaudit.data.formats import SpeakerOf, load_bob, load_identity_embeddings, load_kaldi, load_voxceleb
@@ -15,7 +16,7 @@ from matchaudit.data.pair_table import load_pair_table
 from matchaudit.data.score_matrix import load_score_matrix
 from matchaudit.data.wespeaker import load_voxsrc, load_wespeaker
 from matchaudit.errors import InputError
-from matchaudit.model import FtaPolicy, MatchData, Metric
+from matchaudit.model import DuplicatePolicy, FtaPolicy, MatchData, Metric
 
 _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "tidy": (("comparisons",), ()),
@@ -62,6 +63,7 @@ def load_by_format(
     group_by: Sequence[str] = (),
     distance: bool = False,
     fta_policy: FtaPolicy = "refuse",
+    duplicates: DuplicatePolicy = "keep-both",
     metric: Metric = "cosine",
     identity_col: str = "identity",
     id_col: str = "sample_id",
@@ -73,10 +75,11 @@ def load_by_format(
     ``tidy``: the extra keyword arguments of :func:`matchaudit.data.load_comparisons` (score_col, sample_cols,
     identity_cols, label_col, ...) for ``--format tidy``; its ``score_col`` and ``label_col`` also pick the
     columns of ``pair-table``. ``speaker_of`` as ``--speaker-of`` (the speech formats; frvt: template ->
-    subject). ``fta_policy`` for the formats that record failures (tidy, frvt). ``identity_col``, ``id_col``,
-    ``embedding_cols`` (one name: a list column or a prefix; several: the numeric columns; none: the default)
-    for ``identity-embeddings``; ``id_col`` and ``identity_col`` of the samples table (``metadata``) for
-    ``score-matrix``.
+    subject). ``fta_policy`` for the formats that record failures (tidy, frvt). ``duplicates``: a comparison
+    listed more than once, for every format of scored comparisons (see :func:`matchaudit.data.from_scores`).
+    ``identity_col``, ``id_col``, ``embedding_cols`` (one name: a list column or a prefix; several: the numeric
+    columns; none: the default) for ``identity-embeddings``; ``id_col`` and ``identity_col`` of the samples table
+    (``metadata``) for ``score-matrix``.
     """
     if fmt not in _NEEDS:
         raise InputError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}.")
@@ -97,12 +100,17 @@ def load_by_format(
     if fta_policy != "refuse" and fmt not in _FAILURES:
         raise InputError(f"--fta-policy applies to --format {' or '.join(_FAILURES)}, whose files record failures; "
                          f"--format {fmt} needs a score on every line.")
-    meta = dict(metadata=metadata, metadata_key=metadata_key, group_by=group_by)
+    checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
+    if duplicates != "keep-both" and fmt == "identity-embeddings":
+        raise InputError("--duplicates applies to scored comparisons; --format identity-embeddings scores every "
+                         "pair of identities once.")
+    meta = dict(metadata=metadata, metadata_key=metadata_key, group_by=group_by, duplicates=duplicates)
     table = dict(tidy or {})
     who = speaker_of_option(speaker_of)
     if fmt == "tidy":
         return load_comparisons(comparisons, group_by=group_by, metadata_path=metadata,  # type: ignore[arg-type]
-                                metadata_key=metadata_key, distance=distance, fta_policy=fta_policy, **table)
+                                metadata_key=metadata_key, distance=distance, fta_policy=fta_policy,
+                                duplicates=duplicates, **table)
     if fmt == "bob":
         return load_bob(scores, distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "bob-csv":
@@ -130,9 +138,11 @@ def load_by_format(
             raise InputError("--metadata-key: with --format score-matrix the samples table (--metadata) is keyed by "
                              "--id-col.")
         return load_score_matrix(scores, ids, metadata, column_ids=column_ids, mask=mask,  # type: ignore[arg-type]
-                                 id_col=id_col, identity_col=identity_col, group_by=group_by, distance=distance)
+                                 id_col=id_col, identity_col=identity_col, group_by=group_by, distance=distance,
+                                 duplicates=duplicates)
     if distance:
         raise InputError("--distance applies to scores; with --format identity-embeddings use --metric euclidean.")
     cols = None if not embedding_cols else embedding_cols[0] if len(embedding_cols) == 1 else list(embedding_cols)
     return load_identity_embeddings(embeddings, identity_col=identity_col, id_col=id_col,  # type: ignore[arg-type]
-                                    embedding_cols=cols, metric=metric, **meta)
+                                    embedding_cols=cols, metric=metric, metadata=metadata,
+                                    metadata_key=metadata_key, group_by=group_by)

@@ -69,6 +69,7 @@ def test(
     samples: Path = typer.Option(None, "--samples", help="Matching data: samples table (with --embeddings); all pairs."),
     embeddings: Path = typer.Option(None, "--embeddings", help="Matching data: .npy embeddings aligned with --samples."),
     comparisons: Path = typer.Option(None, "--comparisons", help="Matching data: a scored comparison table (identity_a, identity_b, score, <attr>_a/_b)."),
+    duplicates: str = typer.Option("keep-both", "--duplicates", help="--comparisons: a comparison listed more than once ((a, b) and (b, a) of the same sample ids): keep-both (count every row, as trial-list scorers do; default, with a warning), first, mean (one row with the mean of their scores) or refuse."),
     group_by: str = typer.Option(None, "--group-by", help="Matching data: the attribute defining groups."),
     fmr: float = typer.Option(None, "--fmr", help="Matching data, metric fnmr_at_fmr: the FMR target (threshold re-derived in every relabelling)."),
     threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Matching data: impostors that set the threshold at --fmr: all, same-group, or same:ATTR,... (impostors whose identities share those grouping attributes, e.g. same:sex,age_band: NIST FRTE)."),
@@ -132,9 +133,11 @@ def test(
     if (table is None) == (samples is None and comparisons is None):
         raise InputError("give --table (classifier data) or matching data (--samples with --embeddings, or "
                          "--comparisons), not both or neither.")
+    if duplicates != "keep-both" and comparisons is None:
+        raise InputError("--duplicates applies to a scored comparison table (--comparisons).")
     if table is None:
         data = (load_samples(samples, embeddings, group_by=names(group_by)) if samples is not None
-                else load_comparisons(comparisons, group_by=names(group_by)))
+                else load_comparisons(comparisons, group_by=names(group_by), duplicates=duplicates))
         name = (metric or ("fnmr_at_fmr" if fmr is not None else "fnmr")).lower()
         metric = MATCHING_ALIASES.get(name, name)
         if equivalence is not None:

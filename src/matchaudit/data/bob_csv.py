@@ -13,7 +13,7 @@ from matchaudit.data.readers import column, text_frame
 from matchaudit.data.samples import normalise_group_by
 from matchaudit.data.score_files import Lines, PathLike, comparisons, read_text
 from matchaudit.errors import InputError
-from matchaudit.model import MatchData
+from matchaudit.model import DuplicatePolicy, MatchData
 
 _SAMPLE = ("template_id", "reference_id")
 
@@ -29,7 +29,7 @@ def _read_csv(path: PathLike) -> tuple[pd.DataFrame, Lines]:
 
 def load_bob_csv(
     path: PathLike, *, metadata: PathLike | None = None, metadata_key: str | None = None,
-    group_by: str | Sequence[str] = (), distance: bool = False,
+    group_by: str | Sequence[str] = (), distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """A bob.bio.base CSV score file: a header with ``probe_*`` and ``bio_ref_*`` columns and ``score``, one
     row per (probe, biometric reference) comparison, as ``bob.bio.base``'s ``CSVScoreWriter`` writes it.
@@ -37,7 +37,8 @@ def load_bob_csv(
     Identities: ``bio_ref_subject_id`` and ``probe_subject_id``; samples: ``bio_ref_template_id`` and
     ``probe_template_id`` (``*_reference_id`` in older files; optional). Side a is the reference, side b the
     probe. A ``group_by`` attribute comes from the file's ``bio_ref_<attr>`` and ``probe_<attr>`` columns when
-    both are present, else from a ``metadata`` table keyed by subject id (``metadata_key``).
+    both are present, else from a ``metadata`` table keyed by subject id (``metadata_key``). A comparison listed
+    more than once (template ids needed to tell): ``duplicates`` as in :func:`matchaudit.data.from_scores`.
 
     Example::
 
@@ -58,5 +59,5 @@ def load_bob_csv(
     return comparisons(
         column(df, "score", where, "the score"), ids, None,  # type: ignore[arg-type]
         None if samples[0] is None else (samples[0], samples[1]), metadata, metadata_key, group_by, distance,
-        where, own=own,
+        where, own=own, duplicates=duplicates,
     )

@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 
 from matchaudit import checks
-from matchaudit.choices import FTA_POLICIES
+from matchaudit.choices import DUPLICATE_POLICIES, FTA_POLICIES
 from matchaudit.data import validate as v
 from matchaudit.data.comparison_checks import check_labels_agree, check_split, missing_attribute, pair_columns, sample_identity
 from matchaudit.data.parquet import load_parquet_pairs, too_big_for_memory
 from matchaudit.data.samples import check_pair_coverage, normalise_group_by
 from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError, listing
-from matchaudit.model import Failures, FtaPolicy, MatchData, PairBlock, Samples
+from matchaudit.model import DuplicatePolicy, Failures, FtaPolicy, MatchData, PairBlock, Samples
 
 Attributes = pd.DataFrame | Mapping[str, Sequence[object]]
 _META_KEYS = ("sample_id", "sample", "identity", "identity_id", "subject", "subject_id", "id")
@@ -37,6 +37,7 @@ def from_scores(
     distance: bool = False,
     failed: Sequence[object] | None = None,
     fta_policy: FtaPolicy = "refuse",
+    duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """Build a MatchData from in-memory comparisons (position ``i`` = comparison ``i``); inputs are copied.
 
@@ -46,11 +47,19 @@ def from_scores(
     Failures to acquire or compare (a missing score, or ``failed`` True, e.g. a non-zero return code):
     ``fta_policy`` "refuse" (an error naming the rows), "exclude" (left out of every rate, their rate reported
     per group) or "count" (counted as errors: transaction-level rates), see :class:`matchaudit.model.Failures`.
+
+    A comparison listed more than once (the same unordered pair of ``sample_a``/``sample_b``: (a, b) and (b, a)
+    are one comparison): ``duplicates`` "keep-both" (default) counts every row, as trial-list scorers count
+    trial lines, with a warning giving how many and whether their scores differ; "first" keeps the first row of
+    each; "mean" one row with the mean of their scores (for LLR-calibrated scores, what symmetric scoring does);
+    "refuse" is an error naming them. Without sample ids a repeated comparison cannot be told from another
+    comparison of the same identities: every row counts, and only "keep-both" is accepted. The same pair with
+    different labels is an error whatever the policy.
     """
     return build_comparisons(
         score, identity_a, identity_b, label=label, sample_a=sample_a, sample_b=sample_b,
         attributes_a=attributes_a, attributes_b=attributes_b, group_by=group_by, distance=distance,
-        where=v.Where("comparisons"), failed=failed, fta_policy=fta_policy,
+        where=v.Where("comparisons"), failed=failed, fta_policy=fta_policy, duplicates=duplicates,
     )
 
 
@@ -75,11 +84,15 @@ def build_comparisons(
     where: v.Where,
     failed: Sequence[object] | None = None,
     fta_policy: FtaPolicy = "refuse",
+    duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """Validate and assemble (shared by :func:`from_scores`, :func:`load_comparisons` and the format readers)."""
     group_by = normalise_group_by(group_by)
     checks.choice(fta_policy, FTA_POLICIES, "fta_policy")
+    checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
     has_samples = _both(sample_a, sample_b, "sample ids", where)
+    if not has_samples:
+        v.duplicates_without_samples(duplicates, where)
     has_ids = _both(identity_a, identity_b, "identities", where)
     given = {"score": score, "identity_a": identity_a, "identity_b": identity_b, "label": label,
              "sample_a": sample_a, "sample_b": sample_b, "attributes_a": attributes_a, "attributes_b": attributes_b,
@@ -92,7 +105,7 @@ def build_comparisons(
         sample_names, codes = v.encode(np.concatenate([v.as_str(sample_a, where, "sample_a"),
                                                        v.as_str(sample_b, where, "sample_b")]))
         sa, sb = codes[:m], codes[m:]
-        v.check_pairs(sa, sb, sample_names, where)
+        v.check_self_pairs(sa, sb, sample_names, where)
     lab = v.parse_labels(label, where) if label is not None else None
     if not has_ids and lab is None:
         raise InputError(
@@ -134,12 +147,21 @@ def build_comparisons(
         score=s, identity_a=ia, identity_b=ib, group_a=ga, group_b=gb, genuine=np.asarray(genuine, dtype=bool),
         sample_a=sa if samples is not None else none, sample_b=sb if samples is not None else none,
     )
-    block, failures = _apply_policy(block, no_score, fta_policy, where)
-    check_pair_coverage(block, group_names)
+    positions = None
     notes = []
+    if has_samples:
+        res = v.resolve_duplicates(sa, sb, s, sample_names, where, duplicates, genuine=block.genuine,
+                                   groups=(ga, gb), failed=no_score)
+        if res.repeats is not None:
+            notes.append(v.duplicates_message(res.repeats, where, duplicates))
+            positions = res.keep
+            block = dataclasses.replace(block.take(res.keep), score=res.score)
+            no_score = res.failed
+    block, failures = _apply_policy(block, no_score, fta_policy, where, positions)
+    check_pair_coverage(block, group_names)
     if samples is not None:
         sizes = np.bincount(samples.identity, minlength=identity_names.shape[0])
-        notes = v.single_sample_warnings(identity_names, sizes)
+        notes += v.single_sample_warnings(identity_names, sizes)
     return MatchData(
         identity_names=identity_names, identity_group=identity_group, group_names=group_names,
         group_by=group_by, protocol="listed", score_kind="negated distance" if distance else "similarity",
@@ -164,22 +186,24 @@ def _failures(score: np.ndarray, failed: Sequence[object] | None, policy: FtaPol
     return out
 
 
-def _apply_policy(block: PairBlock, failed: np.ndarray, policy: FtaPolicy, where: v.Where
-                  ) -> tuple[PairBlock, Failures | None]:
-    """The comparisons the rates are about, and the failures record (``None`` when nothing failed)."""
+def _apply_policy(block: PairBlock, failed: np.ndarray, policy: FtaPolicy, where: v.Where,
+                  positions: np.ndarray | None = None) -> tuple[PairBlock, Failures | None]:
+    """The comparisons the rates are about, and the failures record (``None`` when nothing failed).
+    ``positions``: the input row of each comparison of ``block`` (default: its own position)."""
     if not failed.any():
         return block, None
-    rows = np.flatnonzero(failed)
+    at = np.flatnonzero(failed)
+    rows = at if positions is None else positions[at]
     kept = ~failed
     if not kept.any():
         raise InputError(f"{where.what}: every comparison failed (no score); nothing to evaluate.")
-    lost = block.take(rows)
+    lost = block.take(at)
     if policy == "exclude":
         return block.take(kept), Failures("exclude", lost, rows)
     observed = block.score[kept]
     floor = float(observed.min() - max(1.0, float(np.ptp(observed))))
     score = block.score.copy()
-    score[rows] = floor
+    score[at] = floor
     return dataclasses.replace(block, score=score), Failures("count", lost, rows, floor)
 
 
@@ -198,6 +222,7 @@ def load_comparisons(
     out_of_core: bool | None = False,
     return_code_col: str | None = None,
     fta_policy: FtaPolicy = "refuse",
+    duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """Load a comparison table (CSV/TSV/Parquet, one row per comparison) into a MatchData.
 
@@ -215,8 +240,11 @@ def load_comparisons(
     counts); ``None``: out of core when the table would fill a quarter of this machine's memory.
 
     Failures to acquire or compare: a missing score, or a non-zero ``return_code_col`` (NIST match logs' return
-    code), handled by ``fta_policy`` as in :func:`from_scores`.
+    code), handled by ``fta_policy`` as in :func:`from_scores`. A comparison listed more than once (the same
+    unordered pair of sample ids): ``duplicates`` as in :func:`from_scores` (out of core: "keep-both" or
+    "refuse" only).
     """
+    checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
     if out_of_core is None:
         out_of_core = too_big_for_memory(path)
     if out_of_core and (fta_policy != "refuse" or return_code_col is not None):
@@ -228,7 +256,7 @@ def load_comparisons(
                              "<attr>_a/<attr>_b columns, not from a metadata table: join the metadata into the "
                              "Parquet table, or load it in memory.")
         return load_parquet_pairs(path, score_col=score_col, sample_cols=sample_cols, identity_cols=identity_cols,
-                                  label_col=label_col, group_by=group_by, distance=distance)
+                                  label_col=label_col, group_by=group_by, distance=distance, duplicates=duplicates)
     df, where = read_table(path, "comparison table")
     score = column(df, score_col, where, "the score", "score_col")
     samples = pair_columns(df, sample_cols, ("sample_a", "sample_b"), where, "a sample id column", "sample_cols")
@@ -270,6 +298,7 @@ def load_comparisons(
         sample_a=samples[0] if samples is not None else None, sample_b=samples[1] if samples is not None else None,
         attributes_a=attrs_a if group_by else None, attributes_b=attrs_b if group_by else None,
         group_by=group_by, distance=distance, where=where, failed=failed, fta_policy=fta_policy,
+        duplicates=duplicates,
     )
 
 

@@ -28,19 +28,20 @@ from matchaudit.data.score_files import (
     speakers,
 )
 from matchaudit.errors import InputError, listing
-from matchaudit.model import MatchData, Metric
+from matchaudit.model import DuplicatePolicy, MatchData, Metric
 
 
 def load_bob(
     path: PathLike, *, metadata: PathLike | None = None, metadata_key: str | None = None,
-    group_by: str | Sequence[str] = (), distance: bool = False,
+    group_by: str | Sequence[str] = (), distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """A bob score file: 4 columns ``claimed_id real_id test_label score`` or 5 columns ``claimed_id
     model_label real_id test_label score`` (as ``bob.measure.load.four_column``/``five_column``).
 
     Genuine iff ``claimed_id == real_id``. Side a is the model (``model_label``; in 4-column files bob has one
     model per client, named by ``claimed_id``), side b the probe (``test_label``). Groups: ``group_by``
-    columns of a ``metadata`` table keyed by client id (``metadata_key``).
+    columns of a ``metadata`` table keyed by client id (``metadata_key``). A comparison listed more than once
+    (the same model and probe): ``duplicates`` as in :func:`matchaudit.data.from_scores`.
 
     Example::
 
@@ -54,18 +55,21 @@ def load_bob(
     else:
         claimed, model, real, test, score = cols
     return comparisons(v.as_scores(score, where), (claimed, real), None, (model, test), metadata, metadata_key,
-                        group_by, distance, where)
+                        group_by, distance, where, duplicates=duplicates)
 
 
 def load_kaldi(
     trials: PathLike, scores: PathLike, *, speaker_of: SpeakerOf = None, metadata: PathLike | None = None,
     metadata_key: str | None = None, group_by: str | Sequence[str] = (), distance: bool = False,
+    duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """Kaldi trials (``enrol test target|nontarget``) joined with scores (``enrol test score``) on (enrol, test).
 
     Every trial needs exactly one score and every score a trial. Without ``speaker_of`` the labels alone say
     genuine/impostor (no identities: pooled weighting only); with it (see :data:`SpeakerOf`) identities come
     from the ids and must agree with the labels, and ``group_by`` columns come from ``metadata`` keyed by speaker.
+    A trial listed more than once ((a, b) and (b, a) are one): ``duplicates`` as in
+    :func:`matchaudit.data.from_scores` (default "keep-both": every line counts, with a warning).
 
     Example::
 
@@ -78,12 +82,14 @@ def load_kaldi(
     ids = None
     if speaker_of is not None:
         ids = (speakers(enrol, speaker_of, t_where, "enrol"), speakers(test, speaker_of, t_where, "test"))
-    return comparisons(score, ids, lab, (enrol, test), metadata, metadata_key, group_by, distance, t_where)
+    return comparisons(score, ids, lab, (enrol, test), metadata, metadata_key, group_by, distance, t_where,
+                       duplicates=duplicates)
 
 
 def load_voxceleb(
     trials: PathLike, scores: PathLike, metadata: PathLike | None = None, *, metadata_key: str | None = None,
     group_by: str | Sequence[str] = (), speaker_of: SpeakerOf = "path", distance: bool = False,
+    duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """A VoxCeleb trial list (``label enrol test``, label 1/0) and its scores.
 
@@ -91,6 +97,8 @@ def load_voxceleb(
     (enrol, test). Speakers are the first path component of ``id10270/x6uYqmx31kE/00001.wav`` (``speaker_of``
     to change that); they must agree with the labels. ``metadata``: a speaker table such as ``vox1_meta.csv``
     (tab-separated; key ``VoxCeleb1 ID``) giving the ``group_by`` columns (e.g. ``Gender``, ``Nationality``).
+    A trial listed more than once ((a, b) and (b, a) are one): ``duplicates`` as in
+    :func:`matchaudit.data.from_scores` (default "keep-both": every line counts, with a warning).
 
     Example::
 
@@ -111,7 +119,7 @@ def load_voxceleb(
         score = v.as_scores(s_cols[0], s_where)
     ids = (speakers(enrol, speaker_of, t_where, "enrol"), speakers(test, speaker_of, t_where, "test"))
     return comparisons(score, ids, v.parse_labels(label, t_where), (enrol, test), metadata, metadata_key,
-                        group_by, distance, t_where)
+                        group_by, distance, t_where, duplicates=duplicates)
 
 
 def load_identity_embeddings(

@@ -10,7 +10,7 @@ import numpy as np
 from matchaudit.data import validate as v
 from matchaudit.data.comparisons import return_code_failures
 from matchaudit.data.score_files import PathLike, SpeakerOf, comparisons, join_rows, read_named_columns, speakers
-from matchaudit.model import FtaPolicy, MatchData
+from matchaudit.model import DuplicatePolicy, FtaPolicy, MatchData
 
 _FRTE = {"enrol": ("enrollTempl", "enrollTemplate"), "verif": ("verifTempl", "verifTemplate"),
          "score": ("simScore",), "code": ("returnCode",)}
@@ -21,6 +21,7 @@ _SRE_FIELDS = "(modelid, segmentid, side)"
 def load_frvt(
     path: PathLike, subject_of: SpeakerOf, *, fta_policy: FtaPolicy = "refuse", metadata: PathLike | None = None,
     metadata_key: str | None = None, group_by: str | Sequence[str] = (), distance: bool = False,
+    duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """A NIST FRTE/FRVT 1:1 match log: a header line ``enrollTempl verifTempl simScore returnCode`` and one
     line per comparison, as the FRVT 1:1 validation test driver writes ``match.log`` (per-process logs
@@ -30,6 +31,7 @@ def load_frvt(
     mapping, a two-column ``<template> <subject>`` file, ``"prefix"``...); genuine iff same subject. A non-zero
     ``returnCode`` is a failure to template or compare, handled by ``fta_policy`` ("refuse", "exclude",
     "count"; see :func:`matchaudit.data.from_scores`). ``group_by`` columns come from ``metadata`` keyed by subject.
+    A template pair listed more than once: ``duplicates`` as in :func:`~matchaudit.data.from_scores`.
 
     Example::
 
@@ -39,13 +41,14 @@ def load_frvt(
     ids = (speakers(cols["enrol"], subject_of, where, "enrollTempl"),
            speakers(cols["verif"], subject_of, where, "verifTempl"))
     return comparisons(cols["score"], ids, None, (cols["enrol"], cols["verif"]), metadata, metadata_key, group_by,
-                       distance, where, failed=return_code_failures(cols["code"], where), fta_policy=fta_policy)
+                       distance, where, failed=return_code_failures(cols["code"], where), fta_policy=fta_policy,
+                       duplicates=duplicates)
 
 
 def load_nist_sre(
     scores: PathLike, key: PathLike, *, trials: PathLike | None = None, speaker_of: SpeakerOf = None,
     metadata: PathLike | None = None, metadata_key: str | None = None, group_by: str | Sequence[str] = (),
-    distance: bool = False,
+    distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """NIST SRE'16-'21 system output (``modelid segmentid side LLR``) with its trial key (``modelid segmentid
     side targettype``), tab-separated files with a header line, as the SRE scoring tools read them.
@@ -55,6 +58,7 @@ def load_nist_sre(
     list (``modelid segmentid side``) the scores must cover exactly its trials, labelled by the key (which may
     hold more trials). Identities: optional, ``speaker_of`` of the model and segment ids (as for
     :func:`~matchaudit.data.formats.load_kaldi`); ``group_by`` then comes from ``metadata`` keyed by speaker.
+    A model and test segment paired on more than one line: ``duplicates`` as in :func:`~matchaudit.data.from_scores`.
 
     Example::
 
@@ -79,4 +83,4 @@ def load_nist_sre(
     if speaker_of is not None:
         ids = (speakers(model, speaker_of, where, "modelid"), speakers(segment, speaker_of, where, "segmentid"))
     return comparisons(score, ids, v.parse_labels(label, where), (model, test), metadata, metadata_key, group_by,
-                       distance, where)
+                       distance, where, duplicates=duplicates)

@@ -11,14 +11,14 @@ from matchaudit.data.readers import column, read_table
 from matchaudit.data.samples import normalise_group_by
 from matchaudit.data.score_files import PathLike, comparisons
 from matchaudit.errors import InputError, listing
-from matchaudit.model import MatchData
+from matchaudit.model import DuplicatePolicy, MatchData
 
 
 def load_pair_table(
     path: PathLike, *, score_col: str = "score", sample_cols: tuple[str, str] = ("p1", "p2"),
     identity_cols: tuple[str, str] | None = ("id1", "id2"), label_col: str | None = "label",
     metadata: PathLike | None = None, metadata_key: str | None = None, group_by: str | Sequence[str] = (),
-    distance: bool = False,
+    distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """A pair table (CSV/TSV/Parquet) in BFW's layout, ``fold,p1,p2,label,id1,id2,att1,att2,<one score column
     per model>,a1,a2,g1,g2,e1,e2``: one row per pair of face images.
@@ -26,7 +26,8 @@ def load_pair_table(
     ``score_col`` picks the model. Samples: ``sample_cols``; identities: ``identity_cols`` when the table has
     them (``None``: labels only); label: ``label_col`` (1/0, optional when there are identities; both must
     agree). A ``group_by`` attribute ``x`` is the per-side columns ``x1``/``x2`` (BFW's ``g``, ``e``, ``a``,
-    ``att``), else it comes from ``metadata`` keyed by identity.
+    ``att``), else it comes from ``metadata`` keyed by identity. A pair listed more than once: ``duplicates`` as
+    in :func:`matchaudit.data.from_scores`.
 
     Example::
 
@@ -52,4 +53,4 @@ def load_pair_table(
         if f"{attr}1" in df.columns and f"{attr}2" in df.columns:
             own[0][attr], own[1][attr] = df[f"{attr}1"], df[f"{attr}2"]
     return comparisons(score, ids, label, samples, metadata, metadata_key, group_by,  # type: ignore[arg-type]
-                       distance, where, own=own)
+                       distance, where, own=own, duplicates=duplicates)

@@ -12,7 +12,9 @@ reachable from every worker under the same path).
 
 Memory: the maps; one row group (its Arrow columns and its encoded block, ~57 bytes per row); the
 duplicate-comparison check (sample-id tables) holds 8 bytes per comparison of one hash share of the table,
-at most ``DUP_BYTES`` (more shares re-read the two sample columns).
+at most ``DUP_BYTES`` (more shares re-read the two sample columns), and the encoded rows of the comparisons of
+that share listed more than once. Repeated comparisons are kept (``duplicates="keep-both"``, with the warning
+an in-memory load gives) or refused; keeping the first or the mean needs the table in memory.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from matchaudit import checks
+from matchaudit.choices import DUPLICATE_POLICIES
 from matchaudit.machine import physical_memory
 
 from matchaudit.data import validate as v
@@ -34,7 +38,7 @@ from matchaudit.data.samples import normalise_group_by
 from matchaudit.data.comparison_checks import check_labels_agree, check_split, missing_attribute, pair_columns, sample_identity
 from matchaudit.data.readers import column, open_parquet
 from matchaudit.errors import InputError
-from matchaudit.model import MatchData, PairBlock, Samples
+from matchaudit.model import DuplicatePolicy, MatchData, PairBlock, Samples
 
 DUP_BYTES = 1 << 27  # duplicate-comparison keys held at once (8 bytes each)
 AUTO_SHARE = 0.25  # load_comparisons(out_of_core=None): out of core above this share of physical memory
@@ -249,14 +253,18 @@ def load_parquet_pairs(path: str | Path, *, score_col: str = "score",
                        sample_cols: tuple[str, str] | None = ("sample_a", "sample_b"),
                        identity_cols: tuple[str, str] | None = ("identity_a", "identity_b"),
                        label_col: str | None = None, group_by: str | Sequence[str] = (),
-                       distance: bool = False) -> MatchData:
+                       distance: bool = False, duplicates: DuplicatePolicy = "keep-both") -> MatchData:
     """Validate a Parquet comparison table in streaming passes and return its out-of-core MatchData
-    (arguments as :func:`matchaudit.data.load_comparisons`)."""
+    (arguments as :func:`matchaudit.data.load_comparisons`; ``duplicates``: "keep-both" or "refuse", as
+    "first" and "mean" rewrite the table: an InputError when there are repeated comparisons)."""
 
+    checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
     f, where = open_parquet(path, "comparison table")
     group_by = normalise_group_by(group_by)
     score, samples, ids, label, attrs = _resolve(f, where, score_col, sample_cols, identity_cols, label_col,
                                                  group_by)
+    if samples is None:
+        v.duplicates_without_samples(duplicates, where)
     if ids is None and label is None:
         raise InputError(
             f"{where.what}: neither identities nor labels, so genuine and impostor comparisons cannot be told "
@@ -278,7 +286,7 @@ def load_parquet_pairs(path: str | Path, *, score_col: str = "score",
             sa, sb = (_strings(t[c], w, c) for c in samples)
             if pc.any(pc.equal(sa, sb)).as_py():
                 names, codes = v.encode(_np(sa, sb))
-                v.check_pairs(codes[:m], codes[m:], names, w)
+                v.check_self_pairs(codes[:m], codes[m:], names, w)
         lab = _labels(t[label], w) if label is not None else None
         if ids is not None:
             ia, ib = (_strings(t[c], w, c) for c in ids)
@@ -300,7 +308,6 @@ def load_parquet_pairs(path: str | Path, *, score_col: str = "score",
     if samples is not None:
         so = seen_samples.all()
         sample_names, _ = v.encode(so["s"].to_numpy(str))
-        _check_duplicates(f, samples, sample_names, where)
     identity_of_sample = None
     if ids is not None:
         occ = seen_ids.all()
@@ -318,12 +325,15 @@ def load_parquet_pairs(path: str | Path, *, score_col: str = "score",
         identity_names, identity_group = proto.identity_names, proto.identity_group
         group_names = tuple(str(g) for g in np.unique(seen_groups.all()["g"].to_numpy(str)))
         source = replace(proto, group_names=group_names)
-    _check_coverage(source)
     notes: list[str] = []
+    if samples is not None:
+        notes += _check_duplicates(f, replace(source, sample_cols=samples, sample_names=sample_names), where,
+                                   duplicates)
+    _check_coverage(source)
     samples_obj = None
     if identity_of_sample is not None:
         samples_obj = Samples(ids=sample_names, identity=identity_of_sample)
-        notes = v.single_sample_warnings(identity_names, np.bincount(identity_of_sample, minlength=identity_names.size))
+        notes += v.single_sample_warnings(identity_names, np.bincount(identity_of_sample, minlength=identity_names.size))
     return MatchData(identity_names=identity_names, identity_group=identity_group, group_names=group_names,
                      group_by=group_by, protocol="listed",
                      score_kind="negated distance" if distance else "similarity", samples=samples_obj,
@@ -342,9 +352,15 @@ def _check_coverage(source: ParquetPairs) -> None:
     v.check_group_coverage(source.group_names, gen, imp)
 
 
-def _check_duplicates(f: pq.ParquetFile, cols: tuple[str, str], names: np.ndarray, where: v.Where) -> None:
-    """Each unordered sample pair once, over the whole table: the pair keys of one hash share at a time
-    (at most ``DUP_BYTES``), sorted in place; on a hit, the rows are found and reported as the loader does."""
+def _check_duplicates(f: pq.ParquetFile, source: ParquetPairs, where: v.Where, policy: str) -> list[str]:
+    """:func:`validate.resolve_duplicates` over the whole table (``source`` with its sample columns), streaming:
+    the pair keys of one hash share at a time (at most ``DUP_BYTES``), sorted in place; on a hit, the rows of
+    the repeated pairs are encoded and checked as the loader does, share by share, and their counts summed.
+    Returns the warning (keep-both), or raises (refuse; first and mean, which rewrite the table, need it in
+    memory)."""
+    cols = source.sample_cols
+    assert cols is not None and source.sample_names is not None
+    names = source.sample_names
     arrow_names = pa.array(names, pa.string())
     n = np.int64(names.size)
     shares = max(1, -(-8 * f.metadata.num_rows // DUP_BYTES))
@@ -354,18 +370,31 @@ def _check_duplicates(f: pq.ParquetFile, cols: tuple[str, str], names: np.ndarra
             a, b = (_codes(t[c], arrow_names, where, c) for c in cols)
             yield offset, np.minimum(a, b) * n + np.maximum(a, b)
 
+    repeats: v.Repeats | None = None
     for j in range(shares):
         k = np.concatenate([x[x % shares == j] for _, x in keys()])
         k.sort()
         dup = np.unique(k[1:][k[1:] == k[:-1]])
         if dup.size:
-            rows, lo, hi = [], [], []
-            for offset, x in keys():
+            rows, hits = [], []
+            for offset, t in _row_groups(f, source.columns):
+                block = source.encode(t, offset)
+                x = np.minimum(block.sample_a, block.sample_b) * n + np.maximum(block.sample_a, block.sample_b)
                 hit = np.flatnonzero(np.isin(x, dup))
                 rows.append(offset + hit)
-                lo.append(x[hit] // n)
-                hi.append(x[hit] % n)
-            v.check_pairs(np.concatenate(lo), np.concatenate(hi), names, where, rows=np.concatenate(rows))
+                hits.append(block.take(hit))
+            b = PairBlock.concat(hits)
+            found = v.resolve_duplicates(b.sample_a, b.sample_b, b.score, names, where, "keep-both",
+                                         rows=np.concatenate(rows), genuine=b.genuine,
+                                         groups=(b.group_a, b.group_b)).repeats
+            assert found is not None
+            repeats = found if repeats is None else repeats + found
+    if repeats is None:
+        return []
+    message = v.duplicates_message(repeats, where, policy, out_of_core=True)
+    if policy != "keep-both":
+        raise InputError(message, param="duplicates")
+    return [message]
 
 
 __all__ = ["ParquetPairs", "load_parquet_pairs", "too_big_for_memory"]

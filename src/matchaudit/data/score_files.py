@@ -20,7 +20,7 @@ from matchaudit.data.comparisons import build_comparisons
 from matchaudit.data.readers import _head, column, read_table
 from matchaudit.data.samples import normalise_group_by
 from matchaudit.errors import InputError, listing
-from matchaudit.model import FtaPolicy, MatchData
+from matchaudit.model import DuplicatePolicy, FtaPolicy, MatchData
 
 PathLike = Union[str, Path]
 SpeakerOf = Union[Literal["prefix", "path"], Mapping[str, str], PathLike, None]
@@ -258,11 +258,11 @@ def comparisons(
     score: Column, ids: tuple[np.ndarray, np.ndarray] | None, label: np.ndarray | None,
     samples: tuple[Column, Column] | None, metadata: PathLike | None, metadata_key: str | None,
     group_by: str | Sequence[str], distance: bool, where: v.Where, *, own: Sides = ({}, {}),
-    failed: np.ndarray | None = None, fta_policy: FtaPolicy = "refuse",
+    failed: np.ndarray | None = None, fta_policy: FtaPolicy = "refuse", duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """Hand a file's columns to :func:`matchaudit.data.comparisons.build_comparisons`: the ``group_by``
     attributes are the file's own per-side columns (``own``), the others are looked up by identity in
-    ``metadata``; ``failed``/``fta_policy`` as in :func:`matchaudit.data.from_scores`."""
+    ``metadata``; ``failed``/``fta_policy`` and ``duplicates`` as in :func:`matchaudit.data.from_scores`."""
     group_by = normalise_group_by(group_by)
     rest = [a for a in group_by if a not in own[0]]
     if rest and ids is None:
@@ -276,5 +276,5 @@ def comparisons(
         score, *(ids or (None, None)), label=label, sample_a=samples[0] if samples else None,
         sample_b=samples[1] if samples else None, attributes_a=attrs_a if group_by else None,
         attributes_b=attrs_b if group_by else None, group_by=group_by, distance=distance, where=where,
-        failed=failed, fta_policy=fta_policy,
+        failed=failed, fta_policy=fta_policy, duplicates=duplicates,
     )

@@ -15,7 +15,7 @@ from matchaudit.data.readers import _head, column, read_table
 from matchaudit.data.samples import normalise_group_by
 from matchaudit.data.score_files import PathLike, comparisons, read_columns
 from matchaudit.errors import InputError, listing
-from matchaudit.model import MatchData
+from matchaudit.model import DuplicatePolicy, MatchData
 
 Ids = Union[PathLike, Sequence[str], np.ndarray]
 
@@ -71,7 +71,7 @@ def _ids(ids: Ids, role: str, n: int, axis: str, matrix: str) -> np.ndarray:
 def load_score_matrix(
     matrix: PathLike, ids: Ids, samples: PathLike, *, column_ids: Ids | None = None, mask: PathLike | None = None,
     id_col: str = "sample_id", identity_col: str = "identity", group_by: str | Sequence[str] = (),
-    distance: bool = False,
+    distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """A score matrix (``.npy``, or ``.npz`` with an array ``scores``): ``scores[i, j]`` compares sample
     ``ids[i]`` with ``column_ids[j]``.
@@ -81,7 +81,9 @@ def load_score_matrix(
     default every cell. ``mask``: a boolean array of the matrix's shape (``.npy``, or ``.npz`` with ``mask``)
     marking the cells that are trials; other cells may hold anything (NaN). ``ids``/``column_ids``: files with
     one sample id per line, or sequences. ``samples``: a table (CSV/TSV/Parquet) with ``id_col``,
-    ``identity_col`` and the ``group_by`` columns for every id.
+    ``identity_col`` and the ``group_by`` columns for every id. A pair of samples in two trial cells (``[i, j]``
+    and ``[j, i]`` of a mask, or probes and references sharing ids): ``duplicates`` as in
+    :func:`matchaudit.data.from_scores`.
 
     Example::
 
@@ -121,4 +123,5 @@ def load_score_matrix(
     own = tuple({a: column(table, a, twhere, "a group_by attribute", "group_by").to_numpy(dtype=object)[p]
                  for a in normalise_group_by(group_by)} for p in pos)
     return comparisons(scores[r, c].astype(np.float64), (identity[pos[0]], identity[pos[1]]), None,
-                       (rows[r], cols[c]), None, None, group_by, distance, where, own=own)  # type: ignore[arg-type]
+                       (rows[r], cols[c]), None, None, group_by, distance, where, own=own,  # type: ignore[arg-type]
+                       duplicates=duplicates)

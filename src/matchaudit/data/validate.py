@@ -7,7 +7,7 @@ Every check names the rows (or identities) involved through a :class:`Where`, so
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -267,17 +267,27 @@ def check_group_coverage(group_names: tuple[str, ...], n_genuine: np.ndarray, n_
         )
 
 
-def check_pairs(a: np.ndarray, b: np.ndarray, names: np.ndarray, where: Where, rows: np.ndarray | None = None
-                ) -> None:
-    """No sample compared with itself; each unordered comparison once ((a, b) and (b, a) are the same).
-    ``rows``: the positions of ``a``/``b`` in the table (default ``0..m-1``), for messages."""
-    rows = np.arange(a.shape[0]) if rows is None else np.asarray(rows)
+def check_self_pairs(a: np.ndarray, b: np.ndarray, names: np.ndarray, where: Where,
+                     rows: np.ndarray | None = None) -> None:
+    """No sample compared with itself (an error whatever the duplicates policy). ``rows``: the positions of
+    ``a``/``b`` in the table (default ``0..m-1``), for messages."""
     same = np.flatnonzero(a == b)
     if same.size:
+        rows = np.arange(a.shape[0]) if rows is None else np.asarray(rows)
         raise InputError(
             f"{where.what}: a sample is compared with itself at {where.rows(rows[same])} "
             f"(samples {listing(sorted(set(names[a[same]].tolist())))}). Remove those rows."
         )
+
+
+def check_pairs(a: np.ndarray, b: np.ndarray, names: np.ndarray, where: Where, rows: np.ndarray | None = None
+                ) -> None:
+    """No sample compared with itself; each unordered comparison once ((a, b) and (b, a) are the same): the
+    rule for sample pairs whose scores are computed (``pairs`` of :func:`matchaudit.data.load_samples`); scored
+    comparison tables choose with :func:`resolve_duplicates`.
+    ``rows``: the positions of ``a``/``b`` in the table (default ``0..m-1``), for messages."""
+    rows = np.arange(a.shape[0]) if rows is None else np.asarray(rows)
+    check_self_pairs(a, b, names, where, rows)
     frame = pd.DataFrame({"lo": np.minimum(a, b), "hi": np.maximum(a, b)}, index=rows)
     dup = frame.duplicated(keep=False).to_numpy()
     if dup.any():
@@ -290,6 +300,144 @@ def check_pairs(a: np.ndarray, b: np.ndarray, names: np.ndarray, where: Where, r
             f"{where.what}: the same comparison is listed more than once ((a, b) and (b, a) count as the same): "
             f"{listing(items, 5)}. Keep one row per comparison."
         )
+
+
+EXAMPLES = 5
+"""Repeated comparisons named in a duplicates message (the first ones in file order)."""
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """Comparisons (unordered sample pairs) listed more than once: ``pairs`` of them in ``rows`` rows, ``differ``
+    of them with different scores; ``examples``: (first row, description) of the first few in file order."""
+
+    pairs: int
+    rows: int
+    differ: int
+    examples: tuple[tuple[int, str], ...]
+
+    def __add__(self, other: Repeats) -> Repeats:
+        """Two disjoint sets of repeated comparisons (e.g. hash shares of an out-of-core table) as one."""
+        return Repeats(self.pairs + other.pairs, self.rows + other.rows, self.differ + other.differ,
+                       tuple(sorted(self.examples + other.examples))[:EXAMPLES])
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The comparisons left by :func:`resolve_duplicates`: positions ``keep`` (file order) of the input rows,
+    their ``score`` and ``failed`` flags (``None`` when none were given), and the ``repeats`` found (or None)."""
+
+    keep: np.ndarray
+    score: np.ndarray
+    failed: np.ndarray | None
+    repeats: Repeats | None
+
+
+_POLICY_TEXT = {
+    "keep-both": "Every row is counted, as trial-list scorers count trial lines (duplicates='keep-both', the default)",
+    "first": "Kept the first row of each (duplicates='first')",
+    "mean": "Merged the rows of each into one comparison with the mean of their scores (duplicates='mean')",
+}
+
+
+def duplicates_without_samples(policy: str, where: Where) -> None:
+    """Without sample ids a repeated comparison cannot be told from another comparison of the same identities:
+    every row counts, and a ``duplicates`` policy other than ``"keep-both"`` is an InputError."""
+    if policy != "keep-both":
+        raise InputError(
+            f"{where.what}: duplicates={policy!r} needs sample ids: without them a repeated comparison cannot be "
+            "told apart from another comparison of the same two identities, so every row is counted "
+            "(duplicates='keep-both'). Give the two sample id columns, or drop the option.", param="duplicates")
+
+
+def duplicates_message(repeats: Repeats, where: Where, policy: str, out_of_core: bool = False) -> str:
+    """The warning (``keep-both``, ``first``, ``mean``) or the error (``refuse``; ``first``/``mean`` on a table
+    read ``out_of_core``) about repeated comparisons."""
+    shown = "; ".join(text for _, text in repeats.examples)
+    more = repeats.pairs - len(repeats.examples)
+    found = (f"{where.what}: {repeats.pairs} comparison{'s are' if repeats.pairs > 1 else ' is'} listed more than "
+             f"once ((a, b) and (b, a) count as the same sample pair; {repeats.rows} rows in all), {repeats.differ} "
+             f"of them with different scores: {shown}{f' (and {more} more)' if more > 0 else ''}.")
+    if policy == "refuse":
+        return (found + " Choose which rows count: duplicates='keep-both' (every row, as trial-list scorers count "
+                "trial lines), 'first' (the first row of each) or 'mean' (one row with the mean of their scores); "
+                "or keep one row per comparison.")
+    if out_of_core and policy != "keep-both":
+        return (found + f" duplicates={policy!r} rewrites the table, which needs it in memory: load it in memory "
+                "(out_of_core=False; CLI: --in-memory), or choose duplicates='keep-both' (every row counts) or "
+                "'refuse'.")
+    dropped = repeats.rows - repeats.pairs
+    return (f"{found} {_POLICY_TEXT[policy]}" + (f": {dropped} rows fewer" if policy != "keep-both" else "")
+            + ". Choose with duplicates='keep-both', 'first', 'mean' or 'refuse' (CLI: --duplicates "
+            "keep-both|first|mean|refuse).")
+
+
+def resolve_duplicates(
+    a: np.ndarray, b: np.ndarray, score: np.ndarray, names: np.ndarray, where: Where, policy: str, *,
+    rows: np.ndarray | None = None, genuine: np.ndarray | None = None,
+    groups: tuple[np.ndarray, np.ndarray] | None = None, failed: np.ndarray | None = None,
+) -> Resolved:
+    """The one rule for a scored comparison listed more than once: the rows whose sample codes ``a``/``b``
+    (into ``names``) are the same unordered pair are one comparison.
+
+    ``policy``: ``"keep-both"`` keeps every row (as trial-list scorers count trial lines); ``"first"`` keeps the
+    first row of each pair in file order; ``"mean"`` keeps that row with the mean of the pair's scores (failed if
+    any of its rows failed); ``"refuse"`` raises an InputError naming the pairs (``param="duplicates"``). A
+    sample compared with itself, or one pair listed with different labels (``genuine``) or groups (``groups``,
+    per side), is an error whatever the policy. ``rows``: the positions of the inputs in the table, for
+    messages (default ``0..m-1``). The inputs are not modified."""
+    m = a.shape[0]
+    rows = np.arange(m) if rows is None else np.asarray(rows)
+    check_self_pairs(a, b, names, where, rows)
+    everything = Resolved(np.arange(m), score, failed, None)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    key = lo * np.int64(max(1, names.shape[0])) + hi
+    dup = np.flatnonzero(pd.Series(key).duplicated(keep=False).to_numpy())
+    if dup.size == 0:
+        return everything
+    uniq, first, pair, count = np.unique(key[dup], return_index=True, return_inverse=True, return_counts=True)
+    pair = pair.reshape(-1)
+    head = dup[first]  # the first row of each repeated pair (dup is in file order)
+
+    def varies(values: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(np.bincount(pair, weights=values[dup] != values[head][pair],
+                                          minlength=uniq.size) > 0)
+
+    def described(which: np.ndarray, limit: int = EXAMPLES) -> list[tuple[int, str]]:
+        order = which[np.argsort(rows[head[which]], kind="stable")][:limit]
+        return [(int(rows[head[j]]), f"{names[lo[head[j]]]} vs {names[hi[head[j]]]} at "
+                 f"{where.rows(rows[dup[pair == j]])}") for j in order]
+
+    if genuine is not None and (bad := varies(np.asarray(genuine))).size:
+        raise InputError(
+            f"{where.what}: the same comparison is listed more than once with different labels (genuine and "
+            f"impostor): {'; '.join(t for _, t in described(bad))}. A comparison has one label: fix the labels.")
+    for side, g in enumerate(groups or ()):
+        own = np.where(a <= b, g, groups[1 - side])  # type: ignore[index]  # the group of lo (side 0), of hi (1)
+        if (bad := varies(own)).size:
+            raise InputError(
+                f"{where.what}: the same comparison is listed more than once with different attribute values: "
+                f"{'; '.join(t for _, t in described(bad))}. A sample has one value of each attribute: fix them.")
+    s = np.asarray(score, dtype=np.float64)[dup]
+    differ = pd.Series(s).groupby(pair).nunique(dropna=False).to_numpy() > 1
+    examples = tuple((r, text + (", different scores" if differ[j] else ""))
+                     for j, (r, text) in zip(np.argsort(rows[head], kind="stable"), described(np.arange(uniq.size))))
+    repeats = Repeats(int(uniq.size), int(dup.size), int(differ.sum()), examples)
+    if policy == "refuse":
+        raise InputError(duplicates_message(repeats, where, policy), param="duplicates")
+    if policy == "keep-both":
+        return replace(everything, repeats=repeats)
+    kept = np.ones(m, dtype=bool)
+    kept[dup] = False
+    kept[head] = True
+    keep = np.flatnonzero(kept)
+    new_score = np.array(score, dtype=np.float64, copy=True)
+    new_failed = None if failed is None else np.array(failed, dtype=bool, copy=True)
+    if policy == "mean":
+        new_score[head] = np.bincount(pair, weights=s, minlength=uniq.size) / count
+        if new_failed is not None:
+            new_failed[head] = np.bincount(pair, weights=new_failed[dup], minlength=uniq.size) > 0
+    return Resolved(keep, new_score[keep], None if new_failed is None else new_failed[keep], repeats)
 
 
 def check_unique_ids(ids: np.ndarray, where: Where, what: str = "sample id") -> None:

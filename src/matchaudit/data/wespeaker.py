@@ -8,13 +8,13 @@ from matchaudit.data import validate as v
 from matchaudit.data.formats import load_kaldi
 from matchaudit.data.score_files import PathLike, SpeakerOf, comparisons, join_scores, read_columns, speakers
 from matchaudit.errors import InputError
-from matchaudit.model import MatchData
+from matchaudit.model import DuplicatePolicy, MatchData
 
 
 def load_wespeaker(
     scores: PathLike, trials: PathLike | None = None, *, speaker_of: SpeakerOf = None,
     metadata: PathLike | None = None, metadata_key: str | None = None, group_by: str | Sequence[str] = (),
-    distance: bool = False,
+    distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """A wespeaker score file (``wespeaker/bin/score.py``): ``enrol test score target|nontarget`` lines when
     its trial list had labels, else ``enrol test score`` lines, which need that ``trials`` list (``enrol test
@@ -22,7 +22,8 @@ def load_wespeaker(
 
     Identities: optional, ``speaker_of`` (``"path"`` for VoxCeleb ids ``id10270/x6uYqmx31kE/00001.wav``,
     ``"prefix"``, or a mapping); without them the labels alone say genuine/impostor. ``group_by`` columns come
-    from ``metadata`` keyed by speaker.
+    from ``metadata`` keyed by speaker. A trial listed more than once ((a, b) and (b, a) are one): ``duplicates`` as in
+    :func:`matchaudit.data.from_scores` (default "keep-both": every line counts, with a warning).
 
     Example::
 
@@ -36,7 +37,7 @@ def load_wespeaker(
             raise InputError(f"{where.what} has no labels (3 columns: enrol test score); give the trial list it "
                              "was scored from (trials=..., lines 'enrol test target|nontarget').")
         return load_kaldi(trials, scores, speaker_of=speaker_of, metadata=metadata, metadata_key=metadata_key,
-                          group_by=group_by, distance=distance)
+                          group_by=group_by, distance=distance, duplicates=duplicates)
     if trials is not None:
         raise InputError(f"{where.what} carries its labels (4 columns: enrol test score target|nontarget); drop "
                          "the trial list.")
@@ -45,18 +46,21 @@ def load_wespeaker(
     if speaker_of is not None:
         ids = (speakers(enrol, speaker_of, where, "enrol"), speakers(test, speaker_of, where, "test"))
     return comparisons(score, ids, v.parse_labels(label, where), (enrol, test), metadata, metadata_key, group_by,
-                       distance, where)
+                       distance, where, duplicates=duplicates)
 
 
 def load_voxsrc(
     trials: PathLike, scores: PathLike, metadata: PathLike | None = None, *, metadata_key: str | None = None,
     group_by: str | Sequence[str] = (), speaker_of: SpeakerOf = "path", distance: bool = False,
+    duplicates: DuplicatePolicy = "keep-both",
 ) -> MatchData:
     """A VoxSRC trial list (``label enrol test``, label 1/0) and the challenge's score file (``score enrol
     test`` lines, as its ``compute_min_dcf.py`` reads them), joined on (enrol, test).
 
     Speakers are the first path component of the VoxCeleb ids (``speaker_of`` to change that) and must agree
     with the labels; ``metadata``: a speaker table such as ``vox1_meta.csv`` giving the ``group_by`` columns.
+    A trial listed more than once ((a, b) and (b, a) are one): ``duplicates`` as in
+    :func:`matchaudit.data.from_scores` (default "keep-both": every line counts, with a warning).
 
     Example::
 
@@ -67,4 +71,4 @@ def load_voxsrc(
     score = join_scores(enrol, test, t_where, s_enrol, s_test, s_score, s_where)
     ids = (speakers(enrol, speaker_of, t_where, "enrol"), speakers(test, speaker_of, t_where, "test"))
     return comparisons(score, ids, v.parse_labels(label, t_where), (enrol, test), metadata, metadata_key, group_by,
-                       distance, t_where)
+                       distance, t_where, duplicates=duplicates)

@@ -23,6 +23,7 @@ replicate's grid curve (``grid_estimate``: the plug-in's; exact for EER, within 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Literal
 
@@ -32,6 +33,7 @@ from matchaudit import checks
 from matchaudit.choices import INTERVAL_METHODS as METHODS
 from matchaudit.definitions import Alternative
 from matchaudit import resampling as rs
+from matchaudit.errors import InputError
 from matchaudit.engine import Backend, Counts, IdentityCounts, build_grid, identity_counts, run
 from matchaudit.engine import chunks
 from matchaudit.progress import PASS_UNIT, Meter
@@ -44,6 +46,7 @@ from matchaudit.estimators.within_variance import WithinVariance, within_varianc
 from matchaudit.metrics import fairness
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
+from matchaudit.metrics.small_groups import excluded_groups, too_few_left
 from matchaudit.model import MatchData, view_names
 from matchaudit.pairings import reference_pairs
 
@@ -161,13 +164,31 @@ def _scheme(method: str, seed: int) -> rs.Scheme:
     return rs.SCHEMES[bs.SCHEME_OF[method]](seed)
 
 
+def default_bootstrap(data: MatchData) -> str:
+    """The bootstrap of the intervals no method was asked for: ``recentered`` (redraws samples within identities),
+    or ``double-or-nothing`` (redraws identities) when the comparisons carry no sample ids."""
+    return "recentered" if data.samples is not None else "double-or-nothing"
+
+
+def check_methods(data: MatchData, options: IntervalOptions) -> None:
+    """Refuse, naming ``ci_method``, a bootstrap that redraws samples when the comparisons carry no sample ids."""
+    if data.samples is not None or not data.has_identities:
+        return
+    bad = [m for m in options.methods if m in bs.SCHEME_OF and rs.SCHEMES[bs.SCHEME_OF[m]].level == "sample"]
+    if bad:
+        raise InputError(f"ci_method {','.join(bad)}: redraws the samples within each identity, and these "
+                         "comparisons carry no sample ids (identities only). Use an identity-level bootstrap "
+                         "(double-or-nothing, vertex) or a closed form (wilson), or give the sample columns.",
+                         param="ci_method")
+
+
 def balanced_method(data: MatchData, config: AuditConfig, options: IntervalOptions) -> tuple[str | None, str | None]:
     """The bootstrap of the identity-balanced intervals (the one asked for, or ``recentered`` when none or a
     closed form is asked for; ``vertex`` for ``two-level``, which has no balanced version), or None with the
     reason when there are none (:func:`matchaudit.estimators.balanced.unsupported`)."""
     if "balanced" not in config.weightings:
         return None, None
-    boot = next((m for m in options.methods if m in bs.BOOTSTRAP), "recentered")
+    boot = next((m for m in options.methods if m in bs.BOOTSTRAP), default_bootstrap(data))
     method = "vertex" if boot == "two-level" else boot
     reason = balanced.unsupported(data, bs.SCHEME_OF[method])
     return (None, f"identity-balanced intervals skipped: {reason}") if reason else (method, None)
@@ -250,7 +271,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     if len(options.methods) > 1:
         return _several(data, config, options, progress, result, backend)
     bal_method, _ = balanced_method(data, config, options)
-    boot_method = options.method if options.method in bs.BOOTSTRAP else "recentered"
+    boot_method = options.method if options.method in bs.BOOTSTRAP else default_bootstrap(data)
     fixed_method = options.method or "wilson"
     fixed = fixed_method not in iv.CLOSED_FORM
     thresholds = np.asarray(config.thresholds, float)
@@ -457,6 +478,8 @@ class ExactPoints:
 
     def __init__(self, result: AuditResult):
         self._ops = {(p["weighting"], p["kind"], p["target"], p["group"]): p for p in result.operating_points}
+        # the groups the fairness measures leave out (small groups, when the audit excludes them)
+        self.excluded = excluded_groups(result.summary["groups"], result.config.exclude_small_groups)
         self._curves = {(c["weighting"], c["group"]): c for c in result.curve_summaries}
 
     def op(self, weighting: str, kind: str, target: float, group: str) -> dict[str, Any]:
@@ -512,7 +535,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
 
     n_fixed = len(config.thresholds)
 
-    # FNMR@FMR targets (each replicate at its own threshold)
+    # FNMR and FMR at the FMR targets (each replicate at its own threshold)
     fn_t, fm_t = stats["fn_t"], stats["fm_t"]
     fn_v = bs.fnmr_v_at_targets(counts, v) if v is not None else None
     for ti, a in enumerate(config.fmr_targets):
@@ -523,6 +546,10 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
                      zero=("FNMR", j), at=(n_fixed + ti, j))
             add(r, metric="FNMR", kind="fmr_target", target=a, threshold=op["threshold"], group=name,
                 normalized_uncertainty=nu(op["fnmr"], fn_t[1:, ti, j], vv))
+            # each group's FMR at the global threshold (all: the target's achieved FMR), the threshold re-derived
+            add(boot(op["fmr"], fm_t[1:, ti, j], errors=op["fmr_errors"], comparisons=op["fmr_comparisons"],
+                     zero=("FMR", j)), metric="FMR", kind="fmr_target", target=a, threshold=op["threshold"],
+                group=name, normalized_uncertainty=nu(op["fmr"], fm_t[1:, ti, j], None))
 
     # FMR and FNMR at fixed thresholds
     gt = bs._views_gen(counts.genuine_total[0])
@@ -557,18 +584,47 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
 
     # fairness measures at each FMR target (replicate's own global threshold)
     if len(names) > 2 and len(config.fmr_targets):
+        # over the groups the audit's exact measures are taken over (small groups excluded when it asks)
+        keep = np.array([name not in exact.excluded for name in names[1:]])
+        scope = None
+        if exact.excluded:
+            scope = (f"over the groups that are not small, as the estimate ({config.small_groups.describe()}; "
+                     f"excluded: {', '.join(exact.excluded)})")
+            if keep.sum() < 2:
+                scope = too_few_left(int(keep.sum()), exact.excluded, config.small_groups)
         meas, meas_v = bs.fairness_replicates(
-            fm_t, fn_t, fn_v, None if within is None else (within.estimate[n_fixed:], within.bootstrap[n_fixed:]))
+            fm_t, fn_t, fn_v, None if within is None else (within.estimate[n_fixed:], within.bootstrap[n_fixed:]),
+            keep=keep)
+        kept = [n for n, k in zip(names[1:], keep) if k]
+        extremes = {rate: bs.extreme_pairs(x[0][..., 1:][..., keep]) for rate, x in (("FMR", fm_t), ("FNMR", fn_t))}
         for (rate, measure), x in meas.items():
             for ti, a in enumerate(config.fmr_targets):
                 xv = None if meas_v is None else meas_v[(rate, measure)][ti]
                 r = boot(x[0, ti], x[1:, ti], xv, bounds=fairness.RANGE[measure])
                 if within is not None and rate != "FMR":
                     r.note = _join(r.note, MEASURE_CORRECTION, _bounded_note(within, 0))
+                if measure in bs.PAIR_MEASURES and len(kept) >= 2:
+                    hi, lo = (kept[int(i[ti])] for i in extremes[rate])
+                    r.note = _join(r.note, f"interval of the {rate} {'ratio' if 'ratio' in measure else 'difference'} "
+                                   f"of {hi} and {lo}, the groups at the estimate's extremes, held fixed: it reaches "
+                                   "parity when their order can flip (the max/min of each replicate is biased away "
+                                   "from parity)")
+                _keep_estimate(r)
+                r.note = _join(r.note, scope)
                 add(r, metric=f"{rate}:{measure}", kind="fmr_target",
                     target=a, threshold=exact.op(weighting, "fmr_target", a, ALL)["threshold"], group="all",
                     normalized_uncertainty=nu(x[0, ti], x[1:, ti], xv))
     return out
+
+
+def _keep_estimate(r: iv.IntervalResult) -> None:
+    """An interval that excludes its own estimate is no interval for it: made undefined, with the reason (a measure
+    whose replicates all lie on one side of the estimate is biased at this size; its group tests answer instead)."""
+    est, (lo, hi) = r.estimate, r.confidence_interval
+    if np.isfinite(est) and np.isfinite(lo) and np.isfinite(hi) and not lo <= est <= hi:
+        r.note = _join(r.note, f"undefined: the replicates' interval [{lo:.4g}, {hi:.4g}] excludes the estimate "
+                               f"{est:.4g} (a measure biased at this size); read the group tests")
+        r.confidence_interval = iv.ConfidenceInterval(math.nan, math.nan)
 
 
 def det_fmr_grid(counts: Counts, points: int) -> np.ndarray:

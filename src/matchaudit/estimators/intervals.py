@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import ndtri
 
-from matchaudit.choices import CLOSED_FORM
+from matchaudit.choices import CLOSED_FORM, SCOPE
 from matchaudit.definitions import Alternative
 from matchaudit.errors import InputError
 
@@ -91,7 +91,7 @@ class IntervalResult:
              "low": val(self.confidence_interval.low), "high": val(self.confidence_interval.high),
              "standard_error": val(self.standard_error), "errors": val(self.errors),
              "comparisons": val(self.comparisons), "n_resamples": self.n_resamples, "seed": self.seed,
-             "note": self.note}
+             "note": self.note, "scope": SCOPE.get(self.method)}
         if self.resolution is not None:
             d["grid_resolution"] = dict(self.resolution)
         d.update(self.extra)

@@ -12,14 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from matchaudit.choices import SCOPE
 from matchaudit.formatting import operating_point
 from matchaudit.estimators.bootstrap import RECENTRED
 from matchaudit.metrics.evaluate import ALL
 from matchaudit.metrics.fairness import MEASURES
+from matchaudit.metrics.small_groups import GRID_MIN_ERRORS, MIN_IDENTITIES  # also the small-group rule's defaults
 from matchaudit.model import MatchData
 
 MIN_ERRORS = 5  # below this many errors (but above 0) no interval's coverage was established
-MIN_IDENTITIES = 10  # identity-level resampling and tests with fewer units per group are not validated
 
 
 def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]:
@@ -89,27 +90,27 @@ class Validity:
 
 
 FAIRNESS_FNMR = tuple(f"FNMR:{m}" for m in MEASURES)
-NEW = "a new population of identities"
+NEW, FIXED = SCOPE["double-or-nothing"], SCOPE["recentered"]  # the questions the intervals answer
 VALIDITY = (
-    Validity(RECENTRED, ("FNMR",), ("fmr_target", "threshold"), "the identities you have (fixed)", 20, 10, 4,
+    Validity(RECENTRED, ("FNMR",), ("fmr_target", "threshold"), FIXED, GRID_MIN_ERRORS, 10, 4,
              "conservative: the within-identity variance of identities with 2-3 samples is bounded",
              indicative_outside=False),
-    Validity(RECENTRED, ("FMR",), ("fmr_target", "threshold"), "the identities you have (fixed)", 20, 10, 3,
+    Validity(RECENTRED, ("FMR",), ("fmr_target", "threshold"), FIXED, GRID_MIN_ERRORS, 10, 3,
              "below nominal in the regime grid with 2 samples per identity (0.90-0.91 at 0.95): indicative"),
-    Validity(RECENTRED, FAIRNESS_FNMR, ("fmr_target",), "the identities you have (fixed)", 20, 100, 3,
+    Validity(RECENTRED, FAIRNESS_FNMR, ("fmr_target",), FIXED, GRID_MIN_ERRORS, 100, 3,
              unvalidated="in the regime grid (two groups of 100 identities x 3-4 samples) conservative for the ratio "
              "measures (0.97-1.00 at 0.95) and up to 2 points short for the difference (0.93-0.94)",
              indicative_outside=False),
-    Validity(("wilson",), ("FMR",), ("threshold",), NEW, 20, 50, 2),
-    Validity(("wilson",), ("FNMR",), ("threshold",), NEW, 20, 1000, 2, levels=(0.95,),
+    Validity(("wilson",), ("FMR",), ("threshold",), NEW, GRID_MIN_ERRORS, 50, 2),
+    Validity(("wilson",), ("FNMR",), ("threshold",), NEW, GRID_MIN_ERRORS, 1000, 2, levels=(0.95,),
              other_levels="at 0.90 the regime grid found 0.86-0.91 at 1,000 identities: indicative"),
-    Validity(("vertex", "double-or-nothing"), ("FNMR",) + FAIRNESS_FNMR, ("fmr_target", "threshold"), NEW, 20, 1000,
+    Validity(("vertex", "double-or-nothing"), ("FNMR",) + FAIRNESS_FNMR, ("fmr_target", "threshold"), NEW, GRID_MIN_ERRORS, 1000,
              2, unvalidated="below nominal in the regime grid up to 1,000 identities when identities' error rates "
              "differ widely (0.91-0.94 at 0.95): read it as indicative"),
-    Validity(("vertex", "double-or-nothing"), ("FMR", "FNMR"), ("fnmr_target",), NEW, 20, 40, 2,
+    Validity(("vertex", "double-or-nothing"), ("FMR", "FNMR"), ("fnmr_target",), NEW, GRID_MIN_ERRORS, 40, 2,
              unvalidated="at an FNMR target outside the regime grid; bench/dual_point_coverage.py (40-100 identities "
              "per group, 4 samples each) found 0.92-0.93 at 0.95: read it as indicative"),
-    Validity(RECENTRED, ("FMR", "FNMR"), ("fnmr_target",), "the identities you have (fixed)", 20, 10, 3,
+    Validity(RECENTRED, ("FMR", "FNMR"), ("fnmr_target",), FIXED, GRID_MIN_ERRORS, 10, 3,
              unvalidated="at an FNMR target outside the regime grid (not checked against its fixed-identity truth); "
              "it does not cover a new population's rate (0.61-0.67 at 0.95 in bench/dual_point_coverage.py): "
              "indicative"),
@@ -185,4 +186,4 @@ def annotate(data: MatchData, records: list[dict[str, Any]], requested: tuple[st
         r["method_reason"], r["indicative"] = assess(data, r, requested, views, impostors)
 
 
-__all__ = ["FAIRNESS_FNMR", "MIN_ERRORS", "MIN_THRESHOLD_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "assess", "method_reason", "regime_warnings", "view_regimes"]
+__all__ = ["FAIRNESS_FNMR", "GRID_MIN_ERRORS", "MIN_ERRORS", "MIN_THRESHOLD_ERRORS", "MIN_IDENTITIES", "VALIDITY", "Validity", "annotate", "assess", "method_reason", "regime_warnings", "view_regimes"]

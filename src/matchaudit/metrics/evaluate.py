@@ -25,6 +25,7 @@ from matchaudit.errors import InputError
 from matchaudit.metrics import fairness
 from matchaudit.metrics.cross_groups import cross_group_counts
 from matchaudit.metrics.rates import Rate, Rates, View, Weighting, _div
+from matchaudit.metrics.small_groups import SmallGroupRule, excluded_groups, too_few_left
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
 from matchaudit.metrics.windows import predicted_cells
 from matchaudit.model import ALL, MatchData, view_names
@@ -52,6 +53,8 @@ class AuditConfig:
     fdr_weight: float = 0.5
     ir_exponents: tuple[float, float] = (1.0, 1.0)
     garbe_weight: float = 0.5
+    small_groups: SmallGroupRule = SmallGroupRule()  # flags summary groups ``small`` (always; no number changes)
+    exclude_small_groups: bool = False  # fairness measures over the groups that are not small only
 
     def __post_init__(self) -> None:
         """Validate and normalise every field (sequences to tuples of floats), whoever builds the config."""
@@ -81,9 +84,16 @@ class AuditConfig:
         if len(exps) != 2:
             raise InputError(f"ir_exponents {exps}: give two exponents (FMR, FNMR).", param="ir_exponents")
         put("ir_exponents", tuple(checks.number(e, "ir_exponents", low=0.0) for e in exps))
+        if not isinstance(self.small_groups, SmallGroupRule):
+            raise InputError(f"small_groups {self.small_groups!r}: give a SmallGroupRule.", param="small_groups")
+        if not isinstance(self.exclude_small_groups, (bool, np.bool_)):
+            raise InputError(f"exclude_small_groups {self.exclude_small_groups!r}: give True or False.",
+                             param="exclude_small_groups")
+        put("exclude_small_groups", bool(self.exclude_small_groups))
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
+        d["small_groups"] = self.small_groups.to_dict()
         d["eer_definition"] = "ROC convex hull (ROCCH-EER): where the hull of the (FMR, FNMR) points meets FMR = FNMR"
         d["threshold_definition"] = "lowest observed score (or +inf) whose FMR over the threshold impostors is <= target"
         d["fnmr_threshold_definition"] = ("highest observed score (or -inf) whose FNMR over all genuine comparisons "
@@ -164,7 +174,8 @@ def _cross_group(data: MatchData, tally: Tally, rule: Rule, thresholds: list[flo
     return from_pass
 
 
-def _summary(data: MatchData, tally: Tally) -> dict[str, Any]:
+def _summary(data: MatchData, tally: Tally, rule: SmallGroupRule) -> dict[str, Any]:
+    """Counts of the data and of each group, each group flagged ``small`` by ``rule`` with its ``small_reasons``."""
     g_count = data.n_groups
     same = tally.n_impostors[np.diag(tally.categories.slot)]
     gen = np.bincount(tally.genuine.group, minlength=g_count)
@@ -176,6 +187,9 @@ def _summary(data: MatchData, tally: Tally) -> dict[str, Any]:
                "impostor_comparisons_same_group": int(same[g])}
         if data.samples is not None:
             row["samples"] = int(sizes[data.identity_group == g].sum())
+        reasons = rule.reasons(row["identities"] if data.has_identities else None, row["genuine_comparisons"],
+                               row["impostor_comparisons_same_group"])
+        row.update(small=bool(reasons), small_reasons=reasons)
         groups.append(row)
     fp = data.fingerprint()
     return {
@@ -201,7 +215,7 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
     tally = build_tally(data, reference=reference, collect=lambda edges: predicted_cells(
         data, edges, config.fmr_targets, reference, weightings, config.thresholds))
     thr_cats = tally.categories.reference
-    result = AuditResult(config, _summary(data, tally))
+    result = AuditResult(config, _summary(data, tally, config.small_groups))
     if len(weightings) < len(config.weightings):
         result.summary["warnings"].append("identity-balanced weighting skipped: the input has no identities")
     g_count = data.n_groups
@@ -225,11 +239,16 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
         per_group = [Rates(tally, group_view(tally.categories, g, w)) for g in range(g_count)]
         for kind, target, t in points[w]:
             _operating_point(result, config, w, kind, target, t, global_rates[w], per_group, data, cross)
+        costs = (config.dcf_p_target, config.dcf_c_miss, config.dcf_c_fa)
+        global_t = global_rates[w].min_dcf(*costs)[1]
         for name, r in zip(view_names(data.group_names), [global_rates[w]] + per_group):
-            dcf, dcf_t = r.min_dcf(config.dcf_p_target, config.dcf_c_miss, config.dcf_c_fa)
+            dcf, dcf_t = r.min_dcf(*costs)
             result.curve_summaries.append({
                 "weighting": w, "group": name, "rule": config.rule, "auc": r.auc(), "eer": r.eer(),
-                "min_dcf": dcf, "min_dcf_threshold": dcf_t, "dcf_p_target": config.dcf_p_target,
+                "min_dcf": dcf, "min_dcf_threshold": dcf_t,
+                # a group's minDCF takes its own best threshold (optimistic for a small group); this is what it
+                # pays at the threshold minimising the overall cost
+                "dcf_at_global_threshold": r.dcf_at(global_t, *costs), "dcf_p_target": config.dcf_p_target,
                 "dcf_c_miss": config.dcf_c_miss, "dcf_c_fa": config.dcf_c_fa,
                 "genuine_comparisons": r.n_genuine, "impostor_comparisons": r.n_impostor,
             })
@@ -263,21 +282,36 @@ def _operating_point(result: AuditResult, config: AuditConfig, w: Weighting, kin
             })
     if g_count < 2:
         return
-    rates = {"FMR": np.array([r.fmr(t, config.rule) for r in per_group], dtype=object),
-             "FNMR": np.array([r.fnmr(t, config.rule) for r in per_group], dtype=object)}
+    # the across-group measures: over the groups that are not small when the config excludes small groups
+    excluded = excluded_groups(result.summary["groups"], config.exclude_small_groups)
+    keep = [g for g, name in enumerate(data.group_names) if name not in excluded]
+    names = [data.group_names[g] for g in keep]
+    scope = {"excluded_groups": excluded,
+             "exclusion_rule": config.small_groups.describe() if config.exclude_small_groups else None}
+    rates = {"FMR": np.array([per_group[g].fmr(t, config.rule) for g in keep], dtype=object),
+             "FNMR": np.array([per_group[g].fnmr(t, config.rule) for g in keep], dtype=object)}
+    if len(keep) < 2:  # every group but one (or all) excluded: nothing to compare
+        why = too_few_left(len(keep), excluded, config.small_groups)
+        for which, measures in (("FMR", fairness.MEASURES), ("FNMR", fairness.MEASURES),
+                                ("combined", fairness.COMBINED)):
+            for measure in measures:
+                result.fairness.append({**base, "rate": which, "measure": measure, "value": float("nan"),
+                                        "reason": why, "adjusted_groups": [], "zero_policy": config.zero_policy,
+                                        **scope})
+        return
     adjusted_values = {}
     for which, rs in rates.items():
         values = np.array([x.value for x in rs])
         n = np.array([x.comparisons for x in rs])
         values, adjusted = fairness.apply_zero_policy(values, n, config.zero_policy, config.zero_policy_level)
         adjusted_values[which] = values
-        reason = fairness.zero_rate_reason(values, list(data.group_names))
+        reason = fairness.zero_rate_reason(values, names)
         for measure, value in fairness.summary_measures(values).items():
             result.fairness.append({
                 **base, "rate": which, "measure": measure, "value": float(value),
                 "reason": reason if not np.isfinite(value) else None,
-                "adjusted_groups": [g for g, m in zip(data.group_names, adjusted) if m],
-                "zero_policy": config.zero_policy,
+                "adjusted_groups": [g for g, m in zip(names, adjusted) if m],
+                "zero_policy": config.zero_policy, **scope,
             })
     combined = fairness.combined_measures(adjusted_values["FMR"], adjusted_values["FNMR"],
                                           fdr_weight=config.fdr_weight, ir_exponents=config.ir_exponents,
@@ -285,4 +319,4 @@ def _operating_point(result: AuditResult, config: AuditConfig, w: Weighting, kin
     for measure, value in combined.items():
         result.fairness.append({**base, "rate": "combined", "measure": measure, "value": float(value),
                                 "reason": None if np.isfinite(value) else "undefined with zero rates",
-                                "adjusted_groups": [], "zero_policy": config.zero_policy})
+                                "adjusted_groups": [], "zero_policy": config.zero_policy, **scope})

@@ -19,6 +19,7 @@ import numpy as np
 ZeroPolicy = Literal["report", "upper-bound"]
 
 MEASURES = ("max_min_ratio", "max_geomean_ratio", "log_geomean_sum", "gini", "max_min_difference")
+COMBINED = ("fdr", "inequity_rate", "garbe")  # the measures of FMR and FNMR together (:func:`combined_measures`)
 # the values each measure can take (per-group and combined): an interval is clipped to them
 RANGE = {"max_min_ratio": (1.0, np.inf), "max_geomean_ratio": (1.0, np.inf), "log_geomean_sum": (0.0, np.inf),
          "gini": (0.0, 1.0), "max_min_difference": (0.0, 1.0), "fdr": (0.0, 1.0), "inequity_rate": (1.0, np.inf),
@@ -83,11 +84,11 @@ def combined_measures(
     fmr, fnmr = np.asarray(fmr, float), np.asarray(fnmr, float)
     a, b = ir_exponents
     with np.errstate(invalid="ignore"):
-        return {
-            "fdr": 1 - (fdr_weight * max_min_difference(fmr) + (1 - fdr_weight) * max_min_difference(fnmr)),
-            "inequity_rate": max_min_ratio(fmr) ** a * max_min_ratio(fnmr) ** b,
-            "garbe": garbe_weight * gini(fmr) + (1 - garbe_weight) * gini(fnmr),
-        }
+        return dict(zip(COMBINED, (
+            1 - (fdr_weight * max_min_difference(fmr) + (1 - fdr_weight) * max_min_difference(fnmr)),  # fdr
+            max_min_ratio(fmr) ** a * max_min_ratio(fnmr) ** b,  # inequity_rate
+            garbe_weight * gini(fmr) + (1 - garbe_weight) * gini(fnmr),  # garbe
+        )))
 
 
 def zero_rate_reason(rates: np.ndarray, names: list[str]) -> str | None:

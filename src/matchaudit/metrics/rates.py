@@ -244,6 +244,12 @@ class Rates:
         _, x, y = self.vertices()
         return rocch_eer(x, y)
 
+    def dcf_at(self, threshold: float, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:
+        """Normalised detection cost at ``threshold`` (accept iff ``s >= threshold``, the convention of
+        :meth:`min_dcf`'s threshold): what this view pays at a threshold chosen elsewhere."""
+        return float(normalized_dcf(self.fnmr(threshold, ">=").value, self.fmr(threshold, ">=").value, p_target,
+                                    c_miss, c_fa))
+
     def min_dcf(self, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> tuple[float, float]:
         """Normalised minimum detection cost (:func:`matchaudit.metrics.calibration.normalized_dcf`) and the
         threshold attaining it."""

@@ -17,7 +17,7 @@ from scipy.special import ndtri  # noqa: E402
 
 from matchaudit.definitions import DetScale  # noqa: E402
 from matchaudit.formatting import fmt  # noqa: E402
-from matchaudit.report.figures import figure_labels, save  # noqa: E402
+from matchaudit.report.figures import curve_styles, figure_labels, save  # noqa: E402
 from matchaudit.report.results import thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
@@ -52,26 +52,43 @@ def _absent(curve: dict[str, Any], fmr_low: float) -> str:
     return ": outside the plotted range"
 
 
+BANDS_MAX = 4
+"""Curves whose interval bands are shaded; with more, only the overall curve's band (eleven overlapping bands read
+as one grey smear)."""
+
+
+def _legend(ax: plt.Axes, n: int, **kw: Any) -> None:
+    """The legend inside the axes for a few curves, beside them in columns for many."""
+    if n <= 12:
+        ax.legend(**kw)
+    else:
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=-(-n // 30), frameon=False)
+
+
 def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summaries: list[dict[str, Any]],
              title: str, path: Path, bands: list[dict[str, Any]] | None = None, scale: DetScale = "probit") -> Path:
     """Draw one DET figure (one weighting): ``curves`` as in ``AuditResult.det``; ``points`` are the operating
     points to mark (same weighting); ``summaries`` give each group's EER. Optional ``bands``: per group
-    ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals. ``scale``: the axes."""
+    ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals (every curve's up to
+    :data:`BANDS_MAX` curves, else the first curve's, the overall one). ``scale``: the axes."""
     axis = _probit if scale == "probit" else _log
-    fig, ax = plt.subplots(figsize=(6.4, 5.6))
+    many = len(curves) > 12
+    fig, ax = plt.subplots(figsize=(6.4 + 2.6 * many * -(-len(curves) // 30), 5.6))
+    styles = curve_styles(len(curves))
+    shaded = {c["group"] for c in (curves if len(curves) <= BANDS_MAX else curves[:1])}
     lo = min(1e-6, max(1e-7, min((c["fmr"][c["fmr"] > 0].min() for c in curves if (c["fmr"] > 0).any()), default=1e-6)))
     all_ticks = _TICKS if scale == "probit" else _DECADES
     ticks = all_ticks[all_ticks >= lo / 1.01]
     names = figure_labels([c["group"] for c in curves])
     for i, c in enumerate(curves):
-        colour = f"C{i}"
+        colour, ls = styles[i]
         k = thin_curve(c["fmr"], c["fnmr"])
         eer = next((s["eer"] for s in summaries if s["group"] == c["group"]), None)
         label = names[i] + (f" (EER {fmt(eer, 'rate')})" if eer is not None else "") + _absent(c, ticks[0])
-        ax.plot(axis(c["fmr"][k]), axis(c["fnmr"][k]), color=colour, lw=1.6, label=label,
+        ax.plot(axis(c["fmr"][k]), axis(c["fnmr"][k]), color=colour, ls=ls, lw=1.6 - 0.6 * many, label=label,
                 drawstyle="steps-post")
         for b in bands or []:
-            if b["group"] == c["group"]:
+            if b["group"] == c["group"] and b["group"] in shaded:
                 ax.fill_between(axis(b["fmr"]), axis(b["lower"]), axis(b["upper"]), color=colour, alpha=0.2)
         pts = [p for p in points if p["group"] == c["group"] and p["kind"] == "fmr_target"]
         ax.scatter(axis(np.array([p["fmr"] for p in pts])), axis(np.array([p["fnmr"] for p in pts])),
@@ -87,7 +104,9 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     ax.set_ylabel("FNMR (false non-match rate)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, color="0.9")
-    ax.legend(fontsize=8, loc="upper right")
+    if bands and len(curves) > BANDS_MAX:
+        ax.fill_between([], [], [], color=styles[0][0], alpha=0.2, label=f"band of {names[0]} only ({len(curves)} curves)")
+    _legend(ax, len(curves) + bool(bands and len(curves) > BANDS_MAX), fontsize=8, loc="upper right")
     fig.tight_layout()
     return save(fig, path)
 
@@ -98,15 +117,18 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
     report cards draw them; vertical lines at the thresholds of the FMR targets. ``curves`` as in
     ``AuditResult.det`` (each group's genuine and same-group impostor comparisons), ``points`` its operating
     points."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    many = len(curves) > 6
+    fig, ax = plt.subplots(figsize=(6.4 + 2.6 * many * -(-2 * len(curves) // 30), 4.8))
     names = figure_labels([c["group"] for c in curves])
+    styles = curve_styles(len(curves))
     for i, c in enumerate(curves):
         t = np.asarray(c["threshold"], float)
         keep = np.isfinite(t)
         k = np.flatnonzero(keep)[thin_curve(np.asarray(c["fmr"])[keep], np.asarray(c["fnmr"])[keep])]
-        ax.plot(t[k], np.clip(c["fnmr"][k], 1e-7, None), color=f"C{i}", lw=1.5, label=f"{names[i]} FNMR",
+        colour = styles[i][0]
+        ax.plot(t[k], np.clip(c["fnmr"][k], 1e-7, None), color=colour, lw=1.5, label=f"{names[i]} FNMR",
                 drawstyle="steps-post")
-        ax.plot(t[k], np.clip(c["fmr"][k], 1e-7, None), color=f"C{i}", lw=1.2, ls="--", label=f"{names[i]} FMR",
+        ax.plot(t[k], np.clip(c["fmr"][k], 1e-7, None), color=colour, lw=1.2, ls="--", label=f"{names[i]} FMR",
                 drawstyle="steps-post")
     for p in {(p["target"], p["threshold"]) for p in points if p["kind"] == "fmr_target" and np.isfinite(p["threshold"])}:
         ax.axvline(p[1], color="0.6", lw=0.8, ls=":")
@@ -120,6 +142,9 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
     ax.set_ylabel("error rate (log scale)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, color="0.9")
-    ax.legend(fontsize=7, loc="lower left", ncol=2)
+    if many:
+        _legend(ax, 2 * len(curves))
+    else:
+        ax.legend(fontsize=7, loc="lower left", ncol=2)
     fig.tight_layout()
     return save(fig, path)

@@ -67,6 +67,16 @@ def order_groups(names: Sequence[str], group_by: Sequence[str], attribute: str |
     return [names[i] for i in order], blocks
 
 
+def curve_styles(n: int) -> list[tuple[Any, str]]:
+    """(colour, line style) of ``n`` curves, every one distinct: matplotlib's ten colours while they suffice, else
+    tab20 (up to 20) or evenly spaced turbo colours, with four line styles in turn (11 groups reused C0 before)."""
+    if n <= 10:
+        return [(f"C{i}", "-") for i in range(n)]
+    cmap = plt.get_cmap("tab20" if n <= 20 else "turbo")
+    colours = [cmap(i) for i in range(n)] if n <= 20 else [cmap(x) for x in np.linspace(0.03, 0.97, n)]
+    return [(c, ("-", "--", "-.", ":")[i % 4]) for i, c in enumerate(colours)]
+
+
 def plot_cross_group(records: list[dict[str, Any]], target: float, path: Path, *, group_by: Sequence[str] = (),
                      order_by: str | None = None, marked: Iterable[tuple[str, str]] = (), mark_note: str = "",
                      title: str | None = None) -> Path:

@@ -16,8 +16,11 @@ from typing import Callable, Sequence
 from matchaudit.metrics.cross_groups import (LOW_COUNT_RULE, aggregate_cross_group, heatmap_options, low_count,
                                              low_count_limit)
 from matchaudit.pairings import describe
+from matchaudit.estimators.test_summary import FAMILY, family_of, ranked, summarise_tests
 from matchaudit.formatting import fmt, interval, operating_point, value as _num, with_counts as rate_with_counts
 from matchaudit.report.figures import TEXT_MAX_GROUPS, label_key, order_groups, plot_cross_group
+from matchaudit.choices import SCOPE
+from matchaudit.report.det import BANDS_MAX
 from matchaudit.report.evaluator_sections import calibration, distributions, failures
 from matchaudit.report.markup import esc, figure, pct, pvalue, table
 from matchaudit.outputs import staged, write_text
@@ -62,17 +65,25 @@ def _key(names: list[str]) -> str:
 
 
 def _det(res: dict, folder: Path) -> str:
-    key = _key(list(dict.fromkeys(["all"] + [g["group"] for g in res["summary"]["groups"]])))
-    figs = "".join(figure(folder / f"det_{w}.png", f"DET per group, {w} weighting (dots: FMR targets; x: EER).{key}")
-                   for w in res["config"]["weightings"])
-    rows = [[esc(c["group"]), esc(c["weighting"]), pct(c["eer"]), fmt(c["auc"], digits=5), fmt(c["min_dcf"])]
-            for c in res["curve_summaries"]]
+    views = list(dict.fromkeys(["all"] + [g["group"] for g in res["summary"]["groups"]]))
+    key = _key(views)
+    banded = {r.get("weighting") for r in res.get("intervals", [])} if len(views) > BANDS_MAX else set()
+    shaded = f" Shaded: the interval band of all only (bands of {len(views)} curves would overlap)."
+    figs = "".join(figure(folder / f"det_{w}.png", f"DET per group, {w} weighting (dots: FMR targets; x: EER)."
+                          f"{shaded if w in banded else ''}{key}") for w in res["config"]["weightings"])
+    rows = [[esc(c["group"]), esc(c["weighting"]), pct(c["eer"]), fmt(c["auc"], digits=5), fmt(c["min_dcf"]),
+             fmt(c.get("dcf_at_global_threshold"))] for c in res["curve_summaries"]]
     cfg = res["config"]
     by_threshold = "".join(figure(folder / f"thresholds_{w}.png", f"FMR (dashed) and FNMR (solid) of each group "
                                   f"against the threshold, {w} weighting; dotted lines: the thresholds at the FMR "
                                   f"targets.{key}") for w in res["config"]["weightings"][:1])
     return ("<h2>DET curves</h2>" + figs
-            + table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})"], rows, 2)
+            + table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})",
+                     "DCF at the overall minDCF threshold"], rows, 2)
+            + "<p class='muted'>A group's minDCF is taken at that group's own best threshold, chosen on its own "
+              "scores: optimistic, the more so the fewer its comparisons (a small group can show a minDCF below the "
+              "overall one while its EER is higher). The last column is what each group pays at the one threshold "
+              "that minimises the overall cost, as a deployed system would.</p>"
             + ("<h3>Error rates against the threshold</h3><p>Where each group's FMR and FNMR sit at one threshold: a "
                "group whose curves lie right of the others needs a higher threshold for the same rate (NIST report "
                "card view).</p>" + by_threshold if by_threshold else ""))
@@ -103,8 +114,9 @@ def _operating(res: dict, folder: Path) -> str:
     parts = ["<h2>Operating points</h2>"]
     if methods:
         parts.append(f"<p>Intervals at {pct(level, 2)} by method, side by side, of the rate each point leaves free: "
-                     "FNMR at FMR targets and thresholds, FMR at FNMR targets (each replicate re-derives its own "
-                     "threshold; see the reproducibility block for replicates and seed).</p>")
+                     "FNMR at FMR targets and thresholds, FMR at FNMR targets, and at FMR targets each group's FMR at "
+                     "the global threshold too (each replicate re-derives its own threshold; see the reproducibility "
+                     "block for replicates and seed).</p>" + _scopes(methods))
     for w in res["config"]["weightings"]:
         rows = []
         for p in res["operating_points"]:
@@ -116,13 +128,16 @@ def _operating(res: dict, folder: Path) -> str:
             if p["below_resolution"]:
                 label += " ⚠ below resolution"
             row = [esc(label), esc(p["group"]), fmt(p["threshold"], digits=5),
-                   rate_with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
-                   rate_with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"])]
+                   rate_with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"], p["weighting"]),
+                   rate_with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"], p["weighting"])]
             free = "FMR" if p["kind"] == "fnmr_target" else "FNMR"
-            found = ivs.get((w, p["group"], free, p["kind"], p["target"]), [])
+            # at an FMR target the groups' FMR at the global threshold varies too: its interval under the free rate's
+            rates = (free, "FMR") if p["kind"] == "fmr_target" else (free,)
             for m in methods:
-                iv = [r for r in found if r["method"] == m]
-                row.append(f"{free} {_span(iv[0])}" if iv else "—")
+                cell = [f"{rate} {_span(iv[0])}" for rate in rates
+                        if (iv := [r for r in ivs.get((w, p["group"], rate, p["kind"], p["target"]), [])
+                                   if r["method"] == m])]
+                row.append("<br>".join(cell) or "—")
             rows.append(row)
         head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"] + [f"interval, {m}" for m in methods]
         parts.append(f"<h3>{esc(w)} weighting</h3>" + table(head, rows, 2))
@@ -131,6 +146,23 @@ def _operating(res: dict, folder: Path) -> str:
                      "interval here (few errors, few identities, or a new population's FNMR); hover for the reason, "
                      "or read <code>method_reason</code> in results.json.</p>")
     return "".join(parts)
+
+
+def _scopes(methods: Sequence[str]) -> str:
+    """Which question each interval method answers (:data:`matchaudit.choices.SCOPE`), and why two groups' intervals
+    can be apart while the identity-level test calls their gap noise."""
+    scopes = {m: SCOPE.get(m) for m in methods}
+    said = "; ".join(f"<b>{esc(m)}</b>: {esc(q)}" for m, q in scopes.items() if q)
+    text = f"<p>The question each interval answers — {said}.</p>" if said else ""
+    if "these identities" in scopes.values():
+        text += ("<p class='muted'>An interval for <i>these identities</i> holds the people fixed and redraws their "
+                 "samples: it says how much the rate would move with other images or recordings of the same people. "
+                 "The group tests (and the identity-level intervals) ask whether the gap would persist with other "
+                 "people of each group, which for a group of few identities is much less certain; so two groups' "
+                 "<i>these identities</i> intervals can be apart while the test finds the gap indistinguishable from "
+                 "noise. Between groups, read the test, or intervals for a new population "
+                 "(<code>--ci-method double-or-nothing</code>).</p>")
+    return text
 
 
 def _uncertainty(res: dict, folder: Path) -> str:
@@ -238,7 +270,8 @@ def _extreme_cells(recs: list[dict], target: float) -> str:
     head.append("note")
     rows = []
     for r in top:
-        row = [f"{esc(r['group_a'])} × {esc(r['group_b'])}", rate_with_counts(r["fmr"], r["errors"], r["comparisons"])]
+        row = [f"{esc(r['group_a'])} × {esc(r['group_b'])}",
+               rate_with_counts(r["fmr"], r["errors"], r["comparisons"], r["weighting"])]
         if with_iv:
             row.append(interval(r["fmr_lower"], r["fmr_upper"], "rate") if r.get("fmr_lower") is not None else "—")
         row.append("too few comparisons to resolve the target" if low_count(r["comparisons"], target) else "")
@@ -246,6 +279,27 @@ def _extreme_cells(recs: list[dict], target: float) -> str:
     return (f"<p>Highest FMR between two different groups at FMR target {fmt(target)} (cells with too few "
             "comparisons to resolve the target, which one false match puts on top, only after the others):</p>"
             + table(head, rows, 1))
+
+
+def _small_groups_note(res: dict, rows: list[dict]) -> str:
+    """Under the fairness table: the small groups the measures left out and the rule, or, when the audit kept
+    them, which groups are small and that ``--exclude-small-groups`` leaves them out of the ratios."""
+    rule = next((r.get("exclusion_rule") for r in rows if r.get("exclusion_rule")), None)
+    if rule is not None:
+        out = next((r.get("excluded_groups") or [] for r in rows), [])
+        which = f"{len(out)} excluded: {', '.join(map(esc, out))}" if out else "none is small here"
+        return (f"<p>Computed over the groups that are not small (--exclude-small-groups): {esc(rule)} are left "
+                f"out of every measure above and of its interval ({which}); their own rates stay in the "
+                "operating-point tables.</p>")
+    small = [g["group"] for g in res["summary"]["groups"] if g.get("small")]
+    if not small:
+        return ""
+    shown = ", ".join(map(esc, small[:5])) + (f" and {len(small) - 5:,} more" if len(small) > 5 else "")
+    words = (res["config"].get("small_groups") or {}).get("rule", "too few identities or comparisons")
+    return (f"<p class='muted'>{len(small):,} group{'s are' if len(small) > 1 else ' is'} small ({esc(words)}): "
+            f"{shown}. {'They enter' if len(small) > 1 else 'It enters'} the measures above, where a rate resting "
+            "on a handful of comparisons can set a ratio; <code>--exclude-small-groups</code> leaves small groups "
+            "out of the ratios.</p>")
 
 
 def _fairness(res: dict, folder: Path) -> str:
@@ -283,7 +337,7 @@ def _fairness(res: dict, folder: Path) -> str:
     return (f"<h2>Fairness measures ({esc(w)} weighting)</h2><p>Per FMR target, at the global threshold. "
             "Ratios equal 1 and differences 0 when all groups are equal; differences in percentage points; brackets: "
             "interval when computed.</p>" + table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], rows_, 2)
-            + (f"<ol class='muted'>{foot}</ol>" if foot else ""))
+            + (f"<ol class='muted'>{foot}</ol>" if foot else "") + _small_groups_note(res, rows))
 
 
 def _reading(res: dict, folder: Path) -> str:
@@ -296,6 +350,7 @@ def _reading(res: dict, folder: Path) -> str:
     tests = {(t.get("metric"), t.get("target"), t.get("group_a"), t.get("group_b")): t for t in res.get("tests", [])
              if t.get("weighting", w) == w}
     equivalences = {(r["metric"], r["fmr_target"], *r["groups"]): r for r in res.get("equivalence", [])}
+    families = summarise_tests([t for t in res.get("tests", []) if t.get("weighting", w) == w])
     ratios = {(f["rate"], f["target"]): f for f in res["fairness"] if f["measure"] == "max_min_ratio"
               and f["weighting"] == w and f["kind"] == "fmr_target"}
     lines = []
@@ -312,11 +367,11 @@ def _reading(res: dict, folder: Path) -> str:
                 continue
             record = ratios.get((name, target))
             adjusted = record is not None and record.get("adjusted_groups")
-            against = (f"while group {esc(lo['group'])} has no errors ({rate_with_counts(lo[rate], lo[k], lo[n])}: "
+            against = (f"while group {esc(lo['group'])} has no errors ({rate_with_counts(lo[rate], lo[k], lo[n], w)}: "
                        "a ratio is undefined)" if _num(lo[rate]) == 0 and not adjusted else
-                       f"{_times(record)} group {esc(lo['group'])}'s {rate_with_counts(lo[rate], lo[k], lo[n])}")
+                       f"{_times(record)} group {esc(lo['group'])}'s {rate_with_counts(lo[rate], lo[k], lo[n], w)}")
             text = (f"At FMR target {target:g}, group <b>{esc(hi['group'])}</b> has the highest {name}, "
-                    f"{rate_with_counts(hi[rate], hi[k], hi[n])}, {against}.")
+                    f"{rate_with_counts(hi[rate], hi[k], hi[n], w)}, {against}.")
             t = tests.get((rate, target, hi["group"], lo["group"])) or tests.get((rate, target, lo["group"], hi["group"]))
             if t is not None:
                 alpha = _num(t["alpha"])
@@ -325,8 +380,10 @@ def _reading(res: dict, folder: Path) -> str:
                          f"(adjusted p = {pvalue(t['pvalue_adjusted'])}).")
             elif not res.get("tests"):
                 text += " No test was run on this gap: run <code>matchaudit audit --tests</code> to tell it from noise."
-            else:
+            elif any(family_of(t)[3] == "pair" for t in res["tests"]):
                 text += " The group tests could not run on this gap (see the warnings)."
+            text += "".join(_family_words(f) for f in families
+                            if (f["metric"], f["kind"], f["target"]) == (rate, "fmr_target", target))
             eq = equivalences.get((rate, target, hi["group"], lo["group"])) or \
                 equivalences.get((rate, target, lo["group"], hi["group"]))
             if eq is not None:
@@ -335,6 +392,24 @@ def _reading(res: dict, folder: Path) -> str:
                 text += " (This target is below the data's resolution.)"
             lines.append(f"<li>{text}</li>")
     return "<h2>Reading</h2><div class='reading'><ul>" + "".join(lines) + "</ul></div>"
+
+
+def _family_words(f: dict) -> str:
+    """One family of group tests in a sentence: how many gaps are distinguishable from noise (and, against the
+    rest, which groups, the first few of each side)."""
+    level = f"{100 * (1 - f['alpha']):.0f}%"
+    if f["comparison"] == "one-vs-rest":
+        if not f["distinguishable"]:
+            return f" No group's {f['metric'].upper()} is distinguishable from the rest's (max-T at {level})."
+        sides = [f"{word} {', '.join(esc(r['group_a']) for r in rows[:5])}{', …' if len(rows) > 5 else ''}"
+                 for word, rows in (("higher:", f["above"]), ("lower:", f["below"])) if rows]
+        return (f" Against the pooled rest, {f['distinguishable']} of {f['tests']} groups differ beyond noise "
+                f"(max-T at {level}); {'; '.join(sides)}.")
+    if f["tests"] < 2:
+        return ""
+    return (f" Of the {f['tests']:,} pairs of groups tested, {f['distinguishable']:,} gaps are distinguishable from "
+            f"noise (max-T at {level}) and {f['discoveries']:,} are discoveries at a {100 * f['alpha']:.0f}% "
+            "false-discovery rate (BH).")
 
 
 def _times(record: dict | None) -> str:
@@ -349,31 +424,61 @@ def _times(record: dict | None) -> str:
     return words + (f" (zero rates of {', '.join(map(esc, adjusted))} replaced by upper bounds)" if adjusted else "")
 
 
+_ALL_ROWS = 40
+"""Up to this many group tests the report lists every one; beyond, each family's strongest (all in tests.csv)."""
+_FAMILY_ROWS = 10
+
+
+def _compared(t: dict) -> str:
+    return f"{esc(t['group_a'])} − {esc(t['group_b'])}"
+
+
 def _tests(res: dict, folder: Path) -> str:
-    """Every pair of groups' FNMR@FMR gap with raw, Holm and max-T p-values (``audit --tests``)."""
+    """The group tests (``audit --tests``): per family (metric, operating point, pairs or each group against the
+    rest) how many gaps are distinguishable from noise and the largest, then the rows with raw, Holm and max-T
+    p-values and BH q-values: every row up to :data:`_ALL_ROWS`, else each family's strongest."""
     recs = res.get("tests", [])
     if not recs:
         return ""
-    rows = []
-    for t in recs:
-        verdict = ("n/a" if math.isnan(_num(t["pvalue_adjusted"])) else
-                   "<b>distinguishable from noise</b>" if t["significant"] else "not distinguishable from noise")
-        label = operating_point(t.get("kind", "fmr_target"), t["target"])
-        effect = _num(t["effect"])
-        rows.append([esc(label), esc(str(t["metric"]).upper()), f"{esc(t['group_a'])} − {esc(t['group_b'])}",
-                     fmt(effect, "points", sign=True), pvalue(t["pvalue"]),
-                     pvalue(t.get("pvalue_holm")), pvalue(t.get("pvalue_maxt")), pvalue(t.get("qvalue_bh")), verdict])
     first = recs[0]
     alpha = _num(first.get("alpha", 0.05))
+    summary = summarise_tests(recs)
+    what = {"pair": "pairs of groups", "one-vs-rest": "groups against the rest"}
+    counts = []
+    for f in summary:
+        big = f["largest"]
+        counts.append([esc(operating_point(f["kind"], f["target"])), esc(str(f["metric"]).upper()),
+                       esc(what.get(f["comparison"], f["comparison"])), f"{f['tests']:,}",
+                       f"<b>{f['distinguishable']:,}</b>", f"{f['discoveries']:,}",
+                       "n/a" if big is None else f"{_compared(big)}: {fmt(_num(big['effect']), 'points', sign=True)}"])
+    shown = recs if len(recs) <= _ALL_ROWS else [r for f in summary for r in ranked(
+        [t for t in recs if family_of(t) == tuple(f[k] for k in FAMILY)])[:_FAMILY_ROWS]]
+    rows = []
+    for t in shown:
+        verdict = ("n/a" if math.isnan(_num(t["pvalue_adjusted"])) else
+                   "<b>distinguishable from noise</b>" if t["significant"] else "not distinguishable from noise")
+        rows.append([esc(operating_point(t.get("kind", "fmr_target"), t["target"])), esc(str(t["metric"]).upper()),
+                     _compared(t), fmt(_num(t["effect"]), "points", sign=True), pvalue(t["pvalue"]),
+                     pvalue(t.get("pvalue_holm")), pvalue(t.get("pvalue_maxt")), pvalue(t.get("qvalue_bh")), verdict])
+    versus = (res["config"].get("tests") or {}).get("comparisons", "pairs")
+    design = {"pairs": "every pair of groups", "rest": "each group against the pooled rest of the groups",
+              "both": "every pair of groups and each group against the pooled rest"}.get(versus, versus)
+    listed = ("" if len(recs) <= _ALL_ROWS else
+              f"<p>{len(recs):,} tests: below, each family's {_FAMILY_ROWS} strongest (smallest max-T p-value, then "
+              "largest gap); every test is in <code>tests.csv</code>.</p>")
     return ("<h2>Group tests</h2>"
-            f"<p>Is each gap in FNMR and FMR between two groups real or noise? Identity-level "
+            f"<p>Is each gap in FNMR and FMR real or noise? Identity-level "
             f"permutation tests ({esc(first['n_resamples'])} relabellings of the groups' identities, seed "
-            f"{esc(first['seed'])}; {esc(first['method'])}), every pair of groups on the same relabellings at each "
-            "FMR target: FNMR with the threshold re-derived in every relabelling, same-group FMR at the audit's "
-            "threshold. Holm and max-T adjust for the pairs tested at one target and metric (family-wise error), the "
-            "Benjamini-Hochberg q-value for the share of false discoveries among them; the verdict uses max-T "
-            f"at α = {alpha:g}. Effect: the first group's rate minus the second's, in percentage points.</p>"
-            + table(["operating point", "rate", "pair", "effect", "p (raw)", "p (Holm)", "p (max-T)", "q (BH)",
+            f"{esc(first['seed'])}; {esc(first['method'])}), {design} on the same relabellings at each "
+            "operating point: FNMR with the threshold re-derived in every relabelling, same-group FMR at the audit's "
+            "threshold. Holm and max-T adjust for the tests of one family (one metric at one operating point: "
+            "family-wise error), the Benjamini-Hochberg q-value for the share of false discoveries among them; the "
+            f"verdict uses max-T at α = {alpha:g}. Effect: the first group's rate minus the second's, in percentage "
+            "points.</p>"
+            + table(["operating point", "rate", "compared", "tests", "distinguishable (max-T)",
+                     f"discoveries (BH q ≤ {alpha:g})", "largest gap"], counts, 3)
+            + listed
+            + table(["operating point", "rate", "compared", "effect", "p (raw)", "p (Holm)", "p (max-T)", "q (BH)",
                       "verdict"], rows, 3))
 
 

@@ -1,0 +1,77 @@
+"""Many groups' tests read as a summary: per family (metric, operating point, pairs or against the rest) the number
+of gaps distinguishable from noise and the extremes, in the library (``Audit.test_summary``) and in the report,
+which lists each family's strongest rows instead of 4,950 pairs; each group against the rest through the audit."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import matchaudit as ma
+from matchaudit.estimators.test_summary import ranked, summarise_tests
+
+
+def _record(a, b, effect, p, q, metric="fnmr", target=1e-3, comparison="pair", alpha=0.05):
+    return {"metric": metric, "kind": "fmr_target", "target": target, "comparison": comparison, "group_a": a,
+            "group_b": b, "effect": effect, "pvalue": p, "pvalue_adjusted": p, "qvalue_bh": q,
+            "significant": bool(p <= alpha), "alpha": alpha}
+
+
+def test_families_count_verdicts_and_name_the_extremes():
+    recs = [_record("A", "B", 0.10, 0.001, 0.002), _record("A", "C", -0.30, 0.04, 0.03),
+            _record("B", "C", 0.02, 0.50, 0.04), _record("B", "D", np.nan, np.nan, np.nan),
+            _record("A", "rest", 0.05, 0.01, 0.01, comparison="one-vs-rest"),
+            _record("C", "rest", -0.07, 0.02, 0.02, comparison="one-vs-rest"),
+            _record("D", "rest", 0.01, 0.9, 0.9, comparison="one-vs-rest"),
+            _record("A", "B", 0.001, 0.8, 0.8, metric="fmr")]
+    fam = {(f["metric"], f["comparison"]): f for f in summarise_tests(recs)}
+    assert set(fam) == {("fnmr", "pair"), ("fnmr", "one-vs-rest"), ("fmr", "pair")}
+    pairs = fam["fnmr", "pair"]
+    assert (pairs["tests"], pairs["distinguishable"], pairs["discoveries"], pairs["undefined"]) == (4, 2, 3, 1)
+    assert pairs["largest"]["group_b"] == "C"  # |-0.30| beats 0.10
+    rest = fam["fnmr", "one-vs-rest"]
+    assert [r["group_a"] for r in rest["above"]] == ["A"] and [r["group_a"] for r in rest["below"]] == ["C"]
+    assert [r["group_b"] for r in ranked(recs[:4])] == ["B", "C", "C", "D"]  # by p, the undefined last
+
+
+@pytest.fixture(scope="module")
+def many():
+    """24 groups of 6 to 18 identities, a third of them with spread identities (higher FNMR): 276 pairs."""
+    from matchaudit.simulation import GroupSpec, simulate_vmf
+
+    specs = {f"G{g:02d}": GroupSpec(6 + (g % 5) * 3, (25, 60) if g % 3 else (10, 30)) for g in range(24)}
+    sim = simulate_vmf(specs, dim=24, samples_per_identity=3, seed=3)
+    return ma.from_embeddings(sim.embeddings, sim.samples.identity.values, attributes=sim.samples, group_by="group")
+
+
+def test_the_audit_tests_each_group_against_the_rest_and_writes_tests_csv(many, tmp_path):
+    res = ma.audit(many, fmr=1e-2, intervals=False, tests=True, test_resamples=99, test_comparisons="rest",
+                   calibration=False)
+    t = res.tests
+    assert len(t) == 2 * 24 and set(t.comparison) == {"one-vs-rest"} and set(t.group_b) == {"rest"}
+    s = res.test_summary
+    assert list(s.tests) == [24, 24]
+    assert list(s.distinguishable) == [int(t[t.metric == m].significant.sum()) for m in s.metric]
+    paths = res.save(tmp_path / "out", figures=False)
+    assert (tmp_path / "out" / "tests.csv").is_file() and "tests" in paths
+    with pytest.raises(ma.InputError, match="test_comparisons"):
+        ma.audit(many, fmr=1e-2, tests=True, test_comparisons="others")
+
+
+def test_the_report_summarises_many_pairs_and_lists_the_strongest(many, tmp_path):
+    from matchaudit.report.html import _ALL_ROWS, _FAMILY_ROWS, write_report
+
+    res = ma.audit(many, fmr=1e-2, intervals=False, tests=True, test_resamples=99, calibration=False)
+    assert len(res.tests) == 2 * 276 > _ALL_ROWS
+    res.save(tmp_path / "out", figures=False)
+    html = write_report(tmp_path / "out" / "results.json", tmp_path / "r.html").read_text()
+    section = html[html.index("<h2>Group tests"):]
+    section = section[:section.index("<h2>", 5)]
+    body = section.split("<tbody>")[2]
+    assert body.count("<tr>") == 2 * _FAMILY_ROWS and "tests.csv" in section
+    fnmr = res.test_summary.set_index("metric").loc["fnmr"]
+    reading = html[html.index("<h2>Reading"):html.index("<h2>", html.index("<h2>Reading") + 5)]
+    said = re.search(r"Of the 276 pairs of groups tested, (\d+) gaps are distinguishable", reading)
+    assert said is not None and int(said.group(1)) == fnmr.distinguishable
