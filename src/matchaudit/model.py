@@ -75,6 +75,12 @@ class PairBlock:
 
 Block = Union[PairBlock, DenseBlock]
 
+def pair_key(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """The key of each unordered pair of codes below ``n`` (identities, or samples), ``min(a, b) * n + max(a, b)``
+    (sortable; ``// n``, ``% n`` undo it)."""
+    return np.minimum(a, b) * n + np.maximum(a, b)
+
+
 FtaPolicy = Literal["refuse", "exclude", "count"]
 """What to do with comparisons that produced no score (ISO/IEC 19795-1 failures to acquire, enrol or compare):
 refuse the input, exclude them and report their rate, or count them as errors (transaction-level rates)."""

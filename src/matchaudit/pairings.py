@@ -57,6 +57,14 @@ def describe(spec: str) -> str:
     return f"the impostor comparisons whose identities share {' and '.join(names)} ({spec})"
 
 
+def split_group_names(group_names: Sequence[str], group_by: Sequence[str]) -> tuple[list[list[str]], list[str]]:
+    """Each group name's attribute values (names are the values joined with '|' in ``group_by`` order:
+    :func:`matchaudit.data.validate.group_names_of`), and the names that do not split into one value per
+    attribute (a value holding a '|', or ungrouped data); each caller decides what those mean."""
+    values = [str(g).split("|") for g in group_names]
+    return values, [str(g) for g, v in zip(group_names, values) if len(v) != len(group_by)]
+
+
 def reference_pairs(spec: str, group_names: Sequence[str], group_by: Sequence[str]) -> np.ndarray:
     """(G, G) symmetric bool: the group pairs whose impostor comparisons set the threshold under ``spec``.
 
@@ -71,8 +79,7 @@ def reference_pairs(spec: str, group_names: Sequence[str], group_by: Sequence[st
         have = ", ".join(group_by) if group_by else "none: the data are not grouped"
         raise InputError(f"{_PARAM} {spec!r}: {', '.join(map(repr, unknown))} is not a grouping attribute "
                          f"(group_by: {have}). Name attributes the groups are made of.", param=_PARAM)
-    values = [str(g).split("|") for g in group_names]
-    odd = [g for g, v in zip(group_names, values) if len(v) != len(group_by)]
+    values, odd = split_group_names(group_names, group_by)
     if odd:
         raise InputError(f"{_PARAM} {spec!r}: the group names {odd[:3]} do not split into one value per grouping "
                          f"attribute ({', '.join(group_by)}) at '|'; remove '|' from the attribute values.",

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from matchaudit import checks
-from matchaudit.choices import DUPLICATE_POLICIES, FORMATS
+from matchaudit.choices import FORMATS
 from matchaudit.data import load_comparisons
 from matchaudit.data.bob_csv import load_bob_csv
 from matchaudit.data.formats import SpeakerOf, load_bob, load_identity_embeddings, load_kaldi, load_voxceleb
@@ -100,8 +99,7 @@ def load_by_format(
     if fta_policy != "refuse" and fmt not in _FAILURES:
         raise InputError(f"--fta-policy applies to --format {' or '.join(_FAILURES)}, whose files record failures; "
                          f"--format {fmt} needs a score on every line.")
-    checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
-    if duplicates != "keep-both" and fmt == "identity-embeddings":
+    if duplicates != "keep-both" and fmt == "identity-embeddings":  # the loaders check the value itself
         raise InputError("--duplicates applies to scored comparisons; --format identity-embeddings scores every "
                          "pair of identities once.")
     meta = dict(metadata=metadata, metadata_key=metadata_key, group_by=group_by, duplicates=duplicates)

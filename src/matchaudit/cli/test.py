@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from matchaudit import __version__
+from matchaudit import __version__, checks
 from matchaudit.choices import CLASSIFIER_METRICS
 from matchaudit.cli.app import app
 from matchaudit.cli.common import margin, names, output_dir, status, user_errors
@@ -125,8 +125,10 @@ def test(
     pair = names(groups)
     if pair and len(pair) != 2:
         raise InputError(f"--groups {groups!r}: give exactly two groups, e.g. --groups A,B.")
-    if versus is not None and versus not in ("pairs", "rest", "both"):
-        raise InputError(f"--versus {versus!r}: choose pairs, rest or both.")
+    if versus is not None:
+        from matchaudit.estimators.matching_tests import Comparisons
+
+        checks.choice(versus, Comparisons, "comparisons")
     if versus is not None and pair:
         raise InputError("--versus chooses the comparisons among all groups; --groups names two: give one of them.")
     meta = {"command": "matchaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]), "version": __version__}

@@ -38,7 +38,7 @@ from matchaudit.data.samples import normalise_group_by
 from matchaudit.data.comparison_checks import check_labels_agree, check_split, missing_attribute, pair_columns, sample_identity
 from matchaudit.data.readers import column, open_parquet
 from matchaudit.errors import InputError
-from matchaudit.model import DuplicatePolicy, MatchData, PairBlock, Samples
+from matchaudit.model import DuplicatePolicy, MatchData, PairBlock, Samples, pair_key
 
 DUP_BYTES = 1 << 27  # duplicate-comparison keys held at once (8 bytes each)
 AUTO_SHARE = 0.25  # load_comparisons(out_of_core=None): out of core above this share of physical memory
@@ -368,7 +368,7 @@ def _check_duplicates(f: pq.ParquetFile, source: ParquetPairs, where: v.Where, p
     def keys() -> Iterator[tuple[int, np.ndarray]]:
         for offset, t in _row_groups(f, list(cols)):
             a, b = (_codes(t[c], arrow_names, where, c) for c in cols)
-            yield offset, np.minimum(a, b) * n + np.maximum(a, b)
+            yield offset, pair_key(a, b, n)
 
     repeats: v.Repeats | None = None
     for j in range(shares):
@@ -379,7 +379,7 @@ def _check_duplicates(f: pq.ParquetFile, source: ParquetPairs, where: v.Where, p
             rows, hits = [], []
             for offset, t in _row_groups(f, source.columns):
                 block = source.encode(t, offset)
-                x = np.minimum(block.sample_a, block.sample_b) * n + np.maximum(block.sample_a, block.sample_b)
+                x = pair_key(block.sample_a, block.sample_b, n)
                 hit = np.flatnonzero(np.isin(x, dup))
                 rows.append(offset + hit)
                 hits.append(block.take(hit))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.errors import InputError, listing
-from matchaudit.model import ALL
+from matchaudit.model import ALL, pair_key
 
 _GENUINE = ("1", "1.0", "+1", "+1.0", "true", "genuine", "target", "match", "mated", "same")
 _IMPOSTOR = ("0", "0.0", "-1", "-1.0", "false", "impostor", "imposter", "nontarget", "nonmatch", "nonmated",
@@ -391,7 +391,7 @@ def resolve_duplicates(
     check_self_pairs(a, b, names, where, rows)
     everything = Resolved(np.arange(m), score, failed, None)
     lo, hi = np.minimum(a, b), np.maximum(a, b)
-    key = lo * np.int64(max(1, names.shape[0])) + hi
+    key = pair_key(a, b, np.int64(max(1, names.shape[0])))
     dup = np.flatnonzero(pd.Series(key).duplicated(keep=False).to_numpy())
     if dup.size == 0:
         return everything
@@ -403,25 +403,26 @@ def resolve_duplicates(
         return np.flatnonzero(np.bincount(pair, weights=values[dup] != values[head][pair],
                                           minlength=uniq.size) > 0)
 
-    def described(which: np.ndarray, limit: int = EXAMPLES) -> list[tuple[int, str]]:
+    def described(which: np.ndarray, limit: int = EXAMPLES) -> list[tuple[int, int, str]]:
+        """(repeated pair, its first row, "a vs b at rows ...") of the first ``limit`` of ``which`` in file order."""
         order = which[np.argsort(rows[head[which]], kind="stable")][:limit]
-        return [(int(rows[head[j]]), f"{names[lo[head[j]]]} vs {names[hi[head[j]]]} at "
+        return [(j, int(rows[head[j]]), f"{names[lo[head[j]]]} vs {names[hi[head[j]]]} at "
                  f"{where.rows(rows[dup[pair == j]])}") for j in order]
 
     if genuine is not None and (bad := varies(np.asarray(genuine))).size:
         raise InputError(
             f"{where.what}: the same comparison is listed more than once with different labels (genuine and "
-            f"impostor): {'; '.join(t for _, t in described(bad))}. A comparison has one label: fix the labels.")
+            f"impostor): {'; '.join(t for *_, t in described(bad))}. A comparison has one label: fix the labels.")
     for side, g in enumerate(groups or ()):
         own = np.where(a <= b, g, groups[1 - side])  # type: ignore[index]  # the group of lo (side 0), of hi (1)
         if (bad := varies(own)).size:
             raise InputError(
                 f"{where.what}: the same comparison is listed more than once with different attribute values: "
-                f"{'; '.join(t for _, t in described(bad))}. A sample has one value of each attribute: fix them.")
+                f"{'; '.join(t for *_, t in described(bad))}. A sample has one value of each attribute: fix them.")
     s = np.asarray(score, dtype=np.float64)[dup]
     differ = pd.Series(s).groupby(pair).nunique(dropna=False).to_numpy() > 1
     examples = tuple((r, text + (", different scores" if differ[j] else ""))
-                     for j, (r, text) in zip(np.argsort(rows[head], kind="stable"), described(np.arange(uniq.size))))
+                     for j, r, text in described(np.arange(uniq.size)))
     repeats = Repeats(int(uniq.size), int(dup.size), int(differ.sum()), examples)
     if policy == "refuse":
         raise InputError(duplicates_message(repeats, where, policy), param="duplicates")

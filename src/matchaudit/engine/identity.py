@@ -22,7 +22,7 @@ import numpy as np
 from matchaudit.engine.counts import TailHits
 from matchaudit.errors import InputError
 from matchaudit.definitions import Rule, accepting_thresholds
-from matchaudit.model import DenseBlock, MatchData
+from matchaudit.model import DenseBlock, MatchData, pair_key
 from matchaudit.pairings import PairCategories
 
 
@@ -171,11 +171,6 @@ def _levels_from_tail(hits: TailHits, ts: np.ndarray, ge: bool, sizes: np.ndarra
     _genuine_levels(hits.genuine_identity, hits.genuine_score, ts, ge, hist)
     hist[:, 0] += sizes * (sizes - 1) // 2 - hist.sum(axis=1)
     return (hist, *_impostor_levels(hits.impostor_score, hits.impostor_a, hits.impostor_b, ts, ge))
-
-
-def pair_key(identity_a: np.ndarray, identity_b: np.ndarray, n_identities: int) -> np.ndarray:
-    """The key of each unordered identity pair, ``min(k, l) * K + max(k, l)`` (sortable; ``// K``, ``% K`` undo it)."""
-    return np.minimum(identity_a, identity_b) * n_identities + np.maximum(identity_a, identity_b)
 
 
 def impostor_pair_counts(data: MatchData, block_rows: int = 2048) -> tuple[np.ndarray, np.ndarray]:

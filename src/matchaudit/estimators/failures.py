@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from matchaudit.engine.identity import pair_key
+from matchaudit.model import pair_key
 from matchaudit.estimators import intervals as iv
 from matchaudit.model import Failures, MatchData, PairBlock, view_names
 

@@ -34,17 +34,27 @@ def ranked(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                                           -abs(r["effect"]) if _defined(r.get("effect")) else 0.0))
 
 
+def _families(records: Sequence[dict[str, Any]]) -> dict[tuple, list[dict[str, Any]]]:
+    """The records by family, in the order first met."""
+    families: dict[tuple, list[dict[str, Any]]] = {}
+    for r in records:
+        families.setdefault(family_of(r), []).append(r)
+    return families
+
+
+def strongest(records: Sequence[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """Each family's ``n`` rows of strongest evidence (:func:`ranked`), family after family."""
+    return [r for rows in _families(records).values() for r in ranked(rows)[:n]]
+
+
 def summarise_tests(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One record per family (:data:`FAMILY`, in the order first met): ``tests`` rows, ``distinguishable`` (max-T
     verdict at the family's ``alpha``), ``discoveries`` (BH q-value at most ``alpha``), ``undefined`` (no p-value,
     with a reason in the row), the ``largest`` gap (row with the largest absolute effect) and, per side of the
     effect, the groups whose gap is distinguishable (``above``: effect > 0, first group higher; ``below``), each
     ordered from the strongest evidence down."""
-    families: dict[tuple, list[dict[str, Any]]] = {}
-    for r in records:
-        families.setdefault(family_of(r), []).append(r)
     out = []
-    for key, rows in families.items():
+    for key, rows in _families(records).items():
         alpha = float(rows[0]["alpha"])
         defined = [r for r in rows if _defined(r.get("effect"))]
         strong = [r for r in ranked(rows) if r.get("significant")]
@@ -60,4 +70,4 @@ def summarise_tests(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["FAMILY", "family_of", "ranked", "summarise_tests"]
+__all__ = ["FAMILY", "family_of", "ranked", "strongest", "summarise_tests"]

@@ -19,7 +19,7 @@ import numpy as np
 from matchaudit.definitions import Rule, accepting_thresholds
 from matchaudit.errors import InputError
 from matchaudit.model import DenseBlock, MatchData
-from matchaudit.pairings import PairCategories
+from matchaudit.pairings import PairCategories, split_group_names
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,8 @@ def attribute_list(attributes: str | Sequence[str], group_by: Sequence[str], par
 
 def group_values(name: str, group_by: Sequence[str]) -> dict[str, str]:
     """The attribute values of a group name (the values joined with '|' in the order of ``group_by``)."""
-    values = str(name).split("|")
-    if len(values) != len(group_by):
+    (values,), odd = split_group_names([name], group_by)
+    if odd:
         raise InputError(f"group {name!r} does not split into the {len(group_by)} attribute values of "
                          f"{list(group_by)} at '|' (an attribute value with a '|' in it?).")
     return dict(zip(group_by, values))

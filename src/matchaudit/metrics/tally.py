@@ -37,7 +37,8 @@ from typing import Callable
 import numba as nb
 import numpy as np
 
-from matchaudit.engine.identity import impostor_pair_counts, pair_key
+from matchaudit.engine.identity import impostor_pair_counts
+from matchaudit.model import pair_key
 from matchaudit.model import DenseBlock, MatchData, PairBlock
 from matchaudit.pairings import PairCategories
 from matchaudit.scores import TILE_COLS, pair_scores

@@ -57,12 +57,26 @@ BANDS_MAX = 4
 as one grey smear)."""
 
 
-def _legend(ax: plt.Axes, n: int, **kw: Any) -> None:
-    """The legend inside the axes for a few curves, beside them in columns for many."""
-    if n <= 12:
-        ax.legend(**kw)
+LEGEND_INSIDE = 12
+"""Legend entries that fit inside the axes; more go beside them, in columns of 30."""
+
+
+def _side_columns(entries: int) -> int:
+    """Columns of a legend beside the axes (0: inside)."""
+    return 0 if entries <= LEGEND_INSIDE else -(-entries // 30)
+
+
+def _axes(width: float, height: float, entries: int) -> tuple[plt.Figure, plt.Axes]:
+    """A figure of ``width`` x ``height`` inches, widened by the columns of a legend of ``entries`` beside it."""
+    return plt.subplots(figsize=(width + 2.6 * _side_columns(entries), height))
+
+
+def _legend(ax: plt.Axes, entries: int, **inside: Any) -> None:
+    """The legend: inside the axes (``inside``: its placement) for a few entries, beside them in columns for many."""
+    if columns := _side_columns(entries):
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=columns, frameon=False)
     else:
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=-(-n // 30), frameon=False)
+        ax.legend(**inside)
 
 
 def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summaries: list[dict[str, Any]],
@@ -72,10 +86,12 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals (every curve's up to
     :data:`BANDS_MAX` curves, else the first curve's, the overall one). ``scale``: the axes."""
     axis = _probit if scale == "probit" else _log
-    many = len(curves) > 12
-    fig, ax = plt.subplots(figsize=(6.4 + 2.6 * many * -(-len(curves) // 30), 5.6))
+    one_band = bool(bands) and len(curves) > BANDS_MAX  # then a legend entry says so
+    entries = len(curves) + one_band
+    fig, ax = _axes(6.4, 5.6, entries)
+    many = _side_columns(entries) > 0  # thinner lines
     styles = curve_styles(len(curves))
-    shaded = {c["group"] for c in (curves if len(curves) <= BANDS_MAX else curves[:1])}
+    shaded = {c["group"] for c in (curves[:1] if one_band else curves)}
     lo = min(1e-6, max(1e-7, min((c["fmr"][c["fmr"] > 0].min() for c in curves if (c["fmr"] > 0).any()), default=1e-6)))
     all_ticks = _TICKS if scale == "probit" else _DECADES
     ticks = all_ticks[all_ticks >= lo / 1.01]
@@ -104,9 +120,9 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     ax.set_ylabel("FNMR (false non-match rate)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, color="0.9")
-    if bands and len(curves) > BANDS_MAX:
+    if one_band:
         ax.fill_between([], [], [], color=styles[0][0], alpha=0.2, label=f"band of {names[0]} only ({len(curves)} curves)")
-    _legend(ax, len(curves) + bool(bands and len(curves) > BANDS_MAX), fontsize=8, loc="upper right")
+    _legend(ax, entries, fontsize=8, loc="upper right")
     fig.tight_layout()
     return save(fig, path)
 
@@ -117,8 +133,7 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
     report cards draw them; vertical lines at the thresholds of the FMR targets. ``curves`` as in
     ``AuditResult.det`` (each group's genuine and same-group impostor comparisons), ``points`` its operating
     points."""
-    many = len(curves) > 6
-    fig, ax = plt.subplots(figsize=(6.4 + 2.6 * many * -(-2 * len(curves) // 30), 4.8))
+    fig, ax = _axes(6.4, 4.8, 2 * len(curves))
     names = figure_labels([c["group"] for c in curves])
     styles = curve_styles(len(curves))
     for i, c in enumerate(curves):
@@ -142,9 +157,6 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
     ax.set_ylabel("error rate (log scale)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, color="0.9")
-    if many:
-        _legend(ax, 2 * len(curves))
-    else:
-        ax.legend(fontsize=7, loc="lower left", ncol=2)
+    _legend(ax, 2 * len(curves), fontsize=7, loc="lower left", ncol=2)
     fig.tight_layout()
     return save(fig, path)

@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 
 from matchaudit.formatting import fmt, value  # noqa: E402
 from matchaudit.model import ALL  # noqa: E402
+from matchaudit.pairings import split_group_names  # noqa: E402
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
@@ -51,8 +52,8 @@ def order_groups(names: Sequence[str], group_by: Sequence[str], attribute: str |
     attribute = attribute or (group_by[0] if group_by else None)
     if attribute is not None and attribute not in group_by:
         raise ValueError(f"{attribute!r} is not one of the grouping attributes {list(group_by)}")
-    split = [str(n).split("|") for n in names]
-    if attribute is None or any(len(v) != len(group_by) for v in split):
+    split, odd = split_group_names(names, group_by)
+    if attribute is None or odd:
         return names, [("", 0, len(names))] if names else []
     k = list(group_by).index(attribute)
     order = sorted(range(len(names)), key=lambda i: [_natural(split[i][k])]
@@ -118,8 +119,8 @@ def plot_cross_group(records: list[dict[str, Any]], target: float, path: Path, *
 
     # tick labels: within named blocks the block's value is left out of each group's label (the edge names it)
     k = list(group_by).index(order_by or group_by[0]) if named_blocks else None
-    labels = [short[g] if short[g] != g or k is None else "|".join(v for j, v in enumerate(g.split("|")) if j != k)
-              for g in groups]
+    labels = [short[g] if short[g] != g or k is None else "|".join(v for j, v in enumerate(values) if j != k)
+              for g, values in zip(groups, split_group_names(groups, group_by)[0])]
     cell_pt = 0.72 * min(width, height) * 72 / max(n, 1)  # about the side of a cell in points
     size = 8.0 if text else min(8.0, 0.85 * cell_pt)
     step = 1 if size >= 4.0 else int(np.ceil(4.0 / size))

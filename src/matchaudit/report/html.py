@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 from matchaudit.metrics.cross_groups import (LOW_COUNT_RULE, aggregate_cross_group, heatmap_options, low_count,
                                              low_count_limit)
 from matchaudit.pairings import describe
-from matchaudit.estimators.test_summary import FAMILY, family_of, ranked, summarise_tests
+from matchaudit.estimators.test_summary import family_of, strongest, summarise_tests
 from matchaudit.formatting import fmt, interval, operating_point, value as _num, with_counts as rate_with_counts
 from matchaudit.report.figures import TEXT_MAX_GROUPS, label_key, order_groups, plot_cross_group
 from matchaudit.choices import SCOPE
@@ -154,7 +154,7 @@ def _scopes(methods: Sequence[str]) -> str:
     scopes = {m: SCOPE.get(m) for m in methods}
     said = "; ".join(f"<b>{esc(m)}</b>: {esc(q)}" for m, q in scopes.items() if q)
     text = f"<p>The question each interval answers — {said}.</p>" if said else ""
-    if "these identities" in scopes.values():
+    if SCOPE["recentered"] in scopes.values():
         text += ("<p class='muted'>An interval for <i>these identities</i> holds the people fixed and redraws their "
                  "samples: it says how much the rate would move with other images or recordings of the same people. "
                  "The group tests (and the identity-level intervals) ask whether the gap would persist with other "
@@ -451,8 +451,7 @@ def _tests(res: dict, folder: Path) -> str:
                        esc(what.get(f["comparison"], f["comparison"])), f"{f['tests']:,}",
                        f"<b>{f['distinguishable']:,}</b>", f"{f['discoveries']:,}",
                        "n/a" if big is None else f"{_compared(big)}: {fmt(_num(big['effect']), 'points', sign=True)}"])
-    shown = recs if len(recs) <= _ALL_ROWS else [r for f in summary for r in ranked(
-        [t for t in recs if family_of(t) == tuple(f[k] for k in FAMILY)])[:_FAMILY_ROWS]]
+    shown = recs if len(recs) <= _ALL_ROWS else strongest(recs, _FAMILY_ROWS)
     rows = []
     for t in shown:
         verdict = ("n/a" if math.isnan(_num(t["pvalue_adjusted"])) else
