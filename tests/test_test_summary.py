@@ -75,3 +75,20 @@ def test_the_report_summarises_many_pairs_and_lists_the_strongest(many, tmp_path
     reading = html[html.index("<h2>Reading"):html.index("<h2>", html.index("<h2>Reading") + 5)]
     said = re.search(r"Of the 276 pairs of groups tested, (\d+) gaps are distinguishable", reading)
     assert said is not None and int(said.group(1)) == fnmr.distinguishable
+
+
+def test_too_many_relabellings_stop_the_audit_naming_the_flag(many, tmp_path):
+    """Before: every group test was skipped with a warning naming n_resamples, and the audit exited 0."""
+    from typer.testing import CliRunner
+
+    from matchaudit.cli import app
+    from matchaudit.simulation import write_demo_data
+
+    with pytest.raises(ma.InputError, match="test_resamples 999,999,999 keeps about") as e:
+        ma.audit(many, fmr=1e-2, intervals=False, calibration=False, tests=True, test_resamples=999_999_999)
+    assert e.value.param == "test_resamples"
+    write_demo_data(tmp_path / "data")
+    out = CliRunner().invoke(app, ["audit", "--comparisons", str(tmp_path / "data" / "comparisons.csv"),
+                                   "--group-by", "group", "--fmr", "1e-2", "--no-intervals", "--tests",
+                                   "--test-resamples", "999999999", "--out", str(tmp_path / "o"), "--quiet"])
+    assert out.exit_code == 2 and "--test-resamples" in out.output and "Traceback" not in out.output

@@ -20,7 +20,7 @@ from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
-from matchaudit.estimators.matching_tests import Comparisons
+from matchaudit.estimators.matching_tests import Comparisons, check_all_groups_budget
 from matchaudit.estimators.test_summary import summarise_tests
 from matchaudit.estimators.calibration import CalibrationResult, calibration_from, check_operating_points
 from matchaudit.estimators.distributions import DistributionResult, distributions_from
@@ -91,7 +91,8 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     every genuine comparison, whatever the group labels, so relabelling identities cannot move it: both rates are
     tested at the audit's threshold there, exactly the fixed-threshold tests. Studentized with the identity-clustered variance.
     ``significant`` is the max-T adjusted verdict (``pvalue_adjusted <= alpha``). Targets the test cannot run at
-    are skipped with a warning. ``progress``: a display of each test's relabellings.
+    are skipped with a warning; too many relabellings for the memory budget are refused, naming
+    ``test_resamples``. ``progress``: a display of each test's relabellings.
     """
     from matchaudit.estimators.matching_tests import matching_all_groups_test
 
@@ -102,7 +103,8 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     records: list[dict] = []
     warnings: list[str] = []
     common = dict(level=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
-                  studentize=options.studentize, comparisons=options.comparisons, progress=progress)
+                  studentize=options.studentize, comparisons=options.comparisons, progress=progress,
+                  resamples_param="test_resamples")
     runs = [("fmr_target", target, metric, kw) for target in config.fmr_targets
             for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
                                ("fmr", dict(threshold=points.op("pooled", "fmr_target", target, ALL)["threshold"])))]
@@ -115,6 +117,8 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                 raise InputError("the audit's threshold there is not finite")
             res = matching_all_groups_test(data, "fnmr_at_fmr" if "fmr_target" in kw else metric, **kw, **common)
         except (InputError, ValueError) as e:
+            if getattr(e, "param", None) == "test_resamples":  # too many relabellings: the user's to change
+                raise
             warnings.append(f"{name} skipped: {e}")
             continue
         for r in res.rows:
@@ -536,6 +540,8 @@ def audit(
     if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once, a long one announced
         note = plan_note(plan_chunks(data, iopts, interval_weightings(config, bal_method)), iopts)
         announce(bool(note and progress), note or "")
+    if topts is not None:  # before the audit's work: too many relabellings are the user's to change
+        check_all_groups_budget(data, topts.comparisons, topts.n_resamples, "test_resamples")
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)

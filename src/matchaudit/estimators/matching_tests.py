@@ -295,6 +295,21 @@ class _Design:
         return self.sides.shape[0] == self.sides.shape[1]
 
 
+def _check_budget(data: MatchData, design: _Design, n_resamples: int, param: str) -> None:
+    """Refuse, naming ``param``, relabellings whose labels and per-side statistics (kept whole) exceed the memory
+    budget."""
+    chunks.check_budget((n_resamples + 1) * 8 * (data.n_identities + 3 * (len(design.sides) + len(design.pairs))),
+                        n_resamples, param)
+
+
+def check_all_groups_budget(data: MatchData, comparisons: Comparisons, n_resamples: int,
+                            param: str = "n_resamples") -> None:
+    """Before any work: refuse ``n_resamples`` relabellings of an all-groups test that would not fit the memory
+    budget (nothing to check with fewer than two groups or without identities: such tests do not run)."""
+    if data.has_identities and data.n_groups >= 2:
+        _check_budget(data, _Design.of(data, None, comparisons), n_resamples, param)
+
+
 def _pair_diffs(x: np.ndarray, vx: np.ndarray | None, pairs: list[tuple[int, int]]):
     t = np.stack([x[:, a] - x[:, b] for a, b in pairs], axis=1)
     v = None if vx is None else np.stack([vx[:, a] + vx[:, b] for a, b in pairs], axis=1)
@@ -350,7 +365,7 @@ def matching_statistics(
     fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", unit: Unit = "identity",
     studentize: Studentize = True, variance: Variance = "clustered", n_bootstrap: int = 200,
     n_resamples: int | str | None = 999, seed: int = 0, grid: Grid | None = None, max_exact: int = 100_000,
-    progress: bool = False,
+    progress: bool = False, resamples_param: str = "n_resamples",
 ) -> MatchingStatistics:
     """Observed and relabelled group differences of ``metric`` (the inputs of the permutation test).
 
@@ -359,7 +374,8 @@ def matching_statistics(
     groups (``"pairs"``), each group against the rest (``"rest"``: its rate against the pooled rate of all other
     groups, FNMR and FMR only, clustered variance) or both. ``unit="comparison"``: the baseline permuting labels across comparisons (fixed-threshold rates
     only; binomial variance). ``n_resamples``: random relabellings, or ``"exact"``/``None`` to enumerate.
-    ``progress``: a display of the relabellings (identity unit).
+    ``progress``: a display of the relabellings (identity unit). ``resamples_param``: the name of ``n_resamples``
+    in the caller's terms, for the refusal of a number of relabellings over the memory budget.
     """
     mode = _check_args(metric, threshold, fmr_target, studentize, variance, unit)
     if not data.has_identities:
@@ -383,9 +399,8 @@ def matching_statistics(
         return _comparison_level(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, exact,
                                  n_resamples, seed, grid, details)
     G = data.n_groups
-    if not exact:  # the relabellings and each one's statistics are kept whole
-        chunks.check_budget((int(n_resamples) + 1) * 8 * (data.n_identities + 3 * (len(sides) + len(pairs))),
-                            int(n_resamples))
+    if not exact:
+        _check_budget(data, design, int(n_resamples), resamples_param)
     labels, exact = relabellings(data.identity_group, design.movable, None if exact else int(n_resamples), seed,
                                  max_exact)
     fixed = metric in ("fnmr", "fmr") or (metric == "fnmr_at_fmr" and fmr_reference == "all")
@@ -580,5 +595,5 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
                            st.details | {"estimates": est, "comparisons": comparisons})
 
 
-__all__ = ["METRICS", "ClusterTerms", "Comparisons", "MatchingStatistics", "Relabel", "effective_df", "matching_all_groups_test",
+__all__ = ["METRICS", "ClusterTerms", "Comparisons", "check_all_groups_budget", "MatchingStatistics", "Relabel", "effective_df", "matching_all_groups_test",
            "matching_group_test", "matching_statistics", "relabellings"]
