@@ -47,3 +47,26 @@ def test_fmr_at_fmr_targets_gets_intervals_in_results_and_report(tmp_path):
     html = write_report(tmp_path / "o" / "results.json", tmp_path / "r.html").read_text()
     table = html[html.index("<h2>Operating points"):html.index("<h2>", html.index("<h2>Operating points") + 5)]
     assert table.count("<br>FMR [") == len(ops)
+
+
+def test_fairness_measures_default_to_the_identity_level_question_of_the_tests():
+    """#19 item 4: by default the comparisons between groups (fairness measures) are bootstrapped over identities,
+    the question the permutation tests answer; each group's own intervals keep the recentered default. The default's
+    fairness records are those of an audit asking for double-or-nothing (same seed, same numbers), from a second
+    pass that counts only the rates at the FMR targets; both weightings; any method asked for applies to all."""
+    data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
+    kw = {"fmr": (1e-2, 1e-3), "thresholds": 0.3, "n_resamples": 60, "calibration": False}
+    default = ma.audit(data, **kw).intervals
+    measures = default.metric.str.contains(":")
+    assert measures.any() and set(default[measures].weighting) == {"pooled", "balanced"}
+    assert set(default[measures].method) == {"double-or-nothing"}
+    assert set(default[measures].scope) == {SCOPE["double-or-nothing"]}
+    rates = default[~measures & (default.kind != "threshold")]
+    assert set(rates.method) == {"recentered"}
+    assert set(default[~measures & (default.kind == "threshold") & (default.weighting == "pooled")].method) == {"wilson"}
+    asked = ma.audit(data, ci_method="double-or-nothing", **kw).intervals
+    cols = ["weighting", "metric", "target", "estimate", "low", "high"]
+    pd.testing.assert_frame_equal(default[measures][cols].reset_index(drop=True),
+                                  asked[asked.metric.str.contains(":")][cols].reset_index(drop=True))
+    fixed = ma.audit(data, ci_method="recentered", **kw).intervals
+    assert set(fixed[fixed.metric.str.contains(":")].method) == {"recentered"}

@@ -7,9 +7,11 @@ identity-balanced rates) and flattens the results. Point estimates and their cou
 (:func:`matchaudit.metrics.evaluate.evaluate`); replicates come from the engine.
 
 Per-metric default methods (``method=None``): ``wilson`` for FMR/FNMR at a fixed threshold, ``recentered``
-for FNMR@FMR, curves (DET, AUC, EER) and fairness measures. A closed-form method asked for a curve or a
-fairness measure falls back to the default (recorded as ``method``); a bootstrap asked for a fixed
-threshold is used as is.
+for FNMR@FMR and curves (DET, AUC, EER), and ``double-or-nothing`` for the fairness measures (comparisons
+between groups: the identities redrawn, the question the identity-level group tests answer; a second, lighter
+pass, :func:`fairness_method`). A closed-form method asked for a curve or a fairness measure falls back to the
+default (recorded as ``method``); a bootstrap asked for a fixed threshold is used as is, and a bootstrap asked
+for is used for the fairness measures too.
 
 Weightings (``weighting`` in every record): ``pooled``, and ``balanced`` (identity-balanced) when the audit
 computes it. Balanced intervals are bootstraps only: the closed forms of docs/methods.md section 4 are defined
@@ -170,6 +172,19 @@ def default_bootstrap(data: MatchData) -> str:
     return "recentered" if data.samples is not None else "double-or-nothing"
 
 
+FAIRNESS_DEFAULT = "double-or-nothing"
+"""The default bootstrap of the fairness measures: identity-level, so that their intervals answer the question of
+the group tests beside them (a new population of identities; docs/methods.md section 2)."""
+
+
+def fairness_method(data: MatchData, options: IntervalOptions, boot_method: str) -> str:
+    """The bootstrap of the fairness measures: the one asked for, else :data:`FAIRNESS_DEFAULT` where the data have
+    identities and groups (``boot_method``, the other records' bootstrap, otherwise)."""
+    if options.method is not None or not data.has_identities or data.n_groups < 2:
+        return boot_method
+    return FAIRNESS_DEFAULT
+
+
 def check_methods(data: MatchData, options: IntervalOptions) -> None:
     """Refuse, naming ``ci_method``, a bootstrap that redraws samples when the comparisons carry no sample ids."""
     if data.samples is not None or not data.has_identities:
@@ -287,7 +302,10 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         return run(data, scheme, reps, grid=grid, fmr_targets=config.fmr_targets, thresholds=thresholds,
                    fmr_reference=config.threshold_impostors, progress=meter, backend=backend)
 
-    total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in plans.values())
+    fair_method = fairness_method(data, options, boot_method)
+    apart = fair_method != boot_method and len(config.fmr_targets) > 0  # fairness measures from their own pass
+    fair_plans = [p for p in plans.values() if apart and (p.weighting == "pooled" or bal_method)]
+    total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in [*plans.values(), *fair_plans])
     with Meter(progress, "bootstrap", total, PASS_UNIT) as meter:
         if "pooled" in plans:
             scheme = _scheme(boot_method, options.seed)
@@ -301,6 +319,10 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                 lambda reps: balanced.balanced_counts(data, _scheme(bal_method, options.seed), reps, grid,
                                                       config.threshold_impostors, thresholds, meter),
                 B, plans["balanced"].chunk, _reducer("balanced", config, thresholds, options.det_points))
+        fair = {p.weighting: _fairness_pass(data, config, p, _scheme(fair_method, options.seed), B, grid,
+                                            thresholds, lambda reps, sch: pooled(reps, sch, meter), meter)
+                for p in fair_plans}
+    sections = SECTIONS if not apart else tuple(x for x in SECTIONS if x != "measures")
     v = None
     if boot_method in RECENTRED:
         v = bs.v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
@@ -318,7 +340,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         records += _bootstrap_records("pooled", plug, stats, v, boot_method, config, options, exact, fixed=fixed,
                                       zeros=ZeroBounds(data, options.level, options.alternative),
                                       within=_within(data, boot_method, thresholds, target_t, config.rule),
-                                      student=student)
+                                      student=student, sections=sections)
         bands += det_bands(plug, stats["det"], v, options, boot_method)
     if "balanced" in plans:
         bv = v.balanced if v is not None and bal_method in RECENTRED else None
@@ -331,9 +353,26 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         records += _bootstrap_records("balanced", bplug, bstats, bv, bal_method, config, options, exact, fixed=True,
                                       notes=notes, zeros=ZeroBounds(data, options.level, options.alternative,
                                                                      balanced=True),
-                                      within=_within(data, bal_method, thresholds, bal_t, config.rule, balanced=True))
+                                      within=_within(data, bal_method, thresholds, bal_t, config.rule, balanced=True),
+                                      sections=sections)
         bands += det_bands(bplug, bstats["det"], bv, options, bal_method, "balanced")
+    for w, (fplug, fstats) in fair.items():
+        records += _bootstrap_records(w, fplug, fstats, None, fair_method, config, options, exact, fixed=False,
+                                      sections=("measures",))
     return records, bands
+
+
+def _fairness_pass(data: MatchData, config: AuditConfig, plan: ChunkPlan, scheme: rs.Scheme, n_resamples: int, grid,
+                   thresholds: np.ndarray, pooled: Callable[[np.ndarray, rs.Scheme], Counts], meter: Meter
+                   ) -> tuple[Counts, dict[str, np.ndarray]]:
+    """The replicates of the fairness measures under their own bootstrap (:func:`fairness_method`): each group's
+    FNMR and FMR at the FMR targets only (no curves, no bands), in the weighting's chunks."""
+    if plan.weighting == "pooled":
+        count = lambda reps: pooled(reps, scheme)  # noqa: E731
+    else:
+        count = lambda reps: balanced.balanced_counts(data, scheme, reps, grid, config.threshold_impostors,  # noqa: E731
+                                                      thresholds, meter)
+    return chunks.reduce_in_chunks(count, n_resamples, plan.chunk, _target_reducer(plan.weighting, config))
 
 
 def _several(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, result: AuditResult,
@@ -421,18 +460,28 @@ def _reducer(weighting: str, config: AuditConfig, thresholds, det_points: int
     FNMR/FMR at the FMR targets (pooled: each replicate's exact threshold; balanced: grid edges) ``fn_t``,
     ``fm_t`` (R, T, 1+G); at the fixed ``thresholds`` ``fn_fixed``, ``fm_fixed`` (R, n, 1+G); ``auc``, ``eer``
     (R, 1+G); the DET curve on :func:`det_fmr_grid` ``det`` (R, 1+G, X)."""
+    at_targets = _target_reducer(weighting, config)
+
     def reduce(c: Counts) -> dict[str, np.ndarray]:
-        if weighting == "pooled":
-            fn_t, fm_t = bs.fnmr_at_targets(c), bs.fmr_at_targets(c)
-        else:
-            fn_t, fm_t = bs.targets_on_grid(c, config.fmr_targets)
+        rates = at_targets(c)
         fixed = [bs.rates_at_threshold(c, float(t))[:2] for t in thresholds]
-        shape = (c.replicates.size, 0, fn_t.shape[-1])
+        shape = (c.replicates.size, 0, rates["fn_t"].shape[-1])
         auc, eer = bs.auc_eer(c, c.genuine, c.impostor)
-        return {"fn_t": fn_t, "fm_t": fm_t, "auc": auc, "eer": eer,
+        return {**rates, "auc": auc, "eer": eer,
                 "fn_fixed": np.stack([f[0] for f in fixed], axis=1) if fixed else np.zeros(shape),
                 "fm_fixed": np.stack([f[1] for f in fixed], axis=1) if fixed else np.zeros(shape),
                 "det": bs.det_replicates(c, det_fmr_grid(c, det_points))[0]}
+    return reduce
+
+
+def _target_reducer(weighting: str, config: AuditConfig) -> Callable[[Counts], dict[str, np.ndarray]]:
+    """FNMR and FMR at the FMR targets per replicate and view, ``fn_t``, ``fm_t`` (R, T, 1+G): pooled at each
+    replicate's exact threshold, balanced at grid edges."""
+    def reduce(c: Counts) -> dict[str, np.ndarray]:
+        if weighting == "pooled":
+            return {"fn_t": bs.fnmr_at_targets(c), "fm_t": bs.fmr_at_targets(c)}
+        fn_t, fm_t = bs.targets_on_grid(c, config.fmr_targets)
+        return {"fn_t": fn_t, "fm_t": fm_t}
     return reduce
 
 
@@ -489,19 +538,26 @@ class ExactPoints:
         return self._curves[(weighting, group)]
 
 
+SECTIONS = ("rates", "curves", "measures")
+"""The parts of :func:`_bootstrap_records`: rates at FMR targets and fixed thresholds, curve summaries, fairness
+measures."""
+
+
 def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarray], v, method: str,
                        config: AuditConfig, options: IntervalOptions, exact: ExactPoints, fixed: bool,
                        notes: dict[str, str] | None = None,
                        zeros: ZeroBounds | None = None, within: WithinVariance | None = None,
-                       student: _Studentizer | None = None) -> list[dict[str, Any]]:
+                       student: _Studentizer | None = None, sections: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its plug-in counts and replicate statistics (:func:`_reducer`;
     pooled: exact replicate thresholds at FMR targets; balanced: grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
     the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
     ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval.
     ``within``: the within-identity variances (fixed thresholds, then targets) that correct recentered FNMR
     intervals and the FNMR side of fairness measures for few samples per identity. ``student``: FNMR at the fixed
-    thresholds gets bootstrap-t bounds (identity bootstraps)."""
+    thresholds gets bootstrap-t bounds (identity bootstraps). ``sections``: which of :data:`SECTIONS` (default all;
+    ``stats`` needs ``fn_t``/``fm_t`` for rates and measures, ``auc``/``eer`` for curves)."""
     notes = notes or {}
+    sections = sections or SECTIONS
     names = bs.view_names(counts)
     level, alt, res = options.level, options.alternative, counts.resolution
     base = {"weighting": weighting, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
@@ -538,7 +594,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
     # FNMR and FMR at the FMR targets (each replicate at its own threshold)
     fn_t, fm_t = stats["fn_t"], stats["fm_t"]
     fn_v = bs.fnmr_v_at_targets(counts, v) if v is not None else None
-    for ti, a in enumerate(config.fmr_targets):
+    for ti, a in enumerate(config.fmr_targets if "rates" in sections else ()):
         for j, name in enumerate(names):
             op = exact.op(weighting, "fmr_target", a, name)
             vv = None if fn_v is None else fn_v[ti, j]
@@ -553,7 +609,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
 
     # FMR and FNMR at fixed thresholds
     gt = bs._views_gen(counts.genuine_total[0])
-    for ti, t in enumerate(config.thresholds if fixed else ()):
+    for ti, t in enumerate(config.thresholds if fixed and "rates" in sections else ()):
         fnmr, fmr = stats["fn_fixed"][:, ti], stats["fm_fixed"][:, ti]
         vfn = None if v is None else 1 - bs._div(bs._views_gen(v.threshold_genuine_accepted[ti]), gt)
         for j, name in enumerate(names):
@@ -566,24 +622,25 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
                      studentized=None if student is None else student.fnmr(ti, j)), metric="FNMR", **keys)
 
     # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
-    auc, eer = stats["auc"], stats["eer"]
-    auc_v = eer_v = None
-    if v is not None:
-        auc_v, eer_v = bs.auc_eer(counts, v.genuine[None], counts.impostor[:1])
-    bound = bs.auc_grid_bound(counts)
-    for j, name in enumerate(names):
-        c = exact.curve(weighting, name)
-        for metric, x, xv, est in (("AUC", auc, auc_v, c["auc"]), ("EER", eer, eer_v, c["eer"])):
-            vv = None if xv is None else xv[0, j]
-            r = boot(est, x[1:, j], vv)
-            r.extra["grid_estimate"] = float(x[0, j])
-            if metric == "AUC":
-                r.extra["grid_bound"] = float(bound[j])
-            add(r, metric=metric, kind="curve", target=None, threshold=None, group=name,
-                normalized_uncertainty=nu(est, x[1:, j], vv))
+    if "curves" in sections:
+        auc, eer = stats["auc"], stats["eer"]
+        auc_v = eer_v = None
+        if v is not None:
+            auc_v, eer_v = bs.auc_eer(counts, v.genuine[None], counts.impostor[:1])
+        bound = bs.auc_grid_bound(counts)
+        for j, name in enumerate(names):
+            c = exact.curve(weighting, name)
+            for metric, x, xv, est in (("AUC", auc, auc_v, c["auc"]), ("EER", eer, eer_v, c["eer"])):
+                vv = None if xv is None else xv[0, j]
+                r = boot(est, x[1:, j], vv)
+                r.extra["grid_estimate"] = float(x[0, j])
+                if metric == "AUC":
+                    r.extra["grid_bound"] = float(bound[j])
+                add(r, metric=metric, kind="curve", target=None, threshold=None, group=name,
+                    normalized_uncertainty=nu(est, x[1:, j], vv))
 
     # fairness measures at each FMR target (replicate's own global threshold)
-    if len(names) > 2 and len(config.fmr_targets):
+    if "measures" in sections and len(names) > 2 and len(config.fmr_targets):
         # over the groups the audit's exact measures are taken over (small groups excluded when it asks)
         keep = np.array([name not in exact.excluded for name in names[1:]])
         scope = None

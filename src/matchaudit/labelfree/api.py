@@ -114,7 +114,8 @@ class Estimate:
                 "likelihood": g.likelihood, "counted_on": g.counted_on,
             } for g in self.groups],
             "results": {k: {"note": KIND_NOTE[k], **v} for k, v in self.results.items()},
-            "ppc": {g: {k: v for k, v in c.items() if k in ("ks", "ks_pvalue", "bandwidth")} for g, c in self.ppc.items()},
+            "ppc": {g: {k: v for k, v in c.items() if k in ("ks", "ks_pvalue", "bandwidth", "tail")}
+                    for g, c in self.ppc.items()},
             "limits": self.limits, "warnings": self.warnings,
         })
 
@@ -129,7 +130,8 @@ class Estimate:
             d = g.diagnostics["max"]
             lines.append(f"  {g.name}: {g.scores.size} pairs ({g.n_labelled} labelled), share of matches "
                          f"{pi['median']:.3f} [{pi['lower']:.3f}, {pi['upper']:.3f}], max R-hat {d['rhat']:.3f}, "
-                         f"min ESS {d['ess']:.0f}, PPC KS p {self.ppc[g.name]['ks_pvalue']:.2f}; {_likelihood_text(g)}")
+                         f"min ESS {d['ess']:.0f}, PPC KS p {self.ppc[g.name]['ks_pvalue']:.2f}, tail check p "
+                         f"{self.ppc[g.name]['tail']['pvalue']:.2f}; {_likelihood_text(g)}")
         for kind, res in self.results.items():
             lines.append(f"{kind} ({KIND_NOTE[kind]}):")
             for e in res["fnmr_at_fmr"]:
@@ -406,8 +408,28 @@ def estimate(
                       "(thresholds fall between bins)")
     fit_checks = {f.name: ppc.check(fam, f.scores, {k: v[_thin(total, 200)] for k, v in f.params.items()}, rng, level,
                                     ppc_replicates, cells=c) for f, c in zip(fits, every)}
+    for gi, (f, c) in enumerate(zip(fits, every)):  # own generator: the checks above keep their numbers
+        tail = fit_checks[f.name]["tail"] = ppc.tail_check(fam, c, f.params, targets,
+                                                           np.random.default_rng([seed, gi, 1]), level)
+        if tail["alarm"]:
+            notes.append(_tail_warning(f.name, tail))
+            warnings.warn(notes[-1], stacklevel=2)
+    limits.append("the fit checks (KS, and the tail check near the operating points) compare the distribution of all "
+                  "scores with the model's; two components can split the same distribution differently, which no "
+                  "check without labels can see: label some pairs to test the split (docs/labelfree.md, \"Fit checks\")")
     return Estimate(family, fam.description, rule, level, name, chains, warmup, draws, seed, targets, fits, results,
                     fit_checks, limits, notes)
+
+
+def _tail_warning(name: str, tail: dict) -> str:
+    """The warning of a tail check that fired, naming the bin furthest from the model's count."""
+    b = ppc.worst_bin(tail)
+    where = " and ".join(x for x in (b["from"] and f"above {b['from']} ({b['low']:.4g})",
+                                     b["to"] and f"below {b['to']} ({b['high']:.4g})") if x)
+    return (f"group {name}: the fitted model misses the scores near the operating points (tail check p = "
+            f"{tail['pvalue']:.3f} < {ppc.TAIL_ALARM:g}): {b['observed']:,} scores {where}, the model expects "
+            f"{b['expected']:,.0f} [{b['expected_lower']:,.0f}, {b['expected_upper']:,.0f}]. FNMR at FMR targets are read "
+            "from these tails: try another family, or label some pairs")
 
 
 def _shape_prior_text(shape_prior: str, fam_name: str) -> str:

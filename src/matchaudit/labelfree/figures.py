@@ -51,7 +51,7 @@ def plot_ppc(est, path: Path) -> None:
         ax.fill_between(c["grid"], r["lower"], r["upper"], color="C1", alpha=0.35, lw=0, label="posterior predictive")
         ax.plot(c["grid"], r["median"], color="C1", lw=1)
         ax.plot(c["grid"], c["kde_data"], color="k", lw=1.2, label="data")
-        ax.set_title(f"{g}: KS {c['ks']:.3f}, p {c['ks_pvalue']:.2f}", fontsize=9)
+        ax.set_title(f"{g}: KS {c['ks']:.3f}, p {c['ks_pvalue']:.2f}; tail check p {c['tail']['pvalue']:.2f}", fontsize=9)
         ax.set_xlabel("score")
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"Posterior predictive check ({100 * est.level:g}% band of replicated KDEs)", fontsize=10)

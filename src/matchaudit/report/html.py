@@ -160,8 +160,8 @@ def _scopes(methods: Sequence[str]) -> str:
                  "The group tests (and the identity-level intervals) ask whether the gap would persist with other "
                  "people of each group, which for a group of few identities is much less certain; so two groups' "
                  "<i>these identities</i> intervals can be apart while the test finds the gap indistinguishable from "
-                 "noise. Between groups, read the test, or intervals for a new population "
-                 "(<code>--ci-method double-or-nothing</code>).</p>")
+                 "noise. Between groups, read the test, or intervals for a new population: the fairness measures' "
+                 "default (double-or-nothing), or any interval with <code>--ci-method double-or-nothing</code>.</p>")
     return text
 
 
