@@ -107,3 +107,23 @@ def test_estimate_reports_and_warns_when_the_tail_check_fires():
     d = json.loads(json.dumps(e.to_dict()))
     assert d["ppc"]["0.0"]["tail"]["pvalue"] == tail["pvalue"] and d["ppc"]["0.0"]["tail"]["bins"]
     assert any("no check without labels can see" in x for x in e.limits)
+
+
+def test_labelled_pairs_are_drawn_from_their_own_component():
+    """Labels sampled per class (stratified) leave the unlabelled pool with fewer matches than the population: the
+    fitted pi is the pool's, and the labelled pairs come from their components. Scores made that way (3,800 from the
+    mixture, 100 labelled of each class): with the labelled counts given, the check is calibrated (at most 8 alarms
+    in 60 data sets); read as a mixture of all 4,000 it fires in most (the study's false alarms at pi = 0.05)."""
+    p = _draws(50, 0.05, (0.0, 1.0, 1.0))
+    right, wrong = 0, 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        s = np.r_[_sample(NORMAL, rng, 3800, p), rng.normal(0.0, 1.0, 100), rng.normal(3.2, 1.0, 100)]
+        cells = compress(s, None)
+        right += ppc.tail_check(NORMAL, cells, p, (1e-2,), np.random.default_rng(seed), labelled=(100, 100))["alarm"]
+        wrong += ppc.tail_check(NORMAL, cells, p, (1e-2,), np.random.default_rng(seed))["alarm"]
+    assert right <= 8 and wrong >= 30  # measured: 3 and 57
+    b = ppc.tail_check(NORMAL, compress(s, None), p, (1e-2,), np.random.default_rng(0), labelled=(100, 100))["bins"][-1]
+    mix = lambda x: 0.95 * NORMAL.sf(x, 0.0, 1.0, 1.0, 1.0) + 0.05 * NORMAL.sf(x, 3.2, 1.0, 1.0, 1.0)  # noqa: E731
+    want = 3800 * mix(b["low"]) + 100 * NORMAL.sf(b["low"], 0.0, 1.0, 1.0, 1.0) + 100 * NORMAL.sf(b["low"], 3.2, 1.0, 1.0, 1.0)
+    assert b["expected"] == pytest.approx(want, rel=1e-9)

@@ -48,7 +48,7 @@ from matchaudit.estimators.intervals import (
     ConfidenceInterval,
     IntervalResult,
 )
-from matchaudit.metrics.rates import rocch_eer
+from matchaudit.metrics.rates import rocch_eer_rows
 from matchaudit.model import MatchData
 from matchaudit.model import view_names as model_views
 from matchaudit.scores import self_score
@@ -241,7 +241,7 @@ def _cells_by_view(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -
 
 def auc_eer(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per replicate and view, each (R, 1+G): cell-level AUC (pairs in one cell count 1/2) and the ROCCH-EER
-    of the grid curve (:func:`matchaudit.metrics.rates.rocch_eer` on the (FMR, FNMR) points at every edge
+    of the grid curve (:func:`matchaudit.metrics.rates.rocch_eer_rows` on the (FMR, FNMR) points at every edge
     plus the end points, as the audit's EER). Resolution-limited by the grid: the grid's points are exact
     points of the empirical ROC, so with the plug-in's hull vertices as edges the plug-in EER is exact; the
     AUC is within :func:`auc_grid_bound`."""
@@ -252,11 +252,7 @@ def auc_eer(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple
     ends = np.ones(fmr.shape[:-1] + (1,))
     x = np.concatenate([ends, fmr, 0 * ends], axis=-1)
     y = np.concatenate([0 * ends, fnmr, ends], axis=-1)
-    eer = np.full(fmr.shape[:-1], np.nan)
-    for idx in np.ndindex(*eer.shape):
-        if np.isfinite(x[idx]).all() and np.isfinite(y[idx]).all():
-            eer[idx] = rocch_eer(x[idx], y[idx])
-    return auc, eer
+    return auc, rocch_eer_rows(x, y)
 
 
 def auc_grid_bound(counts: Counts) -> np.ndarray:

@@ -409,8 +409,10 @@ def estimate(
     fit_checks = {f.name: ppc.check(fam, f.scores, {k: v[_thin(total, 200)] for k, v in f.params.items()}, rng, level,
                                     ppc_replicates, cells=c) for f, c in zip(fits, every)}
     for gi, (f, c) in enumerate(zip(fits, every)):  # own generator: the checks above keep their numbers
-        tail = fit_checks[f.name]["tail"] = ppc.tail_check(fam, c, f.params, targets,
-                                                           np.random.default_rng([seed, gi, 1]), level)
+        known = f.labels[~np.isnan(f.labels)]
+        tail = fit_checks[f.name]["tail"] = ppc.tail_check(
+            fam, c, f.params, targets, np.random.default_rng([seed, gi, 1]), level,
+            labelled=(int(np.count_nonzero(known == 0)), int(np.count_nonzero(known == 1))))
         if tail["alarm"]:
             notes.append(_tail_warning(f.name, tail))
             warnings.warn(notes[-1], stacklevel=2)

@@ -128,7 +128,7 @@ def _merge(expected: np.ndarray) -> np.ndarray:
 
 
 def tail_check(fam: TwoPiece, cells: Compressed, p: dict, targets, rng: np.random.Generator,
-               level: float = 0.89) -> dict:
+               level: float = 0.89, labelled: tuple[int, int] = (0, 0)) -> dict:
     """Counts of scores between the fitted thresholds near the operating points against the model's.
 
     Bins: edges at the posterior-median thresholds at FMR 0.5, 0.2, 0.1, ... down to the smallest of
@@ -138,27 +138,33 @@ def tail_check(fam: TwoPiece, cells: Compressed, p: dict, targets, rng: np.rando
     from the draw (multinomial: exactly the distribution of binned mixture samples); ``pvalue`` is the share of
     draws whose replicate is at least as far (small: the model misses the scores there). ``bins``: per bin its
     edges, observed count, and the model's expected count (posterior median and ``[lower, upper]`` band at ``level``).
-    ``cells``: the group's scores (:func:`binned.compress`); counted at the cells' values.
+    ``cells``: the group's scores (:func:`binned.compress`); counted at the cells' values. ``labelled``: how many
+    of them are labelled non-matches and matches: those are drawn from their own component (the unlabelled ones
+    from the mixture), so that labels sampled per class (``stratified``) do not read as a misfit.
     """
     m = np.asarray(p["pi"]).size
     q = {k: np.asarray(v)[np.unique(np.linspace(0, m - 1, min(m, TAIL_DRAWS)).astype(np.int64))] for k, v in p.items()}
     fmr = np.union1d(ladder(min(targets)), np.asarray(targets, dtype=float))[::-1]
     cuts, names = _edges(fam, q, fmr, ladder(1e-3))
-    prob = np.diff(np.concatenate([np.zeros((q["pi"].size, 1)), np.clip(_mixture_cdf(fam, q, cuts), 0.0, 1.0),
-                                   np.ones((q["pi"].size, 1))], axis=1), axis=1).clip(0.0, None)
+    col = {k: v[:, None] for k, v in q.items()}
+    ends = np.ones((q["pi"].size, 1))
+    parts = [np.diff(np.concatenate([0 * ends, np.clip(fam.cdf(cuts[None], *component(col, j)), 0.0, 1.0), ends],
+                                    axis=1), axis=1).clip(0.0, None) for j in (0, 1)]  # per component (R, K)
     n = cells.n
-    starts = _merge(n * np.median(prob, axis=0))
-    prob = np.add.reduceat(prob, starts, axis=1)
+    sizes = (n - sum(labelled), *labelled)  # unlabelled, labelled non-matches, labelled matches
+    mixture = (1.0 - col["pi"]) * parts[0] + col["pi"] * parts[1]
+    starts = _merge(np.median(sizes[0] * mixture + sizes[1] * parts[0] + sizes[2] * parts[1], axis=0))
+    laws = [np.add.reduceat(x, starts, axis=1) for x in (mixture, *parts)]
     lower = [None] + [names[k - 1] for k in starts[1:]]
     upper = [names[k - 1] for k in starts[1:]] + [None]
     edges = np.r_[-np.inf, cuts[starts[1:] - 1], np.inf]
     observed = np.bincount(np.searchsorted(edges[1:-1], cells.values, side="right"), cells.counts,
                            minlength=starts.size)
-    expected = n * prob
+    expected = sum(m * law for m, law in zip(sizes, laws))
     with np.errstate(divide="ignore", invalid="ignore"):
         dist = lambda o: np.nansum(np.where(expected > 0, (o - expected) ** 2 / expected, np.where(o > 0, np.inf, 0.0)),  # noqa: E731
                                    axis=-1)
-        rep = np.stack([rng.multinomial(n, row / row.sum()) for row in prob])
+        rep = sum(np.stack([rng.multinomial(m, row / row.sum()) for row in law]) for m, law in zip(sizes, laws) if m)
         pvalue = float(np.mean(dist(rep) >= dist(observed[None, :])))
     b = band(expected, level)
     bins = [{"from": lo, "to": hi, "low": float(edges[k]), "high": float(edges[k + 1]), "observed": int(observed[k]),

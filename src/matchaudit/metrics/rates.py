@@ -267,17 +267,76 @@ def roc_hull(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
 
 def rocch_eer(fmr: np.ndarray, fnmr: np.ndarray) -> float:
     """ROCCH-EER of ROC points (any order; include the end points (1, 0) and (0, 1)): where the lower convex
-    hull of the points crosses FMR = FNMR. Shared by :meth:`Rates.eer` and the bootstrap replicates."""
-    hull = roc_hull(fmr, fnmr)
-    hx, hy = fmr[hull], fnmr[hull]
-    d = hy - hx  # decreasing along the hull (x ascending)
-    k = int(np.flatnonzero(d <= 0)[0])
-    if d[k] == 0 or k == 0:
-        return float(hx[k])
-    # crossing between k-1 and k: y = x on the segment
-    x0, y0, x1, y1 = hx[k - 1], hy[k - 1], hx[k], hy[k]
-    lam = (y0 - x0) / ((y0 - x0) - (y1 - x1))
-    return float(x0 + lam * (x1 - x0))
+    hull of the points crosses FMR = FNMR. Shared by :meth:`Rates.eer` and the bootstrap replicates
+    (:func:`rocch_eer_rows`)."""
+    fmr, fnmr = np.asarray(fmr, float), np.asarray(fnmr, float)
+    order = np.lexsort((fnmr, fmr))
+    return float(_hull_crossing(fmr[order], fnmr[order]))
+
+
+def rocch_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
+    """:func:`rocch_eer` of every row of ``fmr``, ``fnmr`` (..., P) (NaN where a row has a non-finite point), in
+    one compiled pass: a row of a curve (FMR non-increasing, FNMR non-decreasing along it) is put in the hull's
+    order in linear time, any other row is sorted as :func:`rocch_eer` sorts."""
+    x = np.ascontiguousarray(fmr, dtype=float)
+    y = np.ascontiguousarray(fnmr, dtype=float)
+    shape = x.shape[:-1]
+    flat_x, flat_y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
+    return _eer_rows(flat_x, flat_y).reshape(shape)
+
+
+@nb.njit(cache=True)
+def _hull_order(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The order of ``np.lexsort((y, x))`` (x ascending, ties by y ascending): linear for a curve's row (x
+    non-increasing, y non-decreasing: runs of equal x taken from the end, each run forward), else sorted."""
+    n = x.size
+    curve = True
+    for i in range(1, n):
+        if x[i] > x[i - 1] or y[i] < y[i - 1]:
+            curve = False
+            break
+    if not curve:
+        first = np.argsort(y, kind="mergesort")
+        return first[np.argsort(x[first], kind="mergesort")]
+    order = np.empty(n, np.int64)
+    k = 0
+    end = n
+    while end > 0:
+        start = end - 1
+        while start > 0 and x[start - 1] == x[end - 1]:
+            start -= 1
+        for i in range(start, end):
+            order[k] = i
+            k += 1
+        end = start
+    return order
+
+
+@nb.njit(cache=True)
+def _hull_crossing(x: np.ndarray, y: np.ndarray) -> float:
+    """Where the lower convex hull of points sorted by (x, y) crosses x = y."""
+    hull = _lower_hull(x, y)
+    k = 0
+    while k < hull.size - 1 and y[hull[k]] - x[hull[k]] > 0:  # y - x decreases along the hull to (1, 0)
+        k += 1
+    b = hull[k]
+    if y[b] == x[b] or k == 0:
+        return x[b]
+    a = hull[k - 1]
+    lam = (y[a] - x[a]) / ((y[a] - x[a]) - (y[b] - x[b]))
+    return x[a] + lam * (x[b] - x[a])
+
+
+@nb.njit(cache=True)
+def _eer_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    out = np.empty(x.shape[0])
+    for r in range(x.shape[0]):
+        if not (np.isfinite(x[r]).all() and np.isfinite(y[r]).all()):
+            out[r] = np.nan
+            continue
+        order = _hull_order(x[r], y[r])
+        out[r] = _hull_crossing(x[r][order], y[r][order])
+    return out
 
 
 @nb.njit(cache=True)
