@@ -168,7 +168,9 @@ def test_audit_writes_intervals_and_bands(tmp_path):
     fixed = iv[iv["kind"] == "threshold"]
     assert set(fixed[fixed["weighting"] == "pooled"]["method"]) == {"wilson"}
     assert set(fixed[fixed["weighting"] == "balanced"]["method"]) == {"recentered"}  # closed forms are pooled only
-    assert set(iv[iv["kind"] == "fmr_target"]["method"]) == {"recentered"}
+    measures = iv["metric"].str.contains(":")  # fairness measures: identities redrawn, as the group tests
+    assert set(iv[(iv["kind"] == "fmr_target") & ~measures]["method"]) == {"recentered"}
+    assert set(iv[measures]["method"]) == {"double-or-nothing"}
     assert (iv["n_resamples"].dropna() == 50).all() and (iv["seed"].dropna() == 7).all()
     ok = iv["estimate"].notna() & iv["low"].notna()
     assert (iv.loc[ok, "low"] <= iv.loc[ok, "estimate"] + 1e-9).all()
