@@ -304,24 +304,30 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
 
     fair_method = fairness_method(data, options, boot_method)
     apart = fair_method != boot_method and len(config.fmr_targets) > 0  # fairness measures from their own pass
-    fair_plans = [p for p in plans.values() if apart and (p.weighting == "pooled" or bal_method)]
+    fair_plans = list(plans.values()) if apart else []
     total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in [*plans.values(), *fair_plans])
     with Meter(progress, "bootstrap", total, PASS_UNIT) as meter:
+        def counter(weighting: str, method: str) -> Callable[[np.ndarray], Counts]:
+            """The engine counts of replicates under ``method``'s scheme for one weighting."""
+            scheme = _scheme(method, options.seed)
+            if weighting == "pooled":
+                return lambda reps: pooled(reps, scheme, meter)
+            return lambda reps: balanced.balanced_counts(data, scheme, reps, grid, config.threshold_impostors,
+                                                         thresholds, meter)
+
         if "pooled" in plans:
-            scheme = _scheme(boot_method, options.seed)
             plug, stats = chunks.reduce_in_chunks(
-                lambda reps: pooled(reps, scheme, meter), B, plans["pooled"].chunk,
+                counter("pooled", boot_method), B, plans["pooled"].chunk,
                 _reducer("pooled", config, thresholds if fixed else (), options.det_points))
         else:  # the plug-in behind the V-statistic
             plug = pooled(np.zeros(0, np.int64), None)
         if "balanced" in plans:
             bplug, bstats = chunks.reduce_in_chunks(
-                lambda reps: balanced.balanced_counts(data, _scheme(bal_method, options.seed), reps, grid,
-                                                      config.threshold_impostors, thresholds, meter),
-                B, plans["balanced"].chunk, _reducer("balanced", config, thresholds, options.det_points))
-        fair = {p.weighting: _fairness_pass(data, config, p, _scheme(fair_method, options.seed), B, grid,
-                                            thresholds, lambda reps, sch: pooled(reps, sch, meter), meter)
-                for p in fair_plans}
+                counter("balanced", bal_method), B, plans["balanced"].chunk,
+                _reducer("balanced", config, thresholds, options.det_points))
+        # the fairness measures' own bootstrap: the rates at the FMR targets only (no curves, no bands)
+        fair = {p.weighting: chunks.reduce_in_chunks(counter(p.weighting, fair_method), B, p.chunk,
+                                                     _target_reducer(p.weighting, config)) for p in fair_plans}
     sections = SECTIONS if not apart else tuple(x for x in SECTIONS if x != "measures")
     v = None
     if boot_method in RECENTRED:
@@ -360,19 +366,6 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         records += _bootstrap_records(w, fplug, fstats, None, fair_method, config, options, exact, fixed=False,
                                       sections=("measures",))
     return records, bands
-
-
-def _fairness_pass(data: MatchData, config: AuditConfig, plan: ChunkPlan, scheme: rs.Scheme, n_resamples: int, grid,
-                   thresholds: np.ndarray, pooled: Callable[[np.ndarray, rs.Scheme], Counts], meter: Meter
-                   ) -> tuple[Counts, dict[str, np.ndarray]]:
-    """The replicates of the fairness measures under their own bootstrap (:func:`fairness_method`): each group's
-    FNMR and FMR at the FMR targets only (no curves, no bands), in the weighting's chunks."""
-    if plan.weighting == "pooled":
-        count = lambda reps: pooled(reps, scheme)  # noqa: E731
-    else:
-        count = lambda reps: balanced.balanced_counts(data, scheme, reps, grid, config.threshold_impostors,  # noqa: E731
-                                                      thresholds, meter)
-    return chunks.reduce_in_chunks(count, n_resamples, plan.chunk, _target_reducer(plan.weighting, config))
 
 
 def _several(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, result: AuditResult,
@@ -547,17 +540,17 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
                        config: AuditConfig, options: IntervalOptions, exact: ExactPoints, fixed: bool,
                        notes: dict[str, str] | None = None,
                        zeros: ZeroBounds | None = None, within: WithinVariance | None = None,
-                       student: _Studentizer | None = None, sections: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+                       student: _Studentizer | None = None, sections: tuple[str, ...] = SECTIONS
+                       ) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its plug-in counts and replicate statistics (:func:`_reducer`;
     pooled: exact replicate thresholds at FMR targets; balanced: grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
     the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
     ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval.
     ``within``: the within-identity variances (fixed thresholds, then targets) that correct recentered FNMR
     intervals and the FNMR side of fairness measures for few samples per identity. ``student``: FNMR at the fixed
-    thresholds gets bootstrap-t bounds (identity bootstraps). ``sections``: which of :data:`SECTIONS` (default all;
-    ``stats`` needs ``fn_t``/``fm_t`` for rates and measures, ``auc``/``eer`` for curves)."""
+    thresholds gets bootstrap-t bounds (identity bootstraps). ``sections``: which of :data:`SECTIONS` (``stats``
+    needs ``fn_t``/``fm_t`` for rates and measures, ``auc``/``eer`` for curves)."""
     notes = notes or {}
-    sections = sections or SECTIONS
     names = bs.view_names(counts)
     level, alt, res = options.level, options.alternative, counts.resolution
     base = {"weighting": weighting, "rule": config.rule, "threshold_impostors": config.threshold_impostors,

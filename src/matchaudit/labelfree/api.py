@@ -406,12 +406,13 @@ def estimate(
     if coarse:
         limits.append(f"finite-sample rates are counted on up to {COUNT_BINS} bins of the scores for {', '.join(coarse)} "
                       "(thresholds fall between bins)")
-    fit_checks = {f.name: ppc.check(fam, f.scores, {k: v[_thin(total, 200)] for k, v in f.params.items()}, rng, level,
-                                    ppc_replicates, cells=c) for f, c in zip(fits, every)}
-    for gi, (f, c) in enumerate(zip(fits, every)):  # own generator: the checks above keep their numbers
+    thinned = [{k: v[_thin(total, 200)] for k, v in f.params.items()} for f in fits]  # the draws both checks use
+    fit_checks = {f.name: ppc.check(fam, f.scores, p, rng, level, ppc_replicates, cells=c)
+                  for f, p, c in zip(fits, thinned, every)}
+    for gi, (f, p, c) in enumerate(zip(fits, thinned, every)):  # own generator: the checks above keep their numbers
         known = f.labels[~np.isnan(f.labels)]
         tail = fit_checks[f.name]["tail"] = ppc.tail_check(
-            fam, c, f.params, targets, np.random.default_rng([seed, gi, 1]), level,
+            fam, c, p, targets, np.random.default_rng([seed, gi, 1]), level,
             labelled=(int(np.count_nonzero(known == 0)), int(np.count_nonzero(known == 1))))
         if tail["alarm"]:
             notes.append(_tail_warning(f.name, tail))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from matchaudit.labelfree.binned import COUNT_BINS, Compressed, compress
-from matchaudit.labelfree.curves import band
+from matchaudit.labelfree.curves import band, population_at_fmr
 from matchaudit.labelfree.starting_values import kde_grid
 from matchaudit.labelfree.model import component
 from matchaudit.labelfree.twopiece import TwoPiece
@@ -34,13 +34,23 @@ _CHUNK = 2_000_000  # draws x points of one CDF evaluation
 RAW_REPLICATES = 100_000  # up to this many scores per group, replicates are simulated pair by pair
 TAIL_ALARM = 0.05  # a tail check below this posterior predictive p-value warns
 MIN_EXPECTED = 5.0  # tail bins are merged until the model expects at least this many scores in each
-TAIL_DRAWS = 200  # posterior draws the tail check compares with
+
+
+def _component_cdfs(fam: TwoPiece, p: dict, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Non-match and match CDFs at ``x`` for every draw in ``p``: each (draws, points)."""
+    col = {k: np.asarray(v)[:, None] for k, v in p.items()}
+    return fam.cdf(x[None], *component(col, 0)), fam.cdf(x[None], *component(col, 1))
+
+
+def _mix(pi, non_match: np.ndarray, match: np.ndarray) -> np.ndarray:
+    """The mixture of per-component arrays (draws, points), each draw with its share of matches ``pi``."""
+    pi = np.asarray(pi)[:, None]
+    return (1.0 - pi) * non_match + pi * match
 
 
 def _mixture_cdf(fam: TwoPiece, p: dict, x: np.ndarray) -> np.ndarray:
     """Mixture CDF at ``x`` for every draw in ``p``: (draws, points)."""
-    col = {k: np.asarray(v)[:, None] for k, v in p.items()}
-    return (1.0 - col["pi"]) * fam.cdf(x[None], *component(col, 0)) + col["pi"] * fam.cdf(x[None], *component(col, 1))
+    return _mix(p["pi"], *_component_cdfs(fam, p, x))
 
 
 def _predictive_cdf(fam: TwoPiece, p: dict, x: np.ndarray) -> np.ndarray:
@@ -101,11 +111,10 @@ def ladder(smallest: float) -> np.ndarray:
 
 def _edges(fam: TwoPiece, q: dict, fmr: np.ndarray, fnmr: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Bin edges near the operating points: the posterior-median thresholds at the FMR rates ``fmr`` (non-match
-    upper tail) and at the FNMR rates ``fnmr`` (match lower tail), ascending, with their names."""
-    c0 = tuple(np.asarray(v)[:, None] for v in component(q, 0))
-    c1 = tuple(np.asarray(v)[:, None] for v in component(q, 1))
-    t0 = np.median(fam.isf(fmr[None, :], *c0), axis=0)
-    t1 = np.median(fam.ppf(fnmr[None, :], *c1), axis=0)
+    upper tail, :func:`curves.population_at_fmr`) and at the FNMR rates ``fnmr`` (match lower tail), ascending,
+    with their names."""
+    t0 = np.median(population_at_fmr(fam, component(q, 0), component(q, 1), fmr)[0], axis=0)
+    t1 = np.median(fam.ppf(fnmr[None, :], *(np.asarray(v)[:, None] for v in component(q, 1))), axis=0)
     cuts = np.r_[t0, t1]
     names = [f"the threshold at FMR {a:g}" for a in fmr] + [f"the match {b:g} quantile" for b in fnmr]
     order = np.argsort(cuts, kind="stable")
@@ -133,7 +142,7 @@ def tail_check(fam: TwoPiece, cells: Compressed, p: dict, targets, rng: np.rando
 
     Bins: edges at the posterior-median thresholds at FMR 0.5, 0.2, 0.1, ... down to the smallest of
     ``targets`` (and the targets themselves) and at the match component's 0.5, 0.2, ..., 0.001 quantiles, merged
-    until each expects ``MIN_EXPECTED`` scores. For each of ``TAIL_DRAWS`` posterior draws the chi-square
+    until each expects ``MIN_EXPECTED`` scores. For each posterior draw in ``p`` (thinned by the caller) the chi-square
     distance of the observed counts from the draw's expected counts is compared with that of counts replicated
     from the draw (multinomial: exactly the distribution of binned mixture samples); ``pvalue`` is the share of
     draws whose replicate is at least as far (small: the model misses the scores there). ``bins``: per bin its
@@ -142,17 +151,15 @@ def tail_check(fam: TwoPiece, cells: Compressed, p: dict, targets, rng: np.rando
     of them are labelled non-matches and matches: those are drawn from their own component (the unlabelled ones
     from the mixture), so that labels sampled per class (``stratified``) do not read as a misfit.
     """
-    m = np.asarray(p["pi"]).size
-    q = {k: np.asarray(v)[np.unique(np.linspace(0, m - 1, min(m, TAIL_DRAWS)).astype(np.int64))] for k, v in p.items()}
+    q = {k: np.asarray(v) for k, v in p.items()}
     fmr = np.union1d(ladder(min(targets)), np.asarray(targets, dtype=float))[::-1]
     cuts, names = _edges(fam, q, fmr, ladder(1e-3))
-    col = {k: v[:, None] for k, v in q.items()}
     ends = np.ones((q["pi"].size, 1))
-    parts = [np.diff(np.concatenate([0 * ends, np.clip(fam.cdf(cuts[None], *component(col, j)), 0.0, 1.0), ends],
-                                    axis=1), axis=1).clip(0.0, None) for j in (0, 1)]  # per component (R, K)
+    parts = [np.diff(np.concatenate([0 * ends, np.clip(cdf, 0.0, 1.0), ends], axis=1), axis=1).clip(0.0, None)
+             for cdf in _component_cdfs(fam, q, cuts)]  # per component (R, K)
     n = cells.n
     sizes = (n - sum(labelled), *labelled)  # unlabelled, labelled non-matches, labelled matches
-    mixture = (1.0 - col["pi"]) * parts[0] + col["pi"] * parts[1]
+    mixture = _mix(q["pi"], *parts)
     starts = _merge(np.median(sizes[0] * mixture + sizes[1] * parts[0] + sizes[2] * parts[1], axis=0))
     laws = [np.add.reduceat(x, starts, axis=1) for x in (mixture, *parts)]
     lower = [None] + [names[k - 1] for k in starts[1:]]
