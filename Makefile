@@ -27,10 +27,10 @@ $(STAMP): $(CORE)
 demo: $(CORE)
 	$(BIN)/matchaudit demo --out matchaudit-demo
 
-# the suite in parallel worker processes (pytest-xdist; one per core, at most 4; the tests that read the shared demo
-# run on one worker, so it is made once): 6.3 min instead of 10.7 on 2 cores
+# the suite in parallel worker processes (pytest-xdist; one per core, at most 4; the workers share one demo run:
+# tests/conftest.py)
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup
+	$(BIN)/python -m pytest -n auto --maxprocesses 4
 
 clean:
 	rm -rf $(VENV) matchaudit-demo

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+
 import pytest
 
 
@@ -25,13 +28,20 @@ def meter_log(monkeypatch) -> list[tuple]:
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
-    """One `matchaudit demo` run for the whole session (the CLI and report tests read it; none may change what it
-    wrote except by adding report.html)."""
+    """One `matchaudit demo` run for the whole session, shared by the parallel workers (the CLI and report tests
+    read it; none may change what it wrote except by adding report.html). Under pytest-xdist every worker's temp
+    folder sits in the session's folder: the first worker to take the lock there makes the run, the others wait
+    and read it (xdist's own grouping, --dist loadgroup, does not group under pytest 9)."""
     from typer.testing import CliRunner
 
     from matchaudit.cli import app
 
-    out = tmp_path_factory.mktemp("demo")
-    res = CliRunner().invoke(app, ["demo", "--out", str(out), "--quiet"])
-    assert res.exit_code == 0, res.output
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = shared / "demo-run"
+    with open(shared / "demo-run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "results.json").is_file():
+            res = CliRunner().invoke(app, ["demo", "--out", str(out), "--quiet"])
+            assert res.exit_code == 0, res.output
     return out

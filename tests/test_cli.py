@@ -13,9 +13,6 @@ from typer.testing import CliRunner
 from matchaudit.cli import app
 from matchaudit.report.results import schema
 
-# one worker runs every test that reads the session's demo run, so it is made once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("demo")
-
 runner = CliRunner()
 
 

@@ -117,7 +117,7 @@ def test_the_accept_rule_and_the_identity_counts_level_agree(rule):
 
 
 def test_lowest_passing_equals_the_count_of_failing_candidates():
-    """The binary search over non-increasing rows gives the count of candidates that fail (the definition for
+    """The search over non-increasing rows (read backwards, sorted) gives the count of candidates that fail (the definition for
     a non-increasing row), with ties, undefined (NaN) rows, a NaN inside a row, rows that are not monotone, a
     NaN target and scalar targets."""
     g = np.random.default_rng(0)

@@ -4,6 +4,7 @@ identity-balanced rates (sums of 1/m_kl in a different order)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -82,9 +83,11 @@ class Reference:
             units.setdefault(u, []).append(pred(s))
         return sum(sum(v) / len(v) for v in units.values()) / len(units)
 
+    @functools.cache  # noqa: B019 (the test's references live as long as the test)
     def fnmr(self, t, rule):
         return self._mean(self.gen, lambda s: not self._acc(s, t, rule))
 
+    @functools.cache  # noqa: B019 (every threshold scan and the curve points read the same rates)
     def fmr(self, t, rule):
         return self._mean(self.imp, lambda s: self._acc(s, t, rule))
 
@@ -112,13 +115,14 @@ class Reference:
 
     def eer(self):
         """ROCCH-EER = max over priors p of the minimum Bayes error (an independent characterisation)."""
-        pts = np.array(self._points())
+        pts = np.unique(np.array(self._points()), axis=0)  # repeated points are the same line
         fm, fn = pts[:, 0], pts[:, 1]
         slope = fn - fm  # Bayes error of point i at prior p: fm_i + p * slope_i; the max of the min is at a kink
         with np.errstate(divide="ignore", invalid="ignore"):
             kinks = (fm[None, :] - fm[:, None]) / (slope[:, None] - slope[None, :])
-        ps = np.concatenate([[0.0, 1.0], kinks[np.isfinite(kinks) & (kinks >= 0) & (kinks <= 1)]])
-        return float(np.max(np.min(fm[None, :] + ps[:, None] * slope[None, :], axis=1)))
+        ps = np.unique(np.concatenate([[0.0, 1.0], kinks[np.isfinite(kinks) & (kinks >= 0) & (kinks <= 1)]]))
+        return float(max(np.min(fm[None, :] + chunk[:, None] * slope[None, :], axis=1).max()
+                         for chunk in np.array_split(ps, max(1, ps.size // 2048))))
 
     def min_dcf(self, p, cm=1.0, cf=1.0):
         return min(cm * p * fn + cf * (1 - p) * fm for fm, fn in self._points()) / min(cm * p, cf * (1 - p))

@@ -11,9 +11,6 @@ from typer.testing import CliRunner
 
 from matchaudit.cli import app
 
-# one worker runs every test that reads the session's demo run, so it is made once (make test: --dist loadgroup)
-pytestmark = pytest.mark.xdist_group("demo")
-
 runner = CliRunner()
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -50,17 +50,14 @@ def lowest_passing(fmr: ArrayLike, alpha: ArrayLike) -> np.ndarray:
     c = f.shape[-1]
     rows, targets = f.reshape(-1, c), a.reshape(-1)
     out = np.empty((rows.shape[0], targets.size), np.int64)
-    # A non-increasing row passes from one position on: a binary search finds it (log2 C steps instead of C
-    # comparisons per row and target). Other rows (NaN anywhere, or not monotone) count the failing candidates.
+    # A non-increasing row passes from one position on: read backwards it is sorted, and the candidates that pass
+    # (value <= alpha, as fmr_passes) are those before searchsorted's right insertion point (log2 C steps per row
+    # and target). Other rows (NaN anywhere, or not monotone) count the failing candidates.
     monotone = (np.diff(rows, axis=-1) <= 0).all(axis=-1)  # False where a NaN is next to anything
     m, other = np.flatnonzero(monotone), np.flatnonzero(~monotone)
-    lo = np.zeros((m.size, targets.size), np.int64)
-    hi = np.full_like(lo, c)
-    while (active := lo < hi).any():
-        mid = (lo + hi) // 2
-        ok = fmr_passes(np.take_along_axis(rows[m], np.minimum(mid, c - 1), axis=-1), targets)
-        hi, lo = np.where(active & ok, mid, hi), np.where(active & ~ok, mid + 1, lo)
-    out[m] = lo
+    never = np.isnan(targets)  # searchsorted places NaN last; nothing passes a NaN target
+    for r in m:
+        out[r] = np.where(never, c, c - np.searchsorted(rows[r, ::-1], targets, side="right"))
     out[other] = np.count_nonzero(~fmr_passes(rows[other][:, None, :], targets[:, None]), axis=-1)
     return out.reshape(f.shape[:-1] + a.shape)
 

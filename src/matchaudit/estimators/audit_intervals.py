@@ -456,24 +456,26 @@ def _reducer(weighting: str, config: AuditConfig, thresholds, det_points: int
     at_targets = _target_reducer(weighting, config)
 
     def reduce(c: Counts) -> dict[str, np.ndarray]:
-        rates = at_targets(c)
+        curves = bs.grid_curves(c)  # once per chunk: the targets (balanced), AUC/EER and DET curves read it
+        rates = at_targets(c, curves)
         fixed = [bs.rates_at_threshold(c, float(t))[:2] for t in thresholds]
         shape = (c.replicates.size, 0, rates["fn_t"].shape[-1])
-        auc, eer = bs.auc_eer(c, c.genuine, c.impostor)
+        auc, eer = bs.auc_eer(curves)
         return {**rates, "auc": auc, "eer": eer,
                 "fn_fixed": np.stack([f[0] for f in fixed], axis=1) if fixed else np.zeros(shape),
                 "fm_fixed": np.stack([f[1] for f in fixed], axis=1) if fixed else np.zeros(shape),
-                "det": bs.det_replicates(c, det_fmr_grid(c, det_points))[0]}
+                "det": bs.det_replicates(c, det_fmr_grid(c, det_points), curves=curves)[0]}
     return reduce
 
 
-def _target_reducer(weighting: str, config: AuditConfig) -> Callable[[Counts], dict[str, np.ndarray]]:
+def _target_reducer(weighting: str, config: AuditConfig
+                    ) -> Callable[[Counts, bs.GridCurves | None], dict[str, np.ndarray]]:
     """FNMR and FMR at the FMR targets per replicate and view, ``fn_t``, ``fm_t`` (R, T, 1+G): pooled at each
-    replicate's exact threshold, balanced at grid edges."""
-    def reduce(c: Counts) -> dict[str, np.ndarray]:
+    replicate's exact threshold, balanced at grid edges (from the counts' grid curves, when already computed)."""
+    def reduce(c: Counts, curves: bs.GridCurves | None = None) -> dict[str, np.ndarray]:
         if weighting == "pooled":
             return {"fn_t": bs.fnmr_at_targets(c), "fm_t": bs.fmr_at_targets(c)}
-        fn_t, fm_t = bs.targets_on_grid(c, config.fmr_targets)
+        fn_t, fm_t = bs.targets_on_grid(c, config.fmr_targets, curves)
         return {"fn_t": fn_t, "fm_t": fm_t}
     return reduce
 
@@ -619,8 +621,8 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
         auc, eer = stats["auc"], stats["eer"]
         auc_v = eer_v = None
         if v is not None:
-            auc_v, eer_v = bs.auc_eer(counts, v.genuine[None], counts.impostor[:1])
-        bound = bs.auc_grid_bound(counts)
+            auc_v, eer_v = bs.auc_eer(bs.grid_curves(counts, v.genuine[None], counts.impostor[:1]))
+        bound = bs.auc_grid_bound(bs.grid_curves(counts, counts.genuine[:1], counts.impostor[:1]))
         for j, name in enumerate(names):
             c = exact.curve(weighting, name)
             for metric, x, xv, est in (("AUC", auc, auc_v, c["auc"]), ("EER", eer, eer_v, c["eer"])):

@@ -43,6 +43,7 @@ from matchaudit.engine import Counts, run
 from matchaudit.engine.grid import Grid
 from matchaudit.errors import InputError
 from matchaudit.estimators.balanced import MAX_CLASSES, relabel, size_classes
+from matchaudit.estimators.grid_curves import fill as fill_curves
 from matchaudit.estimators.within_variance import correction
 from matchaudit.estimators.intervals import (
     ConfidenceInterval,
@@ -188,13 +189,36 @@ def fnmr_v_at_targets(counts: Counts, v: VStatistic) -> np.ndarray:
     return 1 - _div(_views_gen(v.target_genuine_accepted), _views_gen(counts.genuine_total[0])[None, :])
 
 
-def _curves(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """FMR and FNMR at every edge per view, each (R, 1+G, C), from histograms (R, G, C+1), (R, n_cat, C+1)."""
-    def tail(x):
-        return np.cumsum(x[..., ::-1], axis=-1)[..., ::-1][..., 1:]
-    g = np.moveaxis(_views_gen(np.moveaxis(gen_hist.astype(float), 1, -1)), -1, 1)
-    i = np.moveaxis(_views_imp(np.moveaxis(imp_hist.astype(float), 1, -1), counts), -1, 1)
-    return _div(tail(i), i.sum(axis=-1)[..., None]), 1 - _div(tail(g), g.sum(axis=-1)[..., None])
+@dataclass(frozen=True)
+class GridCurves:
+    """Every replicate's grid curve per view (all, then the groups against their same-group impostors): ``x``,
+    ``y`` (R, 1+G, C+2) the (FMR, FNMR) points at every edge between the end points (1, 0) and (0, 1); ``auc``
+    (R, 1+G) the cell-level AUC (pairs in one cell count 1/2); ``ties`` (R, 1+G) the share of (genuine, impostor)
+    pairs sharing a cell. NaN where a replicate drew no comparisons of a class."""
+
+    x: np.ndarray
+    y: np.ndarray
+    auc: np.ndarray
+    ties: np.ndarray
+
+    @property
+    def fmr(self) -> np.ndarray:
+        """FMR at every edge (R, 1+G, C)."""
+        return self.x[..., 1:-1]
+
+    @property
+    def fnmr(self) -> np.ndarray:
+        """FNMR at every edge (R, 1+G, C)."""
+        return self.y[..., 1:-1]
+
+
+def grid_curves(counts: Counts, gen_hist: np.ndarray | None = None, imp_hist: np.ndarray | None = None
+                ) -> GridCurves:
+    """:class:`GridCurves` of histograms ``gen_hist`` (R, G, C+1) and ``imp_hist`` (R, n_cat, C+1), by default
+    the counts' own, in one compiled pass (:mod:`.grid_curves`)."""
+    gen = counts.genuine if gen_hist is None else gen_hist
+    imp = counts.impostor if imp_hist is None else imp_hist
+    return GridCurves(*fill_curves(gen, imp, counts.threshold_categories))
 
 
 def fnmr_at_fmr_grid(fmr: np.ndarray, fnmr: np.ndarray, grid_fmr: np.ndarray) -> np.ndarray:
@@ -209,57 +233,49 @@ def fnmr_at_fmr_grid(fmr: np.ndarray, fnmr: np.ndarray, grid_fmr: np.ndarray) ->
     return np.where(undefined[..., None], np.nan, out)
 
 
-def det_replicates(counts: Counts, grid_fmr: np.ndarray, v: VStatistic | None = None):
+def det_replicates(counts: Counts, grid_fmr: np.ndarray, v: VStatistic | None = None,
+                   curves: GridCurves | None = None):
     """DET curves as FNMR at ``grid_fmr``: replicates (R, 1+G, X) and, with ``v``, the V-version (1+G, X)
-    at the plug-in's thresholds (per view: each group against its same-group impostors)."""
-    fmr, fnmr = _curves(counts, counts.genuine, counts.impostor)
-    reps = fnmr_at_fmr_grid(fmr, fnmr, grid_fmr)
+    at the plug-in's thresholds (per view: each group against its same-group impostors). ``curves``: the
+    counts' :func:`grid_curves` when already computed."""
+    curves = grid_curves(counts) if curves is None else curves
+    reps = fnmr_at_fmr_grid(curves.fmr, curves.fnmr, grid_fmr)
     if v is None:
         return reps, None
-    _, fnmr_v = _curves(counts, v.genuine[None], counts.impostor[:1])
-    return reps, fnmr_at_fmr_grid(fmr[0], fnmr_v[0], grid_fmr)
+    fnmr_v = grid_curves(counts, v.genuine[None], counts.impostor[:1]).fnmr
+    return reps, fnmr_at_fmr_grid(curves.fmr[0], fnmr_v[0], grid_fmr)
 
 
-def targets_on_grid(counts: Counts, targets) -> tuple[np.ndarray, np.ndarray]:
+def targets_on_grid(counts: Counts, targets, curves: GridCurves | None = None) -> tuple[np.ndarray, np.ndarray]:
     """FNMR and FMR of every view, each (R, T, 1+G), at each replicate's lowest grid edge whose threshold FMR
     (view 0: the reference impostors) is at most each target; beyond the last edge (+inf) FNMR is 1 and FMR 0.
-    For counts without exact target thresholds (identity-balanced): resolution is the grid's."""
-    fmr, fnmr = _curves(counts, counts.genuine, counts.impostor)
+    For counts without exact target thresholds (identity-balanced): resolution is the grid's. ``curves``: the
+    counts' :func:`grid_curves` when already computed."""
+    curves = grid_curves(counts) if curves is None else curves
+    fmr, fnmr = curves.fmr, curves.fnmr
     t = np.asarray(targets, float)
     e = lowest_passing(fmr[:, :1], t)  # (R, 1, T)
     e = np.broadcast_to(e, fmr.shape[:2] + (t.size,))
-    pad_fn = np.concatenate([fnmr, fnmr[..., -1:] * 0 + 1], axis=-1)  # NaN (no comparisons) stays NaN
-    pad_fm = np.concatenate([fmr, fmr[..., -1:] * 0], axis=-1)
-    return (np.swapaxes(np.take_along_axis(pad_fn, e, -1), 1, 2), np.swapaxes(np.take_along_axis(pad_fm, e, -1), 1, 2))
+    inside, at = e < fmr.shape[-1], np.minimum(e, fmr.shape[-1] - 1)
+    # beyond the last edge: FNMR 1 and FMR 0, NaN (no comparisons) staying NaN
+    fn = np.where(inside, np.take_along_axis(fnmr, at, -1), fnmr[..., -1:] * 0 + 1)
+    fm = np.where(inside, np.take_along_axis(fmr, at, -1), fmr[..., -1:] * 0)
+    return np.swapaxes(fn, 1, 2), np.swapaxes(fm, 1, 2)
 
 
-def _cells_by_view(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    g = np.moveaxis(_views_gen(np.moveaxis(gen_hist.astype(float), 1, -1)), -1, 1)
-    i = np.moveaxis(_views_imp(np.moveaxis(imp_hist.astype(float), 1, -1), counts), -1, 1)
-    return g, i
+def auc_eer(curves: GridCurves) -> tuple[np.ndarray, np.ndarray]:
+    """Per replicate and view, each (R, 1+G): cell-level AUC and the ROCCH-EER of the grid curve
+    (:func:`matchaudit.metrics.rates.rocch_eer_rows` on its points with the end points, as the audit's EER).
+    Resolution-limited by the grid: the grid's points are exact points of the empirical ROC, so with the
+    plug-in's hull vertices as edges the plug-in EER is exact; the AUC is within :func:`auc_grid_bound`."""
+    return curves.auc, rocch_eer_rows(curves.x, curves.y)
 
 
-def auc_eer(counts: Counts, gen_hist: np.ndarray, imp_hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per replicate and view, each (R, 1+G): cell-level AUC (pairs in one cell count 1/2) and the ROCCH-EER
-    of the grid curve (:func:`matchaudit.metrics.rates.rocch_eer_rows` on the (FMR, FNMR) points at every edge
-    plus the end points, as the audit's EER). Resolution-limited by the grid: the grid's points are exact
-    points of the empirical ROC, so with the plug-in's hull vertices as edges the plug-in EER is exact; the
-    AUC is within :func:`auc_grid_bound`."""
-    g, i = _cells_by_view(counts, gen_hist, imp_hist)
-    below = np.cumsum(i, axis=-1) - i
-    auc = _div((g * (below + 0.5 * i)).sum(axis=-1), g.sum(axis=-1) * i.sum(axis=-1))
-    fmr, fnmr = _curves(counts, gen_hist, imp_hist)
-    ends = np.ones(fmr.shape[:-1] + (1,))
-    x = np.concatenate([ends, fmr, 0 * ends], axis=-1)
-    y = np.concatenate([0 * ends, fnmr, ends], axis=-1)
-    return auc, rocch_eer_rows(x, y)
-
-
-def auc_grid_bound(counts: Counts) -> np.ndarray:
-    """|cell-level AUC - exact AUC| of the plug-in per view (1+G,): half the share of (genuine, impostor) pairs
-    sharing a cell (those are counted 1/2 on the grid, 0, 1/2 or 1 exactly)."""
-    g, i = _cells_by_view(counts, counts.genuine[:1], counts.impostor[:1])
-    return 0.5 * _div((g * i).sum(axis=-1), g.sum(axis=-1) * i.sum(axis=-1))[0]
+def auc_grid_bound(curves: GridCurves) -> np.ndarray:
+    """|cell-level AUC - exact AUC| of the plug-in (row 0 of the counts' :func:`grid_curves`) per view (1+G,): half
+    the share of (genuine, impostor) pairs sharing a cell (those are counted 1/2 on the grid, 0, 1/2 or 1
+    exactly)."""
+    return 0.5 * curves.ties[0]
 
 
 # ----------------------------------------------------------------------------- intervals from replicates
@@ -564,7 +580,7 @@ def pair_measures(x: np.ndarray, pair: tuple[np.ndarray, np.ndarray]) -> dict[st
         return {"max_min_ratio": _ratio(hi, lo), "max_min_difference": hi - lo}
 
 
-__all__ = ["BOOTSTRAP", "RECENTRED", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
-           "corrected_replicates", "extreme_pairs", "fairness_replicates", "pair_measures", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "interval_from_replicates",
+__all__ = ["BOOTSTRAP", "GridCurves", "RECENTRED", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
+           "corrected_replicates", "extreme_pairs", "fairness_replicates", "pair_measures", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "grid_curves", "interval_from_replicates",
            "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_statistic",
            "view_names"]

@@ -332,7 +332,7 @@ def _engine_metric(counts: Counts, metric: str, sides: np.ndarray) -> np.ndarray
     """(R, S) metric per side (AUC and EER: sides that are single groups) from engine counts."""
     if metric == "fnmr_at_fmr":
         return bs.fnmr_at_targets(counts, sides)[:, 0, 1:]
-    auc, eer = bs.auc_eer(counts, counts.genuine, counts.impostor)
+    auc, eer = bs.auc_eer(bs.grid_curves(counts))
     return (auc if metric == "auc" else eer)[:, 1:]
 
 

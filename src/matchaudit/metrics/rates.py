@@ -327,10 +327,10 @@ def _hull_crossing(x: np.ndarray, y: np.ndarray) -> float:
     return x[a] + lam * (x[b] - x[a])
 
 
-@nb.njit(cache=True)
+@nb.njit(parallel=True, cache=True)
 def _eer_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     out = np.empty(x.shape[0])
-    for r in range(x.shape[0]):
+    for r in nb.prange(x.shape[0]):
         if not (np.isfinite(x[r]).all() and np.isfinite(y[r]).all()):
             out[r] = np.nan
             continue
