@@ -123,8 +123,7 @@ def fill(gen: np.ndarray, imp: np.ndarray, threshold_categories: np.ndarray
     R, G, C1 = gen.shape
     x, y = np.empty((R, G + 1, C1 + 1)), np.empty((R, G + 1, C1 + 1))
     auc, ties = np.empty((R, G + 1)), np.empty((R, G + 1))
-    _fill(np.ascontiguousarray(gen), np.ascontiguousarray(imp), np.asarray(threshold_categories, np.bool_),
-          x, y, auc, ties)
+    _fill(gen, imp, np.asarray(threshold_categories, np.bool_), x, y, auc, ties)  # any layout: no copy
     return x, y, auc, ties
 
 

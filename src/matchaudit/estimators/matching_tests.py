@@ -32,6 +32,7 @@ from itertools import combinations
 from math import comb
 from typing import Literal
 
+import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
@@ -189,23 +190,27 @@ class ClusterTerms:
         """For identity pairs k < l with values x_kl: per relabelling, each identity's sum of x over its same-label
         partners (R, K; None unless ``rows``) and each group's sum of x^power over its same-label pairs (R, G)."""
         R, K = lab.shape
-        k, l, x = pairs.row.astype(np.int64), pairs.col.astype(np.int64), pairs.data.astype(float)
-        row_sum = np.zeros((R, K)) if rows else None
+        row_k, row_l = (np.zeros((R, K)), np.zeros((R, K))) if rows else (np.zeros((0, K)), np.zeros((0, K)))
         sq = np.zeros((R, G))
-        step = max(1, (1 << 24) // max(k.size, 1))
-        for r0 in range(0, R, step):
-            lk, ll = lab[r0:r0 + step, k], lab[r0:r0 + step, l]
-            same = lk == ll
-            r = np.broadcast_to(np.arange(lk.shape[0])[:, None], lk.shape)[same]
-            xs = np.broadcast_to(x, lk.shape)[same]
-            sq[r0:r0 + lk.shape[0]] = np.bincount(r * G + lk[same], weights=xs**power,
-                                                  minlength=lk.shape[0] * G).reshape(-1, G)
+        _same_group_sums(np.ascontiguousarray(lab, np.int64), pairs.row.astype(np.int64),
+                         pairs.col.astype(np.int64), pairs.data.astype(float), power, rows, row_k, row_l, sq)
+        return (row_k + row_l if rows else None), sq
+
+
+@nb.njit(parallel=True, cache=True)
+def _same_group_sums(lab, k, l, x, power, rows, row_k, row_l, sq):
+    """Per relabelling ``r`` (in parallel), in the pairs' order: ``sq[r, g] += x^power`` and ``row_k[r, k] +=
+    x``, ``row_l[r, l] += x`` for every pair labelled ``g`` on both sides (the sums NumPy's ``bincount`` over the
+    masked pairs made, in the same order: the same numbers)."""
+    for r in nb.prange(lab.shape[0]):
+        for j in range(k.size):
+            g = lab[r, k[j]]
+            if g != lab[r, l[j]]:
+                continue
+            sq[r, g] += x[j] * x[j] if power == 2 else x[j]
             if rows:
-                kk, lk_ = np.broadcast_to(k, lk.shape)[same], np.broadcast_to(l, lk.shape)[same]
-                row_sum[r0:r0 + lk.shape[0]] = (np.bincount(r * K + kk, weights=xs, minlength=lk.shape[0] * K)
-                                                + np.bincount(r * K + lk_, weights=xs, minlength=lk.shape[0] * K)
-                                                ).reshape(-1, K)
-        return row_sum, sq
+                row_k[r, k[j]] += x[j]
+                row_l[r, l[j]] += x[j]
 
 
 def _by_group(lab: np.ndarray, x: np.ndarray, G: int) -> np.ndarray:
