@@ -1,17 +1,21 @@
 """The compiled grid curves (:mod:`matchaudit.estimators.grid_curves`) equal their definitions, row by row.
 
-Reference: for each replicate and view, the view's histograms (view 0: the groups' genuine counts summed, the
-threshold categories' impostors summed; view v: group v-1 and its same-group category), the FMR and FNMR at every
-edge as tails over totals, the AUC as the share of (genuine, impostor) pairs ordered correctly with ties in a cell
-counting 1/2, and the tied share, each by brute force over cells. Integer counts: exact equality (every sum is
-exact). Fractional genuine counts (the V-statistic's): equal to within rounding.
+Reference: for each replicate and view, the view's histograms (the bootstrap's own view definition: view 0 the
+groups' genuine counts summed, the threshold categories' impostors summed; view v group v-1 and its same-group
+category), the FMR and FNMR at every edge as tails over totals, the AUC as the share of (genuine, impostor) pairs
+ordered correctly with ties in a cell counting 1/2, and the tied share, each by brute force over cells. Integer
+counts: exact equality (every sum is exact). Fractional counts (balanced, V-statistic): equal to within rounding to
+the brute force, and bit for bit to the NumPy spelling the pass replaced (the audit's numbers did not move).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
+from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.grid_curves import fill
 
 
@@ -21,10 +25,13 @@ def _reference(gen, imp, cats):
     y = np.full_like(x, np.nan)
     auc = np.full((R, G + 1), np.nan)
     ties = np.full_like(auc, np.nan)
+    # the views as the bootstrap defines them (all, then each group with its same-group impostors)
+    counts = SimpleNamespace(group_names=[f"g{j}" for j in range(G)], threshold_categories=cats)
+    gv = np.moveaxis(bs._views_gen(np.moveaxis(gen, 1, -1)), -1, 1)
+    iv = np.moveaxis(bs._views_imp(np.moveaxis(imp, 1, -1), counts), -1, 1)
     for r in range(R):
         for v in range(G + 1):
-            g = gen[r].sum(axis=0) if v == 0 else gen[r, v - 1]
-            i = imp[r, cats].sum(axis=0) if v == 0 else imp[r, v - 1]
+            g, i = gv[r, v], iv[r, v]
             tg, ti = g.sum(), i.sum()
             x[r, v, 0], x[r, v, -1], y[r, v, 0], y[r, v, -1] = 1, 0, 0, 1
             for e in range(C1 - 1):  # edge e: cells e+1..C are accepted
@@ -82,3 +89,27 @@ def test_large_counts_on_a_fine_grid_are_exact():
     np.testing.assert_array_equal(y[0, 1, 1:-1], 1 - np.cumsum(gen[0, 0, ::-1])[::-1][1:] / gen.sum())
     below = np.cumsum(imp[0, 0]) - imp[0, 0]
     assert auc[0, 1] == (gen[0, 0] * (below + 0.5 * imp[0, 0])).sum() / (gen.sum() * imp.sum())
+
+
+def test_fractional_counts_equal_the_numpy_spelling_bit_for_bit():
+    """The NumPy code this pass replaced (reversed cumulative sums, ndarray.sum totals, cumsum - i below a cell):
+    the same floats, so a balanced or recentered audit's numbers did not move."""
+    rng = np.random.default_rng(10)
+    for G, C1 in ((3, 300), (12, 4097)):
+        gen = rng.integers(0, 5, (4, G, C1)) * (rng.random((4, G, C1)) / 3)
+        imp = rng.integers(0, 50, (4, G + 5, C1)) * (rng.random((4, G + 5, C1)) / 7)
+        cats = np.arange(G + 5) % 4 > 0
+        counts = SimpleNamespace(group_names=[f"g{j}" for j in range(G)], threshold_categories=cats)
+        g = np.moveaxis(bs._views_gen(np.moveaxis(gen, 1, -1)), -1, 1)
+        i = np.moveaxis(bs._views_imp(np.moveaxis(imp, 1, -1), counts), -1, 1)
+
+        def tail(a):
+            return np.cumsum(a[..., ::-1], axis=-1)[..., ::-1][..., 1:]
+
+        x, y, auc, ties = fill(gen, imp, cats)
+        np.testing.assert_array_equal(x[..., 1:-1], bs._div(tail(i), i.sum(axis=-1)[..., None]))
+        np.testing.assert_array_equal(y[..., 1:-1], 1 - bs._div(tail(g), g.sum(axis=-1)[..., None]))
+        below = np.cumsum(i, axis=-1) - i
+        both = g.sum(axis=-1) * i.sum(axis=-1)
+        np.testing.assert_array_equal(auc, bs._div((g * (below + 0.5 * i)).sum(axis=-1), both))
+        np.testing.assert_array_equal(ties, bs._div((g * i).sum(axis=-1), both))
