@@ -170,9 +170,12 @@ def test_several_interval_methods_in_one_run_equal_separate_runs(data):
 def test_several_closed_forms_alone_keep_the_default_bootstrap_for_the_rest(data):
     kw = dict(fmr=1e-2, thresholds=0.3, n_resamples=40, weightings=("pooled",))
     res = ma.audit(data, ci_method="wilson,clopper-pearson", **kw)
-    methods = res.intervals.groupby("kind")["method"].agg(lambda m: sorted(set(m))).to_dict()
+    iv = res.intervals
+    methods = iv.groupby("kind")["method"].agg(lambda m: sorted(set(m))).to_dict()
     assert methods["threshold"] == ["clopper-pearson", "wilson"]
-    assert methods["fmr_target"] == methods["curve"] == ["recentered"]
+    rates = iv[(iv.kind == "fmr_target") & ~iv.metric.str.contains(":")]
+    assert sorted(set(rates.method)) == methods["curve"] == ["recentered"]
+    assert set(iv[iv.metric.str.contains(":")].method) == {"double-or-nothing"}  # the measures' own default
     no_threshold = ma.audit(data, ci_method="wilson,recentered", fmr=1e-2, n_resamples=40)
     assert any("wilson: closed forms apply at fixed thresholds only" in w for w in no_threshold.warnings)
 

@@ -53,7 +53,8 @@ def test_fairness_measures_default_to_the_identity_level_question_of_the_tests()
     """#19 item 4: by default the comparisons between groups (fairness measures) are bootstrapped over identities,
     the question the permutation tests answer; each group's own intervals keep the recentered default. The default's
     fairness records are those of an audit asking for double-or-nothing (same seed, same numbers), from a second
-    pass that counts only the rates at the FMR targets; both weightings; any method asked for applies to all."""
+    pass that counts only the rates at the FMR targets; both weightings; any bootstrap asked for applies to all (a
+    closed form alone is no bootstrap: the measures keep their default)."""
     data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
     kw = {"fmr": (1e-2, 1e-3), "thresholds": 0.3, "n_resamples": 60, "calibration": False}
     default = ma.audit(data, **kw).intervals
@@ -70,3 +71,7 @@ def test_fairness_measures_default_to_the_identity_level_question_of_the_tests()
                                   asked[asked.metric.str.contains(":")][cols].reset_index(drop=True))
     fixed = ma.audit(data, ci_method="recentered", **kw).intervals
     assert set(fixed[fixed.metric.str.contains(":")].method) == {"recentered"}
+    # a closed form alone asks for no bootstrap: the measures keep their default (they were recentered before)
+    closed = ma.audit(data, ci_method="wilson", **kw).intervals
+    assert set(closed[closed.metric.str.contains(":")].method) == {"double-or-nothing"}
+    assert set(closed[~closed.metric.str.contains(":") & (closed.kind != "threshold")].method) == {"recentered"}

@@ -179,8 +179,10 @@ the group tests beside them (a new population of identities; docs/methods.md sec
 
 def fairness_method(data: MatchData, options: IntervalOptions, boot_method: str) -> str:
     """The bootstrap of the fairness measures: the one asked for, else :data:`FAIRNESS_DEFAULT` where the data have
-    identities and groups (``boot_method``, the other records' bootstrap, otherwise)."""
-    if options.method is not None or not data.has_identities or data.n_groups < 2:
+    identities and groups (``boot_method``, the other records' bootstrap, otherwise). Only closed forms asked for
+    (``wilson``: fixed thresholds only) is no bootstrap asked for: the measures keep their default."""
+    asked = options.method is not None and any(m in bs.SCHEME_OF for m in options.methods)
+    if asked or not data.has_identities or data.n_groups < 2:
         return boot_method
     return FAIRNESS_DEFAULT
 
