@@ -181,8 +181,7 @@ def fairness_method(data: MatchData, options: IntervalOptions, boot_method: str)
     """The bootstrap of the fairness measures: the one asked for, else :data:`FAIRNESS_DEFAULT` where the data have
     identities and groups (``boot_method``, the other records' bootstrap, otherwise). Only closed forms asked for
     (``wilson``: fixed thresholds only) is no bootstrap asked for: the measures keep their default."""
-    asked = options.method is not None and any(m in bs.SCHEME_OF for m in options.methods)
-    if asked or not data.has_identities or data.n_groups < 2:
+    if options.method in bs.BOOTSTRAP or not data.has_identities or data.n_groups < 2:  # as boot_method is chosen
         return boot_method
     return FAIRNESS_DEFAULT
 
@@ -623,8 +622,8 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
         auc, eer = stats["auc"], stats["eer"]
         auc_v = eer_v = None
         if v is not None:
-            auc_v, eer_v = bs.auc_eer(bs.grid_curves(counts, v.genuine[None], counts.impostor[:1]))
-        bound = bs.auc_grid_bound(bs.grid_curves(counts, counts.genuine[:1], counts.impostor[:1]))
+            auc_v, eer_v = bs.auc_eer(bs.v_curves(counts, v))
+        bound = bs.auc_grid_bound(counts)
         for j, name in enumerate(names):
             c = exact.curve(weighting, name)
             for metric, x, xv, est in (("AUC", auc, auc_v, c["auc"]), ("EER", eer, eer_v, c["eer"])):

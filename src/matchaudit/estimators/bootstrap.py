@@ -221,6 +221,12 @@ def grid_curves(counts: Counts, gen_hist: np.ndarray | None = None, imp_hist: np
     return GridCurves(*fill_curves(gen, imp, counts.threshold_categories))
 
 
+def v_curves(counts: Counts, v: VStatistic) -> GridCurves:
+    """The V-statistic version's :class:`GridCurves` (one row): its genuine histogram against the plug-in's
+    impostors (FMR needs no correction)."""
+    return grid_curves(counts, v.genuine[None], counts.impostor[:1])
+
+
 def fnmr_at_fmr_grid(fmr: np.ndarray, fnmr: np.ndarray, grid_fmr: np.ndarray) -> np.ndarray:
     """FNMR at the lowest edge whose FMR <= x for each x of ``grid_fmr`` ((..., C) -> (..., X)); 1 if none
     (:func:`matchaudit.definitions.lowest_passing`: an undefined FMR never passes). A curve without impostors
@@ -242,8 +248,7 @@ def det_replicates(counts: Counts, grid_fmr: np.ndarray, v: VStatistic | None = 
     reps = fnmr_at_fmr_grid(curves.fmr, curves.fnmr, grid_fmr)
     if v is None:
         return reps, None
-    fnmr_v = grid_curves(counts, v.genuine[None], counts.impostor[:1]).fnmr
-    return reps, fnmr_at_fmr_grid(curves.fmr[0], fnmr_v[0], grid_fmr)
+    return reps, fnmr_at_fmr_grid(curves.fmr[0], v_curves(counts, v).fnmr[0], grid_fmr)
 
 
 def targets_on_grid(counts: Counts, targets, curves: GridCurves | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -271,11 +276,10 @@ def auc_eer(curves: GridCurves) -> tuple[np.ndarray, np.ndarray]:
     return curves.auc, rocch_eer_rows(curves.x, curves.y)
 
 
-def auc_grid_bound(curves: GridCurves) -> np.ndarray:
-    """|cell-level AUC - exact AUC| of the plug-in (row 0 of the counts' :func:`grid_curves`) per view (1+G,): half
-    the share of (genuine, impostor) pairs sharing a cell (those are counted 1/2 on the grid, 0, 1/2 or 1
-    exactly)."""
-    return 0.5 * curves.ties[0]
+def auc_grid_bound(counts: Counts) -> np.ndarray:
+    """|cell-level AUC - exact AUC| of the plug-in per view (1+G,): half the share of (genuine, impostor) pairs
+    sharing a cell (those are counted 1/2 on the grid, 0, 1/2 or 1 exactly)."""
+    return 0.5 * grid_curves(counts, counts.genuine[:1], counts.impostor[:1]).ties[0]
 
 
 # ----------------------------------------------------------------------------- intervals from replicates
@@ -582,5 +586,5 @@ def pair_measures(x: np.ndarray, pair: tuple[np.ndarray, np.ndarray]) -> dict[st
 
 __all__ = ["BOOTSTRAP", "GridCurves", "RECENTRED", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
            "corrected_replicates", "extreme_pairs", "fairness_replicates", "pair_measures", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "grid_curves", "interval_from_replicates",
-           "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_statistic",
+           "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_curves", "v_statistic",
            "view_names"]
