@@ -267,13 +267,14 @@ def _rank(names: list[str]) -> np.ndarray:
 
 
 CAPPED = textwrap.dedent('''
-    import json, resource, sys
+    import faulthandler, json, resource, sys
     import numpy as np
     from matchaudit import resampling as rs
     from matchaudit.data import load_comparisons
     from matchaudit.engine import grid_from_edges, identity_counts, run
     from tests.test_out_of_core import comparisons, write
 
+    faulthandler.enable()
     path, cap, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     edges = np.load(out + ".edges.npy")
     small = write(comparisons(), __import__("pathlib").Path(out + ".small.parquet"))  # warm up: compile, threads
@@ -289,6 +290,7 @@ CAPPED = textwrap.dedent('''
     ic = identity_counts(d, [2.0])
     np.savez(out, genuine=c.genuine, impostor=c.impostor, thr=c.target_threshold, e=ic.e, e_row=ic.e_row,
              m_row=ic.m_row)
+    print("out-of-core run done", flush=True)
     try:
         load_comparisons(path, group_by="sex")
         failed = "no"
@@ -309,9 +311,14 @@ def test_larger_than_memory_table_under_a_cap(tmp_path):
     env = {**os.environ, "ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"}
     proc = subprocess.run([sys.executable, "-c", CAPPED, str(path), str(160 << 20), str(tmp_path / "res")],
                           capture_output=True, text=True, env=env, cwd=Path(__file__).parents[1], timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert report["in_memory_load"] != "no", "the cap must be too small for the in-memory loader"
+    assert "out-of-core run done" in proc.stdout, proc.stderr[-3000:]
+    # the in-memory attempt, last, must fail: an exception, or (native code that does not check an allocation
+    # against the cap; seen twice in ~30 runs, under load) the process dying of a signal after the results were saved
+    if proc.returncode == 0:
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert report["in_memory_load"] != "no", "the cap must be too small for the in-memory loader"
+    else:
+        assert proc.returncode < 0, proc.stderr[-3000:]
     got = np.load(str(tmp_path / "res") + ".npz")
     ref = run(mem, rs.WithinIdentity(5), 20, grid=grid, fmr_targets=[1e-2, 1e-4])
     ic = identity_counts(mem, [2.0])
