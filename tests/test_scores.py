@@ -3,6 +3,8 @@ unquantised float64 similarity, self-scores exact, and never an n x n matrix."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -64,3 +66,55 @@ def test_tiles_are_bounded(monkeypatch):
     monkeypatch.setattr(scores, "TILE_COLS", 64)
     x = np.random.default_rng(2).standard_normal((500, 8))
     assert max(b.scores.size for b in iter_similarity_blocks(x, "cosine", block_rows=32)) <= 32 * 64
+
+
+def test_tile_cache_serves_the_same_scores_computed_once(monkeypatch):
+    """Inside tile_cache every tile is computed once (all parts, any order) and is the streamed tile bit for bit;
+    a triangle over CACHE_BYTES streams as before; outside, nothing is kept."""
+    monkeypatch.setattr(scores, "TILE_COLS", 37)
+    x = np.random.default_rng(3).standard_normal((120, 16))
+    ref = _upper(iter_similarity_blocks(x, "euclidean", block_rows=25), 120)
+    calls = []
+    tile = scores._tile
+    monkeypatch.setattr(scores, "_tile", lambda *a: (calls.append(a[2:6]), tile(*a)))
+    with scores.tile_cache() as held:
+        parts = [list(iter_similarity_blocks(x, "euclidean", block_rows=25, part=(i, 2), reuse=True))
+                 for i in (1, 0)]
+        n_tiles = len(calls)
+        again = list(iter_similarity_blocks(x, "euclidean", block_rows=25))
+        with scores.tile_cache() as inner:  # nested: the outer cache
+            assert inner is held
+            list(iter_similarity_blocks(x, "euclidean", block_rows=25))
+    assert len(calls) == n_tiles == len(again) and len(set(calls)) == n_tiles
+    assert {id(b.scores) for p in parts for b in p} == {id(b.scores) for b in again}
+    i, j = np.triu_indices(120, k=1)
+    assert np.array_equal(_upper(again, 120)[i, j], ref[i, j])
+    assert np.array_equal(_upper([b for p in parts for b in p], 120)[i, j], ref[i, j])
+    list(iter_similarity_blocks(x, "euclidean", block_rows=25))
+    assert len(calls) == 2 * n_tiles  # outside the block: computed again
+    monkeypatch.setattr(scores, "CACHE_BYTES", 8 * 120 * 120 // 2)  # less than the triangle's tiles
+    with scores.tile_cache() as held:
+        list(iter_similarity_blocks(x, "euclidean", block_rows=25))
+        list(iter_similarity_blocks(x, "euclidean", block_rows=25))
+        assert held == []
+    assert len(calls) == 4 * n_tiles
+
+
+def test_an_audit_leaves_the_cached_tiles_as_computed():
+    """No reader writes into a served tile: after an audit with tests, calibration and every interval kind inside
+    one cache, the held tiles equal freshly computed ones (and the audit equals one without the cache)."""
+    import matchaudit as ma
+    from matchaudit.auditing import audit
+
+    data = ma.simulate(samples_per_identity=4, dim=16, seed=5).as_data()
+    kw = dict(fmr=[1e-2], n_resamples=40, tests=True, test_resamples=49, ci_method="wilson,double-or-nothing,vertex")
+    with scores.tile_cache() as held:
+        inside = audit(data, **kw).to_dict()
+    assert len(held) == 1 and held[0].embeddings is data.samples.embeddings
+    fresh = {(b.row0, b.col0): b.scores for b in iter_similarity_blocks(data.samples.embeddings, data.metric)}
+    assert fresh.keys() == held[0].tiles.keys()
+    for k, s in held[0].tiles.items():
+        assert np.array_equal(s, fresh[k], equal_nan=True)
+    outside = audit.__wrapped__(data, **kw).to_dict()
+    inside.pop("command", None), outside.pop("command", None)
+    assert json.dumps(inside, sort_keys=True, default=str) == json.dumps(outside, sort_keys=True, default=str)  # NaNs

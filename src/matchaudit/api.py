@@ -19,10 +19,12 @@ from matchaudit.estimators.permutation import PermutationTestResult
 from matchaudit.estimators.planning import Protocol, design_protocol
 from matchaudit.model import MatchData
 from matchaudit.pairings import check_spec
+from matchaudit.scores import tile_cache
 
 _FMR = dict(low=0.0, high=1.0, high_open=True)
 
 
+@tile_cache()
 def compare(
     a: MatchData,
     b: MatchData,
@@ -61,6 +63,7 @@ def compare(
                           rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0, progress=progress)
 
 
+@tile_cache()
 def test_gap(
     data: MatchData,
     metric: Literal["fnmr", "fmr", "fnmr_at_fmr", "auc", "eer"] = "fnmr_at_fmr",
@@ -123,6 +126,7 @@ def test_gap(
                                     confidence_level=confidence_level, **kw)
 
 
+@tile_cache()
 def test_equivalence(
     data: MatchData,
     groups: tuple[str, str] | None = None,

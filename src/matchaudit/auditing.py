@@ -36,6 +36,7 @@ from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
 from matchaudit.progress import announce
+from matchaudit.scores import tile_cache
 from matchaudit.metrics.fairness import ZeroPolicy
 from matchaudit.metrics.small_groups import MIN_IDENTITIES, SmallGroupRule
 from matchaudit.metrics.rates import Weighting
@@ -401,6 +402,7 @@ def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, opt
     return calibration_from(views, s, llr, *args), distributions_from(views, s, *args), dual, []
 
 
+@tile_cache()
 def audit(
     data: MatchData,
     *,

@@ -84,12 +84,15 @@ def user_errors(fn: F) -> F:
     on stderr and exit status 2, and
     Ctrl-C a one-line notice and exit status 130 (the shell's convention), without a traceback (the engine
     stops between sub-tiles, so that comes within a fraction of a second; a Ctrl-C during JIT compilation
-    waits for the compiler, see :mod:`matchaudit.interrupt`)."""
+    waits for the compiler, see :mod:`matchaudit.interrupt`). The command's all-pairs scores are computed once
+    (:func:`matchaudit.scores.tile_cache`, imported here: ``--help`` does not load Numba)."""
 
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:
         try:
-            with interrupt.sigint_deferred_in_compiler(), warnings.catch_warnings():
+            from matchaudit.scores import tile_cache
+
+            with interrupt.sigint_deferred_in_compiler(), warnings.catch_warnings(), tile_cache():
                 # the library's own warnings are in the results (and printed as "Warning:" lines); NumPy's and
                 # matplotlib's would print source paths in the middle of the output
                 warnings.simplefilter("ignore")

@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
-from matchaudit.scores import quantise
+from matchaudit.scores import one_blas_thread, quantise
 
 N_BUCKETS = 1 << 14  # int32 starts: 64 KiB, cache-resident for the per-comparison lookup
 
@@ -75,7 +74,7 @@ def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000)
     n = q.shape[0]
     rows = np.arange(0, n, max(1, n // max_rows))
     sq = np.einsum("ij,ij->i", q, q)
-    with threadpool_limits(limits=1, user_api="blas"):  # no spinning BLAS threads left behind (see scores)
+    with one_blas_thread():  # no spinning BLAS threads left behind (see scores)
         dots = q[rows] @ q.T
     if data.metric == "cosine":
         s = dots / np.sqrt(np.outer(sq[rows], sq))
