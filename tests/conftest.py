@@ -7,6 +7,10 @@ import os
 
 import pytest
 
+from matchaudit.machine import idle_threads_sleep
+
+idle_threads_sleep()  # as the command line does: the workers share the cores (halves the simulations' CPU time)
+
 
 @pytest.fixture
 def meter_log(monkeypatch) -> list[tuple]:

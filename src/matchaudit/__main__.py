@@ -13,10 +13,12 @@ import os
 import sys
 
 from matchaudit.interrupt import EXIT_INTERRUPTED
+from matchaudit.machine import idle_threads_sleep
 
 
 def main() -> None:
     """Load the commands, then run the one named on the command line."""
+    idle_threads_sleep()
     try:
         from matchaudit.cli import app
     except KeyboardInterrupt:
