@@ -12,6 +12,12 @@ from matchaudit.machine import idle_threads_sleep
 idle_threads_sleep()  # as the command line does: the workers share the cores (halves the simulations' CPU time)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first (stable order otherwise): pytest-xdist hands tests out in this order, so the parallel
+    workers end together instead of one running a minute-long test after the other has finished."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def meter_log(monkeypatch) -> list[tuple]:
     """Every progress display's state after each advance, as (label, done, total, unit); displays print a line at

@@ -49,6 +49,7 @@ def test_public_names_are_not_shadowed_by_submodules():
 
 
 @pytest.mark.parametrize("module", [ma, auditing, api])
+@pytest.mark.slow
 def test_docstring_examples_run(module):
     failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert attempted > 0 and failed == 0

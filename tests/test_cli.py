@@ -68,6 +68,7 @@ def test_audit_tests_option_on_a_small_table(tmp_path):
     assert bad.exit_code == 2 and "--test-resamples" in bad.output
 
 
+@pytest.mark.slow
 def test_demo_is_reproducible(demo_dir, tmp_path):
     res = runner.invoke(app, ["demo", "--out", str(tmp_path), "--quiet"])
     assert res.exit_code == 0
@@ -77,6 +78,7 @@ def test_demo_is_reproducible(demo_dir, tmp_path):
     assert a == b
 
 
+@pytest.mark.slow
 def test_audit_on_a_comparison_table_matches_the_all_pairs_audit(demo_dir, tmp_path):
     """The same comparisons given as a scored table (distances, per-side attributes) give the same numbers."""
     from matchaudit.scores import pair_scores
@@ -177,6 +179,7 @@ def test_audit_writes_intervals_and_bands(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_no_figures_and_no_calibration_write_the_rest_and_load_no_plotting(tmp_path):
     """`--no-figures` writes results.json and the tables only, `--no-calibration` drops the calibration and score
     distributions but keeps the intervals at FNMR targets (same pass), and such a run never imports matplotlib

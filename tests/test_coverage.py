@@ -55,6 +55,7 @@ def fresh():
 
 
 @pytest.mark.parametrize("name", ["shared", "fresh"])
+@pytest.mark.slow
 def test_truth_is_in_the_few_percent_range(name, request):
     truths = request.getfixturevalue(name).truths
     fnmr = [t["fnmr"] for t in truths]

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 import matchaudit.cli.estimate  # noqa: F401  (registers the command until the lead imports it in cli/__init__)
@@ -69,11 +70,10 @@ def test_estimate_reads_minus_one_as_a_non_match():
     assert got[[0, 1, 3, 4]].tolist() == [1.0, 0.0, 1.0, 0.0] and np.isnan(got[2])
 
 
+@pytest.mark.slow
 def test_estimate_shows_progress_in_mcmc_iterations(tmp_path, meter_log):
     """`estimate` used to show a spinner for a fit of minutes: one display counts every chain's warm-up and draws
     of every group (a line every EVERY seconds off a terminal), with the same numbers as a quiet run."""
-    import pytest
-
     from matchaudit.labelfree.samplers import numpyro_available
 
     path = _table(tmp_path, n=200)
@@ -90,14 +90,13 @@ def test_estimate_shows_progress_in_mcmc_iterations(tmp_path, meter_log):
         pytest.skip("numpyro not installed: only the numpy sampler's display was checked")
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_numpyro_ends_the_process_at_once(tmp_path):
     """A Ctrl-C during a NumPyro fit used to print "Interrupted." while the compiled sampler ran on (its progress
     lines too) until it finished: the process now ends at once with 130 and nothing written."""
     import signal
     import subprocess
     import sys
-
-    import pytest
 
     from matchaudit.labelfree.samplers import numpyro_available
 

@@ -229,6 +229,7 @@ def test_jeffreys_t_prior_is_the_fisher_information_of_scale_and_dof():
 
 
 @pytest.mark.parametrize("prior", ["jeffreys", "weak", "supplement"])
+@pytest.mark.slow
 def test_jax_log_density_equals_numpy(prior):
     """The NUTS sampler evaluates the very same posterior (TP-T, every shape prior, both sides of the Jeffreys
     expansion switch), with finite gradients even at huge d.o.f."""

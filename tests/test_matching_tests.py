@@ -255,6 +255,7 @@ def correlated_rejections(n_sets: int, concentration: float, studentize=True, ga
 
 
 @pytest.mark.parametrize("concentration", [1.0, 2.0])
+@pytest.mark.slow
 def test_studentized_level_with_unequal_correlated_groups(concentration):
     """#14 item 6: 120 identities with independent errors vs 30 with correlated errors, equal FNMR (0.1). The
     studentized test read as a normal rejected 0.096 (c = 1) and 0.0725 (c = 2, the issue's design; unstudentized

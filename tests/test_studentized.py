@@ -89,6 +89,7 @@ def test_resamples_without_errors_fall_back_to_percentile():
     assert r.confidence_interval.low == 0.0 and r.confidence_interval.high == pytest.approx(0.012)
 
 
+@pytest.mark.slow
 def test_identity_bootstrap_coverage_at_a_low_error_fixed_threshold():
     """#14 item 5's regime (new population per data set; vMF d = 64, kappa ~ U[50, 200]; 100 identities x 4
     samples; FNMR 3.6% at the threshold of FMR 1e-2): percentile intervals covered 0.920 (vertex) and 0.903

@@ -107,6 +107,7 @@ def test_correction_only_widens():
     assert wv.correction(1.0, 1.0, 0.0) == 1.0 and wv.correction(np.nan, 1.0, 1.0) == 1.0
 
 
+@pytest.mark.slow
 def test_recentered_coverage_at_four_samples_per_identity():
     """#14 item 1, the issue's regime (vMF d = 64, kappa ~ U[50, 200], 100 identities x 4 samples) at a
     reduced size: 300 data sets, B = 100. Before the correction FNMR@FMR 1e-2 and FNMR at its true threshold

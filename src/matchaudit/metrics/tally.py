@@ -226,20 +226,23 @@ def _genuine_all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndar
     """Within-identity pairs i < j, their scores and identities (exactly as the all-pairs tiles score them)."""
     assert data.samples is not None and data.samples.embeddings is not None
     ident = data.samples.identity
-    order = np.argsort(ident, kind="stable")
+    order = np.argsort(ident, kind="stable")  # samples by identity, each identity's in ascending order
     sizes = np.bincount(ident, minlength=data.n_identities)
     starts = np.concatenate([[0], np.cumsum(sizes)])
     ia, ib, ks = [], [], []
-    for k in np.flatnonzero(sizes >= 2):
-        members = np.sort(order[starts[k] : starts[k + 1]])
-        u, v = np.triu_indices(members.size, k=1)
-        ia.append(members[u])
-        ib.append(members[v])
-        ks.append(np.full(u.size, k))
+    for m in np.unique(sizes[sizes >= 2]):  # the identities of each size at once (a loop over identities cost
+        k = np.flatnonzero(sizes == m)       # 11 ms of a 0.1 s audit of 200 identities)
+        members = order[starts[k][:, None] + np.arange(m)]
+        u, v = np.triu_indices(m, k=1)
+        ia.append(members[:, u].ravel())
+        ib.append(members[:, v].ravel())
+        ks.append(np.repeat(k, u.size))
     if not ia:
         empty = np.zeros(0, dtype=np.int64)
         return np.zeros(0), empty, empty
     a, b, k = (np.concatenate(x).astype(np.int64) for x in (ia, ib, ks))
+    by = np.argsort(k, kind="stable")  # identity by identity, each in its pairs' order
+    a, b, k = a[by], b[by], k[by]
     return pair_scores(data.samples.embeddings, a, b, data.metric), k, a
 
 
