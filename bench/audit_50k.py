@@ -49,14 +49,20 @@ def gemm_alone(q: np.ndarray) -> float:
     return time.perf_counter() - t
 
 
-def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
-    dim = int(sys.argv[2]) if len(sys.argv) > 2 else 512
+def dataset(n: int = 50_000, dim: int = 512) -> Path:
+    """The benchmark's data (n / 10 identities x 10 samples, two groups, seed 0), simulated once into /tmp."""
     root = Path(f"/tmp/ma{n // 1000}k")
     if not (root / "data" / "embeddings.npy").exists():
         k = n // 10
         groups = {"A": GroupSpec(k // 2, (300, 1500)), "B": GroupSpec(k - k // 2, (200, 1000), centroid_kappa=20.0)}
         simulate_vmf(groups, dim=dim, samples_per_identity=10, seed=0).write(root / "data")
+    return root
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
+    dim = int(sys.argv[2]) if len(sys.argv) > 2 else 512
+    root = dataset(n, dim)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
     data = load_samples(root / "data/samples.parquet", root / "data/embeddings.npy", group_by=["group"])
     q, _ = quantise(data.samples.embeddings, "cosine")
