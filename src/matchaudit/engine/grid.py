@@ -16,6 +16,7 @@ import numpy as np
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
 from matchaudit.scores import one_blas_thread, quantise
+from matchaudit.sorting import sorted_values
 
 N_BUCKETS = 1 << 14  # int32 starts: 64 KiB, cache-resident for the per-comparison lookup
 
@@ -56,9 +57,12 @@ class Grid:
         return start, lo, scale, np.concatenate([[-np.inf], self.edges, [np.inf] * 3])
 
 
-def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:
-    """Genuine and impostor scores of a deterministic subsample (rows every k-th sample against all; listed:
-    every k-th comparison, at most about ``max_scores``)."""
+def _sorted_sample(data: MatchData, max_rows: int, max_scores: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """Genuine and impostor scores of a deterministic subsample, each sorted (rows every k-th sample against all;
+    listed: every k-th comparison, at most about ``max_scores``). Every row (k = 1) holds each pair twice: its
+    scores are then read from the all-pairs tiles (those an audit has cached, :func:`matchaudit.scores.tile_cache`)
+    once per pair, sorted and repeated, the same sorted scores for half the sort and no product of its own (the
+    sample of 1,000 samples was 63 of a 119 ms audit)."""
     if data.protocol == "listed":
         step = max(1, data.n_comparisons() // max_scores)
         gen, imp, at = [], [], 0  # every step-th comparison, streamed (out-of-core tables too)
@@ -68,11 +72,21 @@ def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000)
             s, g = p.score[first::step], p.genuine[first::step]
             gen.append(s[g])
             imp.append(s[~g])
-        return np.concatenate(gen), np.concatenate(imp)
+        return sorted_values(np.concatenate(gen)), sorted_values(np.concatenate(imp))
     assert data.samples is not None and data.samples.embeddings is not None
+    ident = data.samples.identity
+    n = ident.shape[0]
+    if n // max_rows <= 1:
+        gen, imp = [], []
+        for blk in data.blocks():
+            i = np.arange(blk.row0, blk.row0 + blk.scores.shape[0])[:, None]
+            j = np.arange(blk.col0, blk.col0 + blk.scores.shape[1])[None, :]
+            same = ident[i] == ident[j]
+            gen.append(blk.scores[(j > i) & same])
+            imp.append(blk.scores[(j > i) & ~same])
+        return np.repeat(sorted_values(np.concatenate(gen)), 2), np.repeat(sorted_values(np.concatenate(imp)), 2)
     q, scale = quantise(data.samples.embeddings, data.metric)
-    n = q.shape[0]
-    rows = np.arange(0, n, max(1, n // max_rows))
+    rows = np.arange(0, n, n // max_rows)
     sq = np.einsum("ij,ij->i", q, q)
     with one_blas_thread():  # no spinning BLAS threads left behind (see scores)
         dots = q[rows] @ q.T
@@ -80,10 +94,9 @@ def _sample_scores(data: MatchData, max_rows: int, max_scores: int = 20_000_000)
         s = dots / np.sqrt(np.outer(sq[rows], sq))
     else:
         s = -np.sqrt(np.maximum(sq[rows, None] + sq[None, :] - 2 * dots, 0.0)) / scale
-    ident = data.samples.identity
     gen = ident[rows, None] == ident[None, :]
     off = rows[:, None] != np.arange(n)[None, :]
-    return s[gen & off], s[~gen]
+    return sorted_values(s[gen & off]), sorted_values(s[~gen])
 
 
 def _sorted_quantile(x: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -111,8 +124,7 @@ def build_grid(
     exact whatever the sample (see :mod:`matchaudit.engine.driver`); the sample sets the curve's resolution in
     the far tail (FMR steps below about ``1 / max_scores`` share one cell's range)."""
     n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
-    gen, imp = _sample_scores(data, max(1, min(max_rows, max_scores // max(n, 1))), max_scores)
-    imp, gen = np.sort(imp), np.sort(gen)
+    gen, imp = _sorted_sample(data, max(1, min(max_rows, max_scores // max(n, 1))), max_scores)
     distinct = _n_distinct(imp, gen)
     request = n_cells
     while True:

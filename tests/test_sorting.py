@@ -1,0 +1,68 @@
+"""The two-thread sort gives NumPy's sorted values, and the grid's score sample is the same sorted multiset
+whichever way it is read (every row: the all-pairs tiles once per pair, repeated; a stride of rows: a product)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numba as nb
+import numpy as np
+import pytest
+
+from matchaudit.engine import grid as grid_module
+from matchaudit.sorting import SERIAL_BELOW, _merge, sorted_values
+from tests.engine_reference import make_data, score_matrix
+
+
+@pytest.mark.parametrize("size", [0, 1, SERIAL_BELOW - 1, SERIAL_BELOW, SERIAL_BELOW + 1, 3 * SERIAL_BELOW + 7])
+def test_sorted_values_equal_numpy_sort(size):
+    g = np.random.default_rng(size)
+    x = np.round(g.standard_normal(size), 2)  # many ties
+    x[g.random(size) < 0.01] = np.nan
+    x[g.random(size) < 0.01] = np.inf
+    x[g.random(size) < 0.01] = -np.inf
+    before = x.copy()
+    out = sorted_values(x)
+    assert np.array_equal(out, np.sort(x), equal_nan=True)
+    assert np.array_equal(x, before, equal_nan=True)  # the input is not sorted in place
+
+
+def test_merge_keeps_nan_last_from_either_half():
+    a, b = np.array([0.0, 2.0, np.nan]), np.array([1.0, np.nan, np.nan])
+    out = np.empty(6)
+    _merge(a, b, out)
+    assert np.array_equal(out, [0.0, 1.0, 2.0, np.nan, np.nan, np.nan], equal_nan=True)
+    _merge(b, a, out)
+    assert np.array_equal(out, [0.0, 1.0, 2.0, np.nan, np.nan, np.nan], equal_nan=True)
+
+
+def test_one_thread_sorts_serially():
+    x = np.random.default_rng(0).standard_normal(2 * SERIAL_BELOW)
+    old = nb.get_num_threads()
+    nb.set_num_threads(1)
+    try:
+        assert np.array_equal(sorted_values(x), np.sort(x))
+    finally:
+        nb.set_num_threads(old)
+
+
+def _brute_sample(data, rows):
+    """The grid sample by definition: rows ``rows`` against every sample, the diagonal left out, sorted."""
+    S = score_matrix(data)
+    ident = data.samples.identity
+    n = ident.size
+    same = ident[rows, None] == ident[None, :]
+    off = rows[:, None] != np.arange(n)[None, :]
+    return np.sort(S[rows][same & off]), np.sort(S[rows][~same])
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+@pytest.mark.parametrize("max_rows", [1000, 12, 5])  # every row (from the tiles), then strides of 2 and 5 rows
+def test_grid_sample_is_the_sorted_scores_of_its_rows(metric, max_rows):
+    data = make_data(seed=3, sizes=(1, 2, 3, 4, 1, 5, 2, 3, 4, 2), groups=(0, 1, 0, 2, 1, 2, 0, 1, 0, 2), dim=4)
+    data = dataclasses.replace(data, metric=metric, score_kind="cosine" if metric == "cosine" else "negated euclidean")
+    n = data.samples.ids.shape[0]
+    gen, imp = grid_module._sorted_sample(data, max_rows)
+    ref_gen, ref_imp = _brute_sample(data, np.arange(0, n, max(1, n // max_rows)))
+    assert np.array_equal(gen, ref_gen)
+    assert np.array_equal(imp, ref_imp)
