@@ -1,4 +1,4 @@
-"""The two-thread sort gives NumPy's sorted values, and the grid's score sample is the same sorted multiset
+"""The two-thread sorts give NumPy's sorted values and stable order, and the grid's score sample is the same sorted multiset
 whichever way it is read (every row: the all-pairs tiles once per pair, repeated; a stride of rows: a product)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from matchaudit.engine import grid as grid_module
-from matchaudit.sorting import SERIAL_BELOW, _merge, sorted_values
+from matchaudit.sorting import SERIAL_BELOW, _merge, sorted_values, stable_order
 from tests.engine_reference import make_data, score_matrix
 
 
@@ -27,21 +27,36 @@ def test_sorted_values_equal_numpy_sort(size):
     assert np.array_equal(x, before, equal_nan=True)  # the input is not sorted in place
 
 
-def test_merge_keeps_nan_last_from_either_half():
+def test_merge_keeps_nan_last_from_either_half_and_ties_in_order():
     a, b = np.array([0.0, 2.0, np.nan]), np.array([1.0, np.nan, np.nan])
     out = np.empty(6)
-    _merge(a, b, out)
+    _merge(a, b, a, b, out)
     assert np.array_equal(out, [0.0, 1.0, 2.0, np.nan, np.nan, np.nan], equal_nan=True)
-    _merge(b, a, out)
+    _merge(b, a, b, a, out)
     assert np.array_equal(out, [0.0, 1.0, 2.0, np.nan, np.nan, np.nan], equal_nan=True)
+    at = np.empty(6, np.int64)
+    _merge(np.array([1.0, 1.0, np.nan]), np.array([1.0, np.nan, np.nan]), np.arange(3), np.arange(3, 6), at)
+    assert at.tolist() == [0, 1, 3, 2, 4, 5]
+
+
+@pytest.mark.parametrize("size", [0, 5, SERIAL_BELOW + 1, 3 * SERIAL_BELOW + 7])
+def test_stable_order_is_numpys_stable_argsort(size):
+    g = np.random.default_rng(size)
+    x = np.round(g.standard_normal(size), 1)  # many ties: a stable order is one permutation
+    x[g.random(size) < 0.02] = np.nan
+    x[g.random(size) < 0.01] = -np.inf
+    before = x.copy()
+    assert np.array_equal(stable_order(x), np.argsort(x, kind="stable"))
+    assert np.array_equal(x, before, equal_nan=True)
 
 
 def test_one_thread_sorts_serially():
-    x = np.random.default_rng(0).standard_normal(2 * SERIAL_BELOW)
+    x = np.round(np.random.default_rng(0).standard_normal(2 * SERIAL_BELOW), 1)
     old = nb.get_num_threads()
     nb.set_num_threads(1)
     try:
         assert np.array_equal(sorted_values(x), np.sort(x))
+        assert np.array_equal(stable_order(x), np.argsort(x, kind="stable"))
     finally:
         nb.set_num_threads(old)
 
