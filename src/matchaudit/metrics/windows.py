@@ -23,6 +23,7 @@ import numpy as np
 
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
+from matchaudit.sorting import stable_order
 
 SAMPLE_ROWS = 128
 MIN_SAMPLES = 4096  # below it a second pass costs less than the sample (tests lower it)
@@ -102,7 +103,7 @@ def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[fl
     finite = np.asarray([t for t in thresholds if np.isfinite(t)], np.float64)
     selected[cell_of(edges, finite)] = True
     ref, row, balanced, every, rows = _sample(data, reference)
-    order = np.argsort(-ref)  # any order of ties: the windows only choose what to collect, never a number
+    order = stable_order(-ref)  # any order of ties would do: the windows only choose what to collect
     desc, row, balanced = ref[order], row[order], balanced[order]
     for weighting in weightings:
         w = balanced if weighting == "balanced" else np.ones(desc.size)
