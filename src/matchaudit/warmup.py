@@ -19,7 +19,7 @@ def main() -> None:
 
     import matchaudit as ma
     from matchaudit.simulation import GroupSpec, VmfPopulation
-    from matchaudit.sorting import SERIAL_BELOW, sorted_values
+    from matchaudit.sorting import SERIAL_BELOW, sorted_values, stable_order
 
     t0 = time.perf_counter()
     pop = VmfPopulation.draw({"A": GroupSpec(12, (100.0, 400.0)), "B": GroupSpec(12, (60.0, 200.0))}, dim=16, seed=0)
@@ -32,7 +32,9 @@ def main() -> None:
     listed = ma.from_embeddings(sim.embeddings, sim.samples["identity"], ids=ids, attributes=sim.samples,
                                 group_by="group", pairs=np.stack([ids[i], ids[j]], axis=1))
     ma.audit(listed, **kw)
-    sorted_values(np.zeros(SERIAL_BELOW))  # the two-thread sort's merge: samples of 2^16 scores and more only
+    for x in (np.zeros(SERIAL_BELOW), np.zeros(SERIAL_BELOW, np.float32)):  # the two-thread sorts' merges, which
+        sorted_values(x)  # only 2^16 scores and more reach (the grid's sample, the calibration pass, the windows)
+        stable_order(x)
     print(f"matchaudit: kernels compiled and cached in {time.perf_counter() - t0:.0f} s")
 
 
