@@ -35,7 +35,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
 
 from matchaudit.choices import BOOTSTRAP
 from matchaudit.definitions import Alternative, lowest_passing
@@ -48,6 +47,7 @@ from matchaudit.estimators.within_variance import correction
 from matchaudit.estimators.intervals import (
     ConfidenceInterval,
     IntervalResult,
+    z_quantile,
 )
 from matchaudit.metrics.rates import rocch_eer_rows
 from matchaudit.model import MatchData
@@ -417,7 +417,7 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
             if method == "recentered":
                 lo, hi = back(fwd(theta) + _q(err, lo_p)), back(fwd(theta) + _q(err, hi_p))
         if method == "gaussian":
-            z = ndtri(level if alternative == "less" else (1 + level) / 2)
+            z = z_quantile(level, alternative)
             centre = fwd(theta) + _mean(err) if err.shape[0] else fwd(theta)
             half = z * _sd(err)
             lo = np.where(np.any(err == -np.inf, axis=0), -np.inf, back(centre - half))

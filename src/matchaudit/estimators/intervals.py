@@ -98,7 +98,9 @@ class IntervalResult:
         return d
 
 
-def _z(level: float, alternative: Alternative) -> float:
+def z_quantile(level: float, alternative: Alternative = "two-sided") -> float:
+    """The normal quantile of a ``level`` interval: ``z_{(1+level)/2}`` two-sided, ``z_level`` for a one-sided upper
+    bound (``less``); every Wald or Wilson interval and every normal-approximation plan uses this one."""
     if alternative == "greater":
         raise InputError("alternative 'greater' (a lower bound) is not offered for error rates: use 'two-sided' or "
                          "'less' (an upper bound).", param="alternative")
@@ -145,7 +147,7 @@ def zero_false_match_bound(n_identities: int, level: float = 0.95) -> float:
 
 def wilson_bounds(p: float, n: float, level: float = 0.95, alternative: Alternative = "two-sided") -> tuple[float, float]:
     """Wilson score bounds for proportion ``p`` with (effective) size ``n``."""
-    z = _z(level, alternative)
+    z = z_quantile(level, alternative)
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(max(p * (1 - p) + z2 / (4 * n), 0.0) / n) / (1 + z2 / n)
@@ -212,7 +214,7 @@ def wald(errors: int, comparisons: int, variance: float, level: float = 0.95,
     if comparisons <= 0:
         return _empty("wald", level, alternative, comparisons)
     p = errors / comparisons
-    z, se = _z(level, alternative), math.sqrt(max(variance, 0.0))
+    z, se = z_quantile(level, alternative), math.sqrt(max(variance, 0.0))
     lo, hi = max(p - z * se, 0.0), min(p + z * se, 1.0)
     return IntervalResult(p, ConfidenceInterval(0.0 if alternative == "less" else lo, hi), "wald", level, se,
                           errors, comparisons, alternative)

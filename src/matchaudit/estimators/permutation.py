@@ -29,7 +29,7 @@ from scipy.special import ndtri, stdtr
 
 from matchaudit.definitions import Alternative
 from matchaudit.encoding import jsonable
-from matchaudit.estimators.intervals import wilson_bounds
+from matchaudit.estimators.intervals import wilson_bounds, z_quantile
 
 Studentize = bool | Literal["permutation-sd"]
 
@@ -229,7 +229,7 @@ def direction(effect: float, labels: tuple[str, str]) -> str:
 def effect_interval(effect: float, variance: float, confidence_level: float) -> tuple[float, tuple[float, float]]:
     """Standard error and Wald interval of the difference (closed-form or bootstrap variance)."""
     se = float(np.sqrt(variance)) if variance >= 0 else np.nan
-    z = float(ndtri(0.5 + confidence_level / 2))
+    z = z_quantile(confidence_level)
     return se, (effect - z * se, effect + z * se)
 
 

@@ -31,6 +31,7 @@ from scipy.special import ndtri
 
 from matchaudit.engine import identity_counts
 from matchaudit.errors import InputError
+from matchaudit.estimators.intervals import z_quantile
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
 
@@ -93,10 +94,6 @@ def components(data: MatchData, threshold: float, rule: Rule = ">=", group: str 
     return fn, fm
 
 
-def _z(level: float) -> float:
-    return float(ndtri(0.5 + level / 2))
-
-
 def balanced_variance(c: Components, n_identities: int, per_identity: float) -> float:
     """Variance with ``n_identities`` identities each in ``per_identity`` comparisons (genuine: its own;
     impostor: comparisons it takes part in, so ``M = K r / 2``)."""
@@ -117,7 +114,7 @@ def minimum_detectable_difference(a: Components, b: Components, n_identities: in
 def identities_for_width(c: Components, width: float, per_identity: float, level: float = 0.95,
                          max_identities: int = 10**8) -> int:
     """Fewest identities (each with ``per_identity`` comparisons) for a Wald interval of total ``width``."""
-    z = _z(level)
+    z = z_quantile(level)
     unit = balanced_variance(c, 1, per_identity)  # variance scales as 1/K
     k = math.ceil(unit * (2 * z / width) ** 2)
     if k > max_identities:
@@ -294,7 +291,7 @@ def expected_random_sums(identities, n_genuine: int, n_impostor: int) -> dict[st
 
 def predict(fnmr: Components, fmr: Components, sums: dict[str, float], level: float = 0.95) -> dict[str, float]:
     """Predicted SDs and Wald interval widths of FNMR and FMR for a protocol's (or expected) usage sums."""
-    z = _z(level)
+    z = z_quantile(level)
     vg = fnmr.variance(sums["genuine"], sums["genuine_pairs"])
     vi = fmr.variance(sums["impostor"], sums["impostor_pairs"])
     return {"fnmr_sd": math.sqrt(vg), "fmr_sd": math.sqrt(vi), "fnmr_width": 2 * z * math.sqrt(vg),
