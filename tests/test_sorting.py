@@ -45,8 +45,10 @@ def test_stable_order_is_numpys_stable_argsort(size):
     x = np.round(g.standard_normal(size), 1)  # many ties: a stable order is one permutation
     x[g.random(size) < 0.02] = np.nan
     x[g.random(size) < 0.01] = -np.inf
+    x[g.random(size) < 0.01] = np.inf
     before = x.copy()
     assert np.array_equal(stable_order(x), np.argsort(x, kind="stable"))
+    assert np.array_equal(stable_order(x.astype(np.float32)), np.argsort(x.astype(np.float32), kind="stable"))
     assert np.array_equal(x, before, equal_nan=True)
 
 
