@@ -118,3 +118,64 @@ def test_an_audit_leaves_the_cached_tiles_as_computed():
     outside = audit.__wrapped__(data, **kw).to_dict()
     inside.pop("command", None), outside.pop("command", None)
     assert json.dumps(inside, sort_keys=True, default=str) == json.dumps(outside, sort_keys=True, default=str)  # NaNs
+
+
+def test_once_per_call_keys_by_identity_and_value(monkeypatch):
+    """Outside tile_cache every call computes; inside, a result is served again only for the same objects (by
+    identity, not by equal content) and equal values; results over CACHE_BYTES are not kept."""
+    made = []
+
+    def compute(tag):
+        return lambda: (made.append(tag), np.full(4, float(len(made))))[1]
+
+    a, b = np.zeros(3), np.zeros(3)
+    scores.once_per_call((a,), (1,), compute("out"))
+    scores.once_per_call((a,), (1,), compute("out"))
+    assert made == ["out", "out"]
+    with scores.tile_cache():
+        first = scores.once_per_call((a,), (1,), compute("a1"))
+        assert scores.once_per_call((a,), (1,), compute("again")) is first
+        scores.once_per_call((b,), (1,), compute("b1"))  # equal content, another array
+        scores.once_per_call((a,), (2,), compute("a2"))
+        monkeypatch.setattr(scores, "CACHE_BYTES", 16)
+        scores.once_per_call((a,), (3,), compute("big"))
+        scores.once_per_call((a,), (3,), compute("big"))
+    assert made == ["out", "out", "a1", "b1", "a2", "big", "big"]
+    scores.once_per_call((a,), (1,), compute("after"))  # the block's results are gone with it
+    assert made[-1] == "after"
+
+
+def _same_counts(x, y) -> bool:
+    """Every field of two IdentityCounts equal (arrays and lists of arrays element by element)."""
+    import dataclasses
+
+    for f in dataclasses.fields(x):
+        a, b = getattr(x, f.name), getattr(y, f.name)
+        if isinstance(a, list):
+            if len(a) != len(b) or not all(np.array_equal(u, v) for u, v in zip(a, b)):
+                return False
+        elif isinstance(a, np.ndarray):
+            if not np.array_equal(a, b):
+                return False
+        elif f.name != "categories" and a != b:
+            return False
+    return True
+
+
+def test_identity_counts_at_the_same_thresholds_pass_once_inside_a_call(monkeypatch):
+    """An audit asks for identity counts at the same thresholds several times (Wilson intervals, cross-group cells):
+    inside one call the pass over all pairs is made once, and every count equals a fresh computation's."""
+    import matchaudit as ma
+    from matchaudit.engine import identity
+
+    data = ma.simulate(samples_per_identity=4, dim=16, seed=5).as_data()
+    passes = []
+    real = identity._all_pairs_hits
+    monkeypatch.setattr(identity, "_all_pairs_hits", lambda *a: (passes.append(a[1].tolist()), real(*a))[1])
+    fresh = [identity.identity_counts(data, t) for t in ([0.3, 0.5], [0.5, 0.3], [0.4])]
+    assert len(passes) == 3
+    with scores.tile_cache():
+        inside = [identity.identity_counts(data, t) for t in ([0.3, 0.5], [0.5, 0.3], [0.4])]
+    assert passes[3:] == [[0.3, 0.5], [0.4]]  # the second call sorts its thresholds the same: served
+    assert all(_same_counts(a, b) for a, b in zip(inside, fresh))
+    assert not _same_counts(inside[0], inside[2])  # the comparison can fail

@@ -7,7 +7,8 @@ correctly rounded division or square root. The quantisation step (2^-bits of the
 below float32 resolution for typical dimensions; ``quantisation_bits`` reports it.
 
 Memory: one tile of ``block_rows x TILE_COLS`` float64 scores at a time (256 MiB at the defaults);
-all-pairs never holds n x n floats, except inside :func:`tile_cache` when all the tiles fit in ``CACHE_BYTES``.
+all-pairs never holds n x n floats, except inside :func:`tile_cache` when all the tiles fit in ``CACHE_BYTES``
+(the same block also keeps the results of other passes made twice with the same arguments: :func:`once_per_call`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numba as nb
 import numpy as np
@@ -27,6 +28,7 @@ from threadpoolctl import ThreadpoolController
 from matchaudit.blocks import DenseBlock, Metric
 
 TILE_COLS = 16384
+R = TypeVar("R")
 CACHE_BYTES = 256 << 20  # what tile_cache may hold: one default tile's memory
 _MANTISSA = 52  # exact integers in float64 up to 2^53; keep a bit of headroom
 
@@ -100,6 +102,7 @@ class _Held:
 
 
 _HELD: ContextVar[list[_Held] | None] = ContextVar("matchaudit_tiles", default=None)
+_RESULTS: ContextVar[list[tuple[tuple, tuple, Any]] | None] = ContextVar("matchaudit_results", default=None)
 
 
 @contextmanager
@@ -114,11 +117,31 @@ def tile_cache() -> Iterator[list[_Held]]:
     if held is not None:
         yield held
         return
-    token = _HELD.set([])
+    token, results = _HELD.set([]), _RESULTS.set([])
     try:
         yield _HELD.get()
     finally:
         _HELD.reset(token)
+        _RESULTS.reset(results)
+
+
+def once_per_call(objects: tuple, values: tuple, compute: Callable[[], R]) -> R:
+    """``compute()``, or inside :func:`tile_cache` its result for the same key computed before in the block: the key
+    is ``objects`` (compared by identity, and kept alive with the result) and ``values`` (compared by ``==``). A
+    pass over all pairs that several parts of one audit make with the same arguments (the identity counts at the
+    same thresholds: the Wilson intervals, the cross-group cells, the studentized bootstrap) is made once. Results
+    whose arrays exceed ``CACHE_BYTES`` are not kept; callers must not change what they get."""
+    results = _RESULTS.get()
+    if results is None:
+        return compute()
+    for objs, vals, result in results:
+        if len(objs) == len(objects) and all(a is b for a, b in zip(objs, objects)) and vals == values:
+            return result
+    result = compute()
+    if sum(x.nbytes for x in (result if isinstance(result, tuple) else (result,)) if isinstance(x, np.ndarray)
+           ) <= CACHE_BYTES:
+        results.append((objects, values, result))
+    return result
 
 
 def _held_tiles(embeddings: np.ndarray, metric: Metric, block_rows: int) -> dict[tuple[int, int], np.ndarray] | None:

@@ -24,6 +24,7 @@ from matchaudit.errors import InputError
 from matchaudit.definitions import Rule, accepting_thresholds
 from matchaudit.model import DenseBlock, MatchData, pair_key
 from matchaudit.pairings import PairCategories
+from matchaudit.scores import once_per_call
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,11 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         if hits is not None and hits.covers(ts):
             hist, pk, pl, lev = _levels_from_tail(hits, ts, ge, sizes)
         else:
-            hist, pk, pl, lev = _all_pairs_hits(data, ts, ge, block_rows)
+            assert data.samples is not None
+            hist, pk, pl, lev = once_per_call(
+                (data.samples.embeddings, data.samples.identity),
+                ("identity hits", data.metric, ts.tobytes(), ge, block_rows, nb.get_num_threads(), K),
+                lambda: _all_pairs_hits(data, ts, ge, block_rows))
         n = sizes.astype(object)  # exact Python ints for the squared sums
         S = np.bincount(group, weights=sizes, minlength=G).astype(np.int64)
         m_row_cat = np.zeros((n_cat, K), np.int64)
