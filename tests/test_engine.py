@@ -104,7 +104,10 @@ def test_chunking_invariance(scheme, monkeypatch):
     grid = build_grid(data, n_cells=64)
     ref = run(data, scheme, 9, grid=grid, fmr_targets=[0.05], block_rows=2048)
     monkeypatch.setattr(entries, "ENTRIES", 7)
-    for block_rows, lanes, collapse in [(1, 1, False), (4, 3, True), (7, 64, None)]:
+    for block_rows, lanes, collapse, held in [(1, 1, False, None), (4, 3, True, None), (7, 64, None, None),
+                                              (4, 3, True, 16)]:  # 16 bytes: collapsed entries added piece by piece
+        if held is not None:
+            monkeypatch.setattr(passes, "COLLAPSE_BYTES", held)
         c = run(data, scheme, 9, grid=grid, fmr_targets=[0.05], block_rows=block_rows, lanes=lanes,
                 collapse=collapse)
         for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):

@@ -15,7 +15,8 @@ sample-level, 3K+1 identity-level, K*G+1 relabel); one sub-tile of entries (``EN
 scores, 112 MiB); one score tile of ``model.blocks`` (256 MiB at its defaults). Comparison-level schemes
 (two-level, iid) additionally hold every comparison's key and identities (17 bytes per comparison) and a
 chunk of per-comparison weights (at most 256 MiB). The identity-level collapse holds the distinct (class,
-category, cell, identity, identity) entries (<= 24 bytes each, at most the number of comparisons). FMR-target
+category, cell, identity, identity) entries (16 bytes each), at most ``passes.COLLAPSE_BYTES`` of them at a time
+(then they are added to the table and the merging starts again). FMR-target
 refinement holds the entries of the window cells (20 bytes each: the comparisons whose scores have an
 estimated FMR within a factor ``WINDOW`` of a target) and computes their per-replicate weights on the fly;
 the direct path collects them in per-thread buffers of 1.5x a sub-tile's estimated share (grown to twice a

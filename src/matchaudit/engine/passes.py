@@ -21,6 +21,7 @@ from matchaudit.pairings import PairCategories
 from matchaudit.resampling import Scheme
 
 CALL_WORK = 1 << 31  # entry-lanes per accumulate call (about a second at most): Ctrl-C is seen between calls
+COLLAPSE_BYTES = 1 << 28  # identity-level entries (16 bytes each) held for merging before they are added to the table
 
 
 def key_slices(offsets: np.ndarray, n_batches: int) -> np.ndarray:
@@ -119,12 +120,13 @@ class LocalBackend(Backend):
 
 
 def count_pass(data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, block_rows: int, collapse: bool,
-                win: np.ndarray, part: tuple[int, int], advance) -> tuple[np.ndarray, list]:
+               win: np.ndarray, part: tuple[int, int], advance) -> tuple[np.ndarray, list]:
     """Counts table (n_keys, batches, lanes) and the items of the window cells ``win`` (one scoring pass);
     ``n_lanes`` of the lanes of ``W`` are replicates."""
     table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
     codes: list[np.ndarray] = []
     counts: list[np.ndarray] = []
+    held = 0
     found: list = []
     rows = W.shape[1]
     w2 = max(1, int(W.max()) ** 2)
@@ -149,6 +151,10 @@ def count_pass(data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, block
                 u, c = np.unique(code, return_counts=True)
                 codes.append(u)
                 counts.append(c)
+                held += u.size
+                if 16 * held > COLLAPSE_BYTES:  # the entries seldom repeat (e.g. 50,000 samples): add them up now
+                    _add_collapsed(codes, counts, W, w2, table)
+                    codes, counts, held = [], [], 0
                 continue
             step = max(1, CALL_WORK // max(n * W.shape[2], 1))  # batches per call: Ctrl-C is seen between calls
             for b0 in range(0, W.shape[0], step):
@@ -158,26 +164,34 @@ def count_pass(data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, block
                              key_slices(offsets, W[sub].shape[0]))
         if advance is not None:
             advance(block)
-    offsets = np.empty(ent.n_keys + 1, np.int64)
-    if collapse and codes:
-        allc = np.concatenate(codes)
-        alln = np.concatenate(counts)
-        order = np.argsort(allc, kind="stable")
-        allc, alln = allc[order], alln[order]
-        first = np.flatnonzero(np.concatenate([[True], allc[1:] != allc[:-1]]))
-        code = allc[first]
-        cnt = np.add.reduceat(alln, first).astype(np.int64)
-        cap = en.EXACT // w2  # split counts so every term cnt * w * w stays exact
-        reps = -(-cnt // cap)
-        code = np.repeat(code, reps)
-        cnt = np.minimum(np.repeat(cnt, reps) - (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)) * cap,
-                         cap).astype(np.int32)
-        v = (code % rows).astype(np.int32)
-        u = ((code // rows) % rows).astype(np.int32)
-        key = code // (rows * rows)
-        offsets[:] = 0
-        np.add.at(offsets, key + 1, 1)
-        np.cumsum(offsets, out=offsets)
-        K.accumulate(W, offsets, (u.astype(np.int64) << 32) | v, cnt, True, max(1, en.EXACT // (w2 * cap)), table,  # by key
-                     key_slices(offsets, W.shape[0]))
+    if codes:
+        _add_collapsed(codes, counts, W, w2, table)
     return table, found
+
+
+def _add_collapsed(codes: list[np.ndarray], counts: list[np.ndarray], W: np.ndarray, w2: int, table: np.ndarray
+                   ) -> None:
+    """Add the collapsed identity-level entries (codes ``(key * rows + u) * rows + v`` with their numbers of
+    comparisons) to ``table``: equal codes merged, counts split so every term ``cnt * w * w`` stays exact. Integer
+    sums, so adding the entries in several parts gives the same table."""
+    rows = W.shape[1]
+    allc = np.concatenate(codes)
+    alln = np.concatenate(counts)
+    order = np.argsort(allc, kind="stable")
+    allc, alln = allc[order], alln[order]
+    first = np.flatnonzero(np.concatenate([[True], allc[1:] != allc[:-1]]))
+    code = allc[first]
+    cnt = np.add.reduceat(alln, first).astype(np.int64)
+    cap = en.EXACT // w2  # split counts so every term cnt * w * w stays exact
+    reps = -(-cnt // cap)
+    code = np.repeat(code, reps)
+    cnt = np.minimum(np.repeat(cnt, reps) - (np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)) * cap,
+                     cap).astype(np.int32)
+    v = (code % rows).astype(np.int32)
+    u = ((code // rows) % rows).astype(np.int32)
+    key = code // (rows * rows)
+    offsets = np.zeros(table.shape[0] + 1, np.int64)
+    np.add.at(offsets, key + 1, 1)
+    np.cumsum(offsets, out=offsets)
+    K.accumulate(W, offsets, (u.astype(np.int64) << 32) | v, cnt, True, max(1, en.EXACT // (w2 * cap)), table,  # by key
+                 key_slices(offsets, W.shape[0]))
