@@ -215,6 +215,32 @@ def tiles(n: int, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Ite
             yield r0, min(n, r0 + block_rows), c0, min(n, c0 + TILE_COLS)
 
 
+@nb.njit(cache=True)
+def _upper(scores: np.ndarray, row0: int, col0: int, s: np.ndarray, a: np.ndarray, b: np.ndarray, pos: int) -> int:
+    """Copy a tile's comparisons (global row < global column) to s, a, b from ``pos``; returns the new end."""
+    r, c = scores.shape
+    for i in range(r):
+        for j in range(max(0, row0 + i + 1 - col0), c):
+            s[pos] = scores[i, j]
+            a[pos] = row0 + i
+            b[pos] = col0 + j
+            pos += 1
+    return pos
+
+
+def upper_triangle(embeddings: np.ndarray, metric: Metric = "cosine") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every comparison ``i < j`` of the all-pairs tiles, in their order: scores (float64) and samples ``a``, ``b``
+    (int32); n(n-1)/2 of each, for callers that hold them all (served from :func:`tile_cache` when cached)."""
+    n = embeddings.shape[0]
+    m = n * (n - 1) // 2
+    s, a, b = np.empty(m), np.empty(m, np.int32), np.empty(m, np.int32)
+    pos = 0
+    for block in iter_similarity_blocks(embeddings, metric, reuse=True):
+        pos = _upper(block.scores, block.row0, block.col0, s, a, b, pos)
+    assert pos == m
+    return s, a, b
+
+
 STRIP = 256  # rows per GEMM strip
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
-from matchaudit.scores import one_blas_thread, quantise
+from matchaudit.scores import one_blas_thread, quantise, upper_triangle
 from matchaudit.sorting import sorted_values
 
 N_BUCKETS = 1 << 14  # int32 starts: 64 KiB, cache-resident for the per-comparison lookup
@@ -77,14 +77,9 @@ def _sorted_sample(data: MatchData, max_rows: int, max_scores: int = 20_000_000)
     ident = data.samples.identity
     n = ident.shape[0]
     if n // max_rows <= 1:
-        gen, imp = [], []
-        for blk in data.blocks():
-            i = np.arange(blk.row0, blk.row0 + blk.scores.shape[0])[:, None]
-            j = np.arange(blk.col0, blk.col0 + blk.scores.shape[1])[None, :]
-            same = ident[i] == ident[j]
-            gen.append(blk.scores[(j > i) & same])
-            imp.append(blk.scores[(j > i) & ~same])
-        return np.repeat(sorted_values(np.concatenate(gen)), 2), np.repeat(sorted_values(np.concatenate(imp)), 2)
+        s, a, b = upper_triangle(data.samples.embeddings, data.metric)
+        same = ident[a] == ident[b]
+        return np.repeat(sorted_values(s[same]), 2), np.repeat(sorted_values(s[~same]), 2)
     q, scale = quantise(data.samples.embeddings, data.metric)
     rows = np.arange(0, n, n // max_rows)
     sq = np.einsum("ij,ij->i", q, q)

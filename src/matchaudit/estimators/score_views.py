@@ -27,7 +27,6 @@ from typing import Literal
 import numba as nb
 import numpy as np
 
-from matchaudit.blocks import DenseBlock
 from matchaudit.errors import InputError
 from matchaudit.metrics import calibration as cal
 from matchaudit.definitions import ThresholdImpostors
@@ -35,7 +34,7 @@ from matchaudit.model import MatchData, PairBlock, view_names
 from matchaudit.pairings import reference_pairs
 from matchaudit.progress import pass_meter
 from matchaudit.resampling import DoubleOrNothing, Layout, Vertex, WithinIdentity
-from matchaudit.scores import self_score
+from matchaudit.scores import self_score, upper_triangle
 from matchaudit.sorting import stable_order
 
 METHODS = ("double-or-nothing", "vertex", "recentered")
@@ -103,31 +102,6 @@ def _check_budget(n: int, memory_gib: float, feature: str) -> None:
             "evaluate a listed trial list or a subset of the identities.", param="memory_gib")
 
 
-@nb.njit(cache=True)
-def _upper(scores: np.ndarray, row0: int, col0: int, s: np.ndarray, a: np.ndarray, b: np.ndarray, pos: int) -> int:
-    """Copy a tile's comparisons (global row < global column) to s, a, b from ``pos``; returns the new end."""
-    r, c = scores.shape
-    for i in range(r):
-        for j in range(max(0, row0 + i + 1 - col0), c):
-            s[pos] = scores[i, j]
-            a[pos] = row0 + i
-            b[pos] = col0 + j
-            pos += 1
-    return pos
-
-
-def _all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n = data.samples.ids.shape[0]
-    m = n * (n - 1) // 2
-    s, a, b = np.empty(m), np.empty(m, np.int32), np.empty(m, np.int32)
-    pos = 0
-    for block in data.blocks(reuse=True):
-        assert isinstance(block, DenseBlock)
-        pos = _upper(block.scores, block.row0, block.col0, s, a, b, pos)
-    assert pos == m
-    return s, a, b
-
-
 def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB, feature: str = "this analysis",
                 threshold_impostors: ThresholdImpostors = "all") -> ScoreViews:
     """The views' comparisons of ``data``, sorted once (all-pairs: streamed from :meth:`MatchData.blocks`). An
@@ -153,7 +127,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
         ga, gb = p.group_a.astype(np.int64), p.group_b.astype(np.int64)
         sa, sb = (p.sample_a.astype(np.int64), p.sample_b.astype(np.int64)) if sample else (None, None)
     else:
-        s, a, b = _all_pairs(data)
+        s, a, b = upper_triangle(data.samples.embeddings, data.metric)
         ia, ib = ident[a], ident[b]
         gen = ia == ib
         ga, gb = data.identity_group[ia], data.identity_group[ib]
