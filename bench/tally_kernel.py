@@ -82,12 +82,13 @@ def main() -> None:
     size = data.identity_sizes.astype(np.float64)
 
     def tally() -> None:
-        tables = [np.zeros((threads, cats.n, edges.size + k)) for k in (1, 0, 1, 0)]
-        tables[0], tables[1] = tables[0].astype(np.int64), tables[1].astype(np.int64)
-        none = np.empty((threads, 0))
+        shape = (threads, cats.n, edges.size)  # counts and weight sums per cell (J + 1), ties per edge (J)
+        counts, ties = np.zeros(shape[:2] + (edges.size + 1,), np.int64), np.zeros(shape, np.int64)
+        wcounts, wties = np.zeros(shape[:2] + (edges.size + 1,)), np.zeros(shape)
+        none_s, none_i = np.empty((threads, 0)), np.empty((threads, 0), np.int64)  # no cells collected
         for b in blocks:
             T._bin_dense(b.scores, b.row0, b.col0, ident, data.identity_group, size, cats.slot, edges, acc, lo, scale,
-                         *tables, np.zeros(0, np.bool_), none, none.astype(np.int64), none.astype(np.int64),
+                         counts, ties, wcounts, wties, np.zeros(0, np.bool_), none_s, none_i, none_i,
                          np.zeros(threads, np.int64))
 
     def walk(what: int) -> None:
