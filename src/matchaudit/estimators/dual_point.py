@@ -44,11 +44,12 @@ def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.nda
     sorted by ``score`` ascending; ``ref`` marks the overall view's threshold impostors (module doc)."""
     n, T, L = score.shape[0], betas.shape[0], cal.LANES
     wl = np.empty(L)
-    gtot = np.zeros((n_views, L))
-    itot = np.zeros((n_views, L))
+    gen_all = np.zeros(L)  # the genuine weight, the cutoffs' denominator (the views' totals come from the last pass)
     for i in range(n):
-        cal._weights(kind[i], u[i], v[i], UT, wl)
-        _add(wl, view[i], gtot if gen[i] else itot, gen[i] or ref[i])
+        if gen[i]:
+            cal._weights(kind[i], u[i], v[i], UT, wl)
+            for l in range(L):
+                gen_all[l] += wl[l]
     cut = np.full(T * L, n, np.int64)  # first position of the cutoff's tie block (n: none)
     cum = np.zeros(L)
     i = 0
@@ -62,26 +63,33 @@ def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.nda
             j += 1
         for t in range(T):
             for l in range(L):
-                fails = gtot[0, l] <= 0 or not cum[l] / gtot[0, l] <= betas[t]  # no genuine weight: rates NaN
+                fails = gen_all[l] <= 0 or not cum[l] / gen_all[l] <= betas[t]  # no genuine weight: rates NaN
                 if cut[t * L + l] == n and fails:
                     cut[t * L + l] = i
         i = j
     order = np.argsort(cut)
-    below_g = np.zeros((n_views, L))
+    below_g = np.zeros((n_views, L))  # after the pass: each view's totals, summed in the same order as the cuts'
     below_i = np.zeros((n_views, L))
+    at_g = np.zeros((T, n_views, L))  # the weights below each cutoff
+    at_i = np.zeros((T, n_views, L))
     p = 0
     for i in range(n + 1):
         while p < T * L and cut[order[p]] == i:
             t, l = order[p] // L, order[p] % L
             for vv in range(n_views):
-                it, gt = itot[vv, l], gtot[vv, l]
-                out[l, vv, t, FMR] = (it - below_i[vv, l]) / it if it > 0 else np.nan
-                out[l, vv, t, FNMR] = below_g[vv, l] / gt if gt > 0 else np.nan
+                at_g[t, vv, l] = below_g[vv, l]
+                at_i[t, vv, l] = below_i[vv, l]
             p += 1
         if i == n:
             break
         cal._weights(kind[i], u[i], v[i], UT, wl)
         _add(wl, view[i], below_g if gen[i] else below_i, gen[i] or ref[i])
+    for t in range(T):
+        for vv in range(n_views):
+            for l in range(L):
+                it, gt = below_i[vv, l], below_g[vv, l]
+                out[l, vv, t, FMR] = (it - at_i[t, vv, l]) / it if it > 0 else np.nan
+                out[l, vv, t, FNMR] = at_g[t, vv, l] / gt if gt > 0 else np.nan
 
 
 @nb.njit(parallel=True, cache=True)
