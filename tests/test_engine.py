@@ -117,6 +117,31 @@ def test_chunking_invariance(scheme, monkeypatch):
     np.testing.assert_array_equal(sub.genuine[1:], ref.genuine[[3, 7]])
 
 
+def test_collapse_is_chosen_only_where_bench_collapse_measured_it_faster():
+    """bench/collapse.py (8,000 samples): merging was 3-10x slower at 10 samples per identity for every B, and faster
+    at 1,000 per identity from B ~ 1,100 (1.44x at B = 2,000), at 400 per identity from B ~ 1,900."""
+    from matchaudit.engine import driver
+    from matchaudit.engine import kernels as K
+
+    def data(per_id: int, n: int = 8000):
+        return make_data(seed=1, sizes=(per_id,) * (n // per_id), groups=(0, 1) * (n // per_id // 2))
+
+    ten, four_hundred, thousand = data(10), data(400), data(1000)
+    assert driver.expected_repeats(ten, 4300) == 1.0
+    assert driver.expected_repeats(thousand, 4300) == pytest.approx(1000 ** 2 / 4300, rel=1e-12)
+    uneven = make_data(seed=2, sizes=(300, 40, 900, 5, 1, 120), groups=(0, 1) * 3)  # the bound written out, pair by pair
+    m = np.bincount(uneven.samples.identity)
+    ab = [m[a] * m[b] for a in range(m.size) for b in range(a + 1, m.size)]
+    assert driver.expected_repeats(uneven, 50) == pytest.approx(sum(x * x for x in ab) / (50 * sum(ab)), rel=1e-12)
+    for B in (100, 1000, 2000, 4000, 20000):
+        assert not driver.collapse_pays(ten, K.PRODUCT, B, 4300)
+        assert not driver.collapse_pays(thousand, K.SAMPLE, B, 4300)  # sample-level weights never merge
+    assert not driver.collapse_pays(thousand, K.PRODUCT, 1000, 4300)
+    assert driver.collapse_pays(thousand, K.PRODUCT, 2000, 4300)
+    assert not driver.collapse_pays(four_hundred, K.PRODUCT, 1000, 4300)
+    assert driver.collapse_pays(four_hundred, K.PRODUCT, 4000, 4300)
+
+
 class _Split(passes.Backend):
     """Counts each of P parts separately and adds them up: what a distributed backend does."""
 

@@ -14,10 +14,10 @@ while it is transposed to the final layout); the weight matrix, ``(B+1) x rows``
 sample-level, 3K+1 identity-level, K*G+1 relabel); one sub-tile of entries (``ENTRIES`` x 28 bytes with
 scores, 112 MiB); one score tile of ``model.blocks`` (256 MiB at its defaults). Comparison-level schemes
 (two-level, iid) additionally hold every comparison's key and identities (17 bytes per comparison) and a
-chunk of per-comparison weights (at most 256 MiB). The identity-level collapse holds the distinct (class,
-category, cell, identity, identity) entries (16 bytes each), at most ``passes.COLLAPSE_BYTES`` of them at a time
-(then they are added to the table and the merging starts again). FMR-target
-refinement holds the entries of the window cells (20 bytes each: the comparisons whose scores have an
+chunk of per-comparison weights (at most 256 MiB). The identity-level collapse (where it pays:
+:func:`collapse_pays`) holds the distinct (class, category, cell, identity, identity) entries (16 bytes each), at
+most ``passes.COLLAPSE_BYTES`` of them at a time (then they are added to the table and the merging starts again).
+FMR-target refinement holds the entries of the window cells (20 bytes each: the comparisons whose scores have an
 estimated FMR within a factor ``WINDOW`` of a target) and computes their per-replicate weights on the fly;
 the direct path collects them in per-thread buffers of 1.5x a sub-tile's estimated share (grown to twice a
 sub-tile's need if that falls short).
@@ -43,11 +43,29 @@ from matchaudit.pairings import PairCategories, reference_pairs
 from matchaudit.resampling import Scheme
 
 
-def collapse_pays(data: MatchData, mode: int) -> bool:
-    """Identity-level entries repeat when identities have many samples (>= 8 on average)."""
+# The identity-level collapse against counting every entry (bench/collapse.py, 8,000 samples, 2 cores): merging
+# costs about COLLAPSE_COST replicates' worth of counting per comparison (sorting the entries' codes), and a merged
+# entry costs about MERGED_COST entries counted directly, per replicate. Measured break-even: B ~ 1,100 at 1,000
+# samples per identity, ~1,900 at 400; never below ~100 samples per identity (at 10 per identity merging is 3-10x
+# slower, and the entries hardly repeat).
+COLLAPSE_COST = 1020.0
+MERGED_COST = 17.0
+
+
+def expected_repeats(data: MatchData, n_cells: int) -> float:
+    """A lower bound on comparisons per merged (identity pair, cell) entry, weighted by comparisons: an impostor
+    identity pair of ``m_a m_b`` comparisons fills at most ``n_cells`` cells."""
+    m = np.bincount(data.samples.identity).astype(np.float64)
+    s1, s2, s4 = m.sum(), (m * m).sum(), (m ** 4).sum()
+    pairs = (s1 * s1 - s2) / 2
+    return max(1.0, (s2 * s2 - s4) / 2 / (n_cells * pairs)) if pairs > 0 else 1.0
+
+
+def collapse_pays(data: MatchData, mode: int, n_replicates: int, n_cells: int) -> bool:
+    """Merge identity-level entries first when the replicates saved outweigh the merging (module constants)."""
     if mode == K.SAMPLE or data.protocol != "all-pairs":
         return False
-    return data.samples.ids.shape[0] >= 8 * data.n_identities
+    return n_replicates * (1.0 - MERGED_COST / expected_repeats(data, n_cells)) > COLLAPSE_COST
 
 
 def run(
@@ -104,7 +122,7 @@ def run(
         imputed = tail = None
     else:
         if collapse is None:
-            collapse = collapse_pays(data, mode)
+            collapse = collapse_pays(data, mode, reps.size, grid.n_cells)
         win = window_cells(data, grid, targets) if targets.size else np.zeros(0, np.bool_)
         keep_tail = keep_tail and bool(win.any()) and mode in (K.SAMPLE, K.PRODUCT) and data.protocol == "all-pairs"
         if keep_tail:
