@@ -187,9 +187,10 @@ def test_no_figures_and_no_calibration_write_the_rest_and_load_no_plotting(tmp_p
     import subprocess
     import sys
 
-    from matchaudit.simulation import simulate_vmf
+    from matchaudit.simulation import GroupSpec, simulate_vmf
 
-    files = simulate_vmf(seed=3).write(tmp_path / "data")
+    groups = {"A": GroupSpec(24, (120.0, 800.0)), "B": GroupSpec(16, (70.0, 250.0))}  # 400 samples: 80,000 pairs
+    files = simulate_vmf(groups, dim=32, seed=3).write(tmp_path / "data")
     out = tmp_path / "out"
     args = ["audit", "--samples", str(files.samples), "--embeddings", str(files.embeddings), "--group-by", "group",
             "--fmr", "1e-2", "--fnmr", "0.05", "--n-resamples", "40", "--out", str(out), "--quiet",
