@@ -11,23 +11,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
-from engine_throughput import synthetic
+from engine_throughput import best_of, synthetic
 
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, driver, run
 from matchaudit.engine import kernels as K
-
-
-def _best(fn, repeat: int = 2) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def measured_repeats(data, scheme, grid) -> float:
@@ -72,7 +62,7 @@ def main() -> None:
 
                 x, y = go(True), go(False)
                 assert np.array_equal(x.impostor, y.impostor) and np.array_equal(x.genuine, y.genuine)
-                merged, direct = _best(lambda: go(True)), _best(lambda: go(False))
+                merged, direct = best_of(lambda: go(True), 2), best_of(lambda: go(False), 2)
                 chosen = driver.collapse_pays(data, K.PRODUCT, B, grid.n_cells)
                 print(f"{per:>6} {scheme.name:>17} {B:>5} {rep:>8.2f} {bound:>6.1f} {merged:>9.2f} {direct:>9.2f} "
                       f"{direct / merged:>6.2f} {'merge' if chosen else 'direct':>7}", flush=True)

@@ -15,24 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
-import numpy as np
 import torch
-from engine_throughput import synthetic
+from engine_throughput import best_of, synthetic
 
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, run
 from matchaudit.engine.torch_backend import TorchBackend
-
-
-def _best(fn, repeat: int) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:
@@ -65,10 +54,10 @@ def main() -> None:
 
             ref = None
             if n <= a.numba_max_n:
-                ref = _best(go(None), a.repeat)
+                ref = best_of(go(None), a.repeat)
                 print(f"{n:>7} {B:>5} {'numba':>13} {ref:>8.2f} {B * m / ref:>10.3g}", flush=True)
             for meth, be in backends.items():
-                dt = _best(go(be), a.repeat)
+                dt = best_of(go(be), a.repeat)
                 ratio = f"{ref / dt:>9.3f}" if ref else ""
                 print(f"{n:>7} {B:>5} {'torch-' + meth:>13} {dt:>8.2f} {B * m / dt:>10.3g} {ratio}", flush=True)
 
