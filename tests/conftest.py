@@ -13,15 +13,17 @@ idle_threads_sleep()  # as the command line does: the workers share the cores (h
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first, then the tests that read the shared demo run last (stable order otherwise):
-    pytest-xdist hands tests out in this order, so the parallel workers end together instead of one running a
-    minute-long test after the other has finished, and the slow test that reads the demo run (its reproducibility)
-    makes it at the start while the other worker runs other slow tests; a worker that reached a demo reader early
-    used to wait on the lock for the whole run (27 s idle: --durations, session 36)."""
+    """The slow tests first (the one that makes the shared demo run at the very start), then the other readers of
+    the demo run, then the rest (stable order otherwise). `make test` has pytest-xdist hand tests out one at a time
+    (--maxschedchunk 1), so the long tests start at once on both workers, the first reader makes the demo run while
+    the other worker is busy with slow tests (a worker that reached a reader while the other made the run waited on
+    its lock: 27 s idle), and the last tests handed out are short ones (tests timed with a pytest plugin, session 36:
+    with xdist's default chunks one worker got every slow test and ended 58 s after the other)."""
     def rank(item: pytest.Item) -> int:
+        reads_demo = "demo_run" in getattr(item, "fixturenames", ())
         if item.get_closest_marker("slow") is not None:
-            return 0
-        return 2 if "demo_run" in getattr(item, "fixturenames", ()) else 1
+            return 0 if reads_demo else 1
+        return 2 if reads_demo else 3
 
     items.sort(key=rank)
 
