@@ -70,6 +70,41 @@ def test_replicates_against_brute_force(listed, method):
                 np.testing.assert_allclose(got[r, :, t], _brute(views, w, beta, rule), rtol=1e-13, atol=0)
 
 
+@pytest.mark.parametrize("listed", [False, True])
+@pytest.mark.parametrize("method", ["double-or-nothing", "vertex", "recentered"])
+def test_the_pass_down_from_the_top_gives_the_same_bits(listed, method):
+    """With the calibration sweep's totals (integer weights, every impostor a threshold impostor) the pass stops at
+    the cut-offs and forms the weight below each as total - above: the full pass's numbers to the bit, NaN included
+    (beta 0.99 and the empty replicates of a group), and the totals are really used."""
+    data = _data(listed)
+    views = materialise(data, method)
+    assert np.array_equal(views.reference, ~views.genuine)
+    betas = np.array([0.0, 0.05, 0.2, 0.5, 0.99])
+    run = Runner(views, fnmr_targets=betas)
+    U = run.weights(method, np.arange(1, 41), seed=4)
+    full = dual_rates(views, betas, U)
+    summaries = run.run(U)
+    np.testing.assert_array_equal(dual_rates(views, betas, U, summaries=summaries), full)
+    off = summaries.copy()
+    off[..., cal.W_NON] += 1
+    assert not np.array_equal(dual_rates(views, betas, U, summaries=off), full, equal_nan=True)
+    part = U + 0.25  # not whole weights: the full pass, whatever the totals say
+    np.testing.assert_array_equal(dual_rates(views, betas, part, summaries=off), dual_rates(views, betas, part))
+
+
+def test_threshold_impostors_of_one_kind_keep_the_full_pass():
+    """View 0's impostor total is then not the sweep's (all impostors): the totals are not used."""
+    data = _data()
+    views = materialise(data, "vertex", threshold_impostors="same-group")
+    assert not np.array_equal(views.reference, ~views.genuine)
+    betas = np.array([0.05, 0.2])
+    run = Runner(views, fnmr_targets=betas)
+    U = run.weights("vertex", np.arange(1, 17), seed=2)
+    off = run.run(U)
+    off[..., cal.W_NON] += 1
+    np.testing.assert_array_equal(dual_rates(views, betas, U, summaries=off), dual_rates(views, betas, U))
+
+
 @pytest.mark.parametrize("rule", [">=", ">"])
 def test_plug_in_is_the_audit(rule):
     data = _data()

@@ -5,10 +5,13 @@ At FNMR target beta the audit's threshold (:meth:`matchaudit.metrics.rates.Rates
 exactly the comparisons scoring at least ``c``, the lowest distinct genuine score whose cumulative genuine
 weight ``W(s <= c)`` over the total ``G`` fails ``W / G <= beta`` — under either decision rule: with ``>=``
 the threshold is ``c`` itself, with ``>`` the highest observed score below ``c``, and no comparison scores in
-between. So one ascending pass finds ``c`` per replicate and a second reads, at ``c``, each view's genuine
-weight below it (FNMR) and impostor weight from it up (FMR): the overall view over the threshold impostors
-(``threshold_impostors``), a group over its same-group impostors, as the audit's records. Weights follow the
-score views' units (:mod:`.score_views`); the plug-in (every weight 1) is the audit's own numbers, tested equal.
+between. So one ascending pass over the genuine comparisons finds ``c`` per replicate and a second reads, at
+``c``, each view's genuine weight below it (FNMR) and impostor weight from it up (FMR): the overall view over the
+threshold impostors (``threshold_impostors``), a group over its same-group impostors, as the audit's records.
+Weights follow the score views' units (:mod:`.score_views`); the plug-in (every weight 1) is the audit's own
+numbers, tested equal. The second pass runs over every comparison, unless the calibration sweep of the same
+weights gave each view's totals and the weights are whole (every bootstrap's): then every sum is exact, and it runs
+down from the top score to the lowest ``c`` only (the demo's bootstrap at B = 1,000: 4.4 -> 0.17 s).
 """
 
 from __future__ import annotations
@@ -37,80 +40,141 @@ def _add(w: np.ndarray, g: int, acc: np.ndarray, also_all: bool) -> None:
 
 
 @nb.njit(cache=True)
-def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.ndarray, kind: np.ndarray,
-               u: np.ndarray, v: np.ndarray, UT: np.ndarray, n_views: int, betas: np.ndarray, out: np.ndarray) -> None:
-    """FMR and FNMR of every view at each FNMR target's threshold, for ``LANES`` columns of unit weights
-    ``UT`` (units, LANES); ``out`` (LANES, V, T, 2), NaN where a view has no weight in a class. Comparisons
-    sorted by ``score`` ascending; ``ref`` marks the overall view's threshold impostors (module doc)."""
-    n, T, L = score.shape[0], betas.shape[0], cal.LANES
+def _cuts(gpos: np.ndarray, gstart: np.ndarray, kind: np.ndarray, u: np.ndarray, v: np.ndarray, UT: np.ndarray,
+          betas: np.ndarray, gen_all: np.ndarray, n: int, cut: np.ndarray) -> None:
+    """``cut[t * LANES + l]``: the start of the first tie block at which lane ``l``'s cumulative genuine weight over
+    ``gen_all[l]`` fails ``<= betas[t]`` (``n``: none; 0 without genuine weight: rates NaN). ``gpos``: the genuine
+    comparisons' positions (scores ascending), ``gstart``: the start of each one's tie block; blocks without genuine
+    comparisons leave the sum as it was, so only blocks with some are checked."""
+    T, L, G = betas.shape[0], cal.LANES, gpos.shape[0]
     wl = np.empty(L)
-    gen_all = np.zeros(L)  # the genuine weight, the cutoffs' denominator (the views' totals come from the last pass)
-    for i in range(n):
-        if gen[i]:
-            cal._weights(kind[i], u[i], v[i], UT, wl)
-            for l in range(L):
-                gen_all[l] += wl[l]
-    cut = np.full(T * L, n, np.int64)  # first position of the cutoff's tie block (n: none)
     cum = np.zeros(L)
-    i = 0
-    while i < n:
-        j = i
-        while j < n and score[j] == score[i]:
-            if gen[j]:
-                cal._weights(kind[j], u[j], v[j], UT, wl)
-                for l in range(L):
-                    cum[l] += wl[l]
-            j += 1
+    for t in range(T):
+        for l in range(L):
+            cut[t * L + l] = 0 if gen_all[l] <= 0 else n
+    k = 0
+    while k < G:
+        start = gstart[k]
+        while k < G and gstart[k] == start:
+            p = gpos[k]
+            cal._weights(kind[p], u[p], v[p], UT, wl)
+            for l in range(L):
+                cum[l] += wl[l]
+            k += 1
         for t in range(T):
             for l in range(L):
-                fails = gen_all[l] <= 0 or not cum[l] / gen_all[l] <= betas[t]  # no genuine weight: rates NaN
-                if cut[t * L + l] == n and fails:
-                    cut[t * L + l] = i
-        i = j
-    order = np.argsort(cut)
-    below_g = np.zeros((n_views, L))  # after the pass: each view's totals, summed in the same order as the cuts'
-    below_i = np.zeros((n_views, L))
-    at_g = np.zeros((T, n_views, L))  # the weights below each cutoff
+                if cut[t * L + l] == n and not cum[l] / gen_all[l] <= betas[t]:
+                    cut[t * L + l] = start
+
+
+@nb.njit(cache=True)
+def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.ndarray, kind: np.ndarray,
+               u: np.ndarray, v: np.ndarray, UT: np.ndarray, n_views: int, gpos: np.ndarray, gstart: np.ndarray,
+               betas: np.ndarray, totals: np.ndarray, out: np.ndarray) -> None:
+    """FMR and FNMR of every view at each FNMR target's threshold, for ``LANES`` columns of unit weights
+    ``UT`` (units, LANES); ``out`` (LANES, V, T, 2), NaN where a view has no weight in a class. Comparisons
+    sorted by ``score`` ascending; ``ref`` marks the overall view's threshold impostors (module doc).
+
+    ``totals`` (LANES, V, 2) empty: one pass up from the lowest score adds each view's weight below every cut-off
+    and, at its end, the views' totals. Else it holds each view's genuine and impostor totals (the calibration
+    sweep's, summed in the same order) and the weights are integers, so every sum is exact: the pass runs down from
+    the top score to the lowest cut-off only, and ``total - above`` is the weight below, to the bit."""
+    n, T, L = score.shape[0], betas.shape[0], cal.LANES
+    given = totals.shape[0] == L
+    tot_g = np.zeros((n_views, L))
+    tot_i = np.zeros((n_views, L))
+    gen_all = np.zeros(L)
+    wl = np.empty(L)
+    if given:
+        for vv in range(n_views):
+            for l in range(L):
+                tot_g[vv, l] = totals[l, vv, 0]
+                tot_i[vv, l] = totals[l, vv, 1]
+        gen_all[:] = tot_g[0]
+    else:
+        for k in range(gpos.shape[0]):
+            p = gpos[k]
+            cal._weights(kind[p], u[p], v[p], UT, wl)
+            for l in range(L):
+                gen_all[l] += wl[l]
+    cut = np.empty(T * L, np.int64)
+    _cuts(gpos, gstart, kind, u, v, UT, betas, gen_all, n, cut)
+    at_g = np.zeros((T, n_views, L))  # the weights below each cut-off
     at_i = np.zeros((T, n_views, L))
-    p = 0
-    for i in range(n + 1):
-        while p < T * L and cut[order[p]] == i:
-            t, l = order[p] // L, order[p] % L
-            for vv in range(n_views):
-                at_g[t, vv, l] = below_g[vv, l]
-                at_i[t, vv, l] = below_i[vv, l]
-            p += 1
-        if i == n:
-            break
-        cal._weights(kind[i], u[i], v[i], UT, wl)
-        _add(wl, view[i], below_g if gen[i] else below_i, gen[i] or ref[i])
+    acc_g = np.zeros((n_views, L))
+    acc_i = np.zeros((n_views, L))
+    if given:  # down from the top: acc = the weights at and above position i
+        order = np.argsort(cut)[::-1]
+        p = 0
+        lowest = cut.min() if cut.size else n
+        for i in range(n, lowest - 1, -1):
+            if i < n:
+                cal._weights(kind[i], u[i], v[i], UT, wl)
+                _add(wl, view[i], acc_g if gen[i] else acc_i, gen[i] or ref[i])
+            while p < T * L and cut[order[p]] == i:
+                t, l = order[p] // L, order[p] % L
+                for vv in range(n_views):
+                    at_g[t, vv, l] = tot_g[vv, l] - acc_g[vv, l]
+                    at_i[t, vv, l] = tot_i[vv, l] - acc_i[vv, l]
+                p += 1
+    else:  # up from the bottom: acc = the weights below position i, the totals at the end
+        order = np.argsort(cut)
+        p = 0
+        for i in range(n + 1):
+            while p < T * L and cut[order[p]] == i:
+                t, l = order[p] // L, order[p] % L
+                for vv in range(n_views):
+                    at_g[t, vv, l] = acc_g[vv, l]
+                    at_i[t, vv, l] = acc_i[vv, l]
+                p += 1
+            if i == n:
+                break
+            cal._weights(kind[i], u[i], v[i], UT, wl)
+            _add(wl, view[i], acc_g if gen[i] else acc_i, gen[i] or ref[i])
+        tot_g[:], tot_i[:] = acc_g, acc_i
     for t in range(T):
         for vv in range(n_views):
             for l in range(L):
-                it, gt = below_i[vv, l], below_g[vv, l]
+                it, gt = tot_i[vv, l], tot_g[vv, l]
                 out[l, vv, t, FMR] = (it - at_i[t, vv, l]) / it if it > 0 else np.nan
                 out[l, vv, t, FNMR] = at_g[t, vv, l] / gt if gt > 0 else np.nan
 
 
 @nb.njit(parallel=True, cache=True)
-def _lanes(score, gen, view, ref, kind, u, v, UT, n_views, betas, out) -> None:
+def _lanes(score, gen, view, ref, kind, u, v, UT, n_views, gpos, gstart, betas, totals, out) -> None:
     L = cal.LANES
     for c in nb.prange(UT.shape[0]):
-        dual_sweep(score, gen, view, ref, kind, u, v, UT[c], n_views, betas, out[c * L:(c + 1) * L])
+        dual_sweep(score, gen, view, ref, kind, u, v, UT[c], n_views, gpos, gstart, betas, totals[c * L:(c + 1) * L],
+                   out[c * L:(c + 1) * L])
 
 
 def dual_rates(views: ScoreViews, betas: np.ndarray, U: np.ndarray, kind: np.ndarray | None = None,
-               u: np.ndarray | None = None) -> np.ndarray:
+               u: np.ndarray | None = None, summaries: np.ndarray | None = None) -> np.ndarray:
     """(R, V, T, 2) FMR and FNMR per replicate (unit weights ``U``, (R, units)), view and FNMR target;
-    ``kind``/``u`` replace the views' own (per-comparison weights, as :meth:`.score_views.Runner.run`)."""
+    ``kind``/``u`` replace the views' own (per-comparison weights, as :meth:`.score_views.Runner.run`).
+    ``summaries``: the calibration sweep's (R, V, S) of the same weights; where the weights are integers (every
+    bootstrap's) and every impostor is a threshold impostor, their totals let the pass stop at the cut-offs."""
     betas = np.asarray(betas, np.float64)
     kind = views.kind if kind is None else kind
     u = views.u if u is None else u
     UT = np.stack(cal.lanes(U))
-    out = np.empty((UT.shape[0] * cal.LANES, len(views.names), betas.size, 2))
-    _lanes(views.score, views.genuine, views.view, views.reference, kind, u, views.v, UT, len(views.names), betas,
-           out)
+    V = len(views.names)
+    gpos = np.flatnonzero(views.genuine)
+    gstart = np.searchsorted(views.score, views.score[gpos], side="left").astype(np.int64)
+    totals = np.zeros((0, V, 2))
+    if summaries is not None and _exact(U, views.n) and np.array_equal(views.reference, ~views.genuine):
+        totals = np.zeros((UT.shape[0] * cal.LANES, V, 2))
+        totals[:U.shape[0]] = summaries[..., [cal.W_TAR, cal.W_NON]]
+    out = np.empty((UT.shape[0] * cal.LANES, V, betas.size, 2))
+    _lanes(views.score, views.genuine, views.view, views.reference, kind, u, views.v, UT, V, gpos, gstart, betas,
+           totals, out)
     return out[:U.shape[0]]
+
+
+def _exact(U: np.ndarray, n: int) -> bool:
+    """Whole unit weights whose comparison weights (at most max(U)^2) sum exactly in float64 over ``n``."""
+    top = float(np.abs(U).max()) if U.size else 0.0
+    return bool(np.all(U == np.round(U))) and n * max(top, 1.0) ** 2 < 2.0 ** 53
 
 
 def interval_records(s: Summaries, names: tuple[str, ...], betas: tuple[float, ...], method: str, level: float,

@@ -206,11 +206,13 @@ class Runner:
                     self.shift, self.calib, self.bound, out)
         return out[:U.shape[0]]
 
-    def dual(self, U: np.ndarray, kind: np.ndarray | None = None, u: np.ndarray | None = None) -> np.ndarray:
-        """Rates at the FNMR targets (R, V, T, 2) for unit weights ``U`` (:func:`.dual_point.dual_rates`)."""
+    def dual(self, U: np.ndarray, kind: np.ndarray | None = None, u: np.ndarray | None = None,
+             summaries: np.ndarray | None = None) -> np.ndarray:
+        """Rates at the FNMR targets (R, V, T, 2) for unit weights ``U`` (:func:`.dual_point.dual_rates`;
+        ``summaries``: :meth:`run`'s of the same weights, which save most of the pass)."""
         from matchaudit.estimators.dual_point import dual_rates
 
-        return dual_rates(self.views, self.betas, U, kind, u)
+        return dual_rates(self.views, self.betas, U, kind, u, summaries)
 
     def plug_in(self, dual: bool = False) -> np.ndarray:
         """Summaries (V, S) with every weight 1 (self-pairs weigh C(1, 2) = 0); ``dual``: the rates at the FNMR
@@ -250,7 +252,7 @@ class Runner:
                 U = self.weights(method, np.arange(lo + 1, hi + 1), seed)
                 reps[lo:hi] = self.run(U)
                 if self.betas.size:
-                    dual[lo:hi] = self.dual(U)
+                    dual[lo:hi] = self.dual(U, summaries=reps[lo:hi])
                 meter.advance(float(self.views.n) * (hi - lo))
         rec = method == "recentered"
         duals = (self.plug_in(True), self.v_statistic(True) if rec else None, dual) if self.betas.size else None
