@@ -28,8 +28,8 @@ demo: $(CORE)
 	$(BIN)/matchaudit demo --out matchaudit-demo
 
 # the suite in parallel worker processes (pytest-xdist; one per core, at most 4; the workers share one demo run:
-# tests/conftest.py), handed out one test at a time (xdist's default sends each worker a first chunk of a quarter
-# of its share in a row, and the slow tests, run first, all fell into one worker's chunk)
+# tests/conftest.py), handed out one test at a time (--maxschedchunk, pytest-xdist 3.2+: by default each worker first
+# gets a quarter of its share in a row, and the slow tests, run first, all fell into one worker's chunk)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --maxprocesses 4 --maxschedchunk 1
 
