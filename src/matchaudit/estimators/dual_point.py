@@ -68,6 +68,20 @@ def _cuts(gpos: np.ndarray, gstart: np.ndarray, kind: np.ndarray, u: np.ndarray,
 
 
 @nb.njit(cache=True)
+def _snap(cut: np.ndarray, order: np.ndarray, p: int, i: int, acc_g: np.ndarray, acc_i: np.ndarray,
+          at_g: np.ndarray, at_i: np.ndarray) -> int:
+    """Copy each view's sums ``acc`` (V, LANES) to ``at`` (T, V, LANES) for every (target, lane) whose cut-off is
+    position ``i``; ``order`` visits the cut-offs in the pass's direction, from its ``p``-th. Returns the next."""
+    L = cal.LANES
+    while p < cut.shape[0] and cut[order[p]] == i:
+        t, l = order[p] // L, order[p] % L
+        at_g[t, :, l] = acc_g[:, l]
+        at_i[t, :, l] = acc_i[:, l]
+        p += 1
+    return p
+
+
+@nb.njit(cache=True)
 def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.ndarray, kind: np.ndarray,
                u: np.ndarray, v: np.ndarray, UT: np.ndarray, n_views: int, gpos: np.ndarray, gstart: np.ndarray,
                betas: np.ndarray, totals: np.ndarray, out: np.ndarray) -> None:
@@ -81,16 +95,10 @@ def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.nda
     the top score to the lowest cut-off only, and ``total - above`` is the weight below, to the bit."""
     n, T, L = score.shape[0], betas.shape[0], cal.LANES
     given = totals.shape[0] == L
-    tot_g = np.zeros((n_views, L))
-    tot_i = np.zeros((n_views, L))
-    gen_all = np.zeros(L)
     wl = np.empty(L)
+    gen_all = np.zeros(L)
     if given:
-        for vv in range(n_views):
-            for l in range(L):
-                tot_g[vv, l] = totals[l, vv, 0]
-                tot_i[vv, l] = totals[l, vv, 1]
-        gen_all[:] = tot_g[0]
+        gen_all[:] = totals[:, 0, 0]
     else:
         for k in range(gpos.shape[0]):
             p = gpos[k]
@@ -99,39 +107,30 @@ def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.nda
                 gen_all[l] += wl[l]
     cut = np.empty(T * L, np.int64)
     _cuts(gpos, gstart, kind, u, v, UT, betas, gen_all, n, cut)
-    at_g = np.zeros((T, n_views, L))  # the weights below each cut-off
+    at_g = np.zeros((T, n_views, L))  # the sums at each cut-off, then the weights below it
     at_i = np.zeros((T, n_views, L))
     acc_g = np.zeros((n_views, L))
     acc_i = np.zeros((n_views, L))
     if given:  # down from the top: acc = the weights at and above position i
         order = np.argsort(cut)[::-1]
-        p = 0
-        lowest = cut.min() if cut.size else n
-        for i in range(n, lowest - 1, -1):
-            if i < n:
-                cal._weights(kind[i], u[i], v[i], UT, wl)
-                _add(wl, view[i], acc_g if gen[i] else acc_i, gen[i] or ref[i])
-            while p < T * L and cut[order[p]] == i:
-                t, l = order[p] // L, order[p] % L
-                for vv in range(n_views):
-                    at_g[t, vv, l] = tot_g[vv, l] - acc_g[vv, l]
-                    at_i[t, vv, l] = tot_i[vv, l] - acc_i[vv, l]
-                p += 1
+        p = _snap(cut, order, 0, n, acc_g, acc_i, at_g, at_i)
+        for i in range(n - 1, (cut.min() if cut.size else n) - 1, -1):
+            cal._weights(kind[i], u[i], v[i], UT, wl)
+            _add(wl, view[i], acc_g if gen[i] else acc_i, gen[i] or ref[i])
+            if p < cut.shape[0] and cut[order[p]] == i:  # tested here: a call per comparison doubled the pass
+                p = _snap(cut, order, p, i, acc_g, acc_i, at_g, at_i)
+        tot_g, tot_i = totals[:, :, 0].T.copy(), totals[:, :, 1].T.copy()
+        at_g, at_i = tot_g - at_g, tot_i - at_i
     else:  # up from the bottom: acc = the weights below position i, the totals at the end
         order = np.argsort(cut)
         p = 0
-        for i in range(n + 1):
-            while p < T * L and cut[order[p]] == i:
-                t, l = order[p] // L, order[p] % L
-                for vv in range(n_views):
-                    at_g[t, vv, l] = acc_g[vv, l]
-                    at_i[t, vv, l] = acc_i[vv, l]
-                p += 1
-            if i == n:
-                break
+        for i in range(n):
+            if p < cut.shape[0] and cut[order[p]] == i:
+                p = _snap(cut, order, p, i, acc_g, acc_i, at_g, at_i)
             cal._weights(kind[i], u[i], v[i], UT, wl)
             _add(wl, view[i], acc_g if gen[i] else acc_i, gen[i] or ref[i])
-        tot_g[:], tot_i[:] = acc_g, acc_i
+        _snap(cut, order, p, n, acc_g, acc_i, at_g, at_i)
+        tot_g, tot_i = acc_g, acc_i
     for t in range(T):
         for vv in range(n_views):
             for l in range(L):
@@ -159,10 +158,9 @@ def dual_rates(views: ScoreViews, betas: np.ndarray, U: np.ndarray, kind: np.nda
     u = views.u if u is None else u
     UT = np.stack(cal.lanes(U))
     V = len(views.names)
-    gpos = np.flatnonzero(views.genuine)
-    gstart = np.searchsorted(views.score, views.score[gpos], side="left").astype(np.int64)
+    gpos, gstart = views.genuine_blocks
     totals = np.zeros((0, V, 2))
-    if summaries is not None and _exact(U, views.n) and np.array_equal(views.reference, ~views.genuine):
+    if summaries is not None and _exact(U, views.n) and views.every_impostor_is_reference:
         totals = np.zeros((UT.shape[0] * cal.LANES, V, 2))
         totals[:U.shape[0]] = summaries[..., [cal.W_TAR, cal.W_NON]]
     out = np.empty((UT.shape[0] * cal.LANES, V, betas.size, 2))

@@ -22,6 +22,7 @@ lane groups in parallel.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numba as nb
@@ -87,6 +88,18 @@ class ScoreViews:
         per = [(int(np.count_nonzero(gen & m)), int(np.count_nonzero(real & ~self.genuine & m)))
                for m in (self.in_view(k) for k in range(len(self.names)))]
         return np.array([p[0] for p in per]), np.array([p[1] for p in per])
+
+    @cached_property
+    def genuine_blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions of the genuine comparisons and the start of each one's tie block (where the thresholds at
+        FNMR targets cut: :mod:`.dual_point`)."""
+        pos = np.flatnonzero(self.genuine)
+        return pos, np.searchsorted(self.score, self.score[pos], side="left").astype(np.int64)
+
+    @cached_property
+    def every_impostor_is_reference(self) -> bool:
+        """Whether view 0's threshold impostors are all its impostors (``threshold_impostors="all"``)."""
+        return bool(np.array_equal(self.reference, ~self.genuine))
 
     def bound(self) -> np.ndarray:
         """PAV stack room per view: its genuine entries + 2."""
