@@ -92,6 +92,33 @@ def test_the_pass_down_from_the_top_gives_the_same_bits(listed, method):
     np.testing.assert_array_equal(dual_rates(views, betas, part, summaries=off), dual_rates(views, betas, part))
 
 
+@pytest.mark.parametrize("method", ["double-or-nothing", "recentered"])
+def test_the_lane_width_changes_no_bit(method, monkeypatch):
+    """Replicates are swept in blocks of lanes whose width sets only the speed (calibration.lane_width): blocks of
+    1, 3, 8 and 64 lanes give the same summaries (Cllr, minCllr, DCFs, moments), rates at FNMR targets, plug-in
+    and V-statistic version (per-comparison weights), NaN included, padding lanes dropped."""
+    views = materialise(_data(), method)
+    betas = np.array([0.05, 0.5, 0.99])
+    run = Runner(views, ops=[(0.01, 1, 1), (0.5, 1, 1)], llr=True, fnmr_targets=betas)
+    U = run.weights(method, np.arange(1, 71), seed=6)  # 70 rows: a full block of 64 and a padded one
+    got = {}
+    for width in (1, 3, 8, 64):
+        monkeypatch.setattr(cal, "lane_width", lambda rows, stack, w=width: w)
+        got[width] = (run.run(U), dual_rates(views, betas, U), run.plug_in(), run.v_statistic())
+    assert got[1][0].shape == (70, 3, cal.N_FIXED + 4)
+    assert np.isnan(got[1][1]).any() == (method == "double-or-nothing")  # groups left without weight: NaN rates
+    for width in (3, 8, 64):
+        for a, b in zip(got[1], got[width]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_lane_width_is_wide_for_batches_and_narrow_for_plug_ins_and_large_stacks():
+    fits = cal.PAV_BYTES // (16 * cal.MAX_LANES)  # PAV stack entries per lane that 64 lanes may hold
+    assert cal.lane_width(1, 100) == cal.lane_width(cal.LANES, 100) == cal.LANES
+    assert cal.lane_width(cal.LANES + 1, 100) == cal.lane_width(1000, fits) == cal.MAX_LANES
+    assert cal.lane_width(1000, fits + 1) == cal.LANES
+
+
 def test_threshold_impostors_of_one_kind_keep_the_full_pass():
     """View 0's impostor total is then not the sweep's (all impostors): the totals are not used."""
     data = _data()

@@ -32,7 +32,7 @@ FMR, FNMR = 0, 1
 
 @nb.njit(cache=True)
 def _add(w: np.ndarray, g: int, acc: np.ndarray, also_all: bool) -> None:
-    for l in range(cal.LANES):
+    for l in range(w.shape[0]):
         if also_all:
             acc[0, l] += w[l]
         if g > 0:
@@ -42,11 +42,11 @@ def _add(w: np.ndarray, g: int, acc: np.ndarray, also_all: bool) -> None:
 @nb.njit(cache=True)
 def _cuts(gpos: np.ndarray, gstart: np.ndarray, kind: np.ndarray, u: np.ndarray, v: np.ndarray, UT: np.ndarray,
           betas: np.ndarray, gen_all: np.ndarray, n: int, cut: np.ndarray) -> None:
-    """``cut[t * LANES + l]``: the start of the first tie block at which lane ``l``'s cumulative genuine weight over
-    ``gen_all[l]`` fails ``<= betas[t]`` (``n``: none; 0 without genuine weight: rates NaN). ``gpos``: the genuine
-    comparisons' positions (scores ascending), ``gstart``: the start of each one's tie block; blocks without genuine
-    comparisons leave the sum as it was, so only blocks with some are checked."""
-    T, L, G = betas.shape[0], cal.LANES, gpos.shape[0]
+    """``cut[t * L + l]`` (``L`` lanes): the start of the first tie block at which lane ``l``'s cumulative genuine
+    weight over ``gen_all[l]`` fails ``<= betas[t]`` (``n``: none; 0 without genuine weight: rates NaN). ``gpos``:
+    the genuine comparisons' positions (scores ascending), ``gstart``: the start of each one's tie block; blocks
+    without genuine comparisons leave the sum as it was, so only blocks with some are checked."""
+    T, L, G = betas.shape[0], UT.shape[1], gpos.shape[0]
     wl = np.empty(L)
     cum = np.zeros(L)
     for t in range(T):
@@ -70,9 +70,9 @@ def _cuts(gpos: np.ndarray, gstart: np.ndarray, kind: np.ndarray, u: np.ndarray,
 @nb.njit(cache=True)
 def _snap(cut: np.ndarray, order: np.ndarray, p: int, i: int, acc_g: np.ndarray, acc_i: np.ndarray,
           at_g: np.ndarray, at_i: np.ndarray) -> int:
-    """Copy each view's sums ``acc`` (V, LANES) to ``at`` (T, V, LANES) for every (target, lane) whose cut-off is
+    """Copy each view's sums ``acc`` (V, L) to ``at`` (T, V, L) for every (target, lane) whose cut-off is
     position ``i``; ``order`` visits the cut-offs in the pass's direction, from its ``p``-th. Returns the next."""
-    L = cal.LANES
+    L = acc_g.shape[1]
     while p < cut.shape[0] and cut[order[p]] == i:
         t, l = order[p] // L, order[p] % L
         at_g[t, :, l] = acc_g[:, l]
@@ -85,15 +85,15 @@ def _snap(cut: np.ndarray, order: np.ndarray, p: int, i: int, acc_g: np.ndarray,
 def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.ndarray, kind: np.ndarray,
                u: np.ndarray, v: np.ndarray, UT: np.ndarray, n_views: int, gpos: np.ndarray, gstart: np.ndarray,
                betas: np.ndarray, totals: np.ndarray, out: np.ndarray) -> None:
-    """FMR and FNMR of every view at each FNMR target's threshold, for ``LANES`` columns of unit weights
-    ``UT`` (units, LANES); ``out`` (LANES, V, T, 2), NaN where a view has no weight in a class. Comparisons
+    """FMR and FNMR of every view at each FNMR target's threshold, for the columns (lanes) of unit weights ``UT``
+    (units, lanes); ``out`` (lanes, V, T, 2), NaN where a view has no weight in a class. Comparisons
     sorted by ``score`` ascending; ``ref`` marks the overall view's threshold impostors (module doc).
 
-    ``totals`` (LANES, V, 2) empty: one pass up from the lowest score adds each view's weight below every cut-off
+    ``totals`` (lanes, V, 2) empty: one pass up from the lowest score adds each view's weight below every cut-off
     and, at its end, the views' totals. Else it holds each view's genuine and impostor totals (the calibration
     sweep's, summed in the same order) and the weights are integers, so every sum is exact: the pass runs down from
     the top score to the lowest cut-off only, and ``total - above`` is the weight below, to the bit."""
-    n, T, L = score.shape[0], betas.shape[0], cal.LANES
+    n, T, L = score.shape[0], betas.shape[0], UT.shape[1]
     given = totals.shape[0] == L
     wl = np.empty(L)
     gen_all = np.zeros(L)
@@ -141,7 +141,7 @@ def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.nda
 
 @nb.njit(parallel=True, cache=True)
 def _lanes(score, gen, view, ref, kind, u, v, UT, n_views, gpos, gstart, betas, totals, out) -> None:
-    L = cal.LANES
+    L = UT.shape[2]
     for c in nb.prange(UT.shape[0]):
         dual_sweep(score, gen, view, ref, kind, u, v, UT[c], n_views, gpos, gstart, betas, totals[c * L:(c + 1) * L],
                    out[c * L:(c + 1) * L])
@@ -156,14 +156,14 @@ def dual_rates(views: ScoreViews, betas: np.ndarray, U: np.ndarray, kind: np.nda
     betas = np.asarray(betas, np.float64)
     kind = views.kind if kind is None else kind
     u = views.u if u is None else u
-    UT = np.stack(cal.lanes(U))
-    V = len(views.names)
+    UT = cal.lanes(U, cal.lane_width(U.shape[0], int(views.bound().sum())))
+    V, L = len(views.names), UT.shape[2]
     gpos, gstart = views.genuine_blocks
     totals = np.zeros((0, V, 2))
     if summaries is not None and _exact(U, views.n) and views.every_impostor_is_reference:
-        totals = np.zeros((UT.shape[0] * cal.LANES, V, 2))
+        totals = np.zeros((UT.shape[0] * L, V, 2))
         totals[:U.shape[0]] = summaries[..., [cal.W_TAR, cal.W_NON]]
-    out = np.empty((UT.shape[0] * cal.LANES, V, betas.size, 2))
+    out = np.empty((UT.shape[0] * L, V, betas.size, 2))
     _lanes(views.score, views.genuine, views.view, views.reference, kind, u, views.v, UT, V, gpos, gstart, betas,
            totals, out)
     return out[:U.shape[0]]

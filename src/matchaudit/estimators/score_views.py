@@ -15,8 +15,8 @@ Replicate weights come from the counter-based schemes (:mod:`matchaudit.resampli
   on the V-statistic version: the statistic at the expected weights (E c_i c_j = (n_k-1)/n_k within identity k,
   1 across identities, E C(c_i, 2) = (n_k-1)/(2 n_k)).
 
-Cost: each replicate is one O(n) pass; replicates run ``LANES`` at a time over one read of the comparisons, the
-lane groups in parallel.
+Cost: each replicate is one O(n) pass; replicates run in blocks of up to 64 lanes over one read of the comparisons
+(:func:`matchaudit.metrics.calibration.lane_width`), the blocks in parallel.
 """
 
 from __future__ import annotations
@@ -173,8 +173,8 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
 
 @nb.njit(parallel=True, cache=True)
 def _replicates(score, gen, view, sp, kind, u, v, UT, n_views, cut, ops, shift, calib, bound, out) -> None:
-    """:func:`~matchaudit.metrics.calibration.sweep` for each lane block ``UT[c]`` (units, LANES), in parallel."""
-    L = cal.LANES
+    """:func:`~matchaudit.metrics.calibration.sweep` for each lane block ``UT[c]`` (units, lanes), in parallel."""
+    L = UT.shape[2]
     for c in nb.prange(UT.shape[0]):
         cal.sweep(score, gen, view, sp, kind, u, v, UT[c], n_views, cut, ops, shift, calib, bound,
                   out[c * L:(c + 1) * L])
@@ -213,8 +213,8 @@ class Runner:
         vw = self.views
         kind = vw.kind if kind is None else kind
         u = vw.u if u is None else u
-        UT = np.stack(cal.lanes(U))
-        out = np.empty((UT.shape[0] * cal.LANES, len(vw.names), cal.N_FIXED + 2 * self.ops.shape[0]))
+        UT = cal.lanes(U, cal.lane_width(U.shape[0], int(self.bound.sum())))
+        out = np.empty((UT.shape[0] * UT.shape[2], len(vw.names), cal.N_FIXED + 2 * self.ops.shape[0]))
         _replicates(vw.score, vw.genuine, vw.view, self.sp, kind, u, vw.v, UT, len(vw.names), self.cut, self.ops,
                     self.shift, self.calib, self.bound, out)
         return out[:U.shape[0]]
