@@ -172,7 +172,9 @@ def sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, sp: np.ndarray, 
                 acc[vv, _TT + c, l] += w
                 acc[vv, _S1T + c, l] += w * d
                 acc[vv, _S2T + c, l] += w * d * d
-                acc[vv, _CT + c, l] += w * x
+            if has_sp:  # the Cllr sums (LLR scores only)
+                for l in range(L):
+                    acc[vv, _CT + c, l] += wl[l] * x
             if not calib:
                 continue
             if c == 1:
