@@ -53,7 +53,7 @@ def lowest_passing(fmr: ArrayLike, alpha: ArrayLike) -> np.ndarray:
     # A non-increasing row passes from one position on: read backwards it is sorted, and the candidates that pass
     # (value <= alpha, as fmr_passes) are those before searchsorted's right insertion point (log2 C steps per row
     # and target). Other rows (NaN anywhere, or not monotone) count the failing candidates.
-    monotone = (np.diff(rows, axis=-1) <= 0).all(axis=-1)  # False where a NaN is next to anything
+    monotone = (rows[:, 1:] <= rows[:, :-1]).all(axis=-1)  # False where a NaN is next to anything
     m, other = np.flatnonzero(monotone), np.flatnonzero(~monotone)
     never = np.isnan(targets)  # searchsorted places NaN last; nothing passes a NaN target
     for r in m:
