@@ -112,11 +112,13 @@ def test_the_lane_width_changes_no_bit(method, monkeypatch):
             np.testing.assert_array_equal(a, b)
 
 
-def test_lane_width_is_wide_for_batches_and_narrow_for_plug_ins_and_large_stacks():
+def test_lane_width_gives_every_thread_a_block_up_to_64_lanes_and_narrows_for_large_stacks():
     fits = cal.PAV_BYTES // (16 * cal.MAX_LANES)  # PAV stack entries per lane that 64 lanes may hold
-    assert cal.lane_width(1, 100) == cal.lane_width(cal.LANES, 100) == cal.LANES
-    assert cal.lane_width(cal.LANES + 1, 100) == cal.lane_width(1000, fits) == cal.MAX_LANES
-    assert cal.lane_width(1000, fits + 1) == cal.LANES
+    width = lambda rows, stack=100, threads=2: cal.lane_width(rows, stack, threads)  # noqa: E731
+    assert width(1) == width(16) == width(1, threads=1) == cal.LANES == 8  # a plug-in; two blocks of 8
+    assert width(17) == width(32) == 16 and width(100) == 56 and width(128) == 64 == cal.MAX_LANES
+    assert width(128, threads=16) == 8 and width(128, threads=4) == 32 and width(10_000, threads=16) == 64
+    assert width(1000, fits) == 64 and width(1000, fits + 1) == 56 and width(1000, 10 * fits) == 8
 
 
 def test_threshold_impostors_of_one_kind_keep_the_full_pass():

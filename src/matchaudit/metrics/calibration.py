@@ -245,12 +245,15 @@ def sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, sp: np.ndarray, 
                 out[l, vv, N_FIXED + T + t] = best
 
 
-def lane_width(rows: int, stack: int) -> int:
+def lane_width(rows: int, stack: int, threads: int | None = None) -> int:
     """Lanes per block for a sweep of ``rows`` weight rows whose PAV stacks hold ``stack`` entries per lane (the
-    views' bounds summed): ``LANES`` for a few rows (a plug-in), else ``MAX_LANES`` where the stacks fit
-    ``PAV_BYTES``. Only the speed and the memory depend on it (:func:`sweep`)."""
-    wide = rows > LANES and 16 * MAX_LANES * stack <= PAV_BYTES
-    return MAX_LANES if wide else LANES
+    views' bounds summed), blocks running on ``threads`` (default: Numba's): a multiple of ``LANES``, as wide as
+    gives every thread a block, at most ``MAX_LANES`` and what fits ``PAV_BYTES`` (``LANES`` at least: a plug-in's
+    one row takes ``LANES``). Only the speed and the memory depend on it (:func:`sweep`)."""
+    threads = nb.get_num_threads() if threads is None else threads
+    share = -(-rows // (max(threads, 1) * LANES)) * LANES  # rows per thread, rounded up to whole LANES
+    fits = PAV_BYTES // (16 * max(stack, 1)) // LANES * LANES
+    return max(LANES, min(MAX_LANES, share, fits))
 
 
 def lanes(U: np.ndarray, width: int) -> np.ndarray:
