@@ -1,4 +1,4 @@
-"""The two-thread sorts give NumPy's sorted values and stable order, and the grid's score sample is the same sorted multiset
+"""The sorts give NumPy's sorted values and stable order, and the grid's score sample is the same sorted multiset
 whichever way it is read (every row: the all-pairs tiles once per pair, repeated; a stride of rows: a product)."""
 
 from __future__ import annotations
@@ -39,17 +39,27 @@ def test_merge_keeps_nan_last_from_either_half_and_ties_in_order():
     assert at.tolist() == [0, 1, 3, 2, 4, 5]
 
 
-@pytest.mark.parametrize("size", [0, 5, SERIAL_BELOW + 1, 3 * SERIAL_BELOW + 7])
+@pytest.mark.parametrize("size", [0, 1, 5, SERIAL_BELOW + 1, 3 * SERIAL_BELOW + 7])
 def test_stable_order_is_numpys_stable_argsort(size):
     g = np.random.default_rng(size)
     x = np.round(g.standard_normal(size), 1)  # many ties: a stable order is one permutation
-    x[g.random(size) < 0.02] = np.nan
-    x[g.random(size) < 0.01] = -np.inf
-    x[g.random(size) < 0.01] = np.inf
+    for value, share in ((np.nan, 0.02), (-np.nan, 0.01), (-np.inf, 0.01), (np.inf, 0.01), (-0.0, 0.02),
+                         (5e-324, 0.005), (-5e-324, 0.005), (1e30, 0.005), (-1e30, 0.005)):
+        x[g.random(size) < share] = value  # both NaNs, both zeros (equal to NumPy), subnormals, huge scores
     before = x.copy()
     assert np.array_equal(stable_order(x), np.argsort(x, kind="stable"))
     assert np.array_equal(stable_order(x.astype(np.float32)), np.argsort(x.astype(np.float32), kind="stable"))
+    assert np.array_equal(stable_order(x[::3]), np.argsort(x[::3], kind="stable"))  # a strided view
     assert np.array_equal(x, before, equal_nan=True)
+
+
+def test_stable_order_of_all_equal_and_of_scores_in_one_binade():
+    """Every pass skipped (one key), and scores whose high bytes agree (cosine scores in [0.5, 1))."""
+    assert np.array_equal(stable_order(np.full(1000, 0.25)), np.arange(1000))
+    x = 0.5 + np.random.default_rng(1).integers(0, 2000, 50_000) / 4096
+    assert np.array_equal(stable_order(x), np.argsort(x, kind="stable"))
+    with pytest.raises(TypeError, match="floats"):
+        stable_order(np.arange(5))
 
 
 def test_one_thread_sorts_serially():

@@ -32,8 +32,8 @@ def main() -> None:
     listed = ma.from_embeddings(sim.embeddings, sim.samples["identity"], ids=ids, attributes=sim.samples,
                                 group_by="group", pairs=np.stack([ids[i], ids[j]], axis=1))
     ma.audit(listed, **kw)
-    for x in (np.zeros(SERIAL_BELOW), np.zeros(SERIAL_BELOW, np.float32)):  # the two-thread sorts' merges, which
-        sorted_values(x)  # only 2^16 scores and more reach (the grid's sample, the calibration pass, the windows)
+    for x in (np.zeros(SERIAL_BELOW), np.zeros(SERIAL_BELOW, np.float32)):  # the two-thread sort's merge, which
+        sorted_values(x)  # only 2^16 scores and more reach (the grid's sample), and the radix order
         stable_order(x)
     print(f"matchaudit: kernels compiled and cached in {time.perf_counter() - t0:.0f} s")
 
