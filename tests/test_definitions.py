@@ -70,6 +70,9 @@ def test_an_undefined_fmr_never_passes():
     # a curve without impostors has no FNMR at any FMR: NaN, dropped by intervals and bands (a threshold search
     # over a fixed score set without impostors still gives +inf and FNMR 1, as fnmr_at_fmr_scores below)
     np.testing.assert_array_equal(got, [[0.2], [np.nan]])
+    # no edge passes (every FMR above the target): the threshold is +inf, FNMR 1
+    got = fnmr_at_fmr_grid(np.array([[0.5, 0.3, 0.2]]), fnmr[:1], np.array([0.1, 0.25, 0.5]))
+    np.testing.assert_array_equal(got, [[1.0, 0.6, 0.0]])
     score = np.array([[0.1, 0.9]])
     genuine = np.array([True, True])
     assert fnmr_at_fmr_scores(score, genuine, ~genuine, 0.1)[0] == 1.0

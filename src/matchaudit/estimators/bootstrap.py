@@ -233,8 +233,8 @@ def fnmr_at_fmr_grid(fmr: np.ndarray, fnmr: np.ndarray, grid_fmr: np.ndarray) ->
     or without genuine comparisons (all FMR or all FNMR undefined: a resample that drew none) is NaN, dropped
     by the intervals and bands as every other undefined replicate."""
     e = lowest_passing(fmr, grid_fmr)
-    pad = np.concatenate([fnmr, np.ones(fnmr.shape[:-1] + (1,))], axis=-1)
-    out = np.take_along_axis(pad, e, axis=-1)
+    last = fnmr.shape[-1]  # none passes: threshold +inf, FNMR 1
+    out = np.where(e == last, 1.0, np.take_along_axis(fnmr, np.minimum(e, last - 1), axis=-1))
     undefined = np.isnan(fmr).all(axis=-1) | np.isnan(fnmr).all(axis=-1)
     return np.where(undefined[..., None], np.nan, out)
 
