@@ -22,7 +22,6 @@ def main() -> None:
     import matchaudit as ma
     from matchaudit.scores import pair_scores
     from matchaudit.simulation import GroupSpec, VmfPopulation
-    from matchaudit.sorting import SERIAL_BELOW, sorted_values, stable_order
 
     t0 = time.perf_counter()
     pop = VmfPopulation.draw({"A": GroupSpec(12, (100.0, 400.0)), "B": GroupSpec(12, (60.0, 200.0))}, dim=16, seed=0)
@@ -38,9 +37,6 @@ def main() -> None:
     ma.audit(sim.as_data(), fmr=(1e-1,), n_resamples=1000, calibration=False, seed=0)  # the sorted counting path
     i.flags.writeable = j.flags.writeable = False
     pair_scores(sim.embeddings, i, j)
-    for x in (np.zeros(SERIAL_BELOW), np.zeros(SERIAL_BELOW, np.float32)):  # the two-thread sort's merge, which
-        sorted_values(x)  # only 2^16 scores and more reach (the grid's sample), and the radix order
-        stable_order(x)
     print(f"matchaudit: kernels compiled and cached in {time.perf_counter() - t0:.0f} s")
 
 

@@ -101,9 +101,11 @@ class ScoreViews:
         """Whether view 0's threshold impostors are all its impostors (``threshold_impostors="all"``)."""
         return bool(np.array_equal(self.reference, ~self.genuine))
 
+    @cached_property
     def bound(self) -> np.ndarray:
-        """PAV stack room per view: its genuine entries + 2."""
-        return np.array([int(np.count_nonzero(self.genuine & self.in_view(k))) + 2 for k in range(len(self.names))])
+        """PAV stack room per view (int64): its genuine entries + 2."""
+        return np.array([int(np.count_nonzero(self.genuine & self.in_view(k))) + 2 for k in range(len(self.names))],
+                        np.int64)
 
 
 def _check_budget(n: int, memory_gib: float, feature: str) -> None:
@@ -205,7 +207,7 @@ class Runner:
         self.sp = cal.softplus(np.where(views.genuine, -s, s)) if llr else np.zeros(0)
         finite = s[np.isfinite(s)]
         self.shift = float(finite.mean()) if finite.size else 0.0
-        self.bound = views.bound().astype(np.int64)
+        self.bound = views.bound
 
     def run(self, U: np.ndarray, kind: np.ndarray | None = None, u: np.ndarray | None = None) -> np.ndarray:
         """Summaries (R, V, S) for unit weights ``U`` (R, units); ``kind``/``u`` replace the views' own (the
