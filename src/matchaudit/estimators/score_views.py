@@ -165,7 +165,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
     else:
         kind = np.where(gen, cal.SINGLE, cal.PRODUCT).astype(np.int8)
         u, v, n_units = ia, ib, data.n_identities
-    order = stable_order(s)  # np.argsort(s, kind="stable") on two threads
+    order = stable_order(s)  # np.argsort(s, kind="stable"), by a radix sort
     sizes = np.bincount(ident, minlength=data.n_identities)[ident] if ident is not None else np.zeros(0, np.int64)
     return ScoreViews(s[order], gen[order], view[order], kind[order], u[order].astype(np.int64),
                       v[order].astype(np.int64), "sample" if sample else "identity", int(n_units),
