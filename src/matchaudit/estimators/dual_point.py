@@ -156,7 +156,7 @@ def dual_rates(views: ScoreViews, betas: np.ndarray, U: np.ndarray, kind: np.nda
     betas = np.asarray(betas, np.float64)
     kind = views.kind if kind is None else kind
     u = views.u if u is None else u
-    UT = cal.lanes(U, cal.lane_width(U.shape[0], int(views.bound.sum())))
+    UT = views.weight_blocks(U)
     V, L = len(views.names), UT.shape[2]
     gpos, gstart = views.genuine_blocks
     totals = np.zeros((0, V, 2))

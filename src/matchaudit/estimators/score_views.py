@@ -96,6 +96,11 @@ class ScoreViews:
         pos = np.flatnonzero(self.genuine)
         return pos, np.searchsorted(self.score, self.score[pos], side="left").astype(np.int64)
 
+    def weight_blocks(self, U: np.ndarray) -> np.ndarray:
+        """Unit weights ``U`` (R, units) in the sweeps' lane blocks (blocks, units, lanes), as wide as
+        :func:`matchaudit.metrics.calibration.lane_width` finds for R rows and these views' PAV stacks."""
+        return cal.lanes(U, cal.lane_width(U.shape[0], int(self.bound.sum())))
+
     @cached_property
     def every_impostor_is_reference(self) -> bool:
         """Whether view 0's threshold impostors are all its impostors (``threshold_impostors="all"``)."""
@@ -207,7 +212,6 @@ class Runner:
         self.sp = cal.softplus(np.where(views.genuine, -s, s)) if llr else np.zeros(0)
         finite = s[np.isfinite(s)]
         self.shift = float(finite.mean()) if finite.size else 0.0
-        self.bound = views.bound
 
     def run(self, U: np.ndarray, kind: np.ndarray | None = None, u: np.ndarray | None = None) -> np.ndarray:
         """Summaries (R, V, S) for unit weights ``U`` (R, units); ``kind``/``u`` replace the views' own (the
@@ -215,10 +219,10 @@ class Runner:
         vw = self.views
         kind = vw.kind if kind is None else kind
         u = vw.u if u is None else u
-        UT = cal.lanes(U, cal.lane_width(U.shape[0], int(self.bound.sum())))
+        UT = vw.weight_blocks(U)
         out = np.empty((UT.shape[0] * UT.shape[2], len(vw.names), cal.N_FIXED + 2 * self.ops.shape[0]))
         _replicates(vw.score, vw.genuine, vw.view, self.sp, kind, u, vw.v, UT, len(vw.names), self.cut, self.ops,
-                    self.shift, self.calib, self.bound, out)
+                    self.shift, self.calib, vw.bound, out)
         return out[:U.shape[0]]
 
     def dual(self, U: np.ndarray, kind: np.ndarray | None = None, u: np.ndarray | None = None,
