@@ -197,8 +197,9 @@ def test_direct_and_sorted_counting_agree(scheme, B, monkeypatch):
     n = data.samples.ids.size
     n_entries = n * (n - 1) // 2 + (n if scheme.self_pairs else 0)
     assert len(states) == 2 and states[1].table.any()  # rows were flushed (cap = 16 // max(w)^2)
-    for st in states:  # the counting lane counts every entry
+    for st in states:  # the counting lane counts every entry; the flags mark exactly the rows flushed to the table
         assert st.table[:, :, st.count_lane].sum() + st.acc[:, :, st.count_lane].astype(np.int64).sum() == n_entries
+        np.testing.assert_array_equal(st.flushed, st.table[:, :, st.count_lane] > 0)
     for c in [srt] + flushed:
         for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
             np.testing.assert_array_equal(getattr(c, f), getattr(direct, f), err_msg=f)

@@ -43,6 +43,7 @@ class DirectState:
     lanes: int  # of the batch
     acc: np.ndarray  # (threads, n_keys, lanes) int16 or float32
     table: np.ndarray  # (threads, n_keys, lanes) int64
+    flushed: np.ndarray  # (threads, n_keys) bool: the rows of ``table`` that hold counts
     items: tuple[np.ndarray, ...] = ()  # per-thread buffers of window items: key, u, v (int32), score
 
     @classmethod
@@ -58,7 +59,7 @@ class DirectState:
         w[:, :lanes] = W[0]
         w[:, n_lanes] = 1
         state = cls(w, cap, n_lanes, lanes, np.zeros((t, n_keys, w.shape[1]), dt),
-                    np.zeros((t, n_keys, w.shape[1]), np.int64))
+                    np.zeros((t, n_keys, w.shape[1]), np.int64), np.zeros((t, n_keys), np.bool_))
         state.make_room(room)
         return state
 
@@ -70,7 +71,7 @@ class DirectState:
     def total(self) -> np.ndarray:
         """(n_keys, 1, lanes) int64: what the sorted path's table holds (padding lanes zero)."""
         out = np.zeros((self.table.shape[1], 1, self.lanes), np.int64)
-        K.thread_totals(self.table, self.acc, self.count_lane, out)
+        K.thread_totals(self.table, self.flushed, self.acc, self.count_lane, out)
         return out
 
 
@@ -191,7 +192,8 @@ class Entries:
             n_win = np.zeros(rows.size, np.int64)
             n_it = np.zeros(n_chunks, np.int64)
             tile = K.Tile(block.scores, block.row0, block.col0, c_lo, c_hi, rows, chunks)
-            K.direct(tile, self.keying, win, acc.W, acc.cap, acc.count_lane, acc.acc, acc.table, n_win, *acc.items, n_it)
+            K.direct(tile, self.keying, win, acc.W, acc.cap, acc.count_lane, acc.acc, acc.table, acc.flushed, n_win,
+                     *acc.items, n_it)
             if not collect:
                 continue
             if n_it.max() <= acc.items[0].shape[1]:

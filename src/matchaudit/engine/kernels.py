@@ -465,13 +465,14 @@ def dense_keys(tile, rpos, keying, win, keys, us, vs, sc, hist, n_win):
 
 
 @nb.njit(inline="always", cache=True)
-def _add(a, table, key, u, v, W, cap, count_lane):
+def _add(a, table, flushed, key, u, v, W, cap, count_lane):
     """``a[key] += W[u] * W[v]``; the row moves to the int64 ``table[key]`` once it holds ``cap`` entries
-    (lane ``count_lane`` counts them: its weights are all 1)."""
+    (lane ``count_lane`` counts them: its weights are all 1), and ``flushed[key]`` marks that it did."""
     lanes = W.shape[1]
     for x in range(lanes):
         a[key, x] += W[u, x] * W[v, x]
     if a[key, count_lane] == cap:
+        flushed[key] = True
         for x in range(lanes):
             table[key, x] += np.int64(a[key, x])
             a[key, x] = 0
@@ -486,11 +487,12 @@ def _keep_item(it_key, it_u, it_v, it_s, m, key, u, v, s):
 
 
 @nb.njit(parallel=True, cache=True, fastmath=True)
-def direct(tile, keying, win, W, cap, count_lane, acc, table, n_win, it_key, it_u, it_v, it_s, n_it):
+def direct(tile, keying, win, W, cap, count_lane, acc, table, flushed, n_win, it_key, it_u, it_v, it_s, n_it):
     """Fused :func:`dense_keys` + :func:`accumulate` for one lane batch and a small table: thread chunk ``t``
     (rows ``chunks[t]:chunks[t+1]``) adds ``W[u] * W[v]`` straight into its rows ``acc[t, key]``, no entry
     arrays, no sort. Exact: every addend is an integer and a key's row moves to the int64 ``table[t, key]``
-    once ``cap`` entries have gone into it (counted in lane ``count_lane``, whose weights are all 1;
+    once ``cap`` entries have gone into it (counted in lane ``count_lane``, whose weights are all 1; marked in
+    ``flushed[t, key]``, so that the sum reads only those rows of the large table;
     ``cap * max(W)^2`` fits the accumulator exactly: int8 weights into int16, or float32 below 2^24). The
     entries in window cells ``win`` go to chunk ``t``'s item buffers ``it_*[t]`` (key, u, v, score) while they
     have room; ``n_it[t]`` counts them all, and ``n_win[q]`` those of row ``q`` (so :func:`window_items` can
@@ -508,6 +510,7 @@ def direct(tile, keying, win, W, cap, count_lane, acc, table, n_win, it_key, it_
     for t in nb.prange(chunks.shape[0] - 1):
         a = acc[t]
         tab = table[t]
+        fl = flushed[t]
         cbuf = np.empty(c_hi - c_lo, np.int64)
         fix = np.empty(c_hi - c_lo, np.int64)
         ik, iu, iv, isc = it_key[t], it_u[t], it_v[t], it_s[t]  # this chunk's item buffers
@@ -520,7 +523,7 @@ def direct(tile, keying, win, W, cap, count_lane, acc, table, n_win, it_key, it_
             nw = 0
             if self_pairs and i >= col0 + c_lo and i < col0 + c_hi:
                 key, u, v = gi * n_cells + c_self, n_units + i, 2 * n_units
-                _add(a, tab, key, u, v, W, cap, count_lane)
+                _add(a, tab, fl, key, u, v, W, cap, count_lane)
                 if collect and win[c_self]:
                     m = _keep_item(ik, iu, iv, isc, m, key, u, v, self_score)
                     nw += 1
@@ -534,7 +537,7 @@ def direct(tile, keying, win, W, cap, count_lane, acc, table, n_win, it_key, it_
                 if collect and win[c]:
                     m = _keep_item(ik, iu, iv, isc, m, key, u, v, scores[r, jj])
                     nw += 1
-                _add(a, tab, key, u, v, W, cap, count_lane)
+                _add(a, tab, fl, key, u, v, W, cap, count_lane)
             n_win[q] = nw
         n_it[t] = m
 
@@ -620,15 +623,20 @@ def split_by_identity(keys, us, vs, sc, cells, n_cells, n_groups, mode, n_units,
 
 
 @nb.njit(parallel=True, cache=True)
-def thread_totals(table, acc, lanes, out):
+def thread_totals(table, flushed, acc, lanes, out):
     """out[k, 0, x] = sum over threads t of table[t, k, x] + acc[t, k, x], for the first ``lanes`` lanes
-    (what :func:`direct`'s per-thread rows add up to)."""
-    for k in nb.prange(table.shape[1]):
+    (what :func:`direct`'s per-thread rows add up to); ``table[t, k]`` is read only where ``flushed[t, k]``
+    (elsewhere it is zero: most of that table is never touched, and reading it costs its pages)."""
+    for k in nb.prange(acc.shape[1]):
         for x in range(lanes):
             v = np.int64(0)
-            for t in range(table.shape[0]):
-                v += table[t, k, x] + np.int64(acc[t, k, x])
+            for t in range(acc.shape[0]):
+                v += np.int64(acc[t, k, x])
             out[k, 0, x] = v
+        for t in range(acc.shape[0]):
+            if flushed[t, k]:
+                for x in range(lanes):
+                    out[k, 0, x] += table[t, k, x]
 
 
 @nb.njit(parallel=True, cache=True)
