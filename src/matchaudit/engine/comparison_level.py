@@ -8,7 +8,7 @@ import numpy as np
 from matchaudit.engine import kernels as K
 from matchaudit.blocks import DenseBlock
 from matchaudit.engine.entries import Entries
-from matchaudit.engine.targets import Items, needed_cells
+from matchaudit.engine.targets import Items, needed_cells, target_crossings
 from matchaudit.resampling import ComparisonLists
 
 
@@ -46,7 +46,7 @@ def comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, blo
     table = table.T.reshape(R, n_kc, C)
     items = None
     if targets.size:
-        want = needed_cells(table, G, targets, ref)
+        want = needed_cells(target_crossings(table, G, targets, ref), C)
         idx = np.flatnonzero(want[key % C])
         wt = np.ones((idx.size + 1, R), np.int32)  # row i: item i's weights; last row: one
         for r0 in range(0, reps.size, chunk):

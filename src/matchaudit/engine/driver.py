@@ -35,7 +35,7 @@ from matchaudit.engine.entries import Entries
 from matchaudit.engine.grid import Grid, build_grid
 from matchaudit.engine.passes import Backend, CountTask, LocalBackend
 from matchaudit.progress import Meter
-from matchaudit.engine.targets import concat_items, exact_targets, needed_cells, wanted_items
+from matchaudit.engine.targets import concat_items, exact_targets, needed_cells, target_crossings, wanted_items
 from matchaudit.engine.weights import layout_of, mode_of
 from matchaudit.engine.window import window_cells
 from matchaudit.model import MatchData
@@ -117,6 +117,7 @@ def run(
     cats = categories or PairCategories.pooled_by(reference_pairs(fmr_reference, data.group_names, data.group_by))
     ref = cats.reference
     R = reps.size + 1
+    cross = None  # the FMR targets' crossing cells, once found
     if mode == -1:
         table, items = comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, block_rows)
         imputed = tail = None
@@ -137,7 +138,8 @@ def run(
         table = out.reshape(R, ent.n_kc, grid.n_cells)
         items = None
         if targets.size:
-            want = needed_cells(table, data.n_groups, targets, ref)
+            cross = target_crossings(table, data.n_groups, targets, ref)
+            want = needed_cells(cross, grid.n_cells)
             missing = want & ~win
             if missing.any():
                 found = found + backend.items(data, task, missing)
@@ -147,7 +149,7 @@ def run(
         if targets.size:
             items = wanted_items(ent, want, wt, found)
     G = data.n_groups
-    thr, gacc, iacc = exact_targets(table, G, targets, ref, items, grid.rule)
+    thr, gacc, iacc = exact_targets(table, G, targets, ref, items, grid.rule, cross)
     info = {"collapse": bool(collapse) if mode != -1 else False, "mode": mode}
     if targets.size and mode != -1:
         info["second_pass_cells"] = second_pass  # needed cells outside the one-pass window (0: one pass)

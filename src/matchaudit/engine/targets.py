@@ -26,9 +26,10 @@ def target_crossings(table: np.ndarray, G: int, targets: np.ndarray, ref: np.nda
     return cstar, nxt
 
 
-def needed_cells(table: np.ndarray, G: int, targets: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    cstar, nxt = target_crossings(table, G, targets, ref)
-    want = np.zeros(table.shape[2], np.bool_)
+def needed_cells(crossings: tuple[np.ndarray, np.ndarray], n_cells: int) -> np.ndarray:
+    """The cells that can hold a replicate's exact threshold (from :func:`target_crossings`)."""
+    cstar, nxt = crossings
+    want = np.zeros(n_cells, np.bool_)
     want[cstar[cstar >= 0]] = True
     want[nxt[nxt >= 0]] = True
     return want
@@ -66,16 +67,17 @@ def wanted_items(ent: Entries, want: np.ndarray, wt: np.ndarray, found: tuple[np
     return Items(cell[keep], keys[keep] // C, sc[keep], us[keep], vs[keep], wt)
 
 
-def exact_targets(table, G, targets, ref, items: Items | None, rule):
+def exact_targets(table, G, targets, ref, items: Items | None, rule, crossings=None):
     """Exact per-replicate thresholds at the FMR targets (the project definition: lowest positive-weight
-    score of any comparison whose FMR is <= target, or +inf) and the accepted counts there."""
+    score of any comparison whose FMR is <= target, or +inf) and the accepted counts there; ``crossings``: the
+    table's :func:`target_crossings`, if the caller has them."""
     R, n_kc, C = table.shape
     T = targets.size
     thr = np.full((R, T), np.inf)
     acc = np.zeros((R, T, n_kc), np.int64)
     if T == 0:
         return thr, acc[:, :, :G], acc[:, :, G:]
-    cstar, nxt = target_crossings(table, G, targets, ref)
+    cstar, nxt = crossings or target_crossings(table, G, targets, ref)
     order = np.lexsort((items.score, items.cell))
     off = np.searchsorted(items.cell[order], np.arange(C + 1)).astype(np.int64)
     K.solve_targets(table, ref_mask(G, ref), targets, cstar, nxt, off, items.score[order],
