@@ -75,3 +75,17 @@ def test_grid_sample_is_the_sorted_scores_of_its_rows(metric, max_rows):
     ref_gen, ref_imp = _brute_sample(data, np.arange(0, n, max(1, n // max_rows)))
     assert np.array_equal(gen, ref_gen)
     assert np.array_equal(imp, ref_imp)
+
+
+@pytest.mark.parametrize("levels", [3, 50, 4000, None])  # distinct values: few, some, about the cap, all
+def test_distinct_up_to_is_the_capped_count_of_the_union(levels):
+    """The grid's stopping rule reads ``min(cap, distinct values of both samples)``; its strided shortcut must give
+    exactly that (here the stride's values hold the cap for ``None`` only; 4,000 levels reach it in full only)."""
+    g = np.random.default_rng(7)
+    for n_a, n_b in ((0, 0), (0, 9), (9, 0), (300_000, 2_000), (300_000, 0)):
+        a = g.standard_normal(n_a) if levels is None else g.integers(0, levels, n_a) / levels
+        b = g.standard_normal(n_b) if levels is None else g.integers(0, 2 * levels, n_b) / levels
+        a, b = np.sort(np.repeat(a, 2)), np.sort(b)  # repeated, as the sample of every row is
+        full = np.unique(np.concatenate([a, b])).size
+        for cap in (1, 64, 4096, 5000):
+            assert grid_module._distinct_up_to(a, b, cap) == min(cap, full), (n_a, n_b, cap)

@@ -120,16 +120,26 @@ def build_grid(
     the far tail (FMR steps below about ``1 / max_scores`` share one cell's range)."""
     n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
     gen, imp = _sorted_sample(data, max(1, min(max_rows, max_scores // max(n, 1))), max_scores)
-    distinct = _n_distinct(imp, gen)
+    enough = _distinct_up_to(imp, gen, n_cells)
     request = n_cells
     while True:
         e = _edges(imp, gen, request, thresholds)
-        if e.size >= min(n_cells, distinct) or request >= 16 * n_cells:
+        if e.size >= enough or request >= 16 * n_cells:
             break
         request = int(request * 1.25) + 1
     if e.size == 0:
         e = np.zeros(1)
     return Grid(edges=e, rule=rule, impostor_sample=imp)
+
+
+def _distinct_up_to(a: np.ndarray, b: np.ndarray, cap: int) -> int:
+    """``min(cap, distinct values in the union of two sorted arrays)``, from every k-th value of ``a`` when those
+    already hold ``cap`` (a subsequence of a sorted array is sorted, with no more distinct values): a data set's
+    scores usually do, and counting all of them was 3.4 of a 60 ms audit (K = 200 identities)."""
+    step = max(1, a.size // (8 * cap))
+    if step > 1 and _n_distinct(a[::step], b) >= cap:
+        return cap
+    return min(cap, _n_distinct(a, b))
 
 
 def _n_distinct(a: np.ndarray, b: np.ndarray) -> int:
