@@ -16,7 +16,8 @@ as ``make demo`` does); "second run" the next one. Runs interleave (cimat, then 
 then the same job as one ``matchaudit.audit`` call in this process (data loaded, best of 5 after a warm-up). Then a
 profile of one second run of each matchaudit job by phase (in-process timers around the library's calls;
 start-up measured as a fresh ``import`` of the command's modules) and the floor any Python command with these
-libraries pays (interpreter + NumPy + pandas + PyArrow + Numba imports).
+libraries pays (interpreter + NumPy + pandas + PyArrow + Numba imports), then with one call of a cached Numba kernel
+(the first call in a process sets up Numba's typing and lowering, cached or not).
 
     .venv/bin/python bench/cli_vs_cimat.py --K 200 400 800 --cimat-python /tmp/cimat/bin/python [--repeat 2]
 """
@@ -57,6 +58,7 @@ ci, ci_auc = uq.get_roc_ci(target_fpr=targets)
 print("FNMR@FMR double-or-nothing", (1 - ci[::-1]).round(4).tolist(), "Wilson (FNMR, FMR)", wilson)
 """
 FLOOR = "import numpy, pandas, pyarrow.parquet, numba"
+KERNEL = "import numba\n@numba.njit(cache=True)\ndef one(x):\n    return x.sum()\n"  # a module with one cached kernel
 PHASES = r"""
 import sys, time, importlib
 t0 = time.perf_counter()
@@ -156,6 +158,13 @@ def main() -> None:
     print(f"floor (a fresh Python importing NumPy, pandas, PyArrow, Numba): {floor:.2f} s")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        (tmp / "one_kernel.py").write_text(KERNEL)
+        call = [py, "-c", FLOOR + "; import sys; sys.path.insert(0, sys.argv[1]); import one_kernel; "
+                "one_kernel.one(numpy.ones(3))", str(tmp)]
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "numba-floor"))
+        timed(call, env)  # compiles and caches the kernel
+        print(f"  the same, then calling one cached Numba kernel (its first call sets Numba up): "
+              f"{best_of(call, env):.2f} s")
         for K in args.K:
             samples, embeddings, idents = write_data(K, tmp)
             ts = thresholds(samples, embeddings)
