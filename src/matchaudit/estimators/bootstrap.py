@@ -211,6 +211,10 @@ class GridCurves:
         """FNMR at every edge (R, 1+G, C)."""
         return self.y[..., 1:-1]
 
+    def first_views(self, n: int) -> GridCurves:
+        """The curves of the first ``n`` views (the reported ones: ungrouped data reports only view 0, the overall)."""
+        return GridCurves(self.x[:, :n], self.y[:, :n], self.auc[:, :n], self.ties[:, :n])
+
 
 def grid_curves(counts: Counts, gen_hist: np.ndarray | None = None, imp_hist: np.ndarray | None = None
                 ) -> GridCurves:
