@@ -133,8 +133,10 @@ def run(
         ent = task.entries(data)
         wt, imputed = task.weights(data, ent)
         table, found = backend.count(data, task, progress, wt)
-        out = np.empty((R, ent.n_keys), np.int64)
-        K.lanes_to_replicates(table, out)
+        out = table[:, 0, :R].T
+        if table.shape[1] > 1 or not out.flags.c_contiguous:  # else replicate-major already (the direct pass)
+            out = np.empty((R, ent.n_keys), np.int64)
+            K.lanes_to_replicates(table, out)
         table = out.reshape(R, ent.n_kc, grid.n_cells)
         items = None
         if targets.size:

@@ -69,10 +69,11 @@ class DirectState:
         self.items = (*(np.empty((t, room), np.int32) for _ in range(3)), np.empty((t, room), np.float64))
 
     def total(self) -> np.ndarray:
-        """(n_keys, 1, lanes) int64: what the sorted path's table holds (padding lanes zero)."""
-        out = np.zeros((self.table.shape[1], 1, self.lanes), np.int64)
+        """(n_keys, 1, lanes) int64: what the sorted path's table holds (padding lanes zero), as a view of
+        replicate-major memory (the order the driver puts the counts in)."""
+        out = np.zeros((self.lanes, self.table.shape[1]), np.int64)
         K.thread_totals(self.table, self.flushed, self.acc, self.count_lane, out)
-        return out
+        return out.T[:, None, :]
 
 
 ITEM_SLACK = 1024  # window items per thread buffered beyond the estimate

@@ -624,19 +624,23 @@ def split_by_identity(keys, us, vs, sc, cells, n_cells, n_groups, mode, n_units,
 
 @nb.njit(parallel=True, cache=True)
 def thread_totals(table, flushed, acc, lanes, out):
-    """out[k, 0, x] = sum over threads t of table[t, k, x] + acc[t, k, x], for the first ``lanes`` lanes
-    (what :func:`direct`'s per-thread rows add up to); ``table[t, k]`` is read only where ``flushed[t, k]``
-    (elsewhere it is zero: most of that table is never touched, and reading it costs its pages)."""
-    for k in nb.prange(acc.shape[1]):
-        for x in range(lanes):
-            v = np.int64(0)
+    """out[x, k] = sum over threads t of table[t, k, x] + acc[t, k, x] for the first ``lanes`` lanes (what
+    :func:`direct`'s per-thread rows add up to), replicate-major: the counts' final layout, so the caller's
+    reordering is a contiguous copy; in blocks of 32 keys (the block's rows of ``acc`` and columns of ``out``
+    stay in cache). ``table[t, k]`` is read only where ``flushed[t, k]`` (elsewhere it is zero: most of that
+    table is never touched, and reading it costs its pages)."""
+    n_keys = acc.shape[1]
+    for kb in nb.prange((n_keys + 31) // 32):
+        for k in range(kb * 32, min(n_keys, kb * 32 + 32)):
+            for x in range(lanes):
+                v = np.int64(0)
+                for t in range(acc.shape[0]):
+                    v += np.int64(acc[t, k, x])
+                out[x, k] = v
             for t in range(acc.shape[0]):
-                v += np.int64(acc[t, k, x])
-            out[k, 0, x] = v
-        for t in range(acc.shape[0]):
-            if flushed[t, k]:
-                for x in range(lanes):
-                    out[k, 0, x] += table[t, k, x]
+                if flushed[t, k]:
+                    for x in range(lanes):
+                        out[x, k] += table[t, k, x]
 
 
 @nb.njit(parallel=True, cache=True)
