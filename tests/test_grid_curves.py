@@ -68,6 +68,16 @@ def test_integer_counts_equal_the_definitions_exactly(cats):
     assert np.isnan(got[0][2, 2, 1:-1]).all()  # no impostors: FMR undefined
 
 
+@pytest.mark.parametrize("views", [1, 2, 4])
+def test_the_first_views_alone_equal_those_of_all_views(views):
+    """``views``: only the first ones are made (the audit's reported views), the same bits as in the full pass."""
+    gen, imp = _counts(np.random.default_rng(11))
+    cats = np.array([True, True, True, False, True])
+    for a, b in zip(fill(gen, imp, cats, views), fill(gen, imp, cats)):
+        assert a.shape[1] == views
+        np.testing.assert_array_equal(a, b[:, :views])
+
+
 def test_fractional_genuine_counts_equal_the_definitions_to_rounding():
     gen, imp = _counts(np.random.default_rng(8), empty=False)
     gen = gen * (2 / 3)  # the V-statistic's weights (n - 1) / n

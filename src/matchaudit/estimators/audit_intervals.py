@@ -453,21 +453,20 @@ def _reducer(weighting: str, config: AuditConfig, thresholds, det_points: int
     """What the interval records and DET bands of one weighting read from each replicate, as arrays (R, ...):
     FNMR/FMR at the FMR targets (pooled: each replicate's exact threshold; balanced: grid edges) ``fn_t``,
     ``fm_t`` (R, T, 1+G); at the fixed ``thresholds`` ``fn_fixed``, ``fm_fixed`` (R, n, 1+G); ``auc``, ``eer``
-    (R, 1+G); the DET curve on :func:`det_fmr_grid` ``det`` (R, 1+G, X). AUC, EER and DET only of the views
-    reported (:func:`bs.view_names`: ungrouped data's one group is the overall view, not read twice)."""
+    (R, 1+G); the DET curve on :func:`det_fmr_grid` ``det`` (R, 1+G, X); the grid curves' (the targets when
+    balanced, AUC, EER, DET) only of the views reported (:func:`bs.view_names`: the overall only when ungrouped)."""
     at_targets = _target_reducer(weighting, config)
 
     def reduce(c: Counts) -> dict[str, np.ndarray]:
-        curves = bs.grid_curves(c)  # once per chunk: the targets (balanced), AUC/EER and DET curves read it
+        curves = bs.grid_curves(c, reported=True)  # once per chunk: targets (balanced), AUC/EER, DET read it
         rates = at_targets(c, curves)
         fixed = [bs.rates_at_threshold(c, float(t))[:2] for t in thresholds]
         shape = (c.replicates.size, 0, rates["fn_t"].shape[-1])
-        shown = curves.first_views(len(bs.view_names(c)))
-        auc, eer = bs.auc_eer(shown)
+        auc, eer = bs.auc_eer(curves)
         return {**rates, "auc": auc, "eer": eer,
                 "fn_fixed": np.stack([f[0] for f in fixed], axis=1) if fixed else np.zeros(shape),
                 "fm_fixed": np.stack([f[1] for f in fixed], axis=1) if fixed else np.zeros(shape),
-                "det": bs.det_replicates(c, det_fmr_grid(c, det_points), curves=shown)[0]}
+                "det": bs.det_replicates(c, det_fmr_grid(c, det_points), curves=curves)[0]}
     return reduce
 
 

@@ -211,18 +211,16 @@ class GridCurves:
         """FNMR at every edge (R, 1+G, C)."""
         return self.y[..., 1:-1]
 
-    def first_views(self, n: int) -> GridCurves:
-        """The curves of the first ``n`` views (the reported ones: ungrouped data reports only view 0, the overall)."""
-        return GridCurves(self.x[:, :n], self.y[:, :n], self.auc[:, :n], self.ties[:, :n])
 
-
-def grid_curves(counts: Counts, gen_hist: np.ndarray | None = None, imp_hist: np.ndarray | None = None
-                ) -> GridCurves:
+def grid_curves(counts: Counts, gen_hist: np.ndarray | None = None, imp_hist: np.ndarray | None = None,
+                reported: bool = False) -> GridCurves:
     """:class:`GridCurves` of histograms ``gen_hist`` (R, G, C+1) and ``imp_hist`` (R, n_cat, C+1), by default
-    the counts' own, in one compiled pass (:mod:`.grid_curves`)."""
+    the counts' own, in one compiled pass (:mod:`.grid_curves`). ``reported``: only the views of
+    :func:`view_names` (ungrouped data's one group is the overall view: its curves are not made twice)."""
     gen = counts.genuine if gen_hist is None else gen_hist
     imp = counts.impostor if imp_hist is None else imp_hist
-    return GridCurves(*fill_curves(gen, imp, counts.threshold_categories))
+    views = len(view_names(counts)) if reported else None
+    return GridCurves(*fill_curves(gen, imp, counts.threshold_categories, views))
 
 
 def v_curves(counts: Counts, v: VStatistic) -> GridCurves:

@@ -69,12 +69,12 @@ def _pairwise(a):
 
 @nb.njit(parallel=True, cache=True)
 def _fill(gen, imp, cats, x, y, auc, ties):
-    """Rows of ``x``/``y`` (R, 1+G, C+2): ``(1, FMR at edges 0..C-1, 0)`` and ``(0, FNMR ..., 1)``; ``auc`` and
-    ``ties`` (R, 1+G): cell-level AUC and the share of (genuine, impostor) pairs in one cell. View 0 sums the
-    groups' genuine counts and the impostor categories ``cats``; view ``v`` is group ``v - 1``'s same-group
-    categories (``imp[:, v - 1]``)."""
+    """Rows of ``x``/``y`` (R, V, C+2): ``(1, FMR at edges 0..C-1, 0)`` and ``(0, FNMR ..., 1)``; ``auc`` and
+    ``ties`` (R, V): cell-level AUC and the share of (genuine, impostor) pairs in one cell; the first V <= 1+G
+    views (their number: the outputs' second axis). View 0 sums the groups' genuine counts and the impostor
+    categories ``cats``; view ``v`` is group ``v - 1``'s same-group categories (``imp[:, v - 1]``)."""
     R, G, C1 = gen.shape
-    V = G + 1
+    V = x.shape[1]  # the first V views
     n_cat = imp.shape[1]
     for k in nb.prange(R * V):
         r, v = k // V, k % V
@@ -116,13 +116,14 @@ def _fill(gen, imp, cats, x, y, auc, ties):
         ties[r, v] = _pairwise(tie) / both if both > 0 else np.nan
 
 
-def fill(gen: np.ndarray, imp: np.ndarray, threshold_categories: np.ndarray
+def fill(gen: np.ndarray, imp: np.ndarray, threshold_categories: np.ndarray, views: int | None = None
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(x, y, auc, ties)`` of every (replicate, view) from histograms ``gen`` (R, G, C+1) and ``imp``
-    (R, n_cat, C+1), integer or float (see :func:`_fill`)."""
+    (R, n_cat, C+1), integer or float (see :func:`_fill`); ``views``: only the first ones (default all 1+G)."""
     R, G, C1 = gen.shape
-    x, y = np.empty((R, G + 1, C1 + 1)), np.empty((R, G + 1, C1 + 1))
-    auc, ties = np.empty((R, G + 1)), np.empty((R, G + 1))
+    V = G + 1 if views is None else views
+    x, y = np.empty((R, V, C1 + 1)), np.empty((R, V, C1 + 1))
+    auc, ties = np.empty((R, V)), np.empty((R, V))
     _fill(gen, imp, np.asarray(threshold_categories, np.bool_), x, y, auc, ties)  # any layout: no copy
     return x, y, auc, ties
 
