@@ -76,6 +76,9 @@ def test_the_first_views_alone_equal_those_of_all_views(views):
     for a, b in zip(fill(gen, imp, cats, views), fill(gen, imp, cats)):
         assert a.shape[1] == views
         np.testing.assert_array_equal(a, b[:, :views])
+    for wrong in (0, gen.shape[1] + 2):  # no view, or one past the groups
+        with pytest.raises(ValueError, match="views must be 1 to 4"):
+            fill(gen, imp, cats, wrong)
 
 
 def test_fractional_genuine_counts_equal_the_definitions_to_rounding():

@@ -122,6 +122,8 @@ def fill(gen: np.ndarray, imp: np.ndarray, threshold_categories: np.ndarray, vie
     (R, n_cat, C+1), integer or float (see :func:`_fill`); ``views``: only the first ones (default all 1+G)."""
     R, G, C1 = gen.shape
     V = G + 1 if views is None else views
+    if not 1 <= V <= G + 1:
+        raise ValueError(f"views must be 1 to {G + 1} (all, then the {G} groups), not {V}")
     x, y = np.empty((R, V, C1 + 1)), np.empty((R, V, C1 + 1))
     auc, ties = np.empty((R, V)), np.empty((R, V))
     _fill(gen, imp, np.asarray(threshold_categories, np.bool_), x, y, auc, ties)  # any layout: no copy
