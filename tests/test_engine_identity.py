@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from matchaudit import resampling as rs
+from matchaudit.blocks import DenseBlock
 from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData, PairBlock
@@ -122,3 +123,21 @@ def test_tail_hits_give_the_same_identity_counts(scheme, rule):
             np.testing.assert_array_equal(x, y, err_msg=f)
     below = np.array([c.tail.floor - 1.0])  # not covered: the scoring pass runs, same answer
     np.testing.assert_array_equal(identity_counts(data, below, rule, hits=c.tail).e, identity_counts(data, below, rule).e)
+
+
+@pytest.mark.parametrize("row0, col0, self_pairs", [(0, 0, False), (0, 0, True), (40, 0, False), (0, 64, True)])
+def test_row_chunks_count_each_rows_comparisons_and_split_them_evenly(row0, col0, self_pairs):
+    """``DenseBlock.row_chunks``: the offsets are the cumulated comparisons of each row (global row < column, plus
+    the diagonal entry with ``self_pairs``), and the ranges cover the rows in order with about equal comparisons
+    (no range more than one row's comparisons above an even share): what the identity pass and the direct
+    counting pass split their rows by."""
+    block = DenseBlock(row0=row0, col0=col0, scores=np.zeros((48, 96)))
+    rows = np.arange(3, 45)
+    c_lo, c_hi = 5, 90
+    cum, chunks = block.row_chunks(rows, c_lo, c_hi, 4, self_pairs)
+    brute = [sum(1 for j in range(col0 + c_lo, col0 + c_hi) if row0 + a < j or (self_pairs and row0 + a == j))
+             for a in rows]
+    np.testing.assert_array_equal(cum, np.concatenate([[0], np.cumsum(brute)]))
+    assert chunks[0] == 0 and chunks[-1] == rows.size and (np.diff(chunks) >= 0).all()
+    share = cum[-1] / 4
+    assert all(cum[chunks[t + 1]] - cum[chunks[t]] <= share + max(brute) for t in range(4))

@@ -149,17 +149,10 @@ class Entries:
             if block.row0 + r_lo >= block.col0 + c_hi:
                 continue  # below the diagonal: no comparisons
             rows = np.arange(r_lo, r_hi)
-            i = block.row0 + rows
-            cnt = np.maximum(0, c_hi - np.maximum(c_lo, i + 1 - block.col0))
-            if self.self_pairs:
-                cnt = cnt + ((i >= block.col0 + c_lo) & (i < block.col0 + c_hi))
-            cum = np.concatenate([[0], np.cumsum(cnt)]).astype(np.int64)
-            n = int(cum[-1])
-            if n == 0:
+            cum, chunks = block.row_chunks(rows, c_lo, c_hi, n_chunks, self.self_pairs)
+            if cum[-1] == 0:
                 continue
-            chunks = np.searchsorted(cum, np.linspace(0, n, n_chunks + 1), side="left").astype(np.int64)
-            chunks[0], chunks[-1] = 0, rows.size
-            yield c_lo, c_hi, rows, cum, np.maximum.accumulate(chunks)
+            yield c_lo, c_hi, rows, cum, chunks
 
     def _parallel_pieces(self, block: DenseBlock, win: np.ndarray):
         g = self.grid

@@ -92,16 +92,15 @@ def _level(s, ts, ge):
 
 
 @nb.njit(parallel=True, cache=True)
-def _dense(scores, row0, col0, ident, ts, ge, gen_hist, hits_per_chunk, fill, out_k, out_l, out_lev):
-    """One all-pairs tile (global row < column). ``fill`` False: count genuine levels into
-    ``gen_hist[chunk, k, level]`` and accepted impostors per chunk; True: write the impostor hits at the
-    chunk offsets ``hits_per_chunk`` (exclusive prefix sums)."""
-    r, c = scores.shape
-    nt = gen_hist.shape[0]
-    step = (r + nt - 1) // nt
-    for t in nb.prange(nt):
+def _dense(scores, row0, col0, ident, ts, ge, bounds, gen_hist, hits_per_chunk, fill, out_k, out_l, out_lev):
+    """One all-pairs tile (global row < column), chunk ``t`` its rows ``bounds[t]:bounds[t+1]``. ``fill`` False:
+    count genuine levels into ``gen_hist[chunk, k, level]`` and accepted impostors per chunk; True: write the
+    impostor hits at the chunk offsets ``hits_per_chunk`` (exclusive prefix sums), so in row order whatever the
+    bounds."""
+    c = scores.shape[1]
+    for t in nb.prange(bounds.shape[0] - 1):
         pos = hits_per_chunk[t] if fill else 0
-        for a in range(t * step, min(r, (t + 1) * step)):
+        for a in range(bounds[t], bounds[t + 1]):
             i = row0 + a
             ki = ident[i]
             for b in range(max(0, i + 1 - col0), c):
@@ -131,12 +130,13 @@ def _all_pairs_hits(data: MatchData, ts: np.ndarray, ge: bool, block_rows: int):
     none = np.zeros(0, np.int64)
     for block in data.blocks(block_rows):
         assert isinstance(block, DenseBlock)
+        bounds = block.row_chunks(np.arange(block.scores.shape[0]), 0, block.scores.shape[1], nt)[1]
         cnt = np.zeros(nt, np.int64)
-        _dense(block.scores, block.row0, block.col0, ident, ts, ge, gen_hist, cnt, False, none, none, none)
+        _dense(block.scores, block.row0, block.col0, ident, ts, ge, bounds, gen_hist, cnt, False, none, none, none)
         starts = np.concatenate([[0], np.cumsum(cnt)[:-1]]).astype(np.int64)
         n = int(cnt.sum())
         k, l, lev = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int16)
-        _dense(block.scores, block.row0, block.col0, ident, ts, ge, gen_hist, starts, True, k, l, lev)
+        _dense(block.scores, block.row0, block.col0, ident, ts, ge, bounds, gen_hist, starts, True, k, l, lev)
         ks.append(k)
         ls.append(l)
         levs.append(lev)
