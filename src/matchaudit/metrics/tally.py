@@ -197,10 +197,10 @@ def _collect_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo,
     for a in range(r):
         i = row0 + a
         ki = ident[i]
-        for bcol in range(c):
+        for bcol in range(max(0, i + 1 - col0), c):  # the comparisons: global row < column
             j = col0 + bcol
             s = scores[a, bcol]
-            if j <= i or s < s_lo or s >= s_hi:
+            if s < s_lo or s >= s_hi:
                 continue
             kj = ident[j]
             if kj == ki:
