@@ -11,7 +11,7 @@ import pytest
 from matchaudit.errors import InputError
 from matchaudit.estimators import score_views as sv
 from matchaudit.estimators.calibration import NOT_LLR, calibration
-from matchaudit.estimators.distributions import score_distributions
+from matchaudit.estimators.distributions import score_distributions, sorted_density
 from matchaudit.metrics import calibration as cal
 from matchaudit.model import MatchData, PairBlock
 from matchaudit.simulation import GroupSpec, simulate_vmf
@@ -179,6 +179,18 @@ def _clustered(seed: int, K: int = 30, m: int = 4, mu: float = 1.5, sd_id: float
     z = np.zeros(s.size, np.int64)
     p = PairBlock(s, i1, i2, z, z, i1 == i2, z - 1, z - 1)
     return MatchData(np.arange(K).astype(str), np.zeros(K, np.int64), ("all",), (), "listed", "similarity", pairs=p)
+
+
+@pytest.mark.parametrize("size", [1, 7, 70_000, 200_003])  # one value; a few; past one and three of NumPy's blocks
+def test_sorted_density_is_numpys_histogram_density(size):
+    """The score distributions' densities: NumPy's histogram density to the bit, with values on the edges (the last
+    bin closed on both sides), below the first edge and above the last (left out), and ties."""
+    g = np.random.default_rng(size)
+    x = np.round(g.normal(0.2, 0.3, size), 3)
+    edges = np.histogram_bin_edges(x[(x > -0.2) & (x < 0.7)] if size > 7 else x, 13)
+    x[: size // 4] = g.choice(edges, size // 4)
+    x = np.sort(x)
+    np.testing.assert_array_equal(sorted_density(x, edges), np.histogram(x, edges, density=True)[0])
 
 
 def test_coverage_of_cllr():

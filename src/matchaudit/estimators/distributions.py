@@ -77,6 +77,15 @@ def score_distributions(data: MatchData, *, method: Method = "double-or-nothing"
     return distributions_from(views, s, method, level, n_resamples, seed, bins)
 
 
+def sorted_density(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(x, edges, density=True)[0]`` of an already sorted ``x``, by NumPy's own expressions (bins
+    closed on the left, the last on both sides; counts as differences of searches), without the sort NumPy
+    makes of every 65,536 values (0.28 s of the score distributions at 8.0e6 comparisons)."""
+    cum = np.concatenate((x.searchsorted(edges[:-1], "left"), x.searchsorted(edges[-1:], "right")))
+    n = np.diff(cum)
+    return n / np.array(np.diff(edges), float) / n.sum()
+
+
 def distributions_from(views: ScoreViews, s: Summaries, method: Method, level: float, n_resamples: int, seed: int,
                        bins: int = 60) -> DistributionResult:
     """The :class:`DistributionResult` of a bootstrap ``s`` of ``views`` already run (its moment columns: a
@@ -101,10 +110,11 @@ def distributions_from(views: ScoreViews, s: Summaries, method: Method, level: f
     hists = []
     for k, group in enumerate(views.names):
         m = real & views.in_view(k)
-        dens = [np.histogram(views.score[m & (views.genuine == g)], edges, density=True)[0] if
+        dens = [sorted_density(views.score[m & (views.genuine == g)], edges) if
                 np.any(m & (views.genuine == g)) else np.zeros(bins) for g in (True, False)]
         hists.append(Histogram(group, dens[0], dens[1]))
     return DistributionResult(tuple(records), edges, tuple(hists), method, level, n_resamples, seed)
 
 
-__all__ = ["METRICS", "DistributionResult", "Histogram", "distributions_from", "score_distributions", "statistics"]
+__all__ = ["METRICS", "DistributionResult", "Histogram", "distributions_from", "score_distributions", "sorted_density",
+           "statistics"]
