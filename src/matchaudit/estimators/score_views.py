@@ -135,6 +135,8 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
     n_samples = 0 if data.samples is None else data.samples.ids.shape[0]
     _check_budget(data.n_comparisons() + (0 if listed else n_samples), memory_gib, feature)
     ident = None if data.samples is None else data.samples.identity.astype(np.int64)
+    group = data.identity_group.astype(np.int64)
+    sa = sb = None
     if listed:
         p = data.pairs if data.pairs is not None else PairBlock.concat(list(data.blocks()))  # out of core: read once
         if sample and (ident is None or len(p) and p.sample_a.min() < 0):
@@ -142,40 +144,42 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
                              "names no samples: give the sample columns, or choose an identity bootstrap.",
                              param="method")
         s = np.asarray(p.score, float)
-        gen = np.asarray(p.genuine, bool)
-        ia, ib = p.identity_a.astype(np.int64), p.identity_b.astype(np.int64)
-        ga, gb = p.group_a.astype(np.int64), p.group_b.astype(np.int64)
-        sa, sb = (p.sample_a.astype(np.int64), p.sample_b.astype(np.int64)) if sample else (None, None)
-    else:
+        order = stable_order(s)  # np.argsort(s, kind="stable"), by a radix sort
+        s, gen = s[order], np.asarray(p.genuine, bool)[order]
+        ia, ib = p.identity_a[order].astype(np.int64), p.identity_b[order].astype(np.int64)
+        ga, gb = p.group_a[order].astype(np.int64), p.group_b[order].astype(np.int64)
+        if sample:
+            sa, sb = p.sample_a[order].astype(np.int64), p.sample_b[order].astype(np.int64)
+        own = np.zeros(s.size, bool)
+    else:  # every comparison (and with samples re-drawn, each sample's self-pair) sorted, then its fields looked up
         s, a, b = upper_triangle(data.samples.embeddings, data.metric)
+        m = s.size
+        if sample:  # the self-pairs: one genuine entry per sample at the self-score
+            own = np.arange(n_samples, dtype=a.dtype)
+            s = np.concatenate([s, np.full(n_samples, self_score(data.metric))])
+            a, b = np.concatenate([a, own]), np.concatenate([b, own])
+        order = stable_order(s)  # np.argsort(s, kind="stable"), by a radix sort
+        s, a, b = s[order], a[order], b[order]
         ia, ib = ident[a], ident[b]
         gen = ia == ib
-        ga, gb = data.identity_group[ia], data.identity_group[ib]
-        sa = sb = None
-        if sample:  # the self-pairs: one genuine entry per sample at the self-score
-            own, self_group = np.arange(n_samples), data.identity_group[ident]
-            s = np.concatenate([s, np.full(n_samples, self_score(data.metric))])
-            gen = np.concatenate([gen, np.ones(n_samples, bool)])
-            ga, gb = np.concatenate([ga, self_group]), np.concatenate([gb, self_group])
-            sa, sb = np.concatenate([a, own]), np.concatenate([b, own])
-        del a, b
+        ga, gb = group[ia], group[ib]
+        if sample:
+            sa, sb = a.astype(np.int64), b.astype(np.int64)
+        own = order >= m
+        del a, b, order
     grouped = len(view_names(data.group_names)) > 1
     view = np.where(grouped & (ga == gb), ga + 1, 0).astype(np.int32)
     reference = ~gen & reference_pairs(threshold_impostors, data.group_names, data.group_by)[ga, gb]
-    m = len(gen) - (n_samples if sample and not listed else 0)
     if sample:
-        kind = np.full(len(gen), cal.PRODUCT, np.int8)
-        kind[m:] = cal.SELF
+        kind = np.where(own, cal.SELF, cal.PRODUCT).astype(np.int8)
         u, v, n_units = sa, sb, n_samples
     else:
         kind = np.where(gen, cal.SINGLE, cal.PRODUCT).astype(np.int8)
         u, v, n_units = ia, ib, data.n_identities
-    order = stable_order(s)  # np.argsort(s, kind="stable"), by a radix sort
     sizes = np.bincount(ident, minlength=data.n_identities)[ident] if ident is not None else np.zeros(0, np.int64)
-    return ScoreViews(s[order], gen[order], view[order], kind[order], u[order].astype(np.int64),
-                      v[order].astype(np.int64), "sample" if sample else "identity", int(n_units),
-                      view_names(data.group_names),
-                      Layout(data.identity_group.astype(np.int64), ident), sizes.astype(np.int64), reference[order])
+    return ScoreViews(s, gen, view, kind, u, v, "sample" if sample else "identity", int(n_units),
+                      view_names(data.group_names), Layout(group, ident), sizes.astype(np.int64, copy=False),
+                      reference)
 
 
 @nb.njit(parallel=True, cache=True)
