@@ -13,6 +13,8 @@ from matchaudit.resampling import ComparisonLists
 
 
 def comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, block_rows):
+    """Counts (R, categories, cells) of a comparison-level scheme; with FMR targets also the entries of the cells
+    that can hold a replicate's threshold and the targets' crossing cells (:func:`target_crossings`), else None."""
     ent = Entries(data, grid, K.SAMPLE if data.protocol == "all-pairs" else K.PRODUCT, False, cats)
     ref = cats.reference
     none = np.zeros(0, np.bool_)
@@ -44,9 +46,10 @@ def comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, blo
         w = scheme.comparison_weights(reps[r0:r0 + chunk], layout, lists)
         K.accumulate_draws(key, w, table, 1 + r0)
     table = table.T.reshape(R, n_kc, C)
-    items = None
+    items = cross = None
     if targets.size:
-        want = needed_cells(target_crossings(table, G, targets, ref), C)
+        cross = target_crossings(table, G, targets, ref)
+        want = needed_cells(cross, C)
         idx = np.flatnonzero(want[key % C])
         wt = np.ones((idx.size + 1, R), np.int32)  # row i: item i's weights; last row: one
         for r0 in range(0, reps.size, chunk):
@@ -55,7 +58,7 @@ def comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, blo
         sc = _scores_of(data, idx, ent, block_rows)
         items = Items(key[idx] % C, key[idx] // C, sc, np.arange(idx.size, dtype=np.int64),
                        np.full(idx.size, idx.size, np.int64), wt)
-    return table, items
+    return table, items, cross
 
 
 def _scores_of(data, idx, ent, block_rows):

@@ -117,9 +117,9 @@ def run(
     cats = categories or PairCategories.pooled_by(reference_pairs(fmr_reference, data.group_names, data.group_by))
     ref = cats.reference
     R = reps.size + 1
-    cross = None  # the FMR targets' crossing cells, once found
+    cross = None  # the FMR targets' crossing cells, found once (passed on to the exact thresholds)
     if mode == -1:
-        table, items = comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, block_rows)
+        table, items, cross = comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, block_rows)
         imputed = tail = None
     else:
         if collapse is None:

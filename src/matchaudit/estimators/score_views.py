@@ -150,7 +150,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
         ga, gb = p.group_a[order].astype(np.int64), p.group_b[order].astype(np.int64)
         if sample:
             sa, sb = p.sample_a[order].astype(np.int64), p.sample_b[order].astype(np.int64)
-        own = np.zeros(s.size, bool)
+            own = np.zeros(s.size, bool)  # a table lists no self-pairs
     else:  # every comparison (and with samples re-drawn, each sample's self-pair) sorted, then its fields looked up
         s, a, b = upper_triangle(data.samples.embeddings, data.metric)
         m = s.size
@@ -165,7 +165,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
         ga, gb = group[ia], group[ib]
         if sample:
             sa, sb = a.astype(np.int64), b.astype(np.int64)
-        own = order >= m
+            own = order >= m  # the self-pairs, appended after the m comparisons
         del a, b, order
     grouped = len(view_names(data.group_names)) > 1
     view = np.where(grouped & (ga == gb), ga + 1, 0).astype(np.int32)
