@@ -151,3 +151,27 @@ def test_many_groups_get_distinct_curve_styles_and_one_band(tmp_path, monkeypatc
     shaded.clear()
     det.plot_det(curves[:det.BANDS_MAX], [], [], "t", tmp_path / "e.png", bands=bands)
     assert shaded.count(len(fmr)) == det.BANDS_MAX
+
+
+def test_tight_lays_out_as_tight_layout_and_leaves_no_engine(tmp_path):
+    """``figures.tight`` places the axes where ``fig.tight_layout()`` does (the same file to the byte) without the
+    placeholder layout engine that call leaves, which makes every ``savefig`` draw the figure twice."""
+    import matplotlib.pyplot as plt
+
+    def drawn(lay_out) -> tuple[plt.Figure, bytes]:
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.plot([1e-4, 1e-2, 1], [0.3, 0.1, 0.01])
+        ax.set_yscale("log")
+        ax.set_ylabel("a long label that tight layout makes room for")
+        ax.set_title("title")
+        lay_out(fig)
+        fig.savefig(tmp_path / "f.png", dpi=60)
+        plt.close(fig)
+        return fig, (tmp_path / "f.png").read_bytes()
+
+    fig, ours = drawn(figures.tight)
+    reference_fig, reference = drawn(lambda f: f.tight_layout())
+    plain_fig, plain = drawn(lambda f: None)
+    assert fig.get_layout_engine() is None and reference_fig.get_layout_engine() is not None
+    assert ours == reference and ours != plain
+    assert fig.subplotpars.left > plain_fig.subplotpars.left

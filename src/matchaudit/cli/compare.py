@@ -38,6 +38,8 @@ def plot_compare(a, b, result, path: Path) -> None:
     import matplotlib.pyplot as plt
     from scipy.special import ndtr, ndtri
 
+    from matchaudit.report.figures import tight
+
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     for d, lab in ((a, "model A"), (b, "model B")):
         _det(d, lab, ax1)
@@ -62,7 +64,7 @@ def plot_compare(a, b, result, path: Path) -> None:
     ax2.set_xlabel("FMR target")
     ax2.set_ylabel("FNMR(A) - FNMR(B)")
     ax2.set_title(f"difference, {result.method} {100 * rec[0]['level']:.0f}% interval" if rec else "difference")
-    fig.tight_layout()
+    tight(fig)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 

@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
+from matchaudit.report.figures import tight  # noqa: E402
+
 _TICKS = np.array([1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8])
 
 
@@ -36,7 +38,7 @@ def plot_det(est, path: Path) -> None:
     axes[0].set_ylabel("FNMR")
     axes[0].legend()
     fig.suptitle(f"Label-free DET (SPE-FR, {est.family_description}; accept iff s {est.rule} t)", fontsize=10)
-    fig.tight_layout()
+    tight(fig)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -55,6 +57,6 @@ def plot_ppc(est, path: Path) -> None:
         ax.set_xlabel("score")
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"Posterior predictive check ({100 * est.level:g}% band of replicated KDEs)", fontsize=10)
-    fig.tight_layout()
+    tight(fig)
     fig.savefig(path, dpi=120)
     plt.close(fig)

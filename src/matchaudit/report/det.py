@@ -17,7 +17,7 @@ from scipy.special import ndtri  # noqa: E402
 
 from matchaudit.definitions import DetScale  # noqa: E402
 from matchaudit.formatting import fmt  # noqa: E402
-from matchaudit.report.figures import curve_styles, figure_labels, save  # noqa: E402
+from matchaudit.report.figures import curve_styles, figure_labels, save, tight  # noqa: E402
 from matchaudit.report.results import thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
@@ -123,7 +123,7 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     if one_band:
         ax.fill_between([], [], [], color=styles[0][0], alpha=0.2, label=f"band of {names[0]} only ({len(curves)} curves)")
     _legend(ax, entries, fontsize=8, loc="upper right")
-    fig.tight_layout()
+    tight(fig)
     return save(fig, path)
 
 
@@ -158,5 +158,5 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
     ax.set_title(title, fontsize=10)
     ax.grid(True, color="0.9")
     _legend(ax, 2 * len(curves), fontsize=7, loc="lower left", ncol=2)
-    fig.tight_layout()
+    tight(fig)
     return save(fig, path)

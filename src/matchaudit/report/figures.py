@@ -12,11 +12,19 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.layout_engine import TightLayoutEngine  # noqa: E402
 import numpy as np  # noqa: E402
 
 from matchaudit.formatting import fmt, value  # noqa: E402
 from matchaudit.model import ALL  # noqa: E402
 from matchaudit.pairings import split_group_names  # noqa: E402
+
+
+def tight(fig: plt.Figure) -> None:
+    """Lay the figure out as ``fig.tight_layout()`` does, without what that call leaves behind: a placeholder layout
+    engine, and ``savefig`` draws a figure that has any engine once more before drawing it into the file (half of
+    the draws of an audit's figures, a third of their time)."""
+    TightLayoutEngine().execute(fig)
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
@@ -255,5 +263,5 @@ def plot_null(null: np.ndarray, observed: dict[str, float], title: str, xlabel: 
     ax.set_title(title, fontsize=10)
     if observed:
         ax.legend(fontsize=8)
-    fig.tight_layout()
+    tight(fig)
     return save(fig, path)

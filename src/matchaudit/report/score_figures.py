@@ -9,7 +9,7 @@ import numpy as np
 
 from matchaudit.estimators.calibration import CalibrationResult
 from matchaudit.estimators.distributions import DistributionResult
-from matchaudit.report.figures import figure_labels, plt, save
+from matchaudit.report.figures import figure_labels, plt, save, tight
 
 
 def ape_figure(result: CalibrationResult, path: Path) -> Path:
@@ -34,7 +34,7 @@ def ape_figure(result: CalibrationResult, path: Path) -> Path:
     ax.set_title(f"Normalised Bayes error, {what}", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    tight(fig)
     return save(fig, path)
 
 
@@ -57,7 +57,7 @@ def distributions_figure(result: DistributionResult, path: Path, log_y: bool = T
     ax.set_title("Genuine (solid) and impostor (dashed) scores per group", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    tight(fig)
     return save(fig, path)
 
 
