@@ -154,12 +154,13 @@ def test_many_groups_get_distinct_curve_styles_and_one_band(tmp_path, monkeypatc
 
 
 def test_tight_lays_out_as_tight_layout_and_leaves_no_engine(tmp_path):
-    """``figures.tight`` places the axes where ``fig.tight_layout()`` does (the same file to the byte) without the
-    placeholder layout engine that call leaves, which makes every ``savefig`` draw the figure twice."""
+    """``figures.tight`` places the axes where ``fig.tight_layout()`` does at the PNG's resolution (the same file to
+    the byte) without the placeholder layout engine that call leaves, which makes every ``savefig`` draw the figure
+    twice."""
     import matplotlib.pyplot as plt
 
     def drawn(lay_out) -> tuple[plt.Figure, bytes]:
-        fig, ax = plt.subplots(figsize=(5, 3))
+        fig, ax = plt.subplots(figsize=(5, 3), dpi=figures.DPI)
         ax.plot([1e-4, 1e-2, 1], [0.3, 0.1, 0.01])
         ax.set_yscale("log")
         ax.set_ylabel("a long label that tight layout makes room for")
@@ -175,3 +176,7 @@ def test_tight_lays_out_as_tight_layout_and_leaves_no_engine(tmp_path):
     assert fig.get_layout_engine() is None and reference_fig.get_layout_engine() is not None
     assert ours == reference and ours != plain
     assert fig.subplotpars.left > plain_fig.subplotpars.left
+    fig, _ = plt.subplots()
+    figures.tight(fig)
+    assert fig.dpi == figures.DPI
+    plt.close(fig)

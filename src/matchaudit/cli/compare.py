@@ -64,7 +64,7 @@ def plot_compare(a, b, result, path: Path) -> None:
     ax2.set_xlabel("FMR target")
     ax2.set_ylabel("FNMR(A) - FNMR(B)")
     ax2.set_title(f"difference, {result.method} {100 * rec[0]['level']:.0f}% interval" if rec else "difference")
-    tight(fig)
+    tight(fig, dpi=120)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 

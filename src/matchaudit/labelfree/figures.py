@@ -38,7 +38,7 @@ def plot_det(est, path: Path) -> None:
     axes[0].set_ylabel("FNMR")
     axes[0].legend()
     fig.suptitle(f"Label-free DET (SPE-FR, {est.family_description}; accept iff s {est.rule} t)", fontsize=10)
-    tight(fig)
+    tight(fig, dpi=120)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -57,6 +57,6 @@ def plot_ppc(est, path: Path) -> None:
         ax.set_xlabel("score")
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"Posterior predictive check ({100 * est.level:g}% band of replicated KDEs)", fontsize=10)
-    tight(fig)
+    tight(fig, dpi=120)
     fig.savefig(path, dpi=120)
     plt.close(fig)

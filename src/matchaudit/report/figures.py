@@ -20,17 +20,23 @@ from matchaudit.model import ALL  # noqa: E402
 from matchaudit.pairings import split_group_names  # noqa: E402
 
 
-def tight(fig: plt.Figure) -> None:
+DPI = 130
+"""Resolution of the PNG figures (those the report shows)."""
+
+
+def tight(fig: plt.Figure, dpi: float = DPI) -> None:
     """Lay the figure out as ``fig.tight_layout()`` does, without what that call leaves behind: a placeholder layout
     engine, and ``savefig`` draws a figure that has any engine once more before drawing it into the file (half of
-    the draws of an audit's figures, a third of their time)."""
+    the draws of an audit's figures). Laid out at ``dpi``, the PNG's resolution, so that drawing the PNG reuses the
+    text measured for the layout (6 figures of an audit at K = 200: 1.48 -> 1.2 s, both changes)."""
+    fig.set_dpi(dpi)
     TightLayoutEngine().execute(fig)
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
     """Write a figure as PNG (for the report) and SVG (for papers) side by side."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
+    fig.savefig(path, dpi=DPI)
     fig.savefig(path.with_suffix(".svg"))
     plt.close(fig)
     return path
@@ -41,7 +47,7 @@ TEXT_MAX_GROUPS = 12
 not fit a cell of a figure the width of a page."""
 
 HEAT_MAP_WIDTH, HEAT_MAP_HEIGHT = 10.5, 10.0
-"""The heat map's largest size in inches (at the 130 dpi of :func:`save`: 1,365 px, a report page's width)."""
+"""The heat map's largest size in inches (at the :data:`DPI` of :func:`save`: 1,365 px, a report page's width)."""
 
 
 def _natural(text: str) -> list:
