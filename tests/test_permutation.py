@@ -268,6 +268,25 @@ def test_benjamini_hochberg_equals_the_step_up_rule_brute_force():
         assert np.all(q[ok] <= holm(p)[ok] + 1e-12)
 
 
+def test_benjamini_hochberg_equals_scipy_to_the_bit():
+    """The q-values are SciPy's (``false_discovery_control``), computed without importing scipy.stats: random
+    p-values with ties, zeros, ones, one test, and NaN (untested) entries left out of m."""
+    from scipy.stats import false_discovery_control
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        m = int(rng.integers(1, 40))
+        p = rng.random(m) ** rng.choice([1, 3, 8])
+        p[rng.random(m) < 0.2] = rng.choice([0.0, 1.0, p[0]])  # ties, the extremes
+        assert np.array_equal(benjamini_hochberg(p), false_discovery_control(p, method="bh"))
+        gaps = np.where(rng.random(m) < 0.2, np.nan, p)
+        tested = ~np.isnan(gaps)
+        q = benjamini_hochberg(gaps)
+        assert np.isnan(q[~tested]).all()
+        if tested.any():
+            assert np.array_equal(q[tested], false_discovery_control(gaps[tested], method="bh"))
+
+
 def test_maxt_brute_force():
     rng = np.random.default_rng(1)
     stat, null = rng.normal(size=4) * 2, rng.normal(size=(99, 4))

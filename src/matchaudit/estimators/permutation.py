@@ -171,31 +171,35 @@ def monte_carlo_error(k: int, n: int, exact: bool, confidence_level: float = 0.9
     return float(np.sqrt(p * (1 - p) / n)), wilson_bounds(k / n, n, confidence_level) if n > 0 else (np.nan, np.nan)
 
 
+def _in_order(pvalues: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The p-values as float64 and the positions of the tested ones (not NaN) by increasing p, ties in input order:
+    what every step-wise adjustment walks."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    tested = np.flatnonzero(~np.isnan(p))
+    return p, tested[np.argsort(p[tested], kind="stable")]
+
+
 def holm(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
     """Holm step-down adjusted p-values (NaN entries are untested: they stay NaN and do not count in m)."""
-    p = np.asarray(pvalues, dtype=np.float64)
+    p, order = _in_order(pvalues)
     out = np.full_like(p, np.nan)
-    idx = np.flatnonzero(~np.isnan(p))
-    m = idx.size
-    if m == 0:
-        return out
-    order = idx[np.argsort(p[idx], kind="stable")]
-    adj = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    out[order] = np.maximum.accumulate(adj)
+    m = order.size
+    if m:
+        out[order] = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))
     return out
 
 
 def benjamini_hochberg(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg q-values (step-up; ``scipy.stats.false_discovery_control``): rejecting every q <= alpha
-    keeps the expected share of false discoveries at most alpha (independent or positively dependent tests).
-    NaN entries are untested: they stay NaN and do not count in m."""
-    from scipy.stats import false_discovery_control  # here: scipy.stats takes 0.4 s to import
-
-    p = np.asarray(pvalues, dtype=np.float64)
+    """Benjamini-Hochberg q-values (step-up): rejecting every q <= alpha keeps the expected share of false discoveries
+    at most alpha (independent or positively dependent tests). NaN entries are untested: they stay NaN and do not
+    count in m. The values of ``scipy.stats.false_discovery_control(method="bh")`` to the bit (tested), computed here
+    because importing scipy.stats for them took 0.39 s of every audit with group tests."""
+    p, order = _in_order(pvalues)
     out = np.full_like(p, np.nan)
-    ok = ~np.isnan(p)
-    if ok.any():
-        out[ok] = false_discovery_control(p[ok], method="bh")
+    m = order.size
+    if m:
+        q = p[order] * (m / np.arange(1, m + 1))
+        out[order] = np.minimum(1.0, np.minimum.accumulate(q[::-1])[::-1])
     return out
 
 
