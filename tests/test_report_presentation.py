@@ -127,6 +127,9 @@ def test_heat_map_marks_zero_cells_and_picks_legible_text(tmp_path, monkeypatch)
     figures.plot_cross_group(recs, 1e-3, tmp_path / "h.png")
     cells = dict(texts)
     assert cells["0%"] == "black" and cells["2%"] == "black" and cells["0.01%"] == "white"  # yellow top, purple bottom
+    assert (tmp_path / "h.svg").exists()  # for papers; the report's page asks for the PNG alone:
+    figures.plot_cross_group(recs, 1e-3, tmp_path / "page" / "h.png", svg=False)
+    assert [f.name for f in (tmp_path / "page").iterdir()] == ["h.png"]
 
 
 def test_many_groups_get_distinct_curve_styles_and_one_band(tmp_path, monkeypatch):

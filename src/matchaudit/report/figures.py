@@ -33,11 +33,12 @@ def tight(fig: plt.Figure, dpi: float = DPI) -> None:
     TightLayoutEngine().execute(fig)
 
 
-def save(fig: plt.Figure, path: Path) -> Path:
-    """Write a figure as PNG (for the report) and SVG (for papers) side by side."""
+def save(fig: plt.Figure, path: Path, svg: bool = True) -> Path:
+    """Write a figure as PNG (for the report) and, with ``svg``, SVG (for papers) side by side."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
-    fig.savefig(path.with_suffix(".svg"))
+    if svg:
+        fig.savefig(path.with_suffix(".svg"))
     plt.close(fig)
     return path
 
@@ -94,7 +95,7 @@ def curve_styles(n: int) -> list[tuple[Any, str]]:
 
 def plot_cross_group(records: list[dict[str, Any]], target: float, path: Path, *, group_by: Sequence[str] = (),
                      order_by: str | None = None, marked: Iterable[tuple[str, str]] = (), mark_note: str = "",
-                     title: str | None = None) -> Path:
+                     title: str | None = None, svg: bool = True) -> Path:
     """Heat map of the FMR of every (group_a, group_b) pair at one operating point: colours on a log scale with the
     colour bar in rates; a pair without false matches grey (a log scale has no place for it), one without impostor
     comparisons blank. Groups in the order of :func:`order_groups` (by ``order_by``, default the first of
@@ -104,7 +105,7 @@ def plot_cross_group(records: list[dict[str, Any]], target: float, path: Path, *
     :data:`HEAT_MAP_HEIGHT` inches; each cell carries its rate as text (dark or light against its colour) up to
     :data:`TEXT_MAX_GROUPS` groups; beyond, the tick labels shrink, and only every k-th is written when even the
     smallest font would overlap. The cells named in ``marked`` (unordered pairs) get a dot, explained in the legend
-    by ``mark_note``."""
+    by ``mark_note``. Written as PNG and, with ``svg``, SVG (:func:`save`)."""
     from matplotlib.colors import LogNorm
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -196,7 +197,7 @@ def plot_cross_group(records: list[dict[str, Any]], target: float, path: Path, *
         fig.legend(handles=handles, loc="outside lower center", ncols=1 if long else len(handles), fontsize=8,
                    frameon=False)
     ax.set_title(title or f"Cross-group FMR at the threshold for FMR {target:g}", fontsize=10)
-    return save(fig, path)
+    return save(fig, path, svg)
 
 
 def _block_label(value: str, members: list[str], short: dict[str, str]) -> str:

@@ -244,7 +244,8 @@ def _cross(res: dict, folder: Path) -> str:
     title = f"Cross-group FMR at the threshold for FMR {target:g}" + (f", by {', '.join(attrs)}" if attrs else "")
     with tempfile.TemporaryDirectory() as tmp:  # drawn for the page only: the results folder is never written
         path = plot_cross_group(recs, target, Path(tmp) / "cross_group_fmr.png", group_by=shown_by, order_by=order,
-                                marked=[(r["group_a"], r["group_b"]) for r in low], mark_note=note, title=title)
+                                marked=[(r["group_a"], r["group_b"]) for r in low], mark_note=note, title=title,
+                                svg=False)  # the page embeds the PNG
         names = groups if attrs else [g["group"] for g in res["summary"]["groups"]]
         fig = figure(path, "cross-group FMR." + _key(names))
     return ("<h2>Cross-group FMR</h2><p>FMR between every pair of groups at the global threshold for FMR target "
