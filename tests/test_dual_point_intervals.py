@@ -115,7 +115,8 @@ def test_the_lane_width_changes_no_bit(method, monkeypatch):
 def test_lane_width_gives_every_thread_a_block_up_to_64_lanes_and_narrows_for_large_stacks():
     fits = cal.PAV_BYTES // (16 * cal.MAX_LANES)  # PAV stack entries per lane that 64 lanes may hold
     width = lambda rows, stack=100, threads=2: cal.lane_width(rows, stack, threads)  # noqa: E731
-    assert width(1) == width(16) == width(1, threads=1) == cal.LANES == 8  # a plug-in; two blocks of 8
+    assert width(1) == width(1, threads=1) == width(1, 10 * fits) == 1  # a plug-in: one lane, not 8 (7 of zeros)
+    assert width(7) == 7 and width(8) == width(16) == cal.LANES == 8  # a block of 7; one, then two blocks of 8
     assert width(17) == width(32) == 16 and width(100) == 56 and width(128) == 64 == cal.MAX_LANES
     assert width(128, threads=16) == 8 and width(128, threads=4) == 32 and width(10_000, threads=16) == 64
     assert width(1000, fits) == 64 and width(1000, fits + 1) == 56 and width(1000, 10 * fits) == 8

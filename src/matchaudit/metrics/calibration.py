@@ -247,9 +247,13 @@ def sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, sp: np.ndarray, 
 
 def lane_width(rows: int, stack: int, threads: int | None = None) -> int:
     """Lanes per block for a sweep of ``rows`` weight rows whose PAV stacks hold ``stack`` entries per lane (the
-    views' bounds summed), blocks running on ``threads`` (default: Numba's): a multiple of ``LANES``, as wide as
-    gives every thread a block, at most ``MAX_LANES`` and what fits ``PAV_BYTES`` (``LANES`` at least: a plug-in's
-    one row takes ``LANES``). Only the speed and the memory depend on it (:func:`sweep`)."""
+    views' bounds summed), blocks running on ``threads`` (default: Numba's): fewer rows than ``LANES`` take a lane
+    each (a plug-in's one row: one lane, not ``LANES`` of which all but one weigh nothing: the V-statistic's
+    per-comparison weights of 8.0e6 comparisons, padded to 8 lanes, took 0.5 GB twice and 1.2 s to lay out); more
+    rows a multiple of ``LANES``, as wide as gives every thread a block, at most ``MAX_LANES`` and what fits
+    ``PAV_BYTES``. Only the speed and the memory depend on it (:func:`sweep`)."""
+    if rows < LANES:
+        return max(rows, 1)
     threads = nb.get_num_threads() if threads is None else threads
     share = -(-rows // (max(threads, 1) * LANES)) * LANES  # rows per thread, rounded up to whole LANES
     fits = PAV_BYTES // (16 * max(stack, 1)) // LANES * LANES
@@ -289,10 +293,11 @@ def summaries(tar, non, ops=(), tar_weights=None, non_weights=None, llr: bool = 
     sp = softplus(np.where(gen, -s, s)) if llr else np.zeros(0)
     o = operating_array(ops)
     finite = s[np.isfinite(s)]
-    out = np.empty((LANES, 1, N_FIXED + 2 * o.shape[0]))
+    bound = np.array([int(gen.sum()) + 2])
+    width = lane_width(1, int(bound[0]))
+    out = np.empty((width, 1, N_FIXED + 2 * o.shape[0]))
     sweep(s, gen, np.zeros(s.size, np.int32), sp, np.zeros(s.size, np.int8), np.arange(s.size), np.zeros(s.size, np.int64),
-          lanes(w[None], LANES)[0], 1, cuts(s, o), o, float(finite.mean()) if finite.size else 0.0, True,
-          np.array([int(gen.sum()) + 2]), out)
+          lanes(w[None], width)[0], 1, cuts(s, o), o, float(finite.mean()) if finite.size else 0.0, True, bound, out)
     return out[0, 0]
 
 
