@@ -105,6 +105,58 @@ def test_v_statistic_is_the_replicate_mean(pairs):
     assert v[0, cal.W_TAR] == pytest.approx(run.plug_in()[0, cal.W_TAR])  # within-identity: totals kept
 
 
+def _expected_weights(views: sv.ScoreViews) -> np.ndarray:
+    """The recentered bootstrap's expected comparison weights by the module's definition: E c_i c_j = (n-1)/n within
+    an identity of n samples, 1 across identities, E c_i^2 = 2 - 1/n for a sample listed against itself, and
+    E C(c_i, 2) = (n-1)/(2n) for a self-pair."""
+    n = views.unit_size[views.u].astype(float)
+    ident = views.layout.sample_identity
+    e = np.where(ident[views.u] == ident[views.v], (n - 1) / n, 1.0)
+    e = np.where(views.u == views.v, 2 - 1 / n, e)
+    return np.where(views.kind == cal.SELF, (n - 1) / (2 * n), e)
+
+
+def test_v_statistic_is_the_sweep_at_the_expected_weights_to_the_bit(pairs):
+    """The V-statistic version looks its weights up in a table of the few distinct ones; the same summaries and rates
+    at FNMR targets, bit for bit, as one weight per comparison: all pairs (with self-pairs) and a listed table in
+    which one sample is compared with itself (E c^2)."""
+    blk = listed(pairs).pairs
+    self_row = PairBlock(np.array([0.99]), blk.identity_a[:1], blk.identity_a[:1], blk.group_a[:1], blk.group_a[:1],
+                         np.array([True]), blk.sample_a[:1], blk.sample_a[:1])
+    with_self = MatchData(pairs.identity_names, pairs.identity_group, pairs.group_names, pairs.group_by, "listed",
+                          "similarity", samples=pairs.samples, pairs=PairBlock.concat([blk, self_row]))
+    for data in (pairs, with_self):
+        views = sv.materialise(data, "recentered")
+        run = sv.Runner(views, OPS, llr=True, fnmr_targets=[0.1, 0.5])
+        one_each = (_expected_weights(views)[None], np.full(views.n, cal.SINGLE, np.int8), np.arange(views.n))
+        np.testing.assert_array_equal(run.v_statistic(), run.run(*one_each)[0])
+        np.testing.assert_array_equal(run.v_statistic(dual=True), run.dual(*one_each)[0])
+    assert (views.u == views.v).sum() > (views.kind == cal.SELF).sum()  # the listed sample against itself is there
+
+
+def test_score_views_stay_within_their_memory_budget():
+    """``materialise`` refuses data over ``memory_gib`` at ``BYTES_PER_COMPARISON`` bytes each; building the views and
+    the V-statistic's sweeps must stay within it (a bootstrap batch adds only its PAV stacks, per genuine comparison
+    and lane: ``calibration.PAV_BYTES``). They did not: the V-statistic's per-comparison weights, padded to 8 lanes,
+    took 185 bytes per comparison at 8.0e6 comparisons (tracemalloc), and the views' fields 75-83 at their peak."""
+    import tracemalloc
+
+    grid = {"A": GroupSpec(60, (20.0, 60.0)), "B": GroupSpec(60, (20.0, 60.0))}
+    big = simulate_vmf(grid, dim=8, samples_per_identity=5, seed=2).as_data()  # 600 samples: 179,700 comparisons
+    for data in (big, listed(big)):
+        sv.materialise(data, "recentered")  # compiled and warm
+        tracemalloc.start()
+        try:
+            views = sv.materialise(data, "recentered")
+            run = sv.Runner(views, OPS, fnmr_targets=[0.1])
+            run.v_statistic()
+            run.v_statistic(dual=True)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak / views.n <= sv.BYTES_PER_COMPARISON, (data.protocol, peak / views.n)
+
+
 def test_records(pairs):
     res = calibration(pairs, operating_points=OPS, n_resamples=40, seed=1)
     recs = res.to_records()

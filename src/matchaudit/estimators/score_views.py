@@ -45,7 +45,8 @@ MEMORY_GIB = 4.0
 within-identity bootstrap."""
 Method = Literal["double-or-nothing", "vertex", "recentered"]
 
-BYTES_PER_COMPARISON = 64  # the sorted arrays (about 30 bytes) plus the sort's and the loaders' temporaries
+BYTES_PER_COMPARISON = 64  # the sorted arrays (31 bytes) plus the sort's and the loaders' temporaries: 45-58 at
+# the peak (tracemalloc, 5e5-8e6 comparisons; tests/test_calibration_intervals.py holds it)
 BATCH = 128  # replicates per kernel call (progress, bounded weight memory)
 
 
@@ -136,6 +137,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
     _check_budget(data.n_comparisons() + (0 if listed else n_samples), memory_gib, feature)
     ident = None if data.samples is None else data.samples.identity.astype(np.int64)
     group = data.identity_group.astype(np.int64)
+    group32 = group.astype(np.int32)  # the comparisons' groups: 4 bytes each (only the views are kept)
     sa = sb = None
     if listed:
         p = data.pairs if data.pairs is not None else PairBlock.concat(list(data.blocks()))  # out of core: read once
@@ -146,11 +148,12 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
         s = np.asarray(p.score, float)
         order = stable_order(s)  # np.argsort(s, kind="stable"), by a radix sort
         s, gen = s[order], np.asarray(p.genuine, bool)[order]
-        ia, ib = p.identity_a[order].astype(np.int64), p.identity_b[order].astype(np.int64)
-        ga, gb = p.group_a[order].astype(np.int64), p.group_b[order].astype(np.int64)
+        ia, ib = p.identity_a[order].astype(np.int64, copy=False), p.identity_b[order].astype(np.int64, copy=False)
+        ga, gb = p.group_a.astype(np.int32)[order], p.group_b.astype(np.int32)[order]
         if sample:
-            sa, sb = p.sample_a[order].astype(np.int64), p.sample_b[order].astype(np.int64)
+            sa, sb = p.sample_a[order].astype(np.int64, copy=False), p.sample_b[order].astype(np.int64, copy=False)
             own = np.zeros(s.size, bool)  # a table lists no self-pairs
+        del order
     else:  # every comparison (and with samples re-drawn, each sample's self-pair) sorted, then its fields looked up
         s, a, b = upper_triangle(data.samples.embeddings, data.metric)
         m = s.size
@@ -159,17 +162,24 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
             s = np.concatenate([s, np.full(n_samples, self_score(data.metric))])
             a, b = np.concatenate([a, own]), np.concatenate([b, own])
         order = stable_order(s)  # np.argsort(s, kind="stable"), by a radix sort
-        s, a, b = s[order], a[order], b[order]
+        s = s[order]  # one array at a time, and each temporary dropped when done: the peak is the budget's
+        a = a[order]
+        b = b[order]
+        if sample:
+            own = order >= m  # the self-pairs, appended after the m comparisons
+        del order
         ia, ib = ident[a], ident[b]
-        gen = ia == ib
-        ga, gb = group[ia], group[ib]
         if sample:
             sa, sb = a.astype(np.int64), b.astype(np.int64)
-            own = order >= m  # the self-pairs, appended after the m comparisons
-        del a, b, order
+        del a, b
+        gen = ia == ib
+        ga, gb = group32[ia], group32[ib]
+    if sample:
+        del ia, ib  # the units are samples
     grouped = len(view_names(data.group_names)) > 1
-    view = np.where(grouped & (ga == gb), ga + 1, 0).astype(np.int32)
+    view = np.where(grouped & (ga == gb), ga + 1, 0).astype(np.int32, copy=False)
     reference = ~gen & reference_pairs(threshold_impostors, data.group_names, data.group_by)[ga, gb]
+    del ga, gb
     if sample:
         kind = np.where(own, cal.SELF, cal.PRODUCT).astype(np.int8)
         u, v, n_units = sa, sb, n_samples
@@ -245,14 +255,21 @@ class Runner:
 
     def v_statistic(self, dual: bool = False) -> np.ndarray:
         """Summaries (V, S) at the within-identity bootstrap's expected weights (module doc); ``dual``: the rates
-        at the FNMR targets instead."""
+        at the FNMR targets instead. A comparison's expected weight depends only on how its samples relate and on
+        its identity's sample count n, so each comparison points (as its "unit") into a table of those few weights
+        instead of carrying its own: 9 bytes per comparison, not the 50 of the per-comparison weights and their
+        lanes (at 8.0e6 comparisons this call was the score views' peak of memory)."""
         vw = self.views
-        n_a = vw.unit_size[vw.u].astype(float)  # u and v share an identity wherever n_a is used
-        same = vw.layout.sample_identity[vw.u] == vw.layout.sample_identity[vw.v]
-        e = np.where(same, (n_a - 1) / n_a, 1.0)
-        e = np.where(vw.u == vw.v, 2 - 1 / n_a, e)  # a sample listed against itself: E c^2
-        e = np.where(vw.kind == cal.SELF, (n_a - 1) / (2 * n_a), e)
-        args = (e[None], np.full(vw.n, cal.SINGLE, np.int8), np.arange(vw.n, dtype=np.int64))
+        case = (vw.layout.sample_identity[vw.u] == vw.layout.sample_identity[vw.v]).astype(np.int8)  # 1: within
+        case[vw.u == vw.v] = 2  # a sample listed against itself
+        case[vw.kind == cal.SELF] = 3  # a self-pair
+        n = vw.unit_size[vw.u]  # the samples of the identity (u and v share it wherever n is used)
+        stride = int(n.max(initial=0)) + 1
+        n += case * np.int64(stride)  # the weight's position in the table below
+        size = np.arange(stride, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):  # size 0 is no identity's
+            table = np.concatenate([np.ones(stride), (size - 1) / size, 2 - 1 / size, (size - 1) / (2 * size)])
+        args = (table[None], np.full(vw.n, cal.SINGLE, np.int8), n)
         return (self.dual(*args) if dual else self.run(*args))[0]
 
     def weights(self, method: Method, reps: np.ndarray, seed: int) -> np.ndarray:
