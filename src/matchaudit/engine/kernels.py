@@ -626,8 +626,9 @@ def split_by_identity(keys, us, vs, sc, cells, n_cells, n_groups, mode, n_units,
 def thread_totals(table, flushed, acc, lanes, out):
     """out[x, k] = sum over threads t of table[t, k, x] + acc[t, k, x] for the first ``lanes`` lanes (what
     :func:`direct`'s per-thread rows add up to), replicate-major: the counts' final layout, which the driver
-    keeps as it is; in blocks of 32 keys (the block's rows of ``acc`` and columns of ``out`` stay in cache). ``table[t, k]`` is read only where ``flushed[t, k]`` (elsewhere it is zero: most of that
-    table is never touched, and reading it costs its pages)."""
+    keeps as it is; in blocks of 32 keys (the block's rows of ``acc`` and columns of ``out`` stay in cache).
+    ``table[t, k]`` is read only where ``flushed[t, k]`` (elsewhere it is zero: most of that table is never
+    touched, and reading it costs its pages)."""
     n_keys = acc.shape[1]
     for kb in nb.prange((n_keys + 31) // 32):
         for k in range(kb * 32, min(n_keys, kb * 32 + 32)):

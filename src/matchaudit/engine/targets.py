@@ -67,17 +67,17 @@ def wanted_items(ent: Entries, want: np.ndarray, wt: np.ndarray, found: tuple[np
     return Items(cell[keep], keys[keep] // C, sc[keep], us[keep], vs[keep], wt)
 
 
-def exact_targets(table, G, targets, ref, items: Items | None, rule, crossings=None):
+def exact_targets(table, G, targets, ref, items: Items | None, rule, crossings):
     """Exact per-replicate thresholds at the FMR targets (the project definition: lowest positive-weight
     score of any comparison whose FMR is <= target, or +inf) and the accepted counts there; ``crossings``: the
-    table's :func:`target_crossings`, if the caller has them."""
+    table's :func:`target_crossings` (the caller found them for the needed cells; None without targets)."""
     R, n_kc, C = table.shape
     T = targets.size
     thr = np.full((R, T), np.inf)
     acc = np.zeros((R, T, n_kc), np.int64)
     if T == 0:
         return thr, acc[:, :, :G], acc[:, :, G:]
-    cstar, nxt = crossings or target_crossings(table, G, targets, ref)
+    cstar, nxt = crossings
     order = np.lexsort((items.score, items.cell))
     off = np.searchsorted(items.cell[order], np.arange(C + 1)).astype(np.int64)
     K.solve_targets(table, ref_mask(G, ref), targets, cstar, nxt, off, items.score[order],

@@ -137,7 +137,6 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
     _check_budget(data.n_comparisons() + (0 if listed else n_samples), memory_gib, feature)
     ident = None if data.samples is None else data.samples.identity.astype(np.int64)
     group = data.identity_group.astype(np.int64)
-    group32 = group.astype(np.int32)  # the comparisons' groups: 4 bytes each (only the views are kept)
     sa = sb = None
     if listed:
         p = data.pairs if data.pairs is not None else PairBlock.concat(list(data.blocks()))  # out of core: read once
@@ -173,6 +172,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
             sa, sb = a.astype(np.int64), b.astype(np.int64)
         del a, b
         gen = ia == ib
+        group32 = group.astype(np.int32)  # the comparisons' groups: 4 bytes each (only the views are kept)
         ga, gb = group32[ia], group32[ib]
     if sample:
         del ia, ib  # the units are samples
