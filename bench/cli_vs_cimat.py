@@ -17,7 +17,8 @@ then the same job as one ``matchaudit.audit`` call in this process (data loaded,
 profile of one second run of each matchaudit job by phase (in-process timers around the library's calls;
 start-up measured as a fresh ``import`` of the command's modules) and the floor any Python command with these
 libraries pays (interpreter + NumPy + pandas + PyArrow + Numba imports), then with one call of a cached Numba kernel
-(the first call in a process sets up Numba's typing and lowering, cached or not).
+(the first call in a process sets up Numba's typing and lowering, cached or not); and what a command line reading
+Parquet pays with neither pandas nor Numba (Typer, Rich, NumPy, PyArrow), beside ``matchaudit audit --help``.
 
     .venv/bin/python bench/cli_vs_cimat.py --K 200 400 800 --cimat-python /tmp/cimat/bin/python [--repeat 2]
 """
@@ -58,6 +59,7 @@ ci, ci_auc = uq.get_roc_ci(target_fpr=targets)
 print("FNMR@FMR double-or-nothing", (1 - ci[::-1]).round(4).tolist(), "Wilson (FNMR, FMR)", wilson)
 """
 FLOOR = "import numpy, pandas, pyarrow.parquet, numba"
+STACK = "import typer, rich.progress, numpy, pyarrow.parquet"  # what any command line reading Parquet needs
 KERNEL = "import numba\n@numba.njit(cache=True)\ndef one(x):\n    return x.sum()\n"  # a module with one cached kernel
 PHASES = r"""
 import sys, time, importlib
@@ -156,6 +158,9 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
     floor = best_of([py, "-c", FLOOR], dict(os.environ))
     print(f"floor (a fresh Python importing NumPy, pandas, PyArrow, Numba): {floor:.2f} s")
+    print(f"  without pandas and Numba (Typer, Rich, NumPy, PyArrow: a command line reading Parquet): "
+          f"{best_of([py, '-c', STACK], dict(os.environ)):.2f} s; `matchaudit audit --help` (computes nothing): "
+          f"{best_of([py, '-m', 'matchaudit', 'audit', '--help'], dict(os.environ)):.2f} s")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "one_kernel.py").write_text(KERNEL)
