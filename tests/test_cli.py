@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from matchaudit.cli import app
+from matchaudit.cli.app import reflowed
 from matchaudit.report.results import schema
 
 runner = CliRunner()
@@ -121,6 +122,18 @@ def test_help_is_complete_with_an_example(command):
     res = runner.invoke(app, [command, "--help"])
     assert res.exit_code == 0
     assert "Example" in res.output
+
+
+def test_help_prose_wraps_to_the_terminal_and_examples_stay_whole():
+    """Typer's help keeps a docstring's line breaks: prose written to 115 columns broke raggedly at 80 columns
+    (one line of 80, one of 35). Each prose paragraph is one line for the help to wrap; an example keeps its lines."""
+    res = runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0
+    assert "(a scored table), or another --format: bob, bob-csv, frvt (--scores)," in res.output  # was broken there
+    assert "matchaudit audit --samples samples.parquet --embeddings embeddings.npy --group-by ethnicity" in res.output
+    listing = runner.invoke(app, ["--help"], env={"COLUMNS": "250"}).output
+    assert "(like the paper's Tables 1-2). Writes coverage.csv" in listing
+    assert reflowed("A\nb.\n\n    x --y\n    z\n\nC\nd.") == "A b.\n\n    x --y\n    z\n\nC d."
 
 
 def test_schema_command_prints_the_schema():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import typer
 
 app = typer.Typer(
@@ -11,3 +13,11 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def reflowed(doc: str) -> str:
+    """A command's help with each prose paragraph on one line, so that the help wraps it to the terminal (Typer's
+    help keeps a docstring's line breaks: prose written to 115 columns broke raggedly at 80); indented paragraphs
+    (the examples) as written."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(p if p.startswith(" ") else " ".join(p.split("\n")) for p in paragraphs)
