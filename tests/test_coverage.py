@@ -120,3 +120,19 @@ def test_unknown_methods_are_refused():
     assert e.value.param == "fixed_methods"
     with pytest.raises(InputError, match="'wilson'"):
         CoverageConfig(roc_methods=("wilson",))
+
+
+@pytest.mark.parametrize("flag, value, param", [("--datasets", "0", "n_datasets"), ("--identities", "1", "n_identities"),
+                                                ("--samples", "1", "samples"), ("--n-resamples", "0", "n_resamples")])
+def test_a_study_without_impostors_genuines_or_data_sets_is_refused(flag, value, param, tmp_path):
+    """``coverage --identities 1`` (no impostor comparison) ended in a traceback from the truth's root finder."""
+    from typer.testing import CliRunner
+
+    from matchaudit.cli import app
+    from matchaudit.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        CoverageConfig(**{param: int(value)})
+    assert e.value.param == param
+    r = CliRunner().invoke(app, ["coverage", flag, value, "--out", str(tmp_path)])
+    assert r.exit_code == 2 and f"{flag} {value}: give at least" in r.output and "Traceback" not in r.output

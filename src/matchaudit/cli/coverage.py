@@ -57,8 +57,6 @@ def coverage(
 
     if protocol not in ("shared", "fresh"):
         raise InputError(f"--protocol {protocol!r}: use shared or fresh.")
-    if min(datasets, identities, n_resamples) < 1 or samples < 2:
-        raise InputError("--datasets, --identities and --n-resamples must be >= 1 and --samples >= 2.")
     kap = _kappa_range(kappa, "--kappa")
     groups = tuple(_kappa_range(g, "--group-kappas") for g in group_kappas.split(";")) if group_kappas.strip() else ()
     if truth_samples < 0 or 0 < truth_samples < samples:

@@ -63,7 +63,15 @@ class CoverageConfig:
     fixed_methods: tuple[str, ...] = FIXED_METHODS
 
     def __post_init__(self) -> None:
-        """Known methods; enough replicates for the highest level studied (:func:`bootstrap.check_resamples`)."""
+        """Enough data sets, identities and samples for FMR and FNMR to exist; known methods; enough replicates for
+        the highest level studied (:func:`bootstrap.check_resamples`)."""
+        for param, value, least, why in (
+                ("n_datasets", self.n_datasets, 1, "coverage is a share of data sets"),
+                ("n_identities", self.n_identities, 2, "FMR needs impostor comparisons, between two identities"),
+                ("samples", self.samples, 2, "FNMR needs genuine comparisons, between two samples of an identity"),
+                ("n_resamples", self.n_resamples, 1, "the bootstrap intervals need replicates")):
+            if value < least:
+                raise InputError(f"{param}={value}: give at least {least} ({why}).", param=param)
         for param, given, known in (("roc_methods", self.roc_methods, ROC_METHODS),
                                     ("fixed_methods", self.fixed_methods, FIXED_METHODS)):
             bad = [m for m in given if m not in known]
