@@ -58,7 +58,7 @@ def compare(
     level = checks.probability(level, "level")
     n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)
     return compare_models(a, b, targets, method=ci_method, n_resamples=n_resamples,
-                          n_permutations=max(n_permutations, 1), seed=checks.integer(seed, "seed"), level=level,
+                          n_permutations=max(n_permutations, 1), seed=checks.seed(seed), level=level,
                           fmr_reference=check_spec(threshold_impostors),
                           rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0, progress=progress)
 
@@ -110,7 +110,7 @@ def test_gap(
     kw = dict(fmr_target=None if fmr is None else checks.number(fmr, "fmr", **_FMR),
               threshold=None if threshold is None else checks.number(threshold, "threshold", finite=False),
               fmr_reference=check_spec(threshold_impostors),
-              rule=checks.choice(rule, Rule, "rule"), seed=checks.integer(seed, "seed"), studentize=studentize,
+              rule=checks.choice(rule, Rule, "rule"), seed=checks.seed(seed), studentize=studentize,
               n_resamples=None if n_resamples == "exact" else checks.integer(n_resamples, "n_resamples", low=1),
               variance=checks.choice(variance, ("clustered", "bootstrap"), "variance"),
               n_bootstrap=checks.integer(n_bootstrap, "n_bootstrap", low=1),
@@ -181,7 +181,7 @@ def plan(sample_ids: Sequence[object], identities: Sequence[object], genuine: in
     5
     """
     return design_protocol(sample_ids, identities, checks.integer(genuine, "genuine"),
-                           checks.integer(impostor, "impostor"), seed=checks.integer(seed, "seed"))
+                           checks.integer(impostor, "impostor"), seed=checks.seed(seed))
 
 
 __all__ = ["compare", "plan", "test_equivalence", "test_gap"]

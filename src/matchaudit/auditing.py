@@ -60,7 +60,7 @@ class TestOptions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "test_resamples", low=1))
-        object.__setattr__(self, "seed", checks.integer(self.seed, "seed"))
+        object.__setattr__(self, "seed", checks.seed(self.seed))
         object.__setattr__(self, "alpha", checks.probability(self.alpha, "alpha"))
         checks.choice(self.studentize, Studentize, "studentize")
         checks.choice(self.comparisons, Comparisons, "test_comparisons")

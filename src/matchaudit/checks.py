@@ -8,6 +8,7 @@ message in neutral words; the CLI prefixes its own flag for that parameter.
 from __future__ import annotations
 
 import math
+from numbers import Integral
 from typing import Any, Iterable, get_args
 
 from matchaudit.errors import InputError
@@ -55,13 +56,26 @@ def probability(value: Any, param: str) -> float:
     return number(value, param, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
-def integer(value: Any, param: str, *, low: int = 0) -> int:
-    """``value`` as an int of at least ``low`` (bools and non-integral floats refused)."""
-    if isinstance(value, bool) or not float(value if isinstance(value, (int, float)) else math.nan).is_integer():
-        raise InputError(f"{param} {value!r}: give a whole number of at least {low}.", param=param)
-    if int(value) < low:
-        raise InputError(f"{param} {value!r}: give a whole number of at least {low}.", param=param)
+def integer(value: Any, param: str, *, low: int = 0, high: int | None = None) -> int:
+    """``value`` as an int of at least ``low`` and at most ``high`` (any integer type, NumPy's too, or a float with
+    an integral value; bools refused)."""
+    want = f"a whole number of at least {low}" if high is None else f"a whole number from {low} to {high}"
+    if isinstance(value, bool) or not (isinstance(value, Integral) or isinstance(value, float) and value.is_integer()):
+        raise InputError(f"{param} {value!r}: give {want}.", param=param)
+    if int(value) < low or (high is not None and int(value) > high):
+        raise InputError(f"{param} {value!r}: give {want}.", param=param)
     return int(value)
+
+
+SEED_HIGH = 2**32 - 1
+"""The largest seed a user gives. Seeds are 32-bit so that every stream derived from one (per data set, group or
+replicate: ``seed * 1_000_003 + i``, ``seed + g``) stays inside the 63-bit keys of :mod:`matchaudit.rng` and the
+64-bit seeds of NumPy's and JAX's generators (a larger one ended in an overflow deep in a run)."""
+
+
+def seed(value: Any, param: str = "seed") -> int:
+    """A user's seed: a whole number from 0 to :data:`SEED_HIGH`."""
+    return integer(value, param, high=SEED_HIGH)
 
 
 def numbers(values: Any, param: str, **bounds: Any) -> tuple[float, ...]:

@@ -35,7 +35,7 @@ from typing import ClassVar, Literal
 import numba as nb
 import numpy as np
 
-from matchaudit import rng
+from matchaudit import checks, rng
 
 Level = Literal["sample", "identity", "comparison"]
 Form = Literal["product", "sum", "relabel", "draws"]
@@ -114,6 +114,11 @@ class Scheme:
     form: ClassVar[Form]
     name: ClassVar[str]
     self_pairs: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        """A seed the counter-based keys take (:data:`matchaudit.rng.KEY_HIGH`): a larger one ended in a cast
+        error inside the weights."""
+        checks.integer(self.seed, "seed", high=rng.KEY_HIGH)
 
 
 @dataclass(frozen=True)

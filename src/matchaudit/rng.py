@@ -26,6 +26,9 @@ _S32 = np.uint64(32)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _TWO32 = np.uint64(1 << 32)
 
+KEY_HIGH = 2**63 - 1
+"""The largest seed, stream, replicate, unit or draw that :func:`key` takes."""
+
 # Streams keep different uses of one seed independent (one per scheme component).
 STREAM_SAMPLES = 1
 STREAM_IDENTITIES = 2

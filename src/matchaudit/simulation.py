@@ -30,6 +30,7 @@ from typing import Literal, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
+from matchaudit import checks
 from matchaudit.data import from_embeddings
 from matchaudit.errors import InputError
 from matchaudit.estimators.planning import design_protocol
@@ -96,7 +97,9 @@ DEMO_GROUPS: dict[str, GroupSpec] = {
 
 
 def _rng(seed: int, stream: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
+    """The generator of one stream of ``seed`` (any whole number from 0: streams derived from a user's seed, e.g.
+    a coverage study's per data set, may exceed :data:`checks.SEED_HIGH`)."""
+    return np.random.default_rng(np.random.SeedSequence(checks.integer(seed, "seed"), spawn_key=(stream,)))
 
 
 def _uniform_sphere(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -346,6 +349,7 @@ def simulate_vmf(
     seed: int = 0,
 ) -> SimulatedData:
     """One data set from a fresh population (default: the demo groups, see :data:`DEMO_GROUPS`)."""
+    seed = checks.seed(seed)
     return VmfPopulation.draw(groups, dim=dim, seed=seed).sample(samples_per_identity, seed=seed)
 
 

@@ -76,7 +76,7 @@ class IntervalOptions:
             object.__setattr__(self, "method", several[0] if len(several) == 1 else several)
         object.__setattr__(self, "level", checks.probability(self.level, "level"))
         object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "n_resamples", low=1))
-        object.__setattr__(self, "seed", checks.integer(self.seed, "seed"))
+        object.__setattr__(self, "seed", checks.seed(self.seed))
         checks.choice(self.band, Band, "band")
         object.__setattr__(self, "n_cells", checks.integer(self.n_cells, "n_cells", low=2))
         object.__setattr__(self, "det_points", checks.integer(self.det_points, "det_points", low=2))

@@ -73,7 +73,7 @@ def check_bootstrap(method: str, level: float, n_resamples: int, seed: int) -> t
     method = checks.choice(method, METHODS, "method")
     level = checks.probability(level, "level")
     n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)
-    return method, level, n_resamples, checks.integer(seed, "seed")
+    return method, level, n_resamples, checks.seed(seed)
 
 
 def interval(method: str, est: float, reps: np.ndarray, v_est: float | None, level: float, bounds: tuple[float, float] | None = None) -> tuple[float, float, str | None]:

@@ -26,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from matchaudit import checks
 from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, identity_counts, run
@@ -78,6 +79,7 @@ class CoverageConfig:
             if bad:
                 raise InputError(f"unknown method(s) {', '.join(map(repr, bad))}; choose from {', '.join(known)}.",
                                  param=param)
+        checks.seed(self.seed)
         if self.levels:
             bs.check_resamples(self.n_resamples, max(self.levels))
         if self.dim < 3:

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
+from matchaudit import checks
 from matchaudit.engine import identity_counts
 from matchaudit.errors import InputError
 from matchaudit.estimators.intervals import z_quantile
@@ -161,7 +162,7 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
     if ids.size != code.size or np.unique(ids).size != ids.size:
         raise InputError("design_protocol needs one unique sample id per sample, aligned with the identities.")
     K = names.size
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(checks.seed(seed))
     members = [rng.permutation(np.flatnonzero(code == k)) for k in range(K)]
     within = [tuple(np.array(list(itertools.combinations(m, 2)), np.int64).reshape(-1, 2).T) for m in members]
     use = np.zeros(ids.size, np.int64)
@@ -242,7 +243,7 @@ def random_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
     ids = np.asarray(sample_ids).astype(str)
     _, code = _codes(identities)
     n = ids.size
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(checks.seed(seed))
     order = np.argsort(code, kind="stable")
     sizes = np.bincount(code)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])

@@ -328,6 +328,7 @@ def estimate(
         raise InputError("no FMR target given.", param="fmr")
     level = checks.probability(level, "level")
     checks.choice(rule, Rule, "rule")
+    seed = checks.seed(seed)
     if checks.integer(chains, "chains") < 2:
         raise InputError(f"chains {chains}: at least 2 are needed to check convergence (R-hat).", param="chains")
     if draws is not None:

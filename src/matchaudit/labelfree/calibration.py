@@ -22,6 +22,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from matchaudit import checks
 from matchaudit.errors import InputError
 from matchaudit.labelfree import diagnostics, samplers
 from matchaudit.encoding import jsonable
@@ -104,7 +105,7 @@ def bayesian_calibration(
     else:
         raise InputError(f"score_map must be 'clip' or 'minmax' (got {score_map!r})")
     model = _Model(s01[lab], code[lab], y[lab], names.size)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(checks.seed(seed))
     mode, cov = samplers.laplace(model.log_density, np.zeros(model.dim))
     d = samplers.sample_numpy(model.log_density, samplers.dispersed_starts(mode, cov, chains, rng), cov, warmup, draws, rng)
     chains_, kept = d.theta.shape[:2]  # diagnose the identified group coefficients, not the hyper-SDs
