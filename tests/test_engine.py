@@ -98,6 +98,27 @@ def test_plug_in_and_thresholds_exact():
     np.testing.assert_array_equal(imp[0], exp_i)
 
 
+
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_infinite_thresholds_accept_no_score_or_every_score(rule):
+    """``audit --threshold inf`` with intervals ended in a KeyError (an infinite threshold is no grid edge), though
+    the exact metrics take it: scores are finite, so +inf accepts none and -inf all, whatever the rule."""
+    import matchaudit as ma
+
+    data = make_data(seed=5)
+    c = run(data, rs.DoubleOrNothing(3), B, grid=build_grid(data, rule=rule), thresholds=[np.inf, -np.inf])
+    assert c.grid.edge_index(-np.inf) == -1 and c.grid.edge_index(np.inf) == c.grid.edges.size
+    for t, share in ((np.inf, 0), (-np.inf, 1)):
+        gen, imp = c.accepted_at(t)
+        np.testing.assert_array_equal(gen, share * c.genuine_total)
+        np.testing.assert_array_equal(imp, share * c.impostor_total)
+    r = ma.audit(data, fmr=(), thresholds=(np.inf, -np.inf), rule=rule, ci_method="wilson,double-or-nothing",
+                 n_resamples=50, calibration=False)
+    got = {(x["method"], x["metric"], x["threshold"]): x["estimate"] for x in r.interval_records
+           if x["kind"] == "threshold" and x["group"] == "all" and x["weighting"] == "pooled"}
+    assert got == {(m, metric, t): float((metric == "FMR") == (t < 0)) for m in ("wilson", "double-or-nothing")
+                   for metric in ("FMR", "FNMR") for t in (np.inf, -np.inf)}
+
 @pytest.mark.parametrize("scheme", SCHEMES + [rs.TwoLevel(7)], ids=lambda s: s.name)
 def test_chunking_invariance(scheme, monkeypatch):
     data = make_data(seed=6, sizes=(3, 5, 2, 6, 1, 4), groups=(0, 1, 1, 0, 1, 0))

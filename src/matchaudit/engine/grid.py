@@ -38,7 +38,13 @@ class Grid:
         return np.searchsorted(self.edges, s, side="right" if self.rule == ">=" else "left")
 
     def edge_index(self, t: float) -> int:
-        """Index of threshold ``t`` among the edges (it must be one)."""
+        """Index of threshold ``t`` among the edges (it must be one, or infinite): the comparisons accepted at it are
+        those in cells ``> index``, so ``-inf`` is -1 (every score is accepted) and ``+inf`` is ``C`` (none is:
+        scores are finite), whichever the rule."""
+        if t == -np.inf:
+            return -1
+        if t == np.inf:
+            return int(self.edges.shape[0])
         i = int(np.searchsorted(self.edges, t))
         if i >= self.edges.size or self.edges[i] != t:
             raise KeyError(f"threshold {t!r} is not a grid edge; pass it in `thresholds` when building the grid")
