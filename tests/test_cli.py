@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -323,6 +324,24 @@ def test_ctrl_c_stops_cleanly_with_exit_130(tmp_path):
     assert time.monotonic() - start < 30
 
 
+def test_a_refused_write_is_exit_2_with_a_message_not_a_traceback():
+    """A full disk (or a file the system refuses) while writing the outputs ended in a traceback, exit 1."""
+    import typer
+
+    from matchaudit.cli.common import EXIT_INPUT, user_errors
+
+    app_ = typer.Typer()
+
+    @app_.command()
+    @user_errors
+    def job() -> None:
+        raise OSError(28, "No space left on device", "/data/out/det.csv")
+
+    res = CliRunner().invoke(app_, [])
+    assert res.exit_code == EXIT_INPUT and "Traceback" not in res.output
+    assert "the file system refused: No space left on device (/data/out/det.csv)" in res.output
+
+
 def test_a_refused_allocation_is_exit_2_with_a_message_not_a_traceback():
     """``compare --n-resamples 99999999999`` asked numpy for 745 GiB and ended in a traceback, exit 1."""
     import typer
@@ -350,6 +369,29 @@ def test_an_out_that_is_a_file_is_refused_at_once(command, tmp_path):
     r = CliRunner().invoke(app, command + ["--out", str(target)])
     assert r.exit_code == 2 and "--out" in r.output and "a file of that name exists" in r.output
     assert target.read_text() == "keep me"
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc, a folder that takes no file")
+@pytest.mark.parametrize("command", [["audit", "--samples", "{data}/samples.parquet", "--embeddings",
+                                      "{data}/embeddings.npy", "--no-figures", "--out", "/proc"],
+                                     ["simulate", "--out", "/proc"],
+                                     ["report", "{run}/results.json", "--out", "/proc/page.html"]],
+                         ids=lambda c: c[0])
+def test_an_out_where_no_file_can_be_made_is_refused_at_once(command, demo_run, tmp_path):
+    """As root, the permission bits said /proc was writable: the run went on and ended in a traceback when it wrote
+    its outputs. The check now makes (and removes) a file there."""
+    args = [a.replace("{data}", str(demo_run / "data")).replace("{run}", str(demo_run)) for a in command]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "--out /proc" in r.output and ("cannot write in the directory" in r.output or "not writable" in r.output)
+
+
+def test_checking_an_out_leaves_nothing_behind(tmp_path):
+    from matchaudit.cli.common import output_dir, output_file
+
+    (tmp_path / "keep.txt").write_text("x")
+    assert output_dir(tmp_path, "--out") == tmp_path and output_file(tmp_path / "p.html", "--out") == tmp_path / "p.html"
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 
 def test_coverage_needs_enough_replicates_for_its_highest_level(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import tempfile
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -111,6 +112,11 @@ def user_errors(fn: F) -> F:
                               "(--n-resamples, --n-permutations) or a smaller data set.", highlight=False,
                               soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
+        except OSError as e:  # the file system refused a read or write the checks could not foresee (a full disk)
+            where = f" ({e.filename})" if e.filename else ""
+            err_console.print(f"[bold red]Error:[/] the file system refused: {e.strerror or e}{where}. Free space or "
+                              "give another --out.", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_INPUT) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -127,12 +133,23 @@ def output_dir(out: Path, flag: str = "--out") -> Path:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{flag} {out}: cannot create the directory ({e.strerror}).") from None
-    writable = os.access(out, os.W_OK | os.X_OK)
+    refused = _cannot_write_in(out)
     for p in missing:  # deepest first
         p.rmdir()
-    if not writable:
-        raise InputError(f"{flag} {out}: the directory is not writable; give another.")
+    if refused:
+        raise InputError(f"{flag} {out}: cannot write in the directory ({refused}); give another.")
     return out
+
+
+def _cannot_write_in(folder: Path) -> str | None:
+    """Why nothing can be written in ``folder`` (None: it can), found by making and removing a file there: asking
+    the permissions (``os.access``) says yes to root on folders that take no file (/proc, some mounts), and the run
+    then ended in a traceback when it wrote its outputs."""
+    try:
+        tempfile.TemporaryFile(dir=folder, prefix=".matchaudit-probe-").close()
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
 
 
 def output_file(path: Path, flag: str, out: Path | None = None) -> Path:
@@ -146,8 +163,9 @@ def output_file(path: Path, flag: str, out: Path | None = None) -> Path:
         return path
     if not folder.is_dir():
         raise InputError(f"{flag} {path}: the folder {folder} does not exist; create it or give another path.")
-    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise InputError(f"{flag} {path}: not writable; give another path.")
+    refused = _cannot_write_in(folder)
+    if refused or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"{flag} {path}: not writable{f' ({refused})' if refused else ''}; give another path.")
     return path
 
 

@@ -67,7 +67,8 @@ def load_section(path: Path, kind: str) -> dict[str, Any]:
     else:
         ok = isinstance(doc.get("results"), dict) and all(k in doc for k in ("level", "method"))
     if not ok:
-        raise InputError(f"{path}: not a {what} (its parts are missing).", param=kind)
+        raise InputError(f"{path}: not {'an' if kind[0] in 'aeiou' else 'a'} {what} (its parts are missing).",
+                         param=kind)
     return doc
 
 
