@@ -391,3 +391,24 @@ def test_inputs_are_never_modified():
     load_pair_table(FIX / "bfw_pairs.csv", score_col="vgg16", group_by="e")
     load_score_matrix(FIX / "matrix.npy", FIX / "matrix_ids.txt", FIX / "identity_embeddings.csv")
     assert before == {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in FIX.iterdir()}
+
+
+def test_label_only_trials_are_audited_without_intervals_and_say_why(tmp_path):
+    """A trial list without speakers (labels only) ended the default audit in a traceback: every interval method
+    crashed deep in the engine (no identity to resample or cluster). The exact metrics stand, with a warning; asking
+    for a method is refused by name; the CLI writes its results and the report renders."""
+    import matchaudit as ma
+
+    labels_only = load_wespeaker(FIX / "wespeaker.score")
+    r = ma.audit(labels_only, fmr=1e-1)
+    assert r.interval_records is None and r.at_fmr(1e-1).loc["all", "fmr_comparisons"] > 0
+    assert any(w.startswith("intervals skipped: comparisons that share an identity") for w in r.warnings)
+    with pytest.raises(InputError, match="ci_method double-or-nothing: comparisons that share an identity") as e:
+        ma.audit(labels_only, fmr=1e-1, ci_method="double-or-nothing")
+    assert e.value.param == "ci_method"
+    res = CliRunner().invoke(app, ["audit", "--format", "wespeaker", "--scores", str(FIX / "wespeaker.score"),
+                                   "--fmr", "0.1", "--quiet", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert "intervals skipped" in (tmp_path / "o" / "results.json").read_text()
+    rep = CliRunner().invoke(app, ["report", str(tmp_path / "o"), "--out", str(tmp_path / "r.html")])
+    assert rep.exit_code == 0 and "intervals skipped" in (tmp_path / "r.html").read_text()

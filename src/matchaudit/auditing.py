@@ -31,7 +31,8 @@ from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.formatting import operating_point
 from matchaudit.estimators.audit_intervals import (ExactPoints, IntervalOptions, ZeroBounds, add_cross_group_intervals,
                                                   balanced_method, check_methods, compute_intervals, default_bootstrap,
-                                                  interval_weightings, plan_chunks, plan_note)
+                                                  interval_weightings, intervals_without_identities, plan_chunks,
+                                                  plan_note)
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
@@ -527,6 +528,9 @@ def audit(
                              small_group_identities, "small_group_identities")))
     iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
                             band=band, memory_gb=memory_gb) if intervals else None
+    no_intervals = None
+    if iopts is not None and not data.has_identities:
+        no_intervals, iopts = intervals_without_identities(iopts), None
     if iopts is not None:
         check_methods(data, iopts)
     alpha = round(1 - checks.probability(level, "level"), 12)
@@ -547,6 +551,8 @@ def audit(
     exact = evaluate(data, config)
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)
+    if no_intervals:
+        result.warnings.append(no_intervals)
     result.warnings += add_cross_group_intervals(data, exact, iopts)  # the interval fields, None without intervals
     if data.failures is not None:
         result.failure_records = fta_records(data, checks.probability(level, "level"))

@@ -198,6 +198,21 @@ def check_methods(data: MatchData, options: IntervalOptions) -> None:
                          param="ci_method")
 
 
+NO_IDENTITIES = ("comparisons that share an identity are dependent, and every interval here resamples or clusters "
+                 "them by identity; the input has no identities. Give them (identity or sample columns; speaker_of "
+                 "for trial lists) for intervals")
+
+
+def intervals_without_identities(options: IntervalOptions) -> str:
+    """The audit of data without identities has no intervals: the warning that says so when none was asked for, or
+    an :class:`InputError` naming ``ci_method`` when methods were (their intervals would have crashed deep in a
+    run, or been naive ones presented as the method's)."""
+    if options.methods:
+        raise InputError(f"ci_method {','.join(options.methods)}: {NO_IDENTITIES}, or audit without intervals.",
+                         param="ci_method")
+    return f"intervals skipped: {NO_IDENTITIES}. The exact metrics stand."
+
+
 def balanced_method(data: MatchData, config: AuditConfig, options: IntervalOptions) -> tuple[str | None, str | None]:
     """The bootstrap of the identity-balanced intervals (the one asked for, or ``recentered`` when none or a
     closed form is asked for; ``vertex`` for ``two-level``, which has no balanced version), or None with the
