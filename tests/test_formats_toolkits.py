@@ -412,3 +412,12 @@ def test_label_only_trials_are_audited_without_intervals_and_say_why(tmp_path):
     assert "intervals skipped" in (tmp_path / "o" / "results.json").read_text()
     rep = CliRunner().invoke(app, ["report", str(tmp_path / "o"), "--out", str(tmp_path / "r.html")])
     assert rep.exit_code == 0 and "intervals skipped" in (tmp_path / "r.html").read_text()
+
+
+def test_comparing_models_on_label_only_trials_is_refused_by_reason():
+    """``ma.compare`` of two label-only trial lists ended in the engine's broadcast error: it resamples identities."""
+    import matchaudit as ma
+
+    labels_only = load_wespeaker(FIX / "wespeaker.score")
+    with pytest.raises(InputError, match="model comparison resamples identities"):
+        ma.compare(labels_only, labels_only, fmr=1e-1, n_resamples=40)

@@ -34,7 +34,12 @@ from matchaudit.model import DenseBlock, MatchData
 from matchaudit.progress import PASS_UNIT, Meter
 
 def check_paired(a: MatchData, b: MatchData) -> None:
-    """Both data sets must hold the same comparisons of the same identities and groups (scores may differ)."""
+    """Both data sets must hold the same comparisons of the same identities and groups (scores may differ), and
+    identities: the paired intervals and the swap test resample them (without, every scheme crashed in the engine)."""
+    if not a.has_identities or not b.has_identities:
+        raise InputError("model comparison resamples identities (its paired intervals and swap test), and the "
+                         "comparisons carry none. Give them (identity or sample columns; speaker_of for trial "
+                         "lists).")
     why = None
     if a.protocol != b.protocol:
         why = f"one is {a.protocol}, the other {b.protocol}"
