@@ -86,7 +86,7 @@ CASES = [
     (["audit", *S, "--n-resamples", "0"], "--n-resamples"),
     (["audit", *S, "--n-resamples", "-5"], "--n-resamples"),
     (["audit", *S, "--level", "1.5"], "--level"),
-    (["audit", *S, "--n-resamples", "1000", "--memory", "0.0001"], "over the budget of 0.0 GB (--memory)"),
+    (["audit", *S, "--n-resamples", "1000", "--memory", "0.0001"], "over the budget of 100 kB (--memory)"),
     (["audit", *S, "--memory", "-1"], "--memory"),
     ([*CMP, "--n-resamples", "100000000"], "over the budget"),  # kept replicates, refused before any work
     ([*CMP, "--n-resamples", "40", "--n-permutations", "1000000000"], "--n-permutations 1,000,000,000 keeps"),

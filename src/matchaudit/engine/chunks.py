@@ -26,13 +26,23 @@ ENGINE_BYTES = 16
 REDUCE_BYTES = 48
 
 
+def size_text(n: float) -> str:
+    """Bytes as a reader takes them in, in decimal units: '6.3 GB', '350 MB', '100 kB', '2,432 TB' (a budget of
+    0.0001 GB printed as '0.0 GB' said nothing)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            v = n / scale
+            return f"{v:,.0f} {unit}" if v >= 100 else f"{v:.2g} {unit}" if v < 10 else f"{v:.0f} {unit}"
+    return f"{n:.0f} bytes"
+
+
 def budget_bytes(memory_gb: float | None) -> float:
     """The memory budget: ``memory_gb`` GB, or :data:`MEMORY_SHARE` of physical memory."""
     return memory_gb * 1e9 if memory_gb is not None else MEMORY_SHARE * physical_memory()
 
 
 def budget_source(memory_gb: float | None) -> str:
-    return "memory_gb" if memory_gb is not None else f"{MEMORY_SHARE:.0%} of this machine's {physical_memory() / 1e9:.0f} GB"
+    return "memory_gb" if memory_gb is not None else f"{MEMORY_SHARE:.0%} of this machine's {size_text(physical_memory())}"
 
 
 def table_bytes(engine_categories: int, reduced_categories: int, n_cells: int) -> int:
@@ -56,8 +66,8 @@ def check_budget(kept: float, n_resamples: int, param: str = "n_resamples", memo
     """Refuse before any work a run whose ``kept`` bytes across all replicates (relabellings, per-replicate
     statistics: what chunking cannot bound) exceed the budget, naming ``param``."""
     if kept > budget_bytes(memory_gb):
-        raise InputError(f"{param} {n_resamples:,} keeps about {kept / 1e9:,.1f} GB across replicates for this "
-                         f"data, over the budget of {budget_bytes(memory_gb) / 1e9:.1f} GB "
+        raise InputError(f"{param} {n_resamples:,} keeps about {size_text(kept)} across replicates for this "
+                         f"data, over the budget of {size_text(budget_bytes(memory_gb))} "
                          f"({budget_source(memory_gb)}): give a smaller {param}.", param=param)
 
 
@@ -70,9 +80,9 @@ def chunk_size(per_replicate: float, n_resamples: int, memory_gb: float | None, 
     fits = int(budget // per_replicate) - 1  # every chunk also counts the plug-in
     if fits < 1:
         raise InputError(
-            f"one replicate needs about {per_replicate / 1e6:,.0f} MB for this data, and n_resamples "
-            f"{n_resamples:,} keeps {fixed / 1e9:.1f} GB across replicates, over the budget of "
-            f"{budget_bytes(memory_gb) / 1e9:.1f} GB ({budget_source(memory_gb)}): give a smaller n_resamples"
+            f"one replicate needs about {size_text(per_replicate)} for this data, and n_resamples "
+            f"{n_resamples:,} keeps {size_text(fixed)} across replicates, over the budget of "
+            f"{size_text(budget_bytes(memory_gb))} ({budget_source(memory_gb)}): give a smaller n_resamples"
             f"{' or a larger budget (memory_gb)' if param == 'memory_gb' else ''}.", param=param)
     return max(1, min(n_resamples, fits))
 

@@ -276,7 +276,7 @@ def plan_note(plans: list[ChunkPlan], options: IntervalOptions) -> str | None:
         return None
     parts = ", ".join(f"{p.weighting} in {p.runs} runs of up to {p.chunk:,}" for p in split)
     return (f"{options.n_resamples:,} replicates do not fit the memory budget at once "
-            f"({chunks.budget_bytes(options.memory_gb) / 1e9:.1f} GB, {chunks.budget_source(options.memory_gb)}): "
+            f"({chunks.size_text(chunks.budget_bytes(options.memory_gb))}, {chunks.budget_source(options.memory_gb)}): "
             f"counted {parts} (the same numbers; each run scores the comparisons again).")
 
 
