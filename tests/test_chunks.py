@@ -110,7 +110,5 @@ def test_group_tests_and_model_comparison_in_chunks_are_unchanged(data, monkeypa
 
 def test_sizes_are_written_in_the_unit_that_says_something():
     """A budget of 0.0001 GB was reported as '0.0 GB'; a huge one as '2432000.0 GB'."""
-    from matchaudit.engine.chunks import size_text
-
-    assert [size_text(n) for n in (512, 1e5, 1.5e6, 25.2e9, 6.3e9, 2.432e15)] == \
+    assert [chunks.size_text(n) for n in (512, 1e5, 1.5e6, 25.2e9, 6.3e9, 2.432e15)] == \
         ["512 bytes", "100 kB", "1.5 MB", "25 GB", "6.3 GB", "2,432 TB"]
