@@ -187,3 +187,25 @@ def test_bad_method_lists_are_refused_naming_the_argument(data, bad, message):
     with pytest.raises(ma.InputError, match=message) as e:
         ma.audit(data, ci_method=bad, fmr=1e-2, n_resamples=40)
     assert e.value.param == "ci_method"
+
+
+def test_the_jobs_and_loaders_name_what_they_take_when_given_something_else(data, tmp_path):
+    """A DataFrame or a path where a loaded data set belongs ended in an AttributeError deep inside (``audit``,
+    ``compare``, ``test_gap``); a DataFrame or an array where a file belongs in ``TypeError: expected str, bytes or
+    os.PathLike``; and ``fmr="1e-3"`` was read as the characters '1', 'e', ... ("fmr '1': give a number")."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"score": [0.1, 0.9], "label": [0, 1]})
+    for call, param in ((lambda: ma.audit(frame, fmr=1e-2), "data"), (lambda: ma.audit("scores.csv"), "data"),
+                        (lambda: ma.compare(data, frame), "b"), (lambda: ma.test_gap(frame), "data"),
+                        (lambda: ma.test_equivalence(frame, ("A", "B"), fmr=1e-2, margin=(0.8, 1.25)), "data")):
+        with pytest.raises(ma.InputError, match="give the comparisons as loaded by load_samples") as e:
+            call()
+        assert e.value.param == param
+    pd.DataFrame({"sample_id": ["a", "b"], "identity": ["x", "y"]}).to_csv(tmp_path / "t.csv", index=False)
+    for call, what in ((lambda: ma.load_comparisons(frame), "comparison table: give a file path, not a DataFrame"),
+                       (lambda: ma.load_samples(tmp_path / "t.csv", np.zeros((2, 3))),
+                        "embeddings: give a file path, not a ndarray")):
+        with pytest.raises(ma.InputError, match=what):
+            call()
+    assert ma.audit(data, fmr="1e-2, 1e-3", intervals=False).config.fmr_targets == (1e-2, 1e-3)

@@ -52,6 +52,7 @@ def compare(
     >>> res.tests[0].pvalue  # identical models: no difference, never significant
     1.0
     """
+    checks.match_data(a, "a"), checks.match_data(b, "b")
     targets = checks.numbers(fmr, "fmr", **_FMR)
     checks.choice(ci_method, SCHEMES, "ci_method")
     n_permutations = checks.integer(n_permutations, "n_permutations")
@@ -106,6 +107,7 @@ def test_gap(
     >>> 0 < res.pvalue <= 1
     True
     """
+    checks.match_data(data)
     checks.choice(metric, METRICS, "metric")
     kw = dict(fmr_target=None if fmr is None else checks.number(fmr, "fmr", **_FMR),
               threshold=None if threshold is None else checks.number(threshold, "threshold", finite=False),
@@ -161,7 +163,7 @@ def test_equivalence(
     >>> res.equivalent == (res.pvalue <= 0.05)
     True
     """
-    return equivalence_test(data, groups, metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
+    return equivalence_test(checks.match_data(data), groups, metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
                             n_resamples=n_resamples, alpha=alpha, seed=seed,
                             rule=checks.choice(rule, Rule, "rule"),
                             threshold_impostors=check_spec(threshold_impostors), progress=progress)

@@ -518,6 +518,7 @@ def audit(
     >>> result.at_fmr(1e-2).loc["all", ["fnmr_errors", "fnmr_comparisons"]].tolist()
     [1, 1200]
     """
+    checks.match_data(data)
     if not np.size(fmr) and not np.size(thresholds) and not np.size(fnmr):
         raise InputError("no operating point: give at least one FMR target (fmr), FNMR target (fnmr) or threshold.",
                          param="fmr")

@@ -79,9 +79,22 @@ def seed(value: Any, param: str = "seed") -> int:
 
 
 def numbers(values: Any, param: str, **bounds: Any) -> tuple[float, ...]:
-    """A scalar or a sequence as a tuple of checked floats (see :func:`number`), without duplicates."""
-    seq: Iterable[Any] = (values,) if isinstance(values, (int, float)) else values
+    """A scalar, a comma-separated string or a sequence as a tuple of checked floats (see :func:`number`), without
+    duplicates (a string was taken for a sequence of characters: ``fmr="1e-3"`` said "fmr '1': give a number")."""
+    seq: Iterable[Any] = (values,) if isinstance(values, (int, float)) else \
+        [v.strip() for v in values.split(",")] if isinstance(values, str) else values
     out = tuple(number(v, param, **bounds) for v in seq)
     if len(set(out)) < len(out):
         raise InputError(f"{param} {list(out)}: a value is repeated; give each once.", param=param)
     return out
+
+
+def match_data(value: Any, param: str = "data") -> Any:
+    """``value`` if it is a :class:`~matchaudit.model.MatchData` (an audit of a DataFrame or a path ended in an
+    AttributeError deep inside)."""
+    from matchaudit.model import MatchData
+
+    if not isinstance(value, MatchData):
+        raise InputError(f"{param}: give the comparisons as loaded by load_samples, load_comparisons, from_embeddings "
+                         f"or from_scores, not a {type(value).__name__}.", param=param)
+    return value

@@ -5,6 +5,7 @@ CSV/TSV cells are read as text (ids keep leading zeros; numbers are parsed and c
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,15 @@ _NPY_MAGIC = b"\x93NUMPY"
 _SNIFF = 8192
 
 
+def file_path(value: object, role: str) -> Path:
+    """``value`` as a path, or an :class:`InputError` saying what to give: a table or an array in memory is no file
+    (``ma.load_samples(df, emb)`` ended in ``TypeError: expected str, bytes or os.PathLike``)."""
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise InputError(f"{role}: give a file path, not a {type(value).__name__}; for tables and arrays in memory use "
+                     "from_embeddings (embeddings and identities) or from_scores (scores and labels or identities).")
+
+
 def _head(path: Path, where: Where) -> bytes:
     if not path.exists():
         raise InputError(f"{where.what}: file not found ({path}).")
@@ -35,7 +45,7 @@ def _head(path: Path, where: Where) -> bytes:
 
 def read_table(path: str | Path, role: str) -> tuple[pd.DataFrame, Where]:
     """Read a CSV (.csv), TSV (.tsv) or Parquet (.parquet/.pq) table that has at least one data row."""
-    p = Path(path)
+    p = file_path(path, role)
     where = Where(f"{role} '{p.name}'", base=1)
     suffix = p.suffix.lower()
     if suffix not in _TEXT and suffix not in _PARQUET:
@@ -85,7 +95,7 @@ def _with_rows(df: pd.DataFrame, what: str) -> pd.DataFrame:
 
 def open_parquet(path: str | Path, role: str) -> tuple[pq.ParquetFile, Where]:
     """Open a Parquet table for reading a row group at a time (the file checks of :func:`read_table`)."""
-    p = Path(path)
+    p = file_path(path, role)
     where = Where(f"{role} '{p.name}'", base=1)
     if p.suffix.lower() not in _PARQUET:
         raise InputError(
@@ -112,7 +122,7 @@ def column(df: pd.DataFrame, name: str, where: Where, role: str, arg: str | None
 
 def read_npy(path: str | Path, role: str = "embeddings") -> tuple[np.ndarray, Where]:
     """A 2-D numeric (integer or float) array from a .npy file (no pickles)."""
-    p = Path(path)
+    p = file_path(path, role)
     where = Where(f"{role} '{p.name}'", base=1)
     if p.suffix.lower() != ".npy":
         raise InputError(
