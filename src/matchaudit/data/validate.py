@@ -66,7 +66,7 @@ def as_str(values: object, where: Where, what: str) -> np.ndarray:
     bad = np.flatnonzero(missing)
     if bad.size:
         raise InputError(
-            f"{where.what}: missing {what} at {where.rows(bad)}. Every row needs a {what}: fill them in "
+            f"{where.what}: missing {what} at {where.rows(bad)}. Every row needs one: fill them in "
             "(e.g. 'unknown' for an attribute) or remove those rows."
         )
     return text.to_numpy(dtype=str)
