@@ -108,8 +108,8 @@ def user_errors(fn: F) -> F:
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except MemoryError as e:  # e.g. a huge --n-resamples: the allocation is refused before any work
             detail = f" ({e})" if str(e) else ""
-            err_console.print(f"[bold red]Error:[/] not enough memory for this job{detail}. Use fewer resamples "
-                              "(--n-resamples, --n-permutations) or a smaller data set.", highlight=False,
+            err_console.print(f"[bold red]Error:[/] not enough memory for this job{detail}. Ask for less (fewer "
+                              "resamples, relabellings or MCMC draws) or give a smaller data set.", highlight=False,
                               soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
         except OSError as e:  # the file system refused a read or write the checks could not foresee (a full disk)
