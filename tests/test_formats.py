@@ -331,8 +331,16 @@ def test_voxceleb_aligned_scores_count_and_paths(tmp_path):
 
 def test_identity_embeddings_bad_files(tmp_path):
     np.savez(tmp_path / "e.npz", X=np.zeros((3, 2)))
-    with pytest.raises(InputError, match=r"'e.npz' has no array 'embeddings' or 'identities' \(arrays present: X\)"):
+    with pytest.raises(InputError, match=r"'e.npz' has no array 'embeddings' or 'identities' \(arrays present: X\)") \
+            as e:
         load_identity_embeddings(tmp_path / "e.npz")
+    assert "cannot read" not in str(e.value)  # it was wrapped in "cannot read (...). Save ids as strings" too
+    for extra, what in (({"identities": np.array(["a", "b"])}, "'identities' has shape \\(2,\\) and 'embeddings' 3 rows"),
+                        ({"identities": np.array(["a", "b", "b"]), "ids": np.array(["x"])},
+                         "'ids' has shape \\(1,\\) and 'embeddings' 3 rows; give one sample id per row")):
+        np.savez(tmp_path / "r.npz", embeddings=np.eye(3), **extra)  # the rows compared the file with itself
+        with pytest.raises(InputError, match=what):
+            load_identity_embeddings(tmp_path / "r.npz")
     np.savez(tmp_path / "o.npz", embeddings=np.zeros((2, 2)), identities=np.array(["a", None], dtype=object))
     with pytest.raises(InputError, match=r"Save ids as strings"):
         load_identity_embeddings(tmp_path / "o.npz")

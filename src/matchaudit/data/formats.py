@@ -174,11 +174,15 @@ def _read_npz(p: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, v.Whe
                 )
             x, identities = z["embeddings"], z["identities"]
             ids = z["ids"] if "ids" in z.files else None
+    except InputError:
+        raise
     except ValueError as exc:  # object arrays need pickles, which we never load
         raise InputError(f"{where.what}: cannot read ({exc}). Save ids as strings: np.array(ids, dtype=str).") from exc
     check_embedding_array(x, where)
-    if identities.ndim != 1:
-        raise InputError(f"{where.what}: 'identities' has shape {identities.shape}; give one identity per row.")
+    for name, one, a in (("identities", "identity", identities), ("ids", "sample id", ids)):
+        if a is not None and (a.ndim != 1 or a.shape[0] != x.shape[0]):
+            raise InputError(f"{where.what}: '{name}' has shape {a.shape} and 'embeddings' {x.shape[0]} rows; give "
+                             f"one {one} per row of the embeddings.")
     return x, identities, ids, where
 
 
