@@ -122,8 +122,8 @@ def test_frvt_bad_files(tmp_path):
     with pytest.raises(InputError, match=r"wrong number of columns at line 4 \(found 3; expected 4"):
         load_frvt(p, FIX / "frvt_subjects.txt")
     m = _copy(tmp_path, "map.txt", _edit("frvt_subjects.txt", 1, None))
-    with pytest.raises(InputError, match=r"enrollTempl ids at lines 2, 3, .* have no speaker in speaker mapping "
-                                         r"'map.txt': 1.template"):
+    with pytest.raises(InputError, match=r"enrollTempl ids at lines 2, 3, .* have no subject in subject mapping "
+                                         r"'map.txt': 1.template. Add them.$"):  # templates have subjects
         load_frvt(FIX / "frvt_match.log", m, fta_policy="exclude")
 
 

@@ -38,8 +38,8 @@ def load_frvt(
         data = load_frvt("match.log", "template2subject.txt", fta_policy="exclude")
     """
     cols, where = read_named_columns(path, "FRTE match log", _FRTE)
-    ids = (speakers(cols["enrol"], subject_of, where, "enrollTempl"),
-           speakers(cols["verif"], subject_of, where, "verifTempl"))
+    ids = (speakers(cols["enrol"], subject_of, where, "enrollTempl", "subject"),
+           speakers(cols["verif"], subject_of, where, "verifTempl", "subject"))
     return comparisons(cols["score"], ids, None, (cols["enrol"], cols["verif"]), metadata, metadata_key, group_by,
                        distance, where, failed=return_code_failures(cols["code"], where), fta_policy=fta_policy,
                        duplicates=duplicates)

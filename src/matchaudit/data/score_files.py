@@ -180,8 +180,9 @@ def join_scores(
     return score[join_rows((enrol, test), trials, (s_enrol, s_test), scores)]
 
 
-def speakers(ids: np.ndarray, speaker_of: SpeakerOf, where: Lines, what: str) -> np.ndarray:
-    """The speaker of each enrol/test id (see :data:`SpeakerOf`)."""
+def speakers(ids: np.ndarray, speaker_of: SpeakerOf, where: Lines, what: str, who: str = "speaker") -> np.ndarray:
+    """The speaker of each enrol/test id (see :data:`SpeakerOf`); ``who`` names it in messages (an FRTE match log's
+    templates have subjects, given by ``subject_of``)."""
     s = pd.Series(ids, dtype=object)
     if isinstance(speaker_of, str) and speaker_of in ("prefix", "path"):
         if speaker_of == "path":
@@ -189,27 +190,27 @@ def speakers(ids: np.ndarray, speaker_of: SpeakerOf, where: Lines, what: str) ->
             if bad.size:
                 raise InputError(
                     f"{where.what}: {what} ids at {where.rows(bad)} are not paths like "
-                    f"'id10270/x6uYqmx31kE/00001.wav' (e.g. {s.iloc[bad[0]]!r}), so their speaker is unknown. Give "
-                    "speaker_of='prefix' (text before the first '-' or '/') or a mapping id -> speaker."
+                    f"'id10270/x6uYqmx31kE/00001.wav' (e.g. {s.iloc[bad[0]]!r}), so their {who} is unknown. Give "
+                    f"{who}_of='prefix' (text before the first '-' or '/') or a mapping id -> {who}."
                 )
             return s.str.split("/", n=1).str[0].to_numpy(dtype=object)
         return s.str.split(r"[-/]", n=1, regex=True).str[0].to_numpy(dtype=object)
     if isinstance(speaker_of, Mapping):
-        table, source = pd.Series(dict(speaker_of), dtype=object), "the speaker mapping"
+        table, source = pd.Series(dict(speaker_of), dtype=object), f"the {who} mapping"
     else:
-        (utt, spk), mwhere = read_columns(speaker_of, "speaker mapping", {2: "id speaker"})  # type: ignore[arg-type]
+        (utt, spk), mwhere = read_columns(speaker_of, f"{who} mapping", {2: f"id {who}"})  # type: ignore[arg-type]
         dup = np.flatnonzero(pd.Index(utt).duplicated(keep=False))
         if dup.size:
             raise InputError(f"{mwhere.what}: ids listed more than once at {mwhere.rows(dup)} (e.g. {utt[dup[0]]}). "
-                             "Give each id one speaker.")
+                             f"Give each id one {who}.")
         table, source = pd.Series(spk, index=utt, dtype=object), mwhere.what
     mapped = s.map(table)
     bad = np.flatnonzero(mapped.isna().to_numpy())
     if bad.size:
         absent = listing(sorted(set(s.iloc[bad].astype(str))))
         raise InputError(
-            f"{where.what}: {what} ids at {where.rows(bad)} have no speaker in {source}: {absent}. Add them "
-            "(an enrolment model id maps to its own speaker)."
+            f"{where.what}: {what} ids at {where.rows(bad)} have no {who} in {source}: {absent}. Add them"
+            + (" (an enrolment model id maps to its own speaker)." if who == "speaker" else ".")
         )
     return mapped.to_numpy(dtype=object)
 
