@@ -411,7 +411,9 @@ def test_label_only_trials_are_audited_without_intervals_and_say_why(tmp_path):
     assert res.exit_code == 0, res.output
     assert "intervals skipped" in (tmp_path / "o" / "results.json").read_text()
     rep = CliRunner().invoke(app, ["report", str(tmp_path / "o"), "--out", str(tmp_path / "r.html")])
-    assert rep.exit_code == 0 and "intervals skipped" in (tmp_path / "r.html").read_text()
+    page = (tmp_path / "r.html").read_text()
+    assert rep.exit_code == 0 and "intervals skipped" in page
+    assert "<h3>pooled weighting</h3>" in page and "balanced weighting</h3>" not in page  # skipped: no empty table
 
 
 def test_comparing_models_on_label_only_trials_is_refused_by_reason():

@@ -139,6 +139,8 @@ def _operating(res: dict, folder: Path) -> str:
                                    if r["method"] == m])]
                 row.append("<br>".join(cell) or "—")
             rows.append(row)
+        if not rows:  # a weighting the audit skipped (identity-balanced without identities: the warnings say why)
+            continue
         head = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"] + [f"interval, {m}" for m in methods]
         parts.append(f"<h3>{esc(w)} weighting</h3>" + table(head, rows, 2))
     if any("†" in part for part in parts):
