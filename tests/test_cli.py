@@ -271,6 +271,12 @@ def test_thresholds_from_a_development_set_are_applied_as_fixed_thresholds(demo_
     bad = runner.invoke(app, ["audit", "--samples", str(demo_dir / "data/samples.parquet"), "--embeddings",
                               str(demo_dir / "data/embeddings.npy"), "--thresholds-from", str(tmp_path / "x.json")])
     assert bad.exit_code == 2 and "results.json" in bad.output
+    # the dev audit's --out directory, as the report takes it (it said "not a JSON file")
+    again = runner.invoke(app, ["audit", "--samples", str(demo_dir / "data/samples.parquet"), "--embeddings",
+                                str(demo_dir / "data/embeddings.npy"), "--group-by", "group", "--no-intervals",
+                                "--thresholds-from", str(demo_dir), "--out", str(tmp_path / "d"), "--quiet"])
+    assert again.exit_code == 0, again.output
+    assert json.loads((tmp_path / "d/results.json").read_text())["operating_points"] == doc["operating_points"]
 
 
 def test_test_command_on_matching_data_finds_the_designed_gap(demo_dir, tmp_path):

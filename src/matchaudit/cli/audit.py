@@ -111,7 +111,7 @@ def audit(
     fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", "--far", help="FMR (alias FAR) targets, comma-separated; 1e-2, 1e-3 and 0 are also reported as FMR100, FMR1000 and ZeroFMR."),
     threshold: str = typer.Option("", "--threshold", help="Fixed thresholds to evaluate too (comma-separated)."),
     fnmr: str = typer.Option("", "--fnmr", help="FNMR targets too (comma-separated; the dual operating point, FMR at a fixed FNMR): the threshold at each is the highest observed score whose FNMR over all genuine comparisons is at most the target."),
-    thresholds_from: Path = typer.Option(None, "--thresholds-from", help="results.json of a development set: its thresholds at the FMR targets are applied here as fixed thresholds (dev -> eval protocol)."),
+    thresholds_from: Path = typer.Option(None, "--thresholds-from", help="results.json of a development set (or its audit's --out directory): its thresholds at the FMR targets are applied here as fixed thresholds (dev -> eval protocol)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (NIST, ISO/IEC 19795-1, bob) or > t (the similarity-scoring paper)."),
     weighting: str = typer.Option("pooled,balanced", "--weighting", help="pooled (each comparison equal) and/or balanced (identity-balanced)."),
     threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Impostors that set the global threshold: all, same-group, or same:ATTR,... (impostors whose identities share those grouping attributes, e.g. same:sex,age_band: NIST FRTE)."),
@@ -245,9 +245,9 @@ def audit(
 
 def dev_thresholds(results: Path) -> tuple[float, ...]:
     """Thresholds at the FMR targets of a development set's audit (overall group, first weighting)."""
-    from matchaudit.report.results import load_results
+    from matchaudit.report.results import load_results, results_file
 
-    doc = load_results(results, "thresholds_from")  # checked against the schema
+    doc = load_results(results_file(results), "thresholds_from")  # checked against the schema
     points, first = doc["operating_points"], doc["config"]["weightings"][0]
     out = tuple(float(p["threshold"]) for p in points
                 if p["kind"] == "fmr_target" and p["group"] == "all" and p["weighting"] == first)

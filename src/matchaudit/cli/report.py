@@ -30,9 +30,9 @@ def report(
         matchaudit report results/results.json --compare cmp/compare.json --estimate est/estimate.json
     """
     from matchaudit.report.html import write_report
+    from matchaudit.report.results import results_file
 
-    if results.is_dir() and (results / "results.json").is_file():
-        results = results / "results.json"  # the audit's --out directory
+    results = results_file(results)  # or the audit's --out directory
     if not results.is_file():
         raise InputError(f"{results}: no such results file; run `matchaudit audit ... --out DIR` first.")
     for name, path in (("--compare", compare), ("--estimate", estimate)):

@@ -38,6 +38,13 @@ def read_json(path: Path, what: str, param: str | None = None) -> dict[str, Any]
     return doc
 
 
+def results_file(path: Path) -> Path:
+    """An audit's ``results.json``: ``path`` itself, or the one inside ``path`` when it is the audit's ``--out``
+    directory (the report took the directory, ``--thresholds-from`` said "not a JSON file")."""
+    inside = Path(path) / "results.json"
+    return inside if Path(path).is_dir() and inside.is_file() else Path(path)
+
+
 def load_results(path: Path, param: str | None = None) -> dict[str, Any]:
     """An audit's ``results.json``, checked against :func:`schema` before any of it is used (``param``: the
     parameter that named the file, for messages)."""
