@@ -136,3 +136,17 @@ def test_a_study_without_impostors_genuines_or_data_sets_is_refused(flag, value,
     assert e.value.param == param
     r = CliRunner().invoke(app, ["coverage", flag, value, "--out", str(tmp_path)])
     assert r.exit_code == 2 and f"{flag} {value}: give at least" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("flag, value, says", [("--fmr", "2", "--fmr 2.0: give a number in (0, 1)"),
+                                               ("--fmr", "", "--fmr (none given): give at least one"),
+                                               ("--levels", "0.9,1", "--levels 1.0: give a number in (0, 1)"),
+                                               ("--levels", "", "--levels (none given): give at least one")])
+def test_targets_and_levels_outside_0_1_are_refused_by_the_config(flag, value, says, tmp_path):
+    """``coverage --fmr 2`` ended in the truth's root-finder traceback; the levels were checked by the CLI only."""
+    from typer.testing import CliRunner
+
+    from matchaudit.cli import app
+
+    r = CliRunner().invoke(app, ["coverage", flag, value, "--out", str(tmp_path)])
+    assert r.exit_code == 2 and says in r.output and "Traceback" not in r.output

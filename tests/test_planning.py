@@ -110,3 +110,14 @@ def test_designed_protocol_places_every_impostor_pair_asked(k, n, share):
     p = design_protocol([f"s{i}" for i in range(ids.size)], ids, n_genuine=k, n_impostor=asked, seed=1)
     imp = {tuple(sorted(x)) for x, g in zip(zip(p.sample_a, p.sample_b), p.genuine) if not g}
     assert len(imp) == asked == int((~np.asarray(p.genuine)).sum())
+
+
+def test_a_nan_threshold_is_refused_before_predicting():
+    """``protocol --threshold nan`` predicted widths of 0 (every comparison rejected), as if it were a number."""
+    import matchaudit as ma
+    from matchaudit.estimators import planning
+
+    data = ma.simulate(samples_per_identity=3, dim=16, seed=1).as_data()
+    with pytest.raises(ma.InputError, match="threshold nan: give a number") as e:
+        planning.components(data, float("nan"))
+    assert e.value.param == "threshold"

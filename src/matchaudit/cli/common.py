@@ -46,7 +46,7 @@ FLAGS = {
     "draws": "--draws", "report": "--report", "thresholds_from": "--thresholds-from",
     "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
     "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--level", "fta_policy": "--fta-policy",
-    "duplicates": "--duplicates", "n_datasets": "--datasets", "samples": "--samples",
+    "duplicates": "--duplicates", "n_datasets": "--datasets", "samples": "--samples", "levels": "--levels",
     "return_code_col": "--return-code-col", "speaker_of": "--speaker-of", "subject_of": "--subject-of",
     "column_ids": "--column-ids", "score_cols": "--score-cols", "det_scale": "--det-scale",
     "dcf": "--dcf", "llr": "--llr", "heatmap_order": "--heatmap-order", "heatmap_aggregate": "--heatmap-aggregate",

@@ -62,8 +62,6 @@ def coverage(
     if truth_samples < 0 or 0 < truth_samples < samples:
         raise InputError(f"--truth-samples {truth_samples}: give 0 (automatic) or at least --samples ({samples}).")
     lv = floats(levels, "--levels")
-    if not lv or any(not 0 < x < 1 for x in lv):
-        raise InputError(f"--levels: every level must lie in (0, 1); got {lv}.")
     cfg = CoverageConfig(n_datasets=datasets, n_identities=identities, samples=samples, dim=dim,
                          n_resamples=n_resamples, fmr_targets=floats(fmr, "--fmr"), levels=lv,
                          identities=protocol, seed=seed, roc_methods=names(roc_methods),

@@ -64,8 +64,8 @@ class CoverageConfig:
     fixed_methods: tuple[str, ...] = FIXED_METHODS
 
     def __post_init__(self) -> None:
-        """Enough data sets, identities and samples for FMR and FNMR to exist; known methods; enough replicates for
-        the highest level studied (:func:`bootstrap.check_resamples`)."""
+        """Enough data sets, identities and samples for FMR and FNMR to exist; FMR targets and levels in (0, 1);
+        known methods; enough replicates for the highest level studied (:func:`bootstrap.check_resamples`)."""
         for param, value, least, why in (
                 ("n_datasets", self.n_datasets, 1, "coverage is a share of data sets"),
                 ("n_identities", self.n_identities, 2, "FMR needs impostor comparisons, between two identities"),
@@ -80,8 +80,10 @@ class CoverageConfig:
                 raise InputError(f"unknown method(s) {', '.join(map(repr, bad))}; choose from {', '.join(known)}.",
                                  param=param)
         checks.seed(self.seed)
-        if self.levels:
-            bs.check_resamples(self.n_resamples, max(self.levels))
+        for param, values in (("fmr_targets", self.fmr_targets), ("levels", self.levels)):
+            if not checks.numbers(values, param, low=0.0, high=1.0, low_open=True, high_open=True):
+                raise InputError(f"{param} (none given): give at least one, each in (0, 1).", param=param)
+        bs.check_resamples(self.n_resamples, max(self.levels))
         if self.dim < 3:
             raise InputError(f"dim={self.dim}: the exact truth needs dimension >= 3.", param="dim")
         if len(self.group_kappas) == 1 or self.n_identities < 2 * len(self.group_kappas):

@@ -74,7 +74,7 @@ def components(data: MatchData, threshold: float, rule: Rule = ">=", group: str 
                ) -> tuple[Components, Components]:
     """(FNMR, FMR) components at ``threshold`` from a pilot (``group``: its identities and same-group
     impostors only; default every comparison)."""
-    ic = identity_counts(data, [threshold], rule)
+    ic = identity_counts(data, [checks.number(threshold, "threshold", finite=False)], rule)
     if group is None:
         keep = np.ones(data.n_identities, bool)
         m_row, e_row = ic.m_row.astype(float), ic.e_row[0].astype(float)
