@@ -209,3 +209,17 @@ def test_the_jobs_and_loaders_name_what_they_take_when_given_something_else(data
         with pytest.raises(ma.InputError, match=what):
             call()
     assert ma.audit(data, fmr="1e-2, 1e-3", intervals=False).config.fmr_targets == (1e-2, 1e-3)
+
+
+@pytest.mark.skipif(not __import__("pathlib").Path("/proc/self").is_dir(), reason="needs /proc")
+def test_saving_where_nothing_can_be_written_says_so_and_views_take_a_target_as_text(result, tmp_path):
+    """``result.save("/proc/x")`` ended in FileNotFoundError, ``save`` onto a file in FileExistsError (the commands
+    check their --out before any work; a library caller is told at the write); ``at_fmr("1e-2")`` said the target
+    was not in the audit."""
+    (tmp_path / "f").write_text("keep")
+    for out, says in (("/proc/x", "cannot write the outputs there"), (tmp_path / "f", "a file of that name exists")):
+        with pytest.raises(ma.InputError, match=says) as e:
+            result.save(out, figures=False)
+        assert e.value.param == "out"
+    assert (tmp_path / "f").read_text() == "keep"
+    assert result.at_fmr("1e-2").equals(result.at_fmr(1e-2))

@@ -245,12 +245,13 @@ class Audit:
         return self._point("fnmr_target", target, weighting)
 
     def _point(self, kind: str, target: float, weighting: Weighting) -> pd.DataFrame:
+        what, param = {"fmr_target": ("FMR target", "fmr"), "fnmr_target": ("FNMR target", "fnmr"),
+                       "threshold": ("threshold", "thresholds")}[kind]
+        target = checks.number(target, param, finite=False)  # "1e-2" too (it was 'not in this audit')
         ops = self.operating_points
         sel = ops[(ops["kind"] == kind) & (ops["target"] == target) & (ops["weighting"] == weighting)]
         if sel.empty:
             have = sorted({float(t) for t in ops.loc[ops["kind"] == kind, "target"]})
-            what, param = {"fmr_target": ("FMR target", "fmr"), "fnmr_target": ("FNMR target", "fnmr"),
-                           "threshold": ("threshold", "thresholds")}[kind]
             raise InputError(f"{what} {target!r} with {weighting} weighting is not in this audit "
                              f"(it has {have}, weightings {list(self.config.weightings)}).", param=param)
         cols = ["group", "threshold", "fmr", "fmr_errors", "fmr_comparisons", "fnmr", "fnmr_errors",

@@ -16,6 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from matchaudit.errors import InputError
+
+
 def manifest(out: Path, command: str) -> Path:
     """The file listing ``command``'s set of outputs in ``out``."""
     return out / f".matchaudit-{command}"
@@ -32,8 +35,14 @@ def staged(out: str | Path, command: str, replace: bool = True) -> Iterator[Path
     previous set not written again are removed); otherwise they join it."""
     out = Path(out)
     listing = manifest(out, command)
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".matchaudit-partial-", dir=out))
+    if out.exists() and not out.is_dir():  # the commands check their --out before any work; a library caller's here
+        raise InputError(f"{out}: a file of that name exists; give a folder for the outputs.", param="out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".matchaudit-partial-", dir=out))
+    except OSError as e:
+        raise InputError(f"{out}: cannot write the outputs there ({e.strerror or e}); give a folder that can be "
+                         "written.", param="out") from None
     try:
         yield tmp
         new = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file())
