@@ -199,3 +199,9 @@ def test_the_report_never_writes_into_the_results_folder(report, tmp_path):
     assert sorted(p.name for p in src.iterdir()) == before
     assert (tmp_path / "page.html").read_text().count("data:image/png;base64,") == 6
     assert json.loads((src / "results.json").read_text())["tests"]
+
+
+def test_quiet_prints_nothing_like_every_other_command(demo_run, tmp_path):
+    """``report --quiet`` was a usage error (every other command takes it)."""
+    res = runner.invoke(app, ["report", str(demo_run / "results.json"), "--out", str(tmp_path / "r.html"), "--quiet"])
+    assert res.exit_code == 0 and res.output == "" and (tmp_path / "r.html").stat().st_size > 0

@@ -20,6 +20,7 @@ def report(
     estimate: Path = typer.Option(None, "--estimate", help="estimate.json of `matchaudit estimate` to include (default: one beside results.json)."),
     heatmap_order: str = typer.Option(None, "--heatmap-order", help="The grouping attribute that orders the cross-group FMR heat map (default: the first grouping attribute)."),
     heatmap_aggregate: str = typer.Option(None, "--heatmap-aggregate", help="Pool the cross-group FMR heat map into coarser groups: grouping attributes, comma-separated (e.g. region or region,sex; pooled weighting)."),
+    quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
     """Write one self-contained HTML report (opens without network) from an audit's results.json.
 
@@ -39,6 +40,11 @@ def report(
         if path is not None and not path.is_file():
             raise InputError(f"{name} {path}: no such file.")
     output_file(out or results.parent / "report.html", "--out")
+    def warn(message: str) -> None:
+        if not quiet:
+            err_console.print(f"Warning: {message}", highlight=False, soft_wrap=True)
+
     path = write_report(results, out, compare, estimate, heatmap_order=heatmap_order, heatmap_aggregate=heatmap_aggregate,
-                        warn=lambda m: err_console.print(f"Warning: {m}", highlight=False, soft_wrap=True))
-    typer.echo(f"Report written to {path}")
+                        warn=warn)
+    if not quiet:
+        typer.echo(f"Report written to {path}")
