@@ -294,3 +294,13 @@ def test_fast_vmf_sampler_matches_scipy(dim, kappa):
     tangent = ours - np.outer(ours @ mu, mu)
     se = np.sqrt((1 - (ours @ mu) ** 2).mean() / dim / n)
     assert np.abs(tangent.mean(axis=0)).max() < 5 * se
+
+
+@pytest.mark.parametrize("kw, says", [({"groups": {"A": 5}}, "Group 'A': 5 is not a GroupSpec"),
+                                      ({"dim": "8"}, "dim='8': the von Mises-Fisher distribution needs dimension"),
+                                      ({"dim": 8.5}, "dim=8.5: the von Mises-Fisher")])
+def test_groups_and_dimensions_of_the_wrong_kind_are_named(kw, says):
+    """``simulate(groups={"A": 5})`` ended in an AttributeError, ``dim="8"`` and ``dim=8.0`` in TypeErrors."""
+    with pytest.raises(InputError, match=says):
+        simulate_vmf(**kw)
+    assert simulate_vmf(dim=8.0, samples_per_identity=2).embeddings.shape[1] == 8

@@ -108,12 +108,20 @@ def _uniform_sphere(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-def _check_groups(groups: Mapping[str, GroupSpec], dim: int) -> None:
-    if dim < 2:
-        raise InputError(f"dim={dim}: the von Mises-Fisher distribution needs dimension >= 2.", param="dim")
-    if not groups:
+def _check_groups(groups: Mapping[str, GroupSpec], dim: int) -> int:
+    """``dim`` as an int the vMF has, once the groups are checked to be GroupSpecs (``dim="8"``, ``dim=8.0`` and
+    ``groups={"A": 5}`` ended in TypeErrors and an AttributeError)."""
+    try:
+        dim = checks.integer(dim, "dim", low=2)
+    except InputError:
+        raise InputError(f"dim={dim!r}: the von Mises-Fisher distribution needs dimension >= 2 (a whole number).",
+                         param="dim") from None
+    if not isinstance(groups, Mapping) or not groups:
         raise InputError("No groups given: pass at least one GroupSpec.")
     for name, spec in groups.items():
+        if not isinstance(spec, GroupSpec):
+            raise InputError(f"Group {name!r}: {spec!r} is not a GroupSpec; give groups as "
+                             "{name: GroupSpec(n_identities, kappa=(lo, hi))}.", param="groups")
         lo, hi = spec.kappa
         if spec.n_identities < 1:
             raise InputError(f"Group {name!r}: n_identities={spec.n_identities}; it must be at least 1.")
@@ -121,6 +129,7 @@ def _check_groups(groups: Mapping[str, GroupSpec], dim: int) -> None:
             raise InputError(f"Group {name!r}: kappa range {spec.kappa} must satisfy 0 < lo <= hi.")
         if spec.centroid_kappa is not None and not spec.centroid_kappa > 0:
             raise InputError(f"Group {name!r}: centroid_kappa={spec.centroid_kappa} must be > 0 (or None).")
+    return dim
 
 
 def _sizes(samples_per_identity: SamplesPerIdentity, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -285,7 +294,7 @@ class VmfPopulation:
     ) -> VmfPopulation:
         """Draw the identities of ``groups`` (default :data:`DEMO_GROUPS`), in the order the groups are given."""
         groups = DEMO_GROUPS if groups is None else groups
-        _check_groups(groups, dim)
+        dim = _check_groups(groups, dim)
         rng = _rng(seed, _POPULATION_STREAM)
         centroids, kappas, names, labels = [], [], [], []
         for name, spec in groups.items():
