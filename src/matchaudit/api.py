@@ -52,7 +52,8 @@ def compare(
     >>> res.tests[0].pvalue  # identical models: no difference, never significant
     1.0
     """
-    checks.match_data(a, "a"), checks.match_data(b, "b")
+    checks.match_data(a, "a")
+    checks.match_data(b, "b")
     targets = checks.numbers(fmr, "fmr", **_FMR)
     checks.choice(ci_method, SCHEMES, "ci_method")
     n_permutations = checks.integer(n_permutations, "n_permutations")
@@ -163,7 +164,8 @@ def test_equivalence(
     >>> res.equivalent == (res.pvalue <= 0.05)
     True
     """
-    return equivalence_test(checks.match_data(data), groups, metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
+    checks.match_data(data)
+    return equivalence_test(data, groups, metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
                             n_resamples=n_resamples, alpha=alpha, seed=seed,
                             rule=checks.choice(rule, Rule, "rule"),
                             threshold_impostors=check_spec(threshold_impostors), progress=progress)

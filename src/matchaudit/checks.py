@@ -14,6 +14,11 @@ from typing import Any, Iterable, get_args
 from matchaudit.errors import InputError
 
 
+def _items(values: Any) -> list[Any]:
+    """A comma-separated string's items (stripped), or a sequence's."""
+    return [v.strip() for v in values.split(",")] if isinstance(values, str) else list(values)
+
+
 def choice(value: Any, allowed: Any, param: str) -> Any:
     """``value`` if it is one of ``allowed`` (a sequence, or a ``typing.Literal`` whose arguments are used)."""
     options = get_args(allowed) or tuple(allowed)
@@ -25,7 +30,7 @@ def choice(value: Any, allowed: Any, param: str) -> Any:
 def choices(values: Any, allowed: Any, param: str) -> tuple[Any, ...]:
     """One or several of ``allowed`` (:func:`choice`): a single value, a comma-separated string or a sequence,
     as a tuple without duplicates."""
-    seq = [v.strip() for v in values.split(",")] if isinstance(values, str) else list(values)
+    seq = _items(values)
     if not seq or "" in seq:
         raise InputError(f"{param} {values!r}: give one or more names separated by commas.", param=param)
     out = tuple(choice(v, allowed, param) for v in seq)
@@ -81,8 +86,7 @@ def seed(value: Any, param: str = "seed") -> int:
 def numbers(values: Any, param: str, **bounds: Any) -> tuple[float, ...]:
     """A scalar, a comma-separated string or a sequence as a tuple of checked floats (see :func:`number`), without
     duplicates (a string was taken for a sequence of characters: ``fmr="1e-3"`` said "fmr '1': give a number")."""
-    seq: Iterable[Any] = (values,) if isinstance(values, (int, float)) else \
-        [v.strip() for v in values.split(",")] if isinstance(values, str) else values
+    seq: Iterable[Any] = (values,) if isinstance(values, (int, float)) else _items(values)
     out = tuple(number(v, param, **bounds) for v in seq)
     if len(set(out)) < len(out):
         raise InputError(f"{param} {list(out)}: a value is repeated; give each once.", param=param)
