@@ -38,7 +38,12 @@ def test_the_rule_takes_any_integer_type_up_to_the_bound():
     lambda s: random_protocol(["a", "b", "c", "d"], [0, 0, 1, 1], 1, 1, seed=s),
     lambda s: CoverageConfig(seed=s),
     lambda s: ma.estimate(np.linspace(0, 1, 400), np.repeat(["a", "b"], 200), seed=s),
-], ids=["audit", "simulate_vmf", "design_protocol", "random_protocol", "CoverageConfig", "estimate"])
+    lambda s: ma.test_equivalence(simulate_vmf(samples_per_identity=3, dim=8).as_data(), ("A", "B"), fmr=1e-2,
+                                  margin=(0.5, 2.0), n_resamples=99, seed=s),
+    lambda s: ma.audit(simulate_vmf(samples_per_identity=3, dim=8).as_data(), fmr=1e-2, intervals=False,
+                       equivalence=(0.5, 2.0), n_resamples=99, seed=s),
+], ids=["audit", "simulate_vmf", "design_protocol", "random_protocol", "CoverageConfig", "estimate",
+        "test_equivalence", "audit_equivalence_only"])
 @pytest.mark.parametrize("seed", [-1, 2**32])
 def test_every_entry_point_refuses_a_bad_seed_before_any_work(call, seed):
     with pytest.raises(InputError, match="seed") as e:

@@ -166,7 +166,7 @@ def test_equivalence(
     """
     checks.match_data(data)
     return equivalence_test(data, groups, metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
-                            n_resamples=n_resamples, alpha=alpha, seed=seed,
+                            n_resamples=n_resamples, alpha=alpha, seed=checks.seed(seed),
                             rule=checks.choice(rule, Rule, "rule"),
                             threshold_impostors=check_spec(threshold_impostors), progress=progress)
 

@@ -520,6 +520,7 @@ def audit(
     [1, 1200]
     """
     checks.match_data(data)
+    seed = checks.seed(seed)  # the intervals', the tests' and the equivalence tests' (this one with no options object)
     if not np.size(fmr) and not np.size(thresholds) and not np.size(fnmr):
         raise InputError("no operating point: give at least one FMR target (fmr), FNMR target (fnmr) or threshold.",
                          param="fmr")
