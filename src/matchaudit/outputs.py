@@ -28,6 +28,13 @@ def _listed(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
 
 
+def refuse_file(out: Path, name: str) -> None:
+    """An :class:`InputError` when the outputs' folder ``out`` (called ``name`` in the message) is an existing
+    file."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{name}: a file of that name exists; give a directory.", param="out")
+
+
 @contextmanager
 def staged(out: str | Path, command: str, replace: bool = True) -> Iterator[Path]:
     """A temporary folder inside ``out`` (created if missing) to write into; on normal exit its files are moved
@@ -35,8 +42,7 @@ def staged(out: str | Path, command: str, replace: bool = True) -> Iterator[Path
     previous set not written again are removed); otherwise they join it."""
     out = Path(out)
     listing = manifest(out, command)
-    if out.exists() and not out.is_dir():  # the commands check their --out before any work; a library caller's here
-        raise InputError(f"{out}: a file of that name exists; give a folder for the outputs.", param="out")
+    refuse_file(out, str(out))  # the commands check their --out before any work; a library caller's here
     try:
         out.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".matchaudit-partial-", dir=out))

@@ -17,6 +17,7 @@ from rich.console import Console
 from matchaudit import interrupt
 from matchaudit.errors import InputError
 from matchaudit.interrupt import EXIT_INTERRUPTED
+from matchaudit.outputs import refuse_file
 
 F = TypeVar("F", bound=Callable[..., object])
 err_console = Console(stderr=True)
@@ -126,8 +127,7 @@ def output_dir(out: Path, flag: str = "--out") -> Path:
     existing file, no permission): a user learns it at once, not after a long run. A directory made to check is
     removed again (the outputs create it when they are written), so a run refused for its input leaves no empty
     folder behind."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{flag} {out}: a file of that name exists; give a directory.")
+    refuse_file(out, f"{flag} {out}")
     missing = [p for p in [out, *out.parents] if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
