@@ -129,6 +129,10 @@ class Samples:
     embeddings: np.ndarray | None = None  # (n, d) float32, unit-norm rows for cosine
 
 
+IDENTITY_SOURCES = "identity or sample columns; speaker_of for trial lists"
+"""Where identities come from, for the messages of the jobs that cannot run without them
+(:attr:`MatchData.has_identities`)."""
+
 @dataclass(frozen=True)
 class MatchData:
     """Identities, their groups, and the comparisons to evaluate.

@@ -49,7 +49,7 @@ from matchaudit.metrics import fairness
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.metrics.small_groups import excluded_groups, too_few_left
-from matchaudit.model import MatchData, view_names
+from matchaudit.model import IDENTITY_SOURCES, MatchData, view_names
 from matchaudit.pairings import reference_pairs
 
 Band = Literal["simultaneous", "pointwise"]
@@ -199,8 +199,7 @@ def check_methods(data: MatchData, options: IntervalOptions) -> None:
 
 
 NO_IDENTITIES = ("comparisons that share an identity are dependent, and every interval here resamples or clusters "
-                 "them by identity; the input has no identities. Give them (identity or sample columns; speaker_of "
-                 "for trial lists) for intervals")
+                 f"them by identity; the input has no identities. Give them ({IDENTITY_SOURCES}) for intervals")
 
 
 def intervals_without_identities(options: IntervalOptions) -> str:

@@ -30,7 +30,7 @@ from matchaudit.encoding import jsonable
 from matchaudit.estimators.permutation import PermutationTestResult, permutation_test
 from matchaudit.definitions import Rule, ThresholdImpostors, max_accepted
 from matchaudit.pairings import reference_pairs
-from matchaudit.model import DenseBlock, MatchData
+from matchaudit.model import IDENTITY_SOURCES, DenseBlock, MatchData
 from matchaudit.progress import PASS_UNIT, Meter
 
 def check_paired(a: MatchData, b: MatchData) -> None:
@@ -38,8 +38,7 @@ def check_paired(a: MatchData, b: MatchData) -> None:
     identities: the paired intervals and the swap test resample them (without, every scheme crashed in the engine)."""
     if not a.has_identities or not b.has_identities:
         raise InputError("model comparison resamples identities (its paired intervals and swap test), and the "
-                         "comparisons carry none. Give them (identity or sample columns; speaker_of for trial "
-                         "lists).")
+                         f"comparisons carry none. Give them ({IDENTITY_SOURCES}).")
     why = None
     if a.protocol != b.protocol:
         why = f"one is {a.protocol}, the other {b.protocol}"
