@@ -133,6 +133,7 @@ IDENTITY_SOURCES = "identity or sample columns; speaker_of for trial lists"
 """Where identities come from, for the messages of the jobs that cannot run without them
 (:attr:`MatchData.has_identities`)."""
 
+
 @dataclass(frozen=True)
 class MatchData:
     """Identities, their groups, and the comparisons to evaluate.

@@ -115,8 +115,8 @@ def user_errors(fn: F) -> F:
             raise typer.Exit(EXIT_INPUT) from None
         except OSError as e:  # the file system refused a read or write the checks could not foresee (a full disk)
             where = f" ({e.filename})" if e.filename else ""
-            err_console.print(f"[bold red]Error:[/] the file system refused: {e.strerror or e}{where}. Free space or "
-                              "give another --out.", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]Error:[/] the file system refused: {e.strerror or e}{where}. Check that path "
+                              "(its permissions, the free space).", highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
 
     return wrapper  # type: ignore[return-value]

@@ -40,6 +40,7 @@ def report(
         if path is not None and not path.is_file():
             raise InputError(f"{name} {path}: no such file.")
     output_file(out or results.parent / "report.html", "--out")
+
     def warn(message: str) -> None:
         if not quiet:
             err_console.print(f"Warning: {message}", highlight=False, soft_wrap=True)
