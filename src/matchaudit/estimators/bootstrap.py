@@ -123,9 +123,7 @@ def v_statistic(data: MatchData, counts: Counts, thresholds=(), balanced_targets
         gen = np.zeros((G, counts.grid.n_cells))
         np.add.at(gen.T, owner, fine_gen.T)
 
-        def acc(t: float) -> np.ndarray:
-            if not np.isfinite(t):
-                return np.zeros(G) if t > 0 else fine_gen.sum(axis=1)
+        def acc(t: float) -> np.ndarray:  # an infinite t too: Grid.edge_index puts it before or after every cell
             return fine_gen[:, fine.edge_index(t) + 1:].sum(axis=1)
 
         return VStatistic(gen, np.array([acc(t) for t in targets]).reshape(-1, G), thresholds,
