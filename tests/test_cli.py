@@ -393,10 +393,12 @@ def test_an_out_where_no_file_can_be_made_is_refused_at_once(command, demo_run, 
 
 
 def test_checking_an_out_leaves_nothing_behind(tmp_path):
-    from matchaudit.cli.common import output_dir, output_file
+    from matchaudit.cli.common import output_dir, report_file
 
     (tmp_path / "keep.txt").write_text("x")
-    assert output_dir(tmp_path, "--out") == tmp_path and output_file(tmp_path / "p.html", "--out") == tmp_path / "p.html"
+    assert output_dir(tmp_path, "audit") == tmp_path
+    assert report_file(tmp_path / "results.json", str(tmp_path / "p.html"), "--out") == tmp_path / "p.html"
+    assert report_file(tmp_path / "results.json", f"{tmp_path}/new/deeper/", "--out") == tmp_path / "new/deeper/report.html"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 

@@ -324,7 +324,9 @@ class Audit:
         """Write ``results.json`` (schema-checked), the CSV tables and, with ``figures``, one DET figure per
         weighting (``det_scale``: probit or log-log axes), one of FMR and FNMR against the threshold, the APE curves
         and the score distributions into ``out`` (created if missing) as one set: a re-run replaces the previous set,
-        an interrupted one leaves it untouched (:mod:`matchaudit.outputs`); return the paths written. ``command``
+        an interrupted one leaves it untouched, and a file there that an earlier audit did not write (or that was
+        changed since) is never replaced: InputError before anything is written (:mod:`matchaudit.outputs`);
+        return the paths written. ``command``
         is recorded in ``results.json``. Drawing the figures is most of the time a small audit takes to save."""
         from matchaudit.report.results import write_results
 

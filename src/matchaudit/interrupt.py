@@ -1,4 +1,4 @@
-"""Ctrl-C that is never lost and never breaks the JIT compiler.
+"""Ctrl-C (and SIGTERM) that is never lost and never breaks the JIT compiler.
 
 Python raises KeyboardInterrupt wherever the main thread happens to be. Inside Numba's compiler that goes
 wrong two ways: in a ctypes callback (the compiler calls one as it caches a kernel) the exception is
@@ -6,6 +6,10 @@ printed and dropped, so the run carries on; elsewhere it can leave the compiler'
 later call fails with an unrelated error. While :func:`sigint_deferred_in_compiler` is active, a Ctrl-C that
 lands in the compiler is only recorded; every pass over the comparisons polls :func:`check` at its next
 block and raises KeyboardInterrupt there. Everywhere else Ctrl-C raises at once, as usual.
+
+SIGTERM (what ``timeout``, ``kill``, ``docker stop`` and CI cancellation send) is handled the same way while a
+command runs: it raises :class:`Terminated`, a KeyboardInterrupt, so every clean-up an interrupted command does
+(staged outputs removed, clusters shut down) runs for it too; the command then exits with status 143.
 """
 
 from __future__ import annotations
@@ -19,7 +23,16 @@ from typing import Any, Callable, Iterator
 EXIT_INTERRUPTED = 130
 """Exit status of a command stopped by Ctrl-C (the shell's convention: 128 + SIGINT)."""
 
+EXIT_TERMINATED = 143
+"""Exit status of a command stopped by SIGTERM (128 + SIGTERM)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is, so that it unwinds (and cleans up) as a Ctrl-C does."""
+
+
 _requested = threading.Event()
+_terminated = threading.Event()
 _COMPILER = ("/numba/", "/llvmlite/")
 
 
@@ -28,10 +41,15 @@ def requested() -> bool:
     return _requested.is_set()
 
 
+def _interrupt() -> KeyboardInterrupt:
+    return Terminated() if _terminated.is_set() else KeyboardInterrupt()
+
+
 def check() -> None:
-    """Raise KeyboardInterrupt if a deferred Ctrl-C is waiting (cheap; called once per block)."""
+    """Raise KeyboardInterrupt (:class:`Terminated` for SIGTERM) if a deferred signal is waiting (cheap; called
+    once per block)."""
     if _requested.is_set():
-        raise KeyboardInterrupt
+        raise _interrupt()
 
 
 def _in_compiler(frame: FrameType | None) -> bool:
@@ -43,34 +61,44 @@ def _in_compiler(frame: FrameType | None) -> bool:
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
+    if signum == signal.SIGTERM:
+        _terminated.set()
     _requested.set()
     if not _in_compiler(frame):
-        raise KeyboardInterrupt
+        raise _interrupt()
 
 
 @contextmanager
-def sigint_handler(handler: Callable[[int, FrameType | None], Any] | int) -> Iterator[None]:
-    """SIGINT handled by ``handler`` (a function, or ``signal.SIG_IGN``) for the duration, then the old
-    handler again (main thread only, where Python runs signal handlers; elsewhere a no-op). A process that
-    started with SIGINT ignored (a script's background job, ``nohup``) keeps ignoring it, as Python itself
-    does: Ctrl-C at the terminal is not meant for it."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+def sigint_handler(handler: Callable[[int, FrameType | None], Any] | int,
+                   signals: tuple[int, ...] = (signal.SIGINT,)) -> Iterator[None]:
+    """``signals`` (SIGINT) handled by ``handler`` (a function, or ``signal.SIG_IGN``) for the duration, then the
+    old handlers again (main thread only, where Python runs signal handlers; elsewhere a no-op). A signal that
+    the process started with ignored (SIGINT of a script's background job, ``nohup``) stays ignored, as Python
+    itself does: Ctrl-C at the terminal is not meant for it."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.signal(signal.SIGINT, handler)
+    old = {s: signal.getsignal(s) for s in signals}
+    for s in signals:
+        if old[s] is not signal.SIG_IGN:
+            signal.signal(s, handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        for s, h in old.items():
+            if h is not signal.SIG_IGN:
+                signal.signal(s, h)
 
 
 @contextmanager
 def sigint_deferred_in_compiler() -> Iterator[None]:
-    """Install the deferring handler for the duration, then forget any request (a deferred Ctrl-C never
-    leaks into later work of the same process)."""
+    """Install the deferring handler for SIGINT and SIGTERM for the duration, then forget any request (a
+    deferred signal never leaks into later work of the same process)."""
     _requested.clear()
+    _terminated.clear()
     try:
-        with sigint_handler(_handler):
+        with sigint_handler(_handler, (signal.SIGINT, signal.SIGTERM)):
             yield
     finally:
         _requested.clear()
+        _terminated.clear()

@@ -17,7 +17,7 @@ from rich.table import Table
 from matchaudit.choices import BACKENDS, DUPLICATE_POLICIES, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
 from matchaudit.formatting import fmt, operating_point, with_counts
-from matchaudit.cli.common import (dcf_points, err_console, floats, margin, names, output_dir, output_file,
+from matchaudit.cli.common import (dcf_points, err_console, floats, margin, names, output_dir, report_file,
                                    user_errors)
 from matchaudit.errors import InputError
 from matchaudit.metrics.small_groups import MIN_IDENTITIES
@@ -141,7 +141,7 @@ def audit(
     det_scale: str = typer.Option("probit", "--det-scale", help="DET axes: probit (normal deviates) or log (log-log, as NIST FRTE)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json to stdout (for pipelines); implies --quiet."),
-    report: Path = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file."),
+    report: str = typer.Option(None, "--report", help="Also write the self-contained HTML report to this file (or report.html in this folder: an existing one, or a path ending in '/')."),
     heatmap_order: str = typer.Option(None, "--heatmap-order", help="--report: the grouping attribute that orders the cross-group FMR heat map (default: the first --group-by attribute)."),
     heatmap_aggregate: str = typer.Option(None, "--heatmap-aggregate", help="--report: pool the cross-group FMR heat map into coarser groups, grouping attributes comma-separated (e.g. region or region,sex; pooled weighting)."),
     backend: str = typer.Option("cpu", "--backend", help=f"Where the bootstrap's counting passes run: {'|'.join(BACKENDS)} (dask: a cluster, the optional extra 'distributed'; see docs/scaling.md)."),
@@ -171,9 +171,11 @@ def audit(
     from matchaudit.estimators.matching_tests import Comparisons
     from matchaudit.engine import backends
 
-    output_dir(out)
+    read = (samples, embeddings, pairs, comparisons, trials, scores, key, ids, column_ids, mask, metadata,
+            thresholds_from, speaker_of if speaker_of and Path(speaker_of).is_file() else None)
+    output_dir(out, "audit", read)
     if report is not None:
-        output_file(report, "--report", out)
+        report_file(out / "results.json", report, "--report", read, out)
     backends.check_name(backend)  # before the data load: a typo fails at once
     checks.choice(det_scale, DetScale, "det_scale")
     checks.choice(tests_versus, Comparisons, "test_comparisons")
@@ -290,10 +292,13 @@ def demo(
         matchaudit demo --out matchaudit-demo
     """
     from matchaudit.data import load_samples
+    from matchaudit.outputs import check, check_report
     from matchaudit.report.html import write_report
     from matchaudit.simulation import write_demo_data
 
-    output_dir(out)
+    output_dir(out, "audit")
+    check(out / "data", "demo-data")
+    check_report(out / "results.json", None)
     files = write_demo_data(out / "data", seed=seed)
     data = load_samples(files.samples, files.embeddings, group_by=("group",))
     run_audit(data, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}", quiet,

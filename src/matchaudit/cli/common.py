@@ -9,15 +9,15 @@ import tempfile
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
 import typer
 from rich.console import Console
 
 from matchaudit import interrupt
 from matchaudit.errors import InputError
-from matchaudit.interrupt import EXIT_INTERRUPTED
-from matchaudit.outputs import refuse_file
+from matchaudit.interrupt import EXIT_INTERRUPTED, EXIT_TERMINATED
+from matchaudit import outputs
 
 F = TypeVar("F", bound=Callable[..., object])
 err_console = Console(stderr=True)
@@ -52,7 +52,7 @@ FLAGS = {
     "column_ids": "--column-ids", "score_cols": "--score-cols", "det_scale": "--det-scale",
     "dcf": "--dcf", "llr": "--llr", "heatmap_order": "--heatmap-order", "heatmap_aggregate": "--heatmap-aggregate",
     "comparisons": "--versus", "test_comparisons": "--tests-versus",
-    "exclude_small_groups": "--exclude-small-groups", "small_group_identities": "--small-group-identities",
+    "out": "--out", "exclude_small_groups": "--exclude-small-groups", "small_group_identities": "--small-group-identities",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""
@@ -84,7 +84,8 @@ def message(error: InputError) -> str:
 def user_errors(fn: F) -> F:
     """Run a command; an :class:`InputError` (or a refused allocation, MemoryError) becomes ``Error: <message>``
     on stderr and exit status 2, and
-    Ctrl-C a one-line notice and exit status 130 (the shell's convention), without a traceback (the engine
+    Ctrl-C a one-line notice and exit status 130 (SIGTERM: 143; the shell's convention), without a traceback and
+    with every staged output removed (the engine
     stops between sub-tiles, so that comes within a fraction of a second; a Ctrl-C during JIT compilation
     waits for the compiler, see :mod:`matchaudit.interrupt`). The command's all-pairs scores are computed once
     (:func:`matchaudit.scores.tile_cache`, imported here: ``--help`` does not load Numba)."""
@@ -104,6 +105,9 @@ def user_errors(fn: F) -> F:
         except InputError as e:
             err_console.print(f"[bold red]Error:[/] {message(e)}", highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
+        except interrupt.Terminated:
+            err_console.print("Terminated.", highlight=False)
+            raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             err_console.print("Interrupted.", highlight=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -122,12 +126,17 @@ def user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def output_dir(out: Path, flag: str = "--out") -> Path:
-    """Check before any work that the output directory ``out`` can be made and written, or say why not (an
-    existing file, no permission): a user learns it at once, not after a long run. A directory made to check is
-    removed again (the outputs create it when they are written), so a run refused for its input leaves no empty
-    folder behind."""
-    refuse_file(out, f"{flag} {out}")
+def output_dir(out: Path, command: str, inputs: Iterable[Path | str | None] = (), flag: str = "--out") -> Path:
+    """Check before any work that ``command`` would replace nothing in the output directory ``out`` that it did not
+    write, nor any of the run's ``inputs`` (:func:`matchaudit.outputs.check`), and that ``out`` can be made and
+    written, or say why not (an existing file, no permission): a user learns it at once, not after a long run."""
+    outputs.check(out, command, inputs)
+    return _writable_dir(out, flag)
+
+
+def _writable_dir(out: Path, flag: str) -> Path:
+    """Check that the folder ``out`` can be made and written in. A directory made to check is removed again (the
+    outputs create it when they are written), so a run refused for its input leaves no empty folder behind."""
     missing = [p for p in [out, *out.parents] if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -152,21 +161,26 @@ def _cannot_write_in(folder: Path) -> str | None:
     return None
 
 
-def output_file(path: Path, flag: str, out: Path | None = None) -> Path:
-    """Check before any work that the file ``path`` can be written (its folder exists and is writable, it is not
-    a folder), so that a long run does not end in a failed write. ``out``: the command's output directory, already
-    checked by :func:`output_dir` and made by the run, so a file directly inside it is fine."""
-    if path.is_dir():
-        raise InputError(f"{flag} {path}: a directory of that name exists; give a file name.")
-    folder = path.parent
-    if out is not None and folder.resolve() == out.resolve():
-        return path
+def report_file(results_json: Path, report: str | None, flag: str, inputs: Iterable[Path | str | None] = (),
+                out: Path | None = None) -> Path:
+    """Check before any work where the HTML report of ``results_json`` goes and that it can be written there:
+    ``report`` is a file, or a folder (a path ending in a separator: made if missing) for report.html inside it;
+    nothing is replaced that an earlier report did not write, never an input (``inputs``, the results, the audit's
+    own files; :func:`matchaudit.outputs.check_report`). ``out``: the command's output directory, already checked
+    by :func:`output_dir` and made by the run, so a file directly inside it is fine. Returns the report's path."""
+    target, _ = outputs.check_report(results_json, report, inputs, flag.lstrip("-"))
+    folder = target.parent
+    if out is not None and os.path.abspath(folder) == os.path.abspath(out):
+        return target
+    if not folder.is_dir() and str(report or "").endswith(("/", os.sep)):
+        _writable_dir(folder, flag)
+        return target
     if not folder.is_dir():
-        raise InputError(f"{flag} {path}: the folder {folder} does not exist; create it or give another path.")
+        raise InputError(f"{flag} {target}: the folder {folder} does not exist; create it or give another path.")
     refused = _cannot_write_in(folder)
-    if refused or (path.exists() and not os.access(path, os.W_OK)):
-        raise InputError(f"{flag} {path}: not writable{f' ({refused})' if refused else ''}; give another path.")
-    return path
+    if refused or (target.exists() and not os.access(target, os.W_OK)):
+        raise InputError(f"{flag} {target}: not writable{f' ({refused})' if refused else ''}; give another path.")
+    return target
 
 
 def status(quiet: bool, message: str) -> AbstractContextManager:

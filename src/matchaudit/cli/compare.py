@@ -115,7 +115,8 @@ def compare(
     from matchaudit.data import load_samples
     from matchaudit.outputs import staged
 
-    output_dir(out)
+    output_dir(out, "compare", (comparisons_a, comparisons_b, comparisons, samples, embeddings_a, embeddings_b,
+                                pairs))
     gb = names(group_by)
     cols = names(identity_cols)
     if len(cols) != 2:

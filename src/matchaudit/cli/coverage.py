@@ -52,7 +52,7 @@ def coverage(
 
         matchaudit coverage --datasets 200 --identities 200 --n-resamples 200 --fmr 1e-1,1e-2,1e-3 --out cov/
     """
-    output_dir(out)
+    output_dir(out, "coverage")
     from matchaudit.estimators.coverage import CoverageConfig, markdown, pivot, run_coverage
 
     if protocol not in ("shared", "fresh"):

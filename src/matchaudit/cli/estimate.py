@@ -110,7 +110,7 @@ def estimate(
     from matchaudit.labelfree.figures import plot_det, plot_ppc
     from matchaudit.outputs import staged
 
-    output_dir(out)
+    output_dir(out, "estimate", (table,))
     df, where = read_table(table, "comparison table")
     if score_col not in df.columns:
         raise InputError(f"{where.what}: no score column {score_col!r}; columns are {', '.join(map(str, df.columns))}. Use --score-col.")

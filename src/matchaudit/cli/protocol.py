@@ -45,7 +45,7 @@ def protocol(
     from matchaudit.estimators import planning as pl
     from matchaudit.outputs import staged
 
-    output_dir(out)
+    output_dir(out, "protocol", (samples, embeddings))
     df, where = read_table(samples, "samples table")
     ids = column(df, id_col, where, "sample id", "id_col").to_numpy()
     who = column(df, identity_col, where, "identity", "identity_col").to_numpy()

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import err_console, output_file, user_errors
+from matchaudit.cli.common import err_console, report_file, user_errors
 from matchaudit.errors import InputError
 
 
@@ -15,7 +15,7 @@ from matchaudit.errors import InputError
 @user_errors
 def report(
     results: Path = typer.Argument(..., help="results.json written by `matchaudit audit`, or its --out directory (figures are read beside it)."),
-    out: Path = typer.Option(None, "--out", help="HTML file to write (default: report.html beside results.json)."),
+    out: str = typer.Option(None, "--out", help="HTML file to write, or a folder (an existing one, or a path ending in '/') for report.html in it (default: report.html beside results.json). An existing file is replaced only if it is an earlier matchaudit report."),
     compare: Path = typer.Option(None, "--compare", help="compare.json of `matchaudit compare` to include (default: one beside results.json)."),
     estimate: Path = typer.Option(None, "--estimate", help="estimate.json of `matchaudit estimate` to include (default: one beside results.json)."),
     heatmap_order: str = typer.Option(None, "--heatmap-order", help="The grouping attribute that orders the cross-group FMR heat map (default: the first grouping attribute)."),
@@ -39,7 +39,7 @@ def report(
     for name, path in (("--compare", compare), ("--estimate", estimate)):
         if path is not None and not path.is_file():
             raise InputError(f"{name} {path}: no such file.")
-    output_file(out or results.parent / "report.html", "--out")
+    report_file(results, out, "--out", (compare, estimate))
 
     def warn(message: str) -> None:
         if not quiet:

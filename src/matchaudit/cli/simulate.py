@@ -83,6 +83,7 @@ def simulate(
     dim: int = typer.Option(128, "--dim", help="Embedding dimension."),
     seed: int = typer.Option(0, "--seed", help="Random seed: the same seed writes the same files."),
     fmt: Format = typer.Option(Format.parquet, "--format", help="File format of the samples table."),
+    quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
     """Write a synthetic face-verification data set: unit-norm embeddings drawn from a von Mises-Fisher mixture
     (one component per identity; centroids on the sphere, concentration kappa per identity) and a samples
@@ -99,14 +100,15 @@ def simulate(
     from matchaudit.simulation import paper_b1_groups, simulate_vmf
 
     console = Console()
-    output_dir(out)
+    output_dir(out, "simulate")
     if preset is Preset.demo:
         groups = _demo_groups(identities)
     else:
         groups = paper_b1_groups(1000 if identities is None else identities)
     data = simulate_vmf(groups, dim=dim, samples_per_identity=_parse_sizes(samples_per_identity), seed=seed)
     written = data.write(out, fmt=fmt.value)
-
+    if quiet:
+        return
     table = Table(title=f"Synthetic vMF data set ({preset.value}, d={dim}, seed={seed})")
     for column in ("group", "identities", "samples", "kappa range", "centroids"):
         table.add_column(column, justify="left" if column in ("group", "centroids") else "right")

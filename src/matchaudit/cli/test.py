@@ -119,7 +119,7 @@ def test(
     from matchaudit.data.classifier_table import load_classifier_table
     from matchaudit.estimators.classifier import all_groups_test, group_test
 
-    output_dir(out)
+    output_dir(out, "test", (table, samples, embeddings, comparisons))
     if not 0 < level < 1 or not 0 < confidence_level < 1:
         raise InputError("--level and --confidence-level must lie strictly between 0 and 1.")
     pair = names(groups)

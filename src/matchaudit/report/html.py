@@ -23,7 +23,7 @@ from matchaudit.choices import SCOPE
 from matchaudit.report.det import BANDS_MAX
 from matchaudit.report.evaluator_sections import calibration, distributions, failures
 from matchaudit.report.markup import esc, figure, pct, pvalue, table
-from matchaudit.outputs import staged, write_text
+from matchaudit.outputs import check_report, staged
 from matchaudit.report.results import load_results, load_section, section_mismatch
 
 _CSS = """
@@ -594,15 +594,18 @@ def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
     """The whole page as one string."""
     body = "".join(section(res, folder) for section in SECTIONS)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>{esc(title)}</title>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{esc(title)}</title>"
             f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>"
             f"<p class='muted'>Per-group performance and fairness of a 1:1 matching system.</p>{body}</body></html>")
 
 
-def write_report(results_json: Path, report: Path | None = None, compare: Path | None = None,
+def write_report(results_json: Path, report: Path | str | None = None, compare: Path | None = None,
                  estimate: Path | None = None, warn: Callable[[str], None] | None = None, *,
                  heatmap_order: str | None = None, heatmap_aggregate: str | Sequence[str] | None = None) -> Path:
-    """Write the HTML report for a results.json (figures are taken from the same folder).
+    """Write the HTML report for a results.json (figures are taken from the same folder) to ``report``: a file,
+    or report.html inside a folder (:func:`matchaudit.outputs.report_destination`); default report.html beside
+    results.json. An existing file there is replaced only if it is an earlier report of matchaudit's, and never an
+    input (:mod:`matchaudit.outputs`: checked before any work).
 
     ``heatmap_order``: the grouping attribute the cross-group FMR heat map sorts its groups by (default: the first
     of ``group_by``); ``heatmap_aggregate``: coarser groups to pool its cells into (``"region"``, ``"region,sex"``;
@@ -614,6 +617,7 @@ def write_report(results_json: Path, report: Path | None = None, compare: Path |
     and included with the mismatch stated in its section when named; either way ``warn`` is told.
     """
     folder = results_json.parent
+    target, command = check_report(results_json, report, (compare, estimate))
     res = load_results(results_json)
     res["_heatmap"] = heatmap_options(res["summary"]["group_by"], heatmap_order, heatmap_aggregate)
     for kind, given in (("compare", compare), ("estimate", estimate)):
@@ -632,8 +636,8 @@ def write_report(results_json: Path, report: Path | None = None, compare: Path |
                 warn(f"{path}: {mismatch}; its section says so.")
         res[f"_{kind}"] = doc
     html = render(res, folder)
-    if report is None:  # beside results.json: it joins that folder's set of outputs (:mod:`matchaudit.outputs`)
-        with staged(folder, "audit", replace=False) as tmp:
-            (tmp / "report.html").write_text(html, encoding="utf-8")
-        return folder / "report.html"
-    return write_text(report, html)
+    with staged(target.parent, command, replace=False, names=(target.name,), inputs=(results_json, compare, estimate),
+                param="report") as tmp:
+        (tmp / target.name).write_text(html, encoding="utf-8")
+    return target
+
