@@ -304,3 +304,17 @@ def test_groups_and_dimensions_of_the_wrong_kind_are_named(kw, says):
     with pytest.raises(InputError, match=says):
         simulate_vmf(**kw)
     assert simulate_vmf(dim=8.0, samples_per_identity=2).embeddings.shape[1] == 8
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 10, 11, 199, 201])
+def test_simulate_writes_exactly_the_identities_asked_for(n, tmp_path):
+    """#42 S5: `--identities 3` wrote 4 (A0, A1, B0, C0) and 199 wrote 200: each group's share was rounded alone."""
+    from typer.testing import CliRunner
+
+    from matchaudit.cli import app
+
+    res = CliRunner().invoke(app, ["simulate", "--identities", str(n), "--samples-per-identity", "2", "--dim", "4",
+                                   "--format", "csv", "--out", str(tmp_path), "--quiet"])
+    assert res.exit_code == 0, res.output
+    samples = pd.read_csv(tmp_path / "samples.csv")
+    assert samples.identity.nunique() == n and samples.group.nunique() == 3

@@ -130,7 +130,7 @@ def test_method_reason_reads_the_regime_grid():
     """Every record says why its method and whether the grid validates it: few errors, few identities, few samples
     per identity and a requested method each change the verdict."""
     import matchaudit as ma
-    from matchaudit.estimators.regime import method_reason
+    from matchaudit.estimators.regime import assess, method_reason
     from matchaudit.simulation import GroupSpec
 
     data = ma.simulate({"A": GroupSpec(300, (100.0, 300.0)), "B": GroupSpec(30, (100.0, 300.0))},
@@ -152,11 +152,15 @@ def test_method_reason_reads_the_regime_grid():
     assert "(a threshold set by fewer than 20 impostor errors)" in method_reason(data, roc, (), impostors=19_900)
     assert method_reason(data, roc, (), impostors=318_400).endswith("within 1.5 points of nominal in the regime grid")
     # identity bootstraps of a new population's FNMR reached nominal in no cell of the grid (K <= 1,000)
-    for metric, kind in (("FNMR", "threshold"), ("FNMR", "fmr_target"), ("FNMR:max_min_ratio", "fmr_target")):
+    for metric, kind in (("FNMR", "threshold"), ("FNMR", "fmr_target")):
         assert method_reason(data, dict(rec, metric=metric, kind=kind, method="vertex"), ()).endswith(
             "(0.91-0.94 at 0.95): read it as indicative")
-    assert "conservative for the ratio measures" in method_reason(
-        data, dict(rec, metric="FNMR:gini", kind="fmr_target", method="recentered", group="all"), ())
+    # fairness measures: the simultaneous projection, conservative by construction (#43), not flagged
+    for method in ("vertex", "recentered"):
+        for metric in ("FNMR:max_min_ratio", "FMR:gini", "combined:garbe"):
+            m = dict(rec, metric=metric, kind="fmr_target", method=method, group="all", errors=None)
+            reason, indicative = assess(data, m, ())
+            assert "simultaneous projection" in reason and reason.endswith("conservative") and not indicative
     big = ma.simulate({"A": GroupSpec(1000, (100.0, 300.0))}, samples_per_identity=2, dim=32, seed=3).as_data()
     wil = dict(rec, metric="FNMR", level=0.95)
     assert method_reason(big, wil, ()).endswith("within 1.5 points of nominal in the regime grid")
@@ -171,7 +175,8 @@ def test_unvalidated_intervals_are_flagged_in_warnings_and_report(tmp_path):
 
     data = ma.simulate(samples_per_identity=4, dim=32, seed=3).as_data()
     result = ma.audit(data, fmr=1e-2, thresholds=(0.4,), ci_method="vertex", n_resamples=50)
-    assert any("FNMR intervals by vertex answer for a new population" in w for w in result.warnings)
+    assert any("FNMR intervals by vertex at FMR targets and fixed thresholds answer for a new population of identities;"
+               in w for w in result.warnings)
     result.save(tmp_path)
     page = write_report(tmp_path / "results.json").read_text()
     assert "† indicative" in page and "read it as indicative" in page

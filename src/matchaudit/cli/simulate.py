@@ -43,6 +43,8 @@ def _parse_sizes(text: str) -> SamplesPerIdentity:
 
 def _demo_groups(identities: int | None) -> dict[str, GroupSpec]:
     """The demo groups, rescaled to ``identities`` in total (same proportions, at least one per group)."""
+    import numpy as np
+
     from matchaudit.simulation import DEMO_GROUPS, GroupSpec
 
     if identities is None:
@@ -52,10 +54,16 @@ def _demo_groups(identities: int | None) -> dict[str, GroupSpec]:
         raise InputError(
             f"--identities {identities}: the demo preset needs at least {len(DEMO_GROUPS)} (one per group)."
         )
-    return {
-        name: GroupSpec(max(1, round(g.n_identities * identities / total)), g.kappa, g.centroid_kappa)
-        for name, g in DEMO_GROUPS.items()
-    }
+    # largest remainders: the counts add up to ``identities`` exactly (rounding each share wrote 4 for 3, 200 for
+    # 199), at least one per group
+    shares = np.array([g.n_identities for g in DEMO_GROUPS.values()], float) * identities / total
+    counts = np.maximum(1, np.floor(shares)).astype(int)
+    order = np.argsort(-(shares - np.floor(shares)), kind="stable")
+    for i in order[: identities - counts.sum()]:
+        counts[i] += 1
+    while counts.sum() > identities:  # the minimum of one per group took more than the floors gave
+        counts[int(np.argmax(counts))] -= 1
+    return {name: GroupSpec(int(n), g.kappa, g.centroid_kappa) for n, (name, g) in zip(counts, DEMO_GROUPS.items())}
 
 
 @app.command("simulate")

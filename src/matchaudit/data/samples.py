@@ -68,7 +68,7 @@ def build_samples(
     sample_ids = np.arange(n).astype(str) if ids is None else v.as_str(ids, table, "sample id")
     v.check_lengths({"identities": n, "sample ids": sample_ids.shape[0]}, table.what)
     v.check_unique_ids(sample_ids, table)
-    if attributes is not None and len(attributes) != n:
+    if isinstance(attributes, pd.DataFrame) and len(attributes) != n:  # a mapping: each column checked below
         raise InputError(f"attributes have {len(attributes)} rows for {n} samples; align them with the samples.")
     values = v.attribute_values(attributes, group_by, n, table)
     identity_names, identity = v.encode(names)
@@ -103,10 +103,16 @@ def build_samples(
 
 
 def normalise_group_by(group_by: str | Sequence[str] | None) -> tuple[str, ...]:
-    """``group_by`` as a tuple of attribute names (a string is one attribute; None is none)."""
+    """``group_by`` as a tuple of attribute names (a string is one attribute; None is none); an attribute named
+    twice is refused (``group,group`` made groups 'A|A', 'B|B')."""
     if group_by is None:
         return ()
-    return (group_by,) if isinstance(group_by, str) else tuple(str(g) for g in group_by)
+    out = (group_by,) if isinstance(group_by, str) else tuple(str(g) for g in group_by)
+    twice = sorted({g for g in out if out.count(g) > 1})
+    if twice:
+        raise InputError(f"group_by names {', '.join(repr(g) for g in twice)} more than once; name each attribute "
+                         "once.", param="group_by")
+    return out
 
 
 def check_pair_coverage(block: PairBlock, group_names: tuple[str, ...]) -> None:
@@ -126,15 +132,18 @@ def _embeddings(embeddings: np.ndarray, metric: Metric, where: v.Where) -> np.nd
     bad = np.flatnonzero(~np.isfinite(x).all(axis=1))
     if bad.size:
         raise InputError(f"{where.what}: NaN or infinite values at {where.rows(bad)}. Recompute or drop those samples.")
-    norms = np.linalg.norm(x, axis=1)
     if metric == "cosine":
-        zero = np.flatnonzero(norms == 0)
+        # cosine is scale-free: each row is first divided by its largest magnitude, so that its norm neither
+        # overflows (rows of 1e155 and more scored as a perfect system) nor underflows (1e-200: "all zero")
+        scale = np.abs(x).max(axis=1) if x.shape[1] else np.zeros(x.shape[0])
+        zero = np.flatnonzero(scale == 0)
         if zero.size:
             raise InputError(
                 f"{where.what}: all-zero embeddings at {where.rows(zero)}; cosine similarity is undefined for "
                 "them. Drop those samples (often failed extractions) or use metric='euclidean'."
             )
-        x /= norms[:, None]
+        x /= scale[:, None]
+        x /= np.linalg.norm(x, axis=1)[:, None]
     return x.astype(np.float32)
 
 

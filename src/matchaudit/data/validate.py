@@ -149,6 +149,22 @@ def check_lengths(lengths: Mapping[str, int], context: str) -> int:
     return n
 
 
+def check_aligned(given: Mapping[str, object], where: Where) -> None:
+    """pandas inputs (Series, DataFrames) are taken by position (row i = comparison i): refuse those whose indexes
+    differ, which a pandas user would expect to be aligned by label (a shuffled score Series read 1,476/1,500 FNMR
+    errors for 43)."""
+    indexed = {k: x.index for k, x in given.items() if isinstance(x, (pd.Series, pd.DataFrame))}
+    if len(indexed) < 2:
+        return
+    (first, ref), *others = indexed.items()
+    differ = [k for k, idx in others if not idx.equals(ref)]
+    if differ:
+        raise InputError(
+            f"{where.what}: {first} and {', '.join(differ)} are pandas objects with different indexes; inputs are "
+            "matched by position, not by index. Align them first (e.g. .loc[common_index]) or pass "
+            ".reset_index(drop=True) of each in the same row order.")
+
+
 def attribute_values(
     attributes: pd.DataFrame | Mapping[str, object] | None, group_by: tuple[str, ...], n: int, where: Where, side: str = ""
 ) -> dict[str, np.ndarray]:
@@ -160,6 +176,9 @@ def attribute_values(
             f"{where.what}: group_by={list(group_by)} but no attributes{side} were given. Pass a table with "
             "those columns, or leave group_by empty for one group 'all'."
         )
+    if not isinstance(attributes, (pd.DataFrame, Mapping)):
+        raise InputError(f"{where.what}: attributes{side} must be a table (a pandas DataFrame) or a mapping of column "
+                         f"names to values; got {type(attributes).__name__}.")
     cols = list(attributes.columns) if isinstance(attributes, pd.DataFrame) else list(attributes.keys())
     out: dict[str, np.ndarray] = {}
     for attr in group_by:
@@ -199,6 +218,15 @@ def group_names_of(values: Mapping[str, np.ndarray], group_by: tuple[str, ...], 
     if not group_by:
         return np.full(n, ALL, dtype=object)
     first, *rest = (pd.Series(values[a], dtype=object) for a in group_by)
+    if rest:  # 'x|y' + 'z' and 'x' + 'y|z' would both be 'x|y|z': two intersections merged into one group
+        for attr in group_by:
+            piped = sorted({str(x) for x in values[attr] if "|" in str(x)})
+            if piped:
+                raise InputError(
+                    f"attribute '{attr}' has values containing '|' ({listing([repr(x) for x in piped], 5)}): with "
+                    f"group_by={list(group_by)} the groups are the values joined with '|', and such a value makes "
+                    "different intersections one group. Replace '|' in those values (for example by '/').",
+                    param="group_by")
     out = first.str.cat(rest, sep="|").to_numpy(dtype=object) if rest else first.to_numpy(dtype=object)
     clash = np.flatnonzero(out == ALL)
     if clash.size:

@@ -46,6 +46,7 @@ from matchaudit.estimators.cross_group_intervals import cross_group_intervals
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import WithinVariance, within_variance
 from matchaudit.metrics import fairness
+from matchaudit.estimators import fairness_projection as fp
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.metrics.small_groups import excluded_groups, too_few_left
@@ -379,7 +380,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         bands += det_bands(bplug, bstats["det"], bv, options, bal_method, "balanced")
     for w, (fplug, fstats) in fair.items():
         records += _bootstrap_records(w, fplug, fstats, None, fair_method, config, options, exact, fixed=False,
-                                      sections=("measures",))
+                                      zeros=ZeroBounds(data, options.level, options.alternative,
+                                                       balanced=w == "balanced"), sections=("measures",))
     return records, bands
 
 
@@ -660,39 +662,73 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
                      f"excluded: {', '.join(exact.excluded)})")
             if keep.sum() < 2:
                 scope = too_few_left(int(keep.sum()), exact.excluded, config.small_groups)
-        meas, meas_v = bs.fairness_replicates(
-            fm_t, fn_t, fn_v, None if within is None else (within.estimate[n_fixed:], within.bootstrap[n_fixed:]),
-            keep=keep)
-        kept = [n for n, k in zip(names[1:], keep) if k]
-        extremes = {rate: bs.extreme_pairs(x[0][..., 1:][..., keep]) for rate, x in (("FMR", fm_t), ("FNMR", fn_t))}
-        for (rate, measure), x in meas.items():
-            for ti, a in enumerate(config.fmr_targets):
-                xv = None if meas_v is None else meas_v[(rate, measure)][ti]
-                r = boot(x[0, ti], x[1:, ti], xv, bounds=fairness.RANGE[measure])
-                if within is not None and rate != "FMR":
-                    r.note = _join(r.note, MEASURE_CORRECTION, _bounded_note(within, 0))
-                if measure in bs.PAIR_MEASURES and len(kept) >= 2:
-                    hi, lo = (kept[int(i[ti])] for i in extremes[rate])
-                    r.note = _join(r.note, f"interval of the {rate} {'ratio' if 'ratio' in measure else 'difference'} "
-                                   f"of {hi} and {lo}, the groups at the estimate's extremes, held fixed: it reaches "
-                                   "parity when their order can flip (the max/min of each replicate is biased away "
-                                   "from parity)")
-                _keep_estimate(r)
-                r.note = _join(r.note, scope)
-                add(r, metric=f"{rate}:{measure}", kind="fmr_target",
-                    target=a, threshold=exact.op(weighting, "fmr_target", a, ALL)["threshold"], group="all",
-                    normalized_uncertainty=nu(x[0, ti], x[1:, ti], xv))
+        out += measure_records(method, weighting, names[1:], fm_t, fn_t, fn_v, within, keep, config, options,
+                               exact, zeros, base, scope)
     return out
 
 
-def _keep_estimate(r: iv.IntervalResult) -> None:
-    """An interval that excludes its own estimate is no interval for it: made undefined, with the reason (a measure
-    whose replicates all lie on one side of the estimate is biased at this size; its group tests answer instead)."""
-    est, (lo, hi) = r.estimate, r.confidence_interval
-    if np.isfinite(est) and np.isfinite(lo) and np.isfinite(hi) and not lo <= est <= hi:
-        r.note = _join(r.note, f"undefined: the replicates' interval [{lo:.4g}, {hi:.4g}] excludes the estimate "
-                               f"{est:.4g} (a measure biased at this size); read the group tests")
-        r.confidence_interval = iv.ConfidenceInterval(math.nan, math.nan)
+def measure_records(method: str, weighting: str, groups: list[str], fm_t: np.ndarray, fn_t: np.ndarray,
+                    fn_v: np.ndarray | None, within: WithinVariance | None, keep: np.ndarray, config: AuditConfig,
+                    options: IntervalOptions, exact: ExactPoints, zeros: ZeroBounds | None, base: dict[str, Any],
+                    scope: str | None) -> list[dict[str, Any]]:
+    """The fairness measures' records at each FMR target: the range of each measure over a box of the kept
+    groups' rate intervals that hold simultaneously (:mod:`matchaudit.estimators.fairness_projection`), built from
+    ``method``'s replicates of the groups' rates ``(R+1, T, 1+G)``; a group without errors has its zero-error bound
+    as the box's upper end. An undefined estimate (every kept group at 0: a ratio 0/0; fewer than two groups kept)
+    gets no interval."""
+    names = [n for n, k in zip(groups, keep) if k]
+    n_fixed, level = len(config.thresholds), options.level
+    fm, fn = bs.group_replicates(method, fm_t, fn_t, fn_v, None if within is None else
+                                 (within.estimate[n_fixed:], within.bootstrap[n_fixed:]), keep)
+    floors = {rate: np.zeros((len(config.fmr_targets), len(names))) for rate in ("FMR", "FNMR")}
+    for ti, a in enumerate(config.fmr_targets):
+        for j, name in enumerate(names):
+            op = exact.op(weighting, "fmr_target", a, name)
+            for rate in ("FMR", "FNMR"):
+                low = rate.lower()
+                if zeros is not None and op[f"{low}_errors"] == 0 and op[f"{low}_comparisons"]:
+                    view = groups.index(name) + 1
+                    floors[rate][ti, j] = zeros.interval(rate, view, method, op[f"{low}_comparisons"]
+                                                         ).confidence_interval.high
+    plug = bs.measure_replicates(fm_t[0][..., 1:][..., keep], fn_t[0][..., 1:][..., keep])
+    if len(names) >= 2:
+        bounds, boxes = fp.projected_intervals(fm, fn, level, floors["FMR"], floors["FNMR"])
+    else:
+        bounds, boxes = {key: np.full((len(config.fmr_targets), 2), np.nan) for key in plug}, None
+    correction = MEASURE_CORRECTION if within is not None else None
+    out = []
+    for (rate, measure), b in bounds.items():
+        for ti, a in enumerate(config.fmr_targets):
+            est = float(plug[(rate, measure)][ti])
+            lo, hi = (float(x) for x in b[ti])
+            lo, hi = (_snap(float(x), fairness.RANGE[measure]) for x in np.clip([lo, hi], *fairness.RANGE[measure]))
+            if np.isnan(est) or boxes is None:
+                lo = hi = math.nan
+                note = None if boxes is None else "undefined estimate (every group without errors: 0/0): no interval"
+            else:
+                lo, hi = (min(lo, est), max(hi, est)) if np.isfinite(est) else (lo, hi)
+                which = "FMR and FNMR" if rate == "combined" else rate
+                note = (f"{fp.CONSTRUCTION}: the largest {measure.split('_')[-1]} over every pair of groups' {rate} "
+                        f"intervals holding together at {level:.0%}; it contains parity exactly when no pair is told "
+                        "apart" if measure in fp.PAIR_MEASURES and rate != "combined" else
+                        f"{fp.CONSTRUCTION}: the measure's range over the groups' {which} intervals holding together "
+                        f"at {level:.0%} (each group's at {boxes[rate].group_level[ti]:.2%}); it contains parity "
+                        "exactly when no two groups' intervals are apart")
+            r = iv.IntervalResult(est, iv.ConfidenceInterval(float(lo), float(hi)), method, level,
+                                  n_resamples=int(fm.shape[0]), seed=options.seed, weighting=weighting,
+                                  note=_join(note, correction if rate != "FMR" else None, scope))
+            r.extra["construction"] = fp.CONSTRUCTION
+            parity = fairness.PARITY[measure]
+            r.extra["excludes_parity"] = bool(np.isfinite(lo) and not lo <= parity <= hi)
+            out.append({**base, "metric": f"{rate}:{measure}", "kind": "fmr_target", "target": a,
+                        "threshold": exact.op(weighting, "fmr_target", a, ALL)["threshold"], "group": "all",
+                        **r.to_dict(), "normalized_uncertainty": math.nan})
+    return out
+
+
+def _snap(x: float, ends: tuple[float, float]) -> float:
+    """``x``, or the end of the measure's range it lies within floating-point residue of (logs and sums)."""
+    return next((e for e in ends if math.isfinite(e) and abs(x - e) < bs.RESIDUE), x)
 
 
 def det_fmr_grid(counts: Counts, points: int) -> np.ndarray:

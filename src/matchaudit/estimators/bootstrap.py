@@ -534,57 +534,34 @@ def measure_replicates(fmr: np.ndarray, fnmr: np.ndarray) -> dict[tuple[str, str
     return out
 
 
-def fairness_replicates(fmr: np.ndarray, fnmr: np.ndarray, fnmr_v: np.ndarray | None = None,
-                        within: tuple[np.ndarray, np.ndarray] | None = None, keep: np.ndarray | None = None):
-    """Fairness-measure replicates at each FMR target from per-view rates ``(R+1, T, 1+G)`` (view 0 overall,
-    row 0 the plug-in): ({(rate, measure): (R+1, T)}, the measures of the V-statistic rates ``fnmr_v`` (T, 1+G)
-    or None). ``within``: the within-identity variances (estimate, bootstrap), each (T, 1+G), that give each
-    group's FNMR replicates the recentered bootstrap's small-sample correction (:func:`corrected_replicates`).
-    ``keep``: (G,) bool, the groups the measures are taken over (default all; the audit's small-group exclusion,
-    the same groups as its exact measures)."""
-    fn_g = fnmr[..., 1:]
-    if within is not None:
-        fn_g = corrected_replicates(fn_g, fnmr_v[:, 1:], fnmr[0, :, 1:], within[0][:, 1:], within[1][:, 1:])
+def group_replicates(method: str, fmr: np.ndarray, fnmr: np.ndarray, fnmr_v: np.ndarray | None = None,
+                     within: tuple[np.ndarray, np.ndarray] | None = None, keep: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's FMR and FNMR pseudo-replicates ``(R, T, k)`` at the FMR targets, from per-view rates
+    ``(R+1, T, 1+G)`` (view 0 overall, row 0 the plug-in): replicates whose percentile interval is ``method``'s
+    interval of the group's rate — the replicates themselves for the percentile bootstraps; for the recentered
+    ones each deviation from the V-statistic rates ``fnmr_v`` (T, 1+G) added to the plug-in, with the
+    small-sample correction ``within`` (estimate, bootstrap variances, each (T, 1+G); :func:`corrected_replicates`).
+    ``keep``: (G,) bool, the groups kept (default all). The input of the fairness measures' intervals
+    (:mod:`matchaudit.estimators.fairness_projection`)."""
     k = slice(None) if keep is None else np.asarray(keep, bool)
-    fm_k, fn_k = fmr[..., 1:][..., k], fn_g[..., k]
-    meas_v = None if fnmr_v is None else measure_replicates(fmr[0, :, 1:][..., k], fnmr_v[:, 1:][..., k])
-    meas = measure_replicates(fm_k, fn_k)
-    rates = (("FMR", fm_k, None if fnmr_v is None else fmr[0, :, 1:][..., k]),
-             ("FNMR", fn_k, None if fnmr_v is None else fnmr_v[:, 1:][..., k]))
-    for rate, x, xv in rates if fm_k.shape[-1] >= 2 else ():  # one group: NaN measures, as measure_replicates
-        pair = extreme_pairs(x[0])
-        for name, val in pair_measures(x, pair).items():  # PAIR_MEASURES
-            meas[(rate, name)] = val
-            if meas_v is not None:
-                meas_v[(rate, name)] = pair_measures(xv, pair)[name]
-    return meas, meas_v
+    fm = fmr[1:, :, 1:][..., k]
+    fn = fnmr[..., 1:]
+    if method in RECENTRED and fnmr_v is not None:
+        if within is not None:
+            fn = corrected_replicates(fn, fnmr_v[:, 1:], fnmr[0, :, 1:], within[0][:, 1:], within[1][:, 1:])
+        with np.errstate(invalid="ignore"):
+            fn = np.clip(fnmr[0, :, 1:] + (fn[1:] - fnmr_v[:, 1:]), 0.0, 1.0)
+    else:
+        fn = fn[1:]
 
-
-PAIR_MEASURES = ("max_min_ratio", "max_min_difference")
-"""The fairness measures whose replicates hold the estimate's two extreme groups fixed (:func:`pair_measures`)."""
-
-
-def extreme_pairs(plug_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per target, the groups with the highest and the lowest plug-in rate, ``(T, m) -> (T,), (T,)`` (the first on
-    ties; a NaN rate makes the measures NaN, as :func:`matchaudit.metrics.fairness.summary_measures`)."""
-    return plug_in.argmax(axis=-1), plug_in.argmin(axis=-1)
-
-
-def pair_measures(x: np.ndarray, pair: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
-    """The max/min ratio and difference of the two groups ``pair`` (per target) held fixed, for rates ``(..., T, m)``:
-    on the plug-in they are the measures themselves; on a replicate, the same two groups' ratio and difference,
-    which fall below parity when their order flips. The max/min of each replicate's own extremes is biased away
-    from parity in finite samples (it picks the extremes anew: 1.022 [1.030, 7.60] on two groups 2% apart), so its
-    interval could not contain parity nor, at times, its estimate (docs/methods.md section 2)."""
-    from matchaudit.metrics.fairness import _ratio
-
-    t = np.arange(x.shape[-2])
-    hi, lo = x[..., t, pair[0]], x[..., t, pair[1]]
-    with np.errstate(invalid="ignore"):
-        return {"max_min_ratio": _ratio(hi, lo), "max_min_difference": hi - lo}
+    def rates(x: np.ndarray) -> np.ndarray:  # in [0, 1]; residue of 1 - accepted/total within RESIDUE of 0 is 0
+        with np.errstate(invalid="ignore"):
+            return np.where(np.abs(x) < RESIDUE, 0.0, np.clip(x, 0.0, 1.0))
+    return rates(fm), rates(fn[..., k])
 
 
 __all__ = ["BOOTSTRAP", "GridCurves", "RECENTRED", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
-           "corrected_replicates", "extreme_pairs", "fairness_replicates", "pair_measures", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "grid_curves", "interval_from_replicates",
+           "corrected_replicates", "group_replicates", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "grid_curves", "interval_from_replicates",
            "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_curves", "v_statistic",
            "view_names"]

@@ -32,6 +32,7 @@ from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
+from matchaudit.estimators import fairness_projection as fp
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators import vmf_truth as vt
 from matchaudit.estimators.audit_intervals import RECENTRED, closed_form
@@ -196,17 +197,20 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
         fn_views = bs.fnmr_at_targets(c)
         fv_views = bs.fnmr_v_at_targets(c, v) if method in RECENTRED else None
         fn, fv = fn_views[..., 0], None if fv_views is None else fv_views[:, 0]
-        meas, meas_v = ({}, None) if not measures else bs.fairness_replicates(
-            bs.fmr_at_targets(c), fn_views, fv_views, (wv.estimate[T:], wv.bootstrap[T:]) if fv is not None else None)
-        for ti, a in enumerate(cfg.fmr_targets):
-            for level in cfg.levels:
+        fm_g, fn_g = bs.group_replicates(method, bs.fmr_at_targets(c), fn_views, fv_views,
+                                         (wv.estimate[T:], wv.bootstrap[T:]) if fv is not None else None)
+        plug = summary_measures(fn_views[0, :, 1:]) if measures else {}
+        for level in cfg.levels:
+            # FNMR fairness measures: the range over the groups' simultaneous box (fairness_projection)
+            bounds = fp.projected_intervals(fm_g, fn_g, level)[0] if measures else {}
+            for ti, a in enumerate(cfg.fmr_targets):
                 r = bs.interval_from_replicates(method, fn[0, ti], fn[1:, ti], None if fv is None else fv[ti], level,
                                                 within=within(T + ti, method))
                 out.append(dict(metric="ROC", method=method, fmr_target=a, level=level, **_cover(r, truth.fnmr[ti])))
-                for name, true in measures.items():  # FNMR fairness measures at the replicate's own threshold
-                    x = meas[("FNMR", name)]
-                    xv = None if meas_v is None else meas_v[("FNMR", name)][ti]
-                    r = bs.interval_from_replicates(method, x[0, ti], x[1:, ti], xv, level)
+                for name, true in measures.items():
+                    lo, hi = bounds[("FNMR", name)][ti]
+                    r = iv.IntervalResult(float(plug[name][ti]), iv.ConfidenceInterval(float(lo), float(hi)), method,
+                                          level)
                     out.append(dict(metric=f"FNMR:{name}", method=method, fmr_target=a, level=level,
                                     **_cover(r, float(true[ti]))))
     closed = [m for m in cfg.fixed_methods if m in iv.CLOSED_FORM]

@@ -24,6 +24,8 @@ COMBINED = ("fdr", "inequity_rate", "garbe")  # the measures of FMR and FNMR tog
 RANGE = {"max_min_ratio": (1.0, np.inf), "max_geomean_ratio": (1.0, np.inf), "log_geomean_sum": (0.0, np.inf),
          "gini": (0.0, 1.0), "max_min_difference": (0.0, 1.0), "fdr": (0.0, 1.0), "inequity_rate": (1.0, np.inf),
          "garbe": (0.0, 1.0)}
+# each measure's value when every group's rate is the same
+PARITY = {name: (hi if name == "fdr" else lo) for name, (lo, hi) in RANGE.items()}
 
 
 def _geomean(x: np.ndarray) -> np.ndarray:
@@ -47,11 +49,13 @@ def max_geomean_ratio(x: np.ndarray) -> np.ndarray:
 
 
 def log_geomean_sum(x: np.ndarray) -> np.ndarray:
-    """``sum_a |log10(X_a / geomean X)|``: NaN when any rate is zero (the log is undefined)."""
+    """``sum_a |log10(X_a / geomean X)|``: +inf when some rates are zero and others not (its limit), NaN when all
+    are zero (0/0)."""
     g = _geomean(x)[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.abs(np.log10(x / g)).sum(axis=-1)
-    return np.where((x > 0).all(axis=-1), out, np.nan)
+    zero = (x == 0).any(axis=-1)
+    return np.where(zero, np.where((x > 0).any(axis=-1), np.inf, np.nan), out)
 
 
 def gini(x: np.ndarray) -> np.ndarray:
@@ -82,12 +86,22 @@ def combined_measures(
     """FDR(a) = 1 - (a max|dFMR| + (1-a) max|dFNMR|); inequity rate = (FMR max/min)^a (FNMR max/min)^b;
     GARBE = a Gini(FMR) + (1-a) Gini(FNMR). Weights are explicit and recorded by callers."""
     fmr, fnmr = np.asarray(fmr, float), np.asarray(fnmr, float)
+    return combined_from_measures(max_min_difference(fmr), max_min_difference(fnmr), max_min_ratio(fmr),
+                                  max_min_ratio(fnmr), gini(fmr), gini(fnmr), fdr_weight=fdr_weight,
+                                  ir_exponents=ir_exponents, garbe_weight=garbe_weight)
+
+
+def combined_from_measures(fmr_difference, fnmr_difference, fmr_ratio, fnmr_ratio, fmr_gini, fnmr_gini, *,
+                           fdr_weight: float = 0.5, ir_exponents: tuple[float, float] = (1.0, 1.0),
+                           garbe_weight: float = 0.5) -> dict[str, np.ndarray]:
+    """The combined measures (:data:`COMBINED`) from the single-rate measures they are made of (one formula for
+    the estimates and for the bounds of :mod:`matchaudit.estimators.fairness_projection`)."""
     a, b = ir_exponents
     with np.errstate(invalid="ignore"):
         return dict(zip(COMBINED, (
-            1 - (fdr_weight * max_min_difference(fmr) + (1 - fdr_weight) * max_min_difference(fnmr)),  # fdr
-            max_min_ratio(fmr) ** a * max_min_ratio(fnmr) ** b,  # inequity_rate
-            garbe_weight * gini(fmr) + (1 - garbe_weight) * gini(fnmr),  # garbe
+            1 - (fdr_weight * np.asarray(fmr_difference, float) + (1 - fdr_weight) * np.asarray(fnmr_difference, float)),
+            np.asarray(fmr_ratio, float) ** a * np.asarray(fnmr_ratio, float) ** b,  # inequity_rate
+            garbe_weight * np.asarray(fmr_gini, float) + (1 - garbe_weight) * np.asarray(fnmr_gini, float),  # garbe
         )))
 
 

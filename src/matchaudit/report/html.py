@@ -339,7 +339,8 @@ def _fairness(res: dict, folder: Path) -> str:
     foot = "".join(f"<li>{esc(n)}</li>" for n in notes)
     return (f"<h2>Fairness measures ({esc(w)} weighting)</h2><p>Per FMR target, at the global threshold. "
             "Ratios equal 1 and differences 0 when all groups are equal; differences in percentage points; brackets: "
-            "interval when computed.</p>" + table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], rows_, 2)
+            "interval when computed: each measure's range over the groups' rate intervals that hold together at the "
+            "level, so an interval reaches parity exactly when no two groups are told apart (docs/intervals.md).</p>" + table(["rate", "measure"] + [f"FMR {t:g}" for t in targets], rows_, 2)
             + (f"<ol class='muted'>{foot}</ol>" if foot else "") + _small_groups_note(res, rows))
 
 
@@ -354,6 +355,7 @@ def _reading(res: dict, folder: Path) -> str:
              if t.get("weighting", w) == w}
     equivalences = {(r["metric"], r["fmr_target"], *r["groups"]): r for r in res.get("equivalence", [])}
     families = summarise_tests([t for t in res.get("tests", []) if t.get("weighting", w) == w])
+    ivs = _interval_lookup(res)
     ratios = {(f["rate"], f["target"]): f for f in res["fairness"] if f["measure"] == "max_min_ratio"
               and f["weighting"] == w and f["kind"] == "fmr_target"}
     lines = []
@@ -381,6 +383,8 @@ def _reading(res: dict, folder: Path) -> str:
                 verdict = "is" if t["significant"] else "is not"
                 text += (f" The gap {verdict} distinguishable from noise at {100 * (1 - alpha):.0f}% "
                          f"(adjusted p = {pvalue(t['pvalue_adjusted'])}).")
+                text += _two_questions(ivs.get((w, "all", f"{name}:max_min_difference", "fmr_target", target)),
+                                       bool(t["significant"]))
             elif not res.get("tests"):
                 text += " No test was run on this gap: run <code>matchaudit audit --tests</code> to tell it from noise."
             elif any(family_of(t)[3] == "pair" for t in res["tests"]):
@@ -395,6 +399,19 @@ def _reading(res: dict, folder: Path) -> str:
                 text += " (This target is below the data's resolution.)"
             lines.append(f"<li>{text}</li>")
     return "<h2>Reading</h2><div class='reading'><ul>" + "".join(lines) + "</ul></div>"
+
+
+def _two_questions(records: list[dict] | None, significant: bool) -> str:
+    """The one sentence that reconciles the pair test with the fairness table when they disagree (nothing when they
+    agree or the table has no interval for the gap)."""
+    if not records or "excludes_parity" not in records[0] or records[0]["excludes_parity"] == significant:
+        return ""
+    if significant:
+        return (" The fairness table's max-min interval still reaches 0: it bounds every group at once (each group's "
+                "interval at a stricter level), so it is the more cautious of the two answers.")
+    return (" The fairness table's max-min interval excludes 0 nonetheless: it is a bootstrap of identities bounding "
+            "every group at once, the test a permutation of identities between these two groups; near the boundary "
+            "the two can differ, and the test is the one whose level was measured.")
 
 
 def _family_words(f: dict) -> str:
