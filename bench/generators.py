@@ -76,14 +76,16 @@ def _tscore(groups, identities, samples, seed, scale) -> ma.MatchData:
     rng = np.random.default_rng(seed)
     k = groups * identities
     group = np.repeat(np.arange(groups), identities)
-    shift = rng.normal(0.0, 0.8, k)  # per-identity genuine shift
+    shift = rng.normal(0.0, 0.7, k)  # per-identity genuine shift
     side = rng.normal(0.0, 0.3, k)  # per-identity impostor effect
     ident = np.repeat(np.arange(k), samples)
     a, b = np.triu_indices(ident.size, 1)
     ia, ib = ident[a], ident[b]
     gen = ia == ib
-    score = np.where(gen, 3.0 + shift[ia] / scale[group[ia]] - (scale[group[ia]] - 1) + rng.normal(0, 1, a.size),
-                     stats.t.rvs(4, size=a.size, random_state=rng) + side[ia] + side[ib])
+    # a harder group (scale > 1): genuine scores lower by 0.8 (scale - 1) and its identities' shifts wider
+    sc = scale[group[ia]]
+    score = np.where(gen, 4.0 - 0.8 * (sc - 1) + shift[ia] * sc + rng.normal(0, 0.5, a.size),
+                     0.5 * stats.t.rvs(4, size=a.size, random_state=rng) + side[ia] + side[ib])
     names = np.array(_names(groups))
     return ma.from_scores(score, ia, ib, attributes_a={"group": names[group[ia]]},
                           attributes_b={"group": names[group[ib]]}, group_by="group")

@@ -223,3 +223,35 @@ def test_saving_where_nothing_can_be_written_says_so_and_views_take_a_target_as_
         assert e.value.param == "out"
     assert (tmp_path / "f").read_text() == "keep"
     assert result.at_fmr("1e-2").equals(result.at_fmr(1e-2))
+
+
+def test_library_entry_points_take_what_a_user_passes(tmp_path):
+    """#42 item 5 / hostile T1-T5: each raised a raw TypeError/ValueError/AttributeError."""
+    data = ma.simulate(samples_per_identity=3, dim=16, seed=4).as_data()
+    # T1: NumPy scalars (a threshold read from float32 scores is one)
+    a = ma.audit(data, fmr=np.float32(0.01), thresholds=np.float32(0.5), intervals=False)
+    b = ma.audit(data, fmr=0.01, thresholds=float(np.float32(0.5)), intervals=False)
+    assert a.at_fmr(0.01)["fnmr_errors"].tolist() == b.at_fmr(0.01)["fnmr_errors"].tolist()
+    # T3 and M12: groups as three names, or as the CLI's "A,B"
+    with pytest.raises(ma.InputError, match="give exactly two names") as e:
+        ma.test_gap(data, "fnmr_at_fmr", groups=("A", "B", "C"), fmr=1e-2)
+    assert e.value.param == "groups"
+    assert ma.test_gap(data, "fnmr", groups="A,B", threshold=0.5, n_resamples=99).details["groups"] == ["A", "B"]
+    # T4: the CLI spelling of two columns
+    trials = data_trials = ma.simulate(samples_per_identity=3, dim=16, seed=4).trial_list(50, 200, seed=0)
+    trials.to_csv(tmp_path / "t.csv", index=False)
+    got = ma.load_comparisons(tmp_path / "t.csv", sample_cols="sample_a,sample_b")
+    assert got.n_comparisons() == len(data_trials)
+    # a backend by name
+    x = ma.audit(data, fmr=0.01, n_resamples=50, backend="cpu", calibration=False)
+    y = ma.audit(data, fmr=0.01, n_resamples=50, calibration=False)
+    assert x.intervals.equals(y.intervals)
+    # T5: the label vocabulary of the comparison tables
+    rng = np.random.default_rng(0)
+    s = np.r_[rng.normal(0, 1, 300), rng.normal(3, 1, 100)]
+    with pytest.raises(ma.InputError, match="unrecognised label"):
+        ma.estimate(s, np.zeros(400), labels=["maybe"] * 400)
+    from matchaudit.labelfree.api import validate
+    words = ["genuine", "impostor", "", None, "target", "nontarget"] * 67
+    assert np.array_equal(validate(np.arange(402.0), np.zeros(402), words[:402])[2][:6], [1, 0, np.nan, np.nan, 1, 0],
+                          equal_nan=True)

@@ -205,3 +205,31 @@ def test_quiet_prints_nothing_like_every_other_command(demo_run, tmp_path):
     """``report --quiet`` was a usage error (every other command takes it)."""
     res = runner.invoke(app, ["report", str(demo_run / "results.json"), "--out", str(tmp_path / "r.html"), "--quiet"])
     assert res.exit_code == 0 and res.output == "" and (tmp_path / "r.html").stat().st_size > 0
+
+
+def test_a_degenerate_test_record_does_not_crash_the_report(demo_run, tmp_path):
+    """#42 item 5: an 18-group audit with --tests crashed the report (`'<' not supported between 'str' and
+    'float'` in test_summary.ranked): a degenerate record's p-value was the string "nan" beside numbers. The reader
+    now turns the schema's non-finite strings back into floats at the boundary; a group named "nan" stays a name."""
+    import json
+    import math
+    import shutil
+
+    from matchaudit.encoding import decoded
+    from matchaudit.report.html import write_report
+    from matchaudit.report.results import load_results, schema
+
+    folder = tmp_path / "run"
+    shutil.copytree(demo_run, folder, ignore=shutil.ignore_patterns("data", "report.html", ".matchaudit-*"))
+    doc = json.loads((folder / "results.json").read_text())
+    assert doc["tests"], "the demo runs the group tests"
+    broken = dict(doc["tests"][0], pvalue="nan", pvalue_holm="nan", pvalue_maxt="nan", pvalue_adjusted="nan",
+                  qvalue_bh="nan", effect="nan", significant=False)
+    doc["tests"] = [broken] + doc["tests"]
+    (folder / "results.json").write_text(json.dumps(doc))
+    loaded = load_results(folder / "results.json")
+    assert isinstance(loaded["tests"][0]["pvalue_adjusted"], float) and math.isnan(loaded["tests"][0]["pvalue_adjusted"])
+    page = write_report(folder / "results.json", tmp_path / "r.html").read_text()
+    assert "Group tests" in page or "group tests" in page
+    named = decoded({"tests": [dict(broken, group_a="nan")]}, schema())
+    assert named["tests"][0]["group_a"] == "nan" and math.isnan(named["tests"][0]["effect"])

@@ -120,6 +120,7 @@ def test_gap(
               unit=checks.choice(unit, ("identity", "comparison"), "unit"), progress=progress)
     confidence_level = checks.probability(confidence_level, "confidence_level")
     if groups is not None or data.n_groups == 2:
+        groups = None if groups is None else checks.pair(groups, "groups")  # three groups: use comparisons=
         return matching_group_test(data, metric, groups, alternative=checks.choice(alternative, Alternative, "alternative"),
                                    confidence_level=confidence_level, **kw)
     if data.n_groups < 2:
@@ -165,7 +166,7 @@ def test_equivalence(
     True
     """
     checks.match_data(data)
-    return equivalence_test(data, groups, metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
+    return equivalence_test(data, None if groups is None else checks.pair(groups, "groups"), metric=metric, fmr=fmr, margin=margin, scale=scale, method=ci_method,
                             n_resamples=n_resamples, alpha=alpha, seed=checks.seed(seed),
                             rule=checks.choice(rule, Rule, "rule"),
                             threshold_impostors=check_spec(threshold_impostors), progress=progress)

@@ -248,8 +248,13 @@ class Audit:
         what, param = {"fmr_target": ("FMR target", "fmr"), "fnmr_target": ("FNMR target", "fnmr"),
                        "threshold": ("threshold", "thresholds")}[kind]
         target = checks.number(target, param, finite=False)  # "1e-2" too (it was 'not in this audit')
+        checks.choice(weighting, self.config.weightings, "weighting")  # a typo was blamed on the target
         ops = self.operating_points
-        sel = ops[(ops["kind"] == kind) & (ops["target"] == target) & (ops["weighting"] == weighting)]
+        ops = ops[(ops["kind"] == kind) & (ops["weighting"] == weighting)]
+        targets = ops["target"].astype(float)
+        near = np.isclose(targets, target, rtol=1e-6, atol=0.0)  # a float32 0.01 is 0.0099999998
+        sel = ops[targets == target] if (targets == target).any() else ops[near] if targets[near].nunique() == 1 \
+            else ops.iloc[:0]
         if sel.empty:
             have = sorted({float(t) for t in ops.loc[ops["kind"] == kind, "target"]})
             raise InputError(f"{what} {target!r} with {weighting} weighting is not in this audit "
@@ -438,7 +443,7 @@ def audit(
     test_comparisons: Comparisons = "pairs",
     equivalence: tuple[float, float] | None = None,
     equivalence_scale: Literal["ratio", "difference"] = "ratio",
-    backend: Backend | None = None,
+    backend: Backend | str | None = None,
     progress: bool = False,
 ) -> Audit:
     """Audit a matching system: exact per-group error rates and fairness measures, with intervals and tests.
@@ -504,8 +509,9 @@ def audit(
         is tested to lie within it (TOST on ``n_resamples`` double-or-nothing identity replicates, or vertex when
         ``ci_method`` names it first; at ``1 - level``), on the ``equivalence_scale`` "ratio" (A / B) or
         "difference" (A - B). The report says "equivalent within the margin" only where this test says so.
-    backend : Backend, optional
-        Where the bootstrap's counting passes run (default: this process).
+    backend : Backend or str, optional
+        Where the bootstrap's counting passes run (default: this process): a Backend, or a backend's name
+        ("cpu", "dask", "gpu"; made with its defaults for this call).
     progress : bool
         Show progress bars.
 
@@ -563,8 +569,7 @@ def audit(
         result.failure_records = fta_records(data, checks.probability(level, "level"))
         result.warnings.append(failure_note(data.failures))
     if iopts is not None:
-        result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
-                                                                  result=exact, backend=backend)
+        result.interval_records, result.bands = _intervals(data, config, iopts, progress, exact, backend)
         if calibration or config.fnmr_targets:
             cal, dist, dual, note = score_analyses(data, config, exact, iopts, dcf, llr, progress)
             if calibration:
@@ -593,6 +598,21 @@ def audit(
             n_resamples=n_resamples, alpha=alpha, seed=seed,
             rule=config.rule, threshold_impostors=config.threshold_impostors, progress=progress)]
     return result
+
+
+def _intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, exact: AuditResult,
+               backend: Backend | str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`compute_intervals` on ``backend``: a Backend, or a name (``"cpu"``, ``"dask"``, ``"gpu"``) whose
+    backend is made with its defaults for this call and closed after it."""
+    if not isinstance(backend, str):
+        return compute_intervals(data, config, options, progress=progress, result=exact, backend=backend)
+    from matchaudit.engine import backends
+
+    engine = backends.make_backend(backend)
+    try:
+        return compute_intervals(data, config, options, progress=progress, result=exact, backend=engine)
+    finally:
+        engine.close()
 
 
 __all__ = ["Audit", "TestOptions", "audit", "group_tests"]

@@ -8,7 +8,7 @@ message in neutral words; the CLI prefixes its own flag for that parameter.
 from __future__ import annotations
 
 import math
-from numbers import Integral
+from numbers import Integral, Number
 from typing import Any, Iterable, get_args
 
 from matchaudit.errors import InputError
@@ -86,11 +86,20 @@ def seed(value: Any, param: str = "seed") -> int:
 def numbers(values: Any, param: str, **bounds: Any) -> tuple[float, ...]:
     """A scalar, a comma-separated string or a sequence as a tuple of checked floats (see :func:`number`), without
     duplicates (a string was taken for a sequence of characters: ``fmr="1e-3"`` said "fmr '1': give a number")."""
-    seq: Iterable[Any] = (values,) if isinstance(values, (int, float)) else _items(values)
+    scalar = isinstance(values, Number) or getattr(values, "ndim", None) == 0  # NumPy scalars and 0-d arrays too
+    seq: Iterable[Any] = (values,) if scalar else _items(values)
     out = tuple(number(v, param, **bounds) for v in seq)
     if len(set(out)) < len(out):
         raise InputError(f"{param} {list(out)}: a value is repeated; give each once.", param=param)
     return out
+
+
+def pair(values: Any, param: str) -> tuple[str, str]:
+    """Exactly two names: a sequence of two, or a comma-separated string ``"a,b"`` (as the CLI spells them)."""
+    items = [str(v) for v in _items(values)] if values is not None else []
+    if len(items) != 2 or "" in items:
+        raise InputError(f"{param} {values!r}: give exactly two names, as (a, b) or 'a,b'.", param=param)
+    return items[0], items[1]
 
 
 def match_data(value: Any, param: str = "data") -> Any:

@@ -1,6 +1,9 @@
 """The one JSON encoding of every file matchaudit writes (results.json, test.json, compare.json, estimate.json,
 protocol.json): plain JSON values, with non-finite floats as the strings ``"inf"``, ``"-inf"`` and ``"nan"``
-(JSON has no infinity; the results schema documents the strings). ``float(value)`` reads them back."""
+(JSON has no infinity; the results schema documents the strings as ``$defs/real``). Reading is the mirror image,
+at the same boundary: :func:`decoded` turns those strings back into floats wherever the schema says a number is,
+so no code past the reader ever meets a number spelled as a string (the report sorted p-values "nan" and 0.01
+together and crashed), and a group named "nan" stays a name."""
 
 from __future__ import annotations
 
@@ -25,3 +28,31 @@ def jsonable(x: Any) -> Any:
         v = float(x)
         return v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
     return x
+
+
+REAL = "#/$defs/real"
+
+
+def decoded(doc: Any, schema: dict[str, Any]) -> Any:
+    """``doc`` with every value the JSON ``schema`` types as ``$defs/real`` a float (``"nan"``, ``"inf"``,
+    ``"-inf"`` back to floats); everything else as it is."""
+    defs = schema.get("$defs", {})
+
+    def walk(x: Any, node: dict[str, Any]) -> Any:
+        ref = node.get("$ref")
+        if ref == REAL:
+            return float(x) if isinstance(x, str) else x
+        if ref is not None:
+            return walk(x, defs[ref.rsplit("/", 1)[-1]])
+        for key in ("oneOf", "anyOf", "allOf"):
+            for branch in node.get(key, ()):
+                x = walk(x, branch)
+        if isinstance(x, dict):
+            props, extra = node.get("properties", {}), node.get("additionalProperties")
+            return {k: walk(v, props[k]) if k in props else walk(v, extra) if isinstance(extra, dict) else v
+                    for k, v in x.items()}
+        if isinstance(x, list) and isinstance(node.get("items"), dict):
+            return [walk(v, node["items"]) for v in x]
+        return x
+
+    return walk(doc, schema)

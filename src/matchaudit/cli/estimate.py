@@ -62,19 +62,6 @@ def _groups(df: pd.DataFrame, col: str, where: Where) -> tuple[np.ndarray, np.nd
                      "Name it with --group-col.")
 
 
-def _labels(values: pd.Series, where: Where) -> np.ndarray:
-    """1.0 / 0.0 per row, NaN where the label is missing (an unlabelled pair)."""
-    import numpy as np
-
-    from matchaudit.data.validate import missing, parse_labels
-
-    unlabelled = missing(values)
-    out = np.full(len(values), np.nan)
-    if (~unlabelled).any():
-        out[~unlabelled] = parse_labels(values[~unlabelled].to_numpy(), where).astype(float)
-    return out
-
-
 @app.command("estimate")
 @user_errors
 def estimate(
@@ -105,7 +92,7 @@ def estimate(
         matchaudit estimate scores.csv --group-col ethnicity --label-col label --fmr 1e-3 --out est/
     """
     from matchaudit.data.readers import read_table
-    from matchaudit.data.validate import as_scores
+    from matchaudit.data.validate import as_scores, partial_labels
     from matchaudit.labelfree import NotConverged, estimate as run_estimate
     from matchaudit.labelfree.figures import plot_det, plot_ppc
     from matchaudit.outputs import staged
@@ -120,7 +107,7 @@ def estimate(
     if label_col is not None:
         if label_col not in df.columns:
             raise InputError(f"{where.what}: no label column {label_col!r}; columns are {', '.join(map(str, df.columns))}.")
-        labels = _labels(df[label_col], where)[keep]
+        labels = partial_labels(df[label_col].to_numpy(), where)[keep]
     targets = sorted({fmr, 1e-1, 1e-2, 1e-3} if 0 < fmr < 1 else {fmr})
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")

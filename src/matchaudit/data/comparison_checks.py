@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from matchaudit import checks
 from matchaudit.data import validate as v
 from matchaudit.errors import InputError, listing
 
@@ -63,10 +64,10 @@ def pair_columns(
     """The two per-side columns; the default names are optional (skipped when both are absent)."""
     if cols is None:
         return None
-    a, b = cols
+    a, b = checks.pair(cols, arg)
     if a in df.columns and b in df.columns:
         return df[a], df[b]
-    if tuple(cols) == default and a not in df.columns and b not in df.columns:
+    if (a, b) == default and a not in df.columns and b not in df.columns:
         return None
     missing = a if a not in df.columns else b
     raise InputError(v.missing_column(where, missing, list(df.columns), role, arg))

@@ -120,6 +120,17 @@ def parse_labels(values: object, where: Where) -> np.ndarray:
     return parsed.astype(bool)
 
 
+def partial_labels(values: object, where: Where) -> np.ndarray:
+    """1.0 (genuine) / 0.0 (impostor) per row in any vocabulary of :func:`parse_labels`, NaN where the label is
+    missing (an unlabelled pair of a label-free estimate)."""
+    arr = as_array(values)
+    unlabelled = missing(arr)
+    out = np.full(arr.shape[0], np.nan)
+    if (~unlabelled).any():
+        out[~unlabelled] = parse_labels(arr[~unlabelled], where).astype(float)
+    return out
+
+
 def encode(names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique names and int64 codes into them (hashing, then sorting only the distinct names)."""
     codes, uniq = pd.factorize(np.asarray(names, dtype=str))

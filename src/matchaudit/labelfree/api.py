@@ -26,6 +26,7 @@ from matchaudit.labelfree.curves import band
 from matchaudit.labelfree.starting_values import Init, initialise
 from matchaudit.labelfree.model import SHAPE_PRIORS, GroupModel, LabelSampling, Priors, ShapePrior, component, constrain
 from matchaudit.labelfree.twopiece import family as get_family
+from matchaudit.data.validate import Where, partial_labels
 from matchaudit.progress import Meter
 
 RHAT_REFUSE = 1.2  # the paper's criterion
@@ -161,7 +162,8 @@ def _likelihood_text(g: GroupFit) -> str:
 
 
 def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scores (finite floats), group names (str) and labels (0/1/NaN) as arrays, or an InputError."""
+    """Scores (finite floats), group names (str) and labels (0/1/NaN: any vocabulary of
+    :func:`matchaudit.data.validate.parse_labels`, missing = unlabelled) as arrays, or an InputError."""
     s = np.asarray(scores, dtype=float)
     g = np.asarray(groups).astype(str)
     if s.ndim != 1 or g.shape != s.shape:
@@ -170,7 +172,7 @@ def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if bad.size:
         raise InputError(f"{bad.size} scores are missing or not finite (rows {listing(bad.tolist())}); "
                          "failures to acquire must be handled before a label-free estimate")
-    y = np.full(s.shape, np.nan) if labels is None else np.asarray(labels, dtype=float)
+    y = np.full(s.shape, np.nan) if labels is None else partial_labels(labels, Where("labels"))
     if y.shape != s.shape:
         raise InputError(f"labels must be as long as scores ({y.shape} vs {s.shape})")
     odd = np.flatnonzero(~np.isnan(y) & (y != 0) & (y != 1))

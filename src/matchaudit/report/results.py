@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit import __version__
-from matchaudit.encoding import jsonable
+from matchaudit.encoding import decoded, jsonable
 from matchaudit.errors import InputError
 
 MAX_CURVE_POINTS = 4000
@@ -61,7 +61,7 @@ def load_results(path: Path, param: str | None = None) -> dict[str, Any]:
         at = "/".join(map(str, error.absolute_path)) or "the top level"
         raise InputError(f"{path}: not a complete results.json of `matchaudit audit` ({error.message} at {at}); "
                          "re-run the audit or give its unmodified output.", param=param)
-    return doc
+    return decoded(doc, schema())  # "nan"/"inf" back to floats wherever a number is (matchaudit.encoding)
 
 
 def load_section(path: Path, kind: str) -> dict[str, Any]:
