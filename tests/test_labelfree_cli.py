@@ -63,10 +63,9 @@ def test_estimate_reads_minus_one_as_a_non_match():
     """``estimate --label-col`` used to read -1 as a labelled match (the sign was stripped)."""
     import pandas as pd
 
-    from matchaudit.cli.estimate import _labels
-    from matchaudit.data.validate import Where
+    from matchaudit.data.validate import Where, partial_labels
 
-    got = _labels(pd.Series([1, -1, None, "+1", "-1"], dtype=object), Where("t.csv", 2))
+    got = partial_labels(pd.Series([1, -1, None, "+1", "-1"], dtype=object), Where("t.csv", 2))
     assert got[[0, 1, 3, 4]].tolist() == [1.0, 0.0, 1.0, 0.0] and np.isnan(got[2])
 
 

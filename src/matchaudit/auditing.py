@@ -542,6 +542,10 @@ def audit(
     no_intervals = None
     if iopts is not None and not data.has_identities:
         no_intervals, iopts = intervals_without_identities(iopts), None
+    elif not intervals and calibration and (llr or dcf is not None):  # asked for, and silently missing before
+        no_intervals = ("Cllr, minCllr and the actual and minimum DCF at the dcf points come with their intervals "
+                        "(one pass over the sorted scores): skipped without intervals (CLI --no-intervals); the "
+                        "per-group minDCF at the audit's own prior is in curve_summaries")
     if iopts is not None:
         check_methods(data, iopts)
     alpha = round(1 - checks.probability(level, "level"), 12)

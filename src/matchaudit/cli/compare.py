@@ -14,7 +14,7 @@ from rich.console import Console
 from matchaudit import __version__
 from matchaudit.choices import PAIRED_SCHEMES
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, names, output_dir, user_errors
+from matchaudit.cli.common import err_console, floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
 
 console = Console()
@@ -165,4 +165,6 @@ def compare(
         for t in res.tests:
             console.print(f"paired swap test at FMR {t.details['fmr_target']:g}: p = {t.pvalue:.4g}"
                           + (f" ({t.reason})" if t.reason else f", {t.direction}"))
+        for w in res.warnings:
+            err_console.print(f"[yellow]Warning:[/] {w}", highlight=False, soft_wrap=True)
         console.print(f"Results written to [bold]{out}[/] (compare.json, differences.csv, compare.png).")

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import output_dir, user_errors
+from matchaudit.cli.common import floats, output_dir, user_errors
 from matchaudit.errors import InputError
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def estimate(
     distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated first."),
     family: FamilyOpt = typer.Option(FamilyOpt.sas, "--family", help="Two-piece family of both score distributions."),
     shape_prior: str = typer.Option("jeffreys", "--shape-prior", help="Priors of the tail parameters: jeffreys (default; Jeffreys prior of the t d.o.f., weak log-normal for sinh-arcsinh; nominal coverage in our recovery study), weak (Gamma(2, 0.1) d.o.f.) or supplement (the paper's; both pull heavy tails towards normal)."),
-    fmr: float = typer.Option(1e-3, "--fmr", help="FMR target (per-group FNMR@FMR and the pooled global threshold)."),
+    fmr: str = typer.Option("1e-1,1e-2,1e-3", "--fmr", help="FMR targets, comma-separated (per-group FNMR@FMR and the pooled global threshold at each)."),
     level: float = typer.Option(0.89, "--level", help="Credible level of the equal-tailed bands (0.89 as in SPE-FR)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (default) or > t."),
     sampler: SamplerOpt = typer.Option(SamplerOpt.auto, "--sampler", help="NUTS via NumPyro (extra 'mcmc'), the NumPy sampler, or auto."),
@@ -108,7 +108,7 @@ def estimate(
         if label_col not in df.columns:
             raise InputError(f"{where.what}: no label column {label_col!r}; columns are {', '.join(map(str, df.columns))}.")
         labels = partial_labels(df[label_col].to_numpy(), where)[keep]
-    targets = sorted({fmr, 1e-1, 1e-2, 1e-3} if 0 < fmr < 1 else {fmr})
+    targets = floats(fmr, "--fmr")
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         try:

@@ -72,11 +72,12 @@ class ModelComparison:
     seed: int
     details: dict = field(default_factory=dict)
     replicates: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # the data's own (duplicated comparisons, failures...)
 
     def to_dict(self) -> dict:
         return jsonable({"records": self.records, "tests": [t.to_dict() for t in self.tests],
                          "fmr_targets": self.fmr_targets, "method": self.method, "n_resamples": self.n_resamples,
-                         "seed": self.seed, "details": self.details})
+                         "seed": self.seed, "details": self.details, "warnings": self.warnings})
 
 
 class IdentityReplicates:
@@ -266,7 +267,8 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
                                    seed=seed, fmr_reference=fmr_reference, confidence_level=level, progress=progress))
     return ModelComparison(records, tests, targets, method, n_resamples, seed,
                            {"fmr_reference": fmr_reference, "rule": rule, "n_permutations": n_permutations,
-                            "protocol": a.protocol, "groups": list(a.group_names), "data": a.fingerprint()}, reps)
+                            "protocol": a.protocol, "groups": list(a.group_names), "data": a.fingerprint()}, reps,
+                           [f"model {name}: {w}" for name, d in (("A", a), ("B", b)) for w in d.warnings])
 
 
 __all__ = ["IdentityReplicates", "ModelComparison", "SCHEMES", "check_paired", "compare_models", "comparison_arrays", "contenders",

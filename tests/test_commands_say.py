@@ -1,0 +1,47 @@
+"""The commands say what they do (#42 item 5): nothing dropped or kept silently."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from typer.testing import CliRunner
+
+import matchaudit as ma
+from matchaudit.cli import app
+
+runner = CliRunner()
+
+
+def test_compare_warns_of_duplicated_comparisons(tmp_path):
+    """Its help said "with a warning"; the duplicated pairs were kept silently."""
+    t = ma.simulate(samples_per_identity=3, dim=16, seed=2).trial_list(60, 300, seed=0)
+    swapped = t.iloc[:5].rename(columns={"sample_a": "sample_b", "sample_b": "sample_a", "identity_a": "identity_b",
+                                         "identity_b": "identity_a", "group_a": "group_b", "group_b": "group_a"})
+    pd.concat([t, swapped]).to_csv(tmp_path / "dup.csv", index=False)
+    res = runner.invoke(app, ["compare", "--comparisons-a", str(tmp_path / "dup.csv"), "--comparisons-b",
+                              str(tmp_path / "dup.csv"), "--fmr", "0.1", "--n-resamples", "40", "--n-permutations", "9",
+                              "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert "Warning: model A: 5 comparisons" in res.output or "Warning: model A:" in res.output
+    doc = json.loads((tmp_path / "o" / "compare.json").read_text())
+    assert any("listed more than once" in w or "more than once" in w for w in doc["result"]["warnings"])
+
+
+def test_no_intervals_says_the_calibration_metrics_it_asked_for_are_skipped():
+    data = ma.simulate(samples_per_identity=3, dim=16, seed=2).as_data()
+    res = ma.audit(data, fmr=0.01, intervals=False, llr=True)
+    assert any("Cllr" in w and "skipped without intervals" in w for w in res.warnings)
+    assert not any("Cllr" in w for w in ma.audit(data, fmr=0.01, intervals=False).warnings)
+
+
+def test_estimate_takes_a_list_of_fmr_targets_and_only_those(tmp_path):
+    from tests.test_labelfree_cli import _table
+
+    path = _table(tmp_path)
+    res = runner.invoke(app, ["estimate", str(path), "--score-col", "sim", "--group-col", "eth", "--label-col", "lab",
+                              "--sampler", "numpy", "--draws", "1500", "--fmr", "1e-2,5e-2", "--out", str(tmp_path / "o"),
+                              "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "o" / "estimate.json").read_text())
+    assert sorted(doc["fmr_targets"]) == [0.01, 0.05]
