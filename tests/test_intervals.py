@@ -275,3 +275,18 @@ def test_zero_false_match_bound():
     tot = iv.ImpostorTotals.from_matrices(np.full((20, 20), 9.0), np.zeros((20, 20)))
     r = iv.fmr_interval("wilson", tot)
     assert r.confidence_interval == (0.0, pytest.approx(-math.log(0.05) / 10)) and "20 identities" in r.note
+
+
+def test_zero_false_matches_come_with_a_bound_under_a_stated_assumption():
+    """#43 item 6: 0/79,200 false matches among 200 identities read 'FMR up to 3%' (floor(K/2) disjoint pairs,
+    valid whatever the dependence); beside it, the bound if the K(K-1)/2 identity pairs were independent,
+    labelled with that assumption."""
+    import math
+
+    from matchaudit.estimators import intervals as iv
+
+    r = iv.zero_fmr("wilson", 79_200, 200)
+    assert r.confidence_interval.high == pytest.approx(-math.log(0.05) / 100)
+    assert r.extra["bound_if_pairs_independent"] == pytest.approx(-math.log(0.05) / 19_900)
+    assert "independent" in r.extra["bound_assumption"] and "assumption" in r.to_dict()["bound_assumption"]
+    assert iv.independent_pairs_bound(1) == 1.0

@@ -395,9 +395,27 @@ def zero_fnmr(method: str, comparisons: int, genuine_per_identity: np.ndarray | 
 
 def zero_fmr(method: str, comparisons: int, n_identities: int, level: float = 0.95,
              alternative: Alternative = "two-sided") -> IntervalResult:
-    """FMR observed as 0 in ``comparisons`` among ``n_identities``: ``[0, zero_false_match_bound]``."""
-    return _zero_errors(method, comparisons, zero_false_match_bound(n_identities, level), level, alternative,
-                        f"{n_identities} identities (floor(K/2) disjoint identity pairs)")
+    """FMR observed as 0 in ``comparisons`` among ``n_identities``: ``[0, zero_false_match_bound]``, the
+    assumption-free bound; beside it (``extra``) the tighter bound if distinct identity pairs were independent
+    (:func:`independent_pairs_bound`), labelled with that assumption (#43 item 6: 0/79,200 read "up to 6%")."""
+    r = _zero_errors(method, comparisons, zero_false_match_bound(n_identities, level), level, alternative,
+                     f"{n_identities} identities (floor(K/2) disjoint identity pairs)")
+    tight = independent_pairs_bound(n_identities, level)
+    r.extra.update(bound_if_pairs_independent=tight, bound_assumption=INDEPENDENT_PAIRS)
+    r.note += f"; {tight:.3g} if {INDEPENDENT_PAIRS}"
+    return r
+
+
+INDEPENDENT_PAIRS = ("the K(K-1)/2 identity pairs are independent (they share identities, so this is an "
+                     "assumption, not a guarantee)")
+
+
+def independent_pairs_bound(n_identities: int, level: float = 0.95) -> float:
+    """One-sided ``level`` upper bound for an FMR observed as 0 if the ``K(K-1)/2`` identity pairs were independent:
+    each pair shows no false match with probability at most ``exp(-p_kl)``, so ``P(none) <= exp(-M FMR)`` with
+    ``M`` the pairs (equal impostor comparisons per pair, as all-pairs designs have)."""
+    pairs = n_identities * (n_identities - 1) // 2
+    return 1.0 if pairs < 1 else float(min(1.0, -math.log(1 - level) / pairs))
 
 
 def _dispatch(method, x, n, var, jack, level, alternative, zero) -> IntervalResult:
@@ -419,6 +437,6 @@ def _dispatch(method, x, n, var, jack, level, alternative, zero) -> IntervalResu
 
 
 __all__ = ["CLOSED_FORM", "ConfidenceInterval", "ImpostorTotals", "IntervalResult", "clopper_pearson",
-           "effective_size", "fmr_interval", "fmr_variance", "fnmr_interval", "fnmr_variance", "weighted_fnmr_variance",
+           "effective_size", "fmr_interval", "fmr_variance", "independent_pairs_bound", "fnmr_interval", "fnmr_variance", "weighted_fnmr_variance",
            "jackknife_variance_fmr", "jackknife_variance_fnmr", "rule_of_three", "wald", "wilson", "wilson_bounds",
            "zero_error_bound", "zero_false_match_bound", "zero_fmr", "zero_fnmr"]

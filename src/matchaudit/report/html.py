@@ -102,6 +102,10 @@ def _span(r: dict) -> str:
     mark = f" <span class='warn' title='{esc(r.get('method_reason', ''))}'>†</span>" if r.get("indicative") else ""
     if math.isnan(_num(r["low"])) or math.isnan(_num(r["high"])):
         return f"<span title='{esc(r.get('note') or '')}'>undefined</span>{mark}"
+    tight = r.get("bound_if_pairs_independent")
+    if tight is not None:  # zero false matches: the assumption-free bound, then the one under its assumption
+        mark += (f" <span class='muted' title='{esc('if ' + r.get('bound_assumption', ''))}'>(≤ {pct(tight, 2)} if "
+                 "identity pairs are independent‡)</span>")
     return f"{interval(r['low'], r['high'], 'rate')}{mark}"
 
 
@@ -147,6 +151,11 @@ def _operating(res: dict, folder: Path) -> str:
         parts.append("<p class='muted'>† indicative: the regime grid (docs/intervals.md) does not validate this "
                      "interval here (few errors, few identities, or a new population's FNMR); hover for the reason, "
                      "or read <code>method_reason</code> in results.json.</p>")
+    if any("‡" in part for part in parts):
+        parts.append("<p class='muted'>‡ No false match observed: the interval's upper end holds whatever the "
+                     "dependence between comparisons (floor(K/2) disjoint identity pairs); the smaller bound beside "
+                     "it assumes the K(K-1)/2 identity pairs independent, which they are not exactly (they share "
+                     "identities).</p>")
     return "".join(parts)
 
 
