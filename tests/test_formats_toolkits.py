@@ -423,3 +423,66 @@ def test_comparing_models_on_label_only_trials_is_refused_by_reason():
     labels_only = load_wespeaker(FIX / "wespeaker.score")
     with pytest.raises(InputError, match="model comparison resamples identities"):
         ma.compare(labels_only, labels_only, fmr=1e-1, n_resamples=40)
+
+
+# --- native files as the tools write them (#42 item 3) -------------------------------------------------------
+
+def test_wespeaker_normalised_scores_as_score_norm_writes_them(tmp_path):
+    """wespeaker/bin/score_norm.py writes '{} {} {:.5f} {} {:.4f} {:.4f} {:.4f} {:.4f}': enrol, test, the normed
+    score, the label, then the two embeddings' magnitudes and cohort means. It was refused ("found 8")."""
+    rows = _lines("wespeaker.score")
+    rng = np.random.default_rng(3)
+    normed = tmp_path / "vox1_O.asnorm.score"
+    normed.write_text("".join("{} {} {:.5f} {} {:.4f} {:.4f} {:.4f} {:.4f}\n".format(
+        e, t, float(s), lab, *rng.uniform(0.1, 30, 4)) for e, t, s, lab in rows))
+    got = load_wespeaker(normed, speaker_of="path", metadata=FIX / "vox1_meta.csv", group_by="Gender")
+    _same_audit(got, load_wespeaker(FIX / "wespeaker.score", speaker_of="path", metadata=FIX / "vox1_meta.csv",
+                                    group_by="Gender"))
+
+
+def test_speechbrain_scores_as_its_recipes_write_them(tmp_path):
+    """speechbrain's VoxCeleb recipes write '%s %s %i %f' (enrol, test, the 0/1 label, then the score), ids
+    without '.wav'. No reader before: wespeaker said 'unrecognised label', kaldi the column count."""
+    trials, scores = _lines("vox_trials.txt"), _lines("vox_scores_aligned.txt")
+    sb = tmp_path / "scores.txt"
+    sb.write_text("".join("%s %s %i %f\n" % (e.removesuffix(".wav"), t.removesuffix(".wav"), int(lab), float(s[0]))
+                          for (lab, e, t), s in zip(trials, scores)))
+    from matchaudit.data.wespeaker import load_speechbrain
+
+    got = load_speechbrain(sb, metadata=FIX / "vox1_meta.csv", group_by="Gender")
+    tidy = pd.read_csv(_vox_tidy(tmp_path))
+    for c in ("sample_a", "sample_b"):
+        tidy[c] = tidy[c].str.removesuffix(".wav")
+    tidy.to_csv(tmp_path / "sb_tidy.csv", index=False)
+    want = load_comparisons(tmp_path / "sb_tidy.csv", metadata_path=tmp_path / "meta.csv",
+                            metadata_key="VoxCeleb1 ID", group_by="Gender")
+    assert _counts(got) == (12, 54)
+    _same_audit(got, want)
+    res = runner.invoke(app, ["audit", "--format", "speechbrain", "--scores", str(sb), "--metadata",
+                              str(FIX / "vox1_meta.csv"), "--group-by", "Gender", "--fmr", "0.1", "--no-intervals",
+                              "--no-figures", "--out", str(tmp_path / "o"), "--quiet"])
+    assert res.exit_code == 0, res.output
+
+
+def test_pair_table_takes_the_column_flags(tmp_path):
+    """`--format pair-table --sample-cols img1,img2 --identity-cols subj1,subj2` ignored both flags, then asked
+    for them (M5); compare reads score-file formats too."""
+    df = pd.read_csv(FIX / "bfw_pairs.csv")
+    renamed = tmp_path / "rfw.csv"
+    df.rename(columns={"p1": "img1", "p2": "img2", "id1": "subj1", "id2": "subj2"}).to_csv(renamed, index=False)
+    score = next(c for c in df.columns if c not in ("fold", "p1", "p2", "label", "id1", "id2") and
+                 pd.api.types.is_float_dtype(df[c]))
+    common = ["--fmr", "0.1", "--no-intervals", "--no-figures", "--quiet", "--score-col", score]
+    res = runner.invoke(app, ["audit", "--format", "pair-table", "--comparisons", str(renamed), "--sample-cols",
+                              "img1,img2", "--identity-cols", "subj1,subj2", "--out", str(tmp_path / "a"), *common])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["audit", "--format", "pair-table", "--comparisons", str(FIX / "bfw_pairs.csv"),
+                              "--out", str(tmp_path / "b"), *common])
+    assert res.exit_code == 0, res.output
+    a = pd.read_csv(tmp_path / "a" / "operating_points.csv")
+    b = pd.read_csv(tmp_path / "b" / "operating_points.csv")
+    assert a[["fmr_errors", "fnmr_errors", "threshold"]].equals(b[["fmr_errors", "fnmr_errors", "threshold"]])
+    res = runner.invoke(app, ["compare", "--format", "wespeaker", "--scores-a", str(FIX / "wespeaker.score"),
+                              "--scores-b", str(FIX / "wespeaker.score"), "--speaker-of", "path", "--fmr", "0.1",
+                              "--n-resamples", "40", "--n-permutations", "9", "--out", str(tmp_path / "c"), "--quiet"])
+    assert res.exit_code == 0, res.output

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from matchaudit import __version__
 from matchaudit.choices import PAIRED_SCHEMES
+from matchaudit import checks
 from matchaudit.cli.app import app
 from matchaudit.cli.common import err_console, floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
@@ -76,7 +77,16 @@ def compare(
     comparisons_b: Path = typer.Option(None, "--comparisons-b", help="The same comparisons (same rows) scored by model B."),
     comparisons: Path = typer.Option(None, "--comparisons", help="One table holding both models' scores, one column each (with --score-cols)."),
     score_cols: str = typer.Option(None, "--score-cols", help="With --comparisons: model A's and model B's score columns, e.g. modelA,modelB."),
-    fmt: str = typer.Option("tidy", "--format", help="Layout of the comparison tables: tidy or pair-table (BFW's p1,p2,id1,id2,...; see docs/formats.md)."),
+    fmt: str = typer.Option("tidy", "--format", help="Input format, as audit's: tidy or pair-table tables (--comparisons-a/-b or --comparisons with --score-cols), or a score-file format (bob, bob-csv, kaldi, voxceleb, voxsrc, wespeaker, speechbrain, nist-sre, frvt, score-matrix) with --scores-a and --scores-b and the files they share (see docs/formats.md)."),
+    scores_a: Path = typer.Option(None, "--scores-a", help="A score-file --format: model A's score file (or score matrix)."),
+    scores_b: Path = typer.Option(None, "--scores-b", help="A score-file --format: model B's score file for the same trials."),
+    trials: Path = typer.Option(None, "--trials", help="A score-file --format: the trial list both score files score (kaldi, voxceleb, voxsrc; wespeaker's 3-column files)."),
+    key: Path = typer.Option(None, "--key", help="--format nist-sre: the trial key."),
+    ids: Path = typer.Option(None, "--ids", help="--format score-matrix: the sample id of each row."),
+    metadata: Path = typer.Option(None, "--metadata", help="Subject or speaker table giving the --group-by attributes (score-file formats)."),
+    metadata_key: str = typer.Option(None, "--metadata-key", help="Key column of --metadata."),
+    speaker_of: str = typer.Option(None, "--speaker-of", "--subject-of", help="Identity of each id: prefix, path, or a file of '<id> <identity>' lines (score-file formats)."),
+    sample_cols: str = typer.Option(None, "--sample-cols", help="The two sample id columns of the tables (tidy default sample_a,sample_b; pair-table p1,p2)."),
     samples: Path = typer.Option(None, "--samples", help="Samples table (with --embeddings-a/--embeddings-b)."),
     embeddings_a: Path = typer.Option(None, "--embeddings-a", help="Model A embeddings (.npy aligned with --samples)."),
     embeddings_b: Path = typer.Option(None, "--embeddings-b", help="Model B embeddings (.npy aligned with --samples)."),
@@ -107,6 +117,8 @@ def compare(
         matchaudit compare --format pair-table --comparisons bfw.csv --score-cols vgg16,senet50 --group-by e --out cmp/
 
         matchaudit compare --samples samples.parquet --embeddings-a a.npy --embeddings-b b.npy --out cmp/
+
+        matchaudit compare --format wespeaker --scores-a a.score --scores-b b.score --speaker-of path --metadata vox1_meta.csv --group-by Gender
     """
     import pandas as pd
 
@@ -116,16 +128,30 @@ def compare(
     from matchaudit.outputs import staged
 
     output_dir(out, "compare", (comparisons_a, comparisons_b, comparisons, samples, embeddings_a, embeddings_b,
-                                pairs))
+                                pairs, scores_a, scores_b, trials, key, ids, metadata,
+                                speaker_of if speaker_of and Path(speaker_of).is_file() else None))
     gb = names(group_by)
     cols = names(identity_cols)
     if len(cols) != 2:
         raise InputError(f"--identity-cols {identity_cols!r}: give two columns.")
     if (score_cols is not None) != (comparisons is not None):
         raise InputError("--comparisons and --score-cols go together: one table and its two score columns.")
-    if fmt not in ("tidy", "pair-table"):
-        raise InputError(f"--format {fmt!r}: compare reads a tidy or a pair-table comparison table.")
-    if comparisons is not None:
+    tables = fmt in ("tidy", "pair-table")
+    files = {"--scores-a": scores_a, "--scores-b": scores_b, "--trials": trials, "--key": key, "--ids": ids}
+    if tables and any(v is not None for v in files.values()):
+        raise InputError(f"--format {fmt} reads comparison tables (--comparisons-a/-b or --comparisons); "
+                         f"{', '.join(k for k, v in files.items() if v is not None)} go with a score-file format.")
+    tidy = dict(score_col=score_col, identity_cols=(cols[0], cols[1]))
+    if sample_cols is not None:
+        tidy["sample_cols"] = checks.pair(sample_cols, "sample_cols")
+    if not tables:
+        if scores_a is None or scores_b is None or comparisons_a or comparisons_b or comparisons or samples:
+            raise InputError(f"--format {fmt}: give --scores-a and --scores-b (the two models' score files for the "
+                             "same trials), with the files they share (--trials, --key, --ids, --metadata).")
+        a, b = (load_by_format(fmt, scores=s, trials=trials, key=key, ids=ids, metadata=metadata,
+                               metadata_key=metadata_key, speaker_of=speaker_of, group_by=gb, duplicates=duplicates)
+                for s in (scores_a, scores_b))
+    elif comparisons is not None:
         if comparisons_a is not None or comparisons_b is not None:
             raise InputError("give one table (--comparisons with --score-cols) or two (--comparisons-a and "
                              "--comparisons-b), not both.")
@@ -134,10 +160,9 @@ def compare(
             raise InputError(f"--score-cols {score_cols!r}: give two score columns, model A's and model B's, e.g. "
                              "modelA,modelB.")
         a, b = (load_by_format(fmt, comparisons=comparisons, group_by=gb, duplicates=duplicates,
-                               tidy=dict(score_col=m, identity_cols=cols)) for m in models)
+                               tidy=dict(tidy, score_col=m)) for m in models)
     elif comparisons_a is not None and comparisons_b is not None:
-        a, b = (load_by_format(fmt, comparisons=t, group_by=gb, duplicates=duplicates,
-                               tidy=dict(score_col=score_col, identity_cols=cols))
+        a, b = (load_by_format(fmt, comparisons=t, group_by=gb, duplicates=duplicates, tidy=tidy)
                 for t in (comparisons_a, comparisons_b))
     elif samples is not None and embeddings_a is not None and embeddings_b is not None:
         if duplicates != "keep-both":

@@ -13,7 +13,7 @@ from matchaudit.data.formats import SpeakerOf, load_bob, load_identity_embedding
 from matchaudit.data.nist import load_frvt, load_nist_sre
 from matchaudit.data.pair_table import load_pair_table
 from matchaudit.data.score_matrix import load_score_matrix
-from matchaudit.data.wespeaker import load_voxsrc, load_wespeaker
+from matchaudit.data.wespeaker import load_speechbrain, load_voxsrc, load_wespeaker
 from matchaudit.errors import InputError
 from matchaudit.model import DuplicatePolicy, FtaPolicy, MatchData, Metric
 
@@ -25,6 +25,7 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "voxceleb": (("trials", "scores"), ()),
     "voxsrc": (("trials", "scores"), ()),
     "wespeaker": (("scores",), ("trials",)),
+    "speechbrain": (("scores",), ()),
     "nist-sre": (("scores", "key"), ("trials",)),
     "frvt": (("scores",), ()),
     "pair-table": (("comparisons",), ()),
@@ -34,8 +35,10 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 """The file options of each format: (required, optional)."""
 _OPTION = {"comparisons": "--comparisons", "scores": "--scores", "trials": "--trials", "embeddings": "--embeddings",
            "key": "--key", "ids": "--ids", "column_ids": "--column-ids", "mask": "--mask", "metadata": "--metadata"}
-_SPEAKERS = ("kaldi", "voxceleb", "voxsrc", "wespeaker", "nist-sre", "frvt")
+_SPEAKERS = ("kaldi", "voxceleb", "voxsrc", "wespeaker", "speechbrain", "nist-sre", "frvt")
 _FAILURES = ("tidy", "frvt")
+_TIDY_DEFAULTS = {"sample_cols": ("sample_a", "sample_b"), "identity_cols": ("identity_a", "identity_b")}
+"""The tidy table's default column names: given to --format pair-table they mean "not named", BFW's own apply."""
 
 
 def speaker_of_option(text: str | None) -> SpeakerOf:
@@ -120,6 +123,8 @@ def load_by_format(
         return load(trials, scores, speaker_of=who or "path", distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "wespeaker":
         return load_wespeaker(scores, trials, speaker_of=who, distance=distance, **meta)  # type: ignore[arg-type]
+    if fmt == "speechbrain":
+        return load_speechbrain(scores, speaker_of=who or "path", distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "nist-sre":
         return load_nist_sre(scores, key, trials=trials, speaker_of=who, distance=distance,  # type: ignore[arg-type]
                              **meta)
@@ -128,9 +133,11 @@ def load_by_format(
             raise InputError("--format frvt needs the subject of each template: --subject-of FILE (lines "
                              "'<template> <subject>') or prefix.")
         return load_frvt(scores, who, fta_policy=fta_policy, distance=distance, **meta)  # type: ignore[arg-type]
-    if fmt == "pair-table":
+    if fmt == "pair-table":  # the tidy flags name its columns too (--sample-cols, --identity-cols were ignored)
+        cols = {k: table[k] for k in ("sample_cols", "identity_cols")
+                if table.get(k) is not None and table[k] != _TIDY_DEFAULTS[k]}
         return load_pair_table(comparisons, score_col=table.get("score_col", "score"),  # type: ignore[arg-type]
-                               label_col=table.get("label_col") or "label", distance=distance, **meta)
+                               label_col=table.get("label_col") or "label", distance=distance, **cols, **meta)
     if fmt == "score-matrix":
         if metadata_key is not None:
             raise InputError("--metadata-key: with --format score-matrix the samples table (--metadata) is keyed by "

@@ -18,7 +18,9 @@ def load_wespeaker(
 ) -> MatchData:
     """A wespeaker score file (``wespeaker/bin/score.py``): ``enrol test score target|nontarget`` lines when
     its trial list had labels, else ``enrol test score`` lines, which need that ``trials`` list (``enrol test
-    target|nontarget``, joined on (enrol, test) as for :func:`~matchaudit.data.formats.load_kaldi`).
+    target|nontarget``, joined on (enrol, test) as for :func:`~matchaudit.data.formats.load_kaldi`); or the
+    normalised scores of ``wespeaker/bin/score_norm.py`` (AS-norm, S-norm: the file its VoxCeleb recipe reports
+    from), 8 columns, ``enrol test normed_score target|nontarget`` then 4 cohort statistics, which are ignored.
 
     Identities: optional, ``speaker_of`` (``"path"`` for VoxCeleb ids ``id10270/x6uYqmx31kE/00001.wav``,
     ``"prefix"``, or a mapping); without them the labels alone say genuine/impostor. ``group_by`` columns come
@@ -31,7 +33,8 @@ def load_wespeaker(
                               group_by="Gender")
     """
     cols, where = read_columns(scores, "wespeaker score file", {4: "enrol test score target|nontarget",
-                                                               3: "enrol test score"})
+                                                               3: "enrol test score", 8: NORMALISED})
+    cols = cols[:4]  # score_norm.py's 4 cohort statistics after the label are not needed here
     if len(cols) == 3:
         if trials is None:
             raise InputError(f"{where.what} has no labels (3 columns: enrol test score); give the trial list it "
@@ -42,6 +45,32 @@ def load_wespeaker(
         raise InputError(f"{where.what} carries its labels (4 columns: enrol test score target|nontarget); drop "
                          "the trial list.")
     enrol, test, score, label = cols
+    ids = None
+    if speaker_of is not None:
+        ids = (speakers(enrol, speaker_of, where, "enrol"), speakers(test, speaker_of, where, "test"))
+    return comparisons(score, ids, v.parse_labels(label, where), (enrol, test), metadata, metadata_key, group_by,
+                       distance, where, duplicates=duplicates)
+
+
+NORMALISED = "enrol test score target|nontarget enroll_mag test_mag enroll_cohort_mean test_cohort_mean"
+"""The 8 columns of wespeaker's ``score_norm.py`` output."""
+
+
+def load_speechbrain(
+    scores: PathLike, *, speaker_of: SpeakerOf = "path", metadata: PathLike | None = None,
+    metadata_key: str | None = None, group_by: str | Sequence[str] = (), distance: bool = False,
+    duplicates: DuplicatePolicy = "keep-both",
+) -> MatchData:
+    """speechbrain's ``scores.txt`` (its VoxCeleb speaker-verification recipes): ``enrol test label score``
+    lines, the 0/1 label *before* the score, ids being the trial list's paths without ``.wav``
+    (``id10270/x6uYqmx31kE/00001``). Speakers: the first path component (``speaker_of`` to change that; they must
+    agree with the labels); ``group_by`` columns from a ``metadata`` speaker table such as ``vox1_meta.csv``.
+
+    Example::
+
+        data = load_speechbrain("results/scores.txt", metadata="vox1_meta.csv", group_by="Gender")
+    """
+    (enrol, test, label, score), where = read_columns(scores, "speechbrain score file", {4: "enrol test label score"})
     ids = None
     if speaker_of is not None:
         ids = (speakers(enrol, speaker_of, where, "enrol"), speakers(test, speaker_of, where, "test"))
