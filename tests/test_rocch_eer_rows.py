@@ -49,3 +49,35 @@ def test_unordered_rows_and_undefined_rows():
     got = rocch_eer_rows(np.vstack([xs, x[3:4]]), np.vstack([ys, y[3:4]]))
     np.testing.assert_array_equal(got[:-1], [_by_definition(a, b) for a, b in zip(xs, ys)])
     assert np.isnan(got[-1])
+
+
+def _sre16_eer(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The NIST SRE'16 scorer v4.1's EER (compute_pmiss_pfa_rbst + compute_eer, as wespeaker vendors it),
+    written out from its formulas: per sorted trial, FNR and FPR; the first point with FNR - FPR >= 0 and the last
+    below, linearly interpolated."""
+    lab = labels[np.argsort(scores, kind="stable")]
+    fnr = np.cumsum(lab == 1) / (lab == 1).sum()
+    fpr = 1 - np.cumsum(lab == 0) / (lab == 0).sum()
+    d = fnr - fpr
+    x1, x2 = np.flatnonzero(d >= 0)[0], np.flatnonzero(d < 0)[-1]
+    a = (fnr[x1] - fpr[x1]) / (fpr[x2] - fpr[x1] - (fnr[x2] - fnr[x1]))
+    return float(fnr[x1] + a * (fnr[x2] - fnr[x1]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_interpolated_eer_is_the_sre16_scorers(seed):
+    """#42 item 4: `--eer interpolated` reproduces the SRE'16 scorer (wespeaker's published numbers) on tie-free
+    scores; ROCCH-EER is the hull's, never above it."""
+    import matchaudit as ma
+
+    rng = np.random.default_rng(seed)
+    n_t, n_i = int(rng.integers(50, 400)), int(rng.integers(500, 3000))
+    scores = np.r_[rng.normal(2, 1, n_t), rng.normal(0, 1.2, n_i)]
+    labels = np.r_[np.ones(n_t), np.zeros(n_i)]
+    data = ma.from_scores(scores, label=labels)
+    interp = ma.audit(data, fmr=0.01, intervals=False, calibration=False, eer="interpolated")
+    hull = ma.audit(data, fmr=0.01, intervals=False, calibration=False)
+    got = interp.curves.set_index("group").loc["all"]
+    assert got["eer"] == pytest.approx(_sre16_eer(scores, labels), abs=1e-12)
+    assert got["eer_method"] == "interpolated"
+    assert hull.curves.set_index("group").loc["all", "eer"] <= got["eer"] + 1e-12

@@ -424,6 +424,7 @@ def audit(
     dcf_p_target: float = 0.01,
     dcf_c_miss: float = 1.0,
     dcf_c_fa: float = 1.0,
+    eer: str = "rocch",
     dcf: Sequence[tuple[float, float, float]] | None = None,
     llr: bool = False,
     calibration: bool = True,
@@ -470,6 +471,9 @@ def audit(
         ``group_by``: NIST FRTE's same sex, age band and region), :mod:`matchaudit.pairings`.
     dcf_p_target, dcf_c_miss, dcf_c_fa : float
         The minDCF operating point of the curve summaries.
+    eer : {"rocch", "interpolated"}
+        The EER of the curve summaries: of the ROC convex hull (BOSARIS, PyBOSARIS; default) or interpolated
+        between consecutive ROC points (the NIST SRE'16 scorer, as wespeaker reports it); docs/conventions.md.
     dcf : sequence of (p_target, c_miss, c_fa), optional
         The operating points of the calibration and cost metrics (default: the one above): Cllr, minCllr, actual
         and minimum DCF per group with identity-aware intervals, the APE curves, and the score distributions
@@ -534,7 +538,7 @@ def audit(
                          param="fmr")
     config = AuditConfig(fmr_targets=fmr, thresholds=thresholds, fnmr_targets=fnmr, rule=rule, weightings=weightings,
                          threshold_impostors=threshold_impostors, dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
-                         dcf_c_fa=dcf_c_fa, zero_policy=zero_policy, exclude_small_groups=exclude_small_groups,
+                         dcf_c_fa=dcf_c_fa, eer_method=eer, zero_policy=zero_policy, exclude_small_groups=exclude_small_groups,
                          small_groups=SmallGroupRule(min_identities=checks.integer(
                              small_group_identities, "small_group_identities")))
     iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,

@@ -478,7 +478,7 @@ def _reducer(weighting: str, config: AuditConfig, thresholds, det_points: int
         rates = at_targets(c, curves)
         fixed = [bs.rates_at_threshold(c, float(t))[:2] for t in thresholds]
         shape = (c.replicates.size, 0, rates["fn_t"].shape[-1])
-        auc, eer = bs.auc_eer(curves)
+        auc, eer = bs.auc_eer(curves, config.eer_method)
         return {**rates, "auc": auc, "eer": eer,
                 "fn_fixed": np.stack([f[0] for f in fixed], axis=1) if fixed else np.zeros(shape),
                 "fm_fixed": np.stack([f[1] for f in fixed], axis=1) if fixed else np.zeros(shape),
@@ -639,7 +639,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
         auc, eer = stats["auc"], stats["eer"]
         auc_v = eer_v = None
         if v is not None:
-            auc_v, eer_v = bs.auc_eer(bs.v_curves(counts, v))
+            auc_v, eer_v = bs.auc_eer(bs.v_curves(counts, v), config.eer_method)
         bound = bs.auc_grid_bound(counts)
         for j, name in enumerate(names):
             c = exact.curve(weighting, name)

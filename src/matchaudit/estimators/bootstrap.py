@@ -49,7 +49,7 @@ from matchaudit.estimators.intervals import (
     IntervalResult,
     z_quantile,
 )
-from matchaudit.metrics.rates import rocch_eer_rows
+from matchaudit.metrics.rates import interpolated_eer_rows, rocch_eer_rows
 from matchaudit.model import MatchData
 from matchaudit.model import view_names as model_views
 from matchaudit.scores import self_score
@@ -268,12 +268,13 @@ def targets_on_grid(counts: Counts, targets, curves: GridCurves | None = None) -
     return np.swapaxes(fn, 1, 2), np.swapaxes(fm, 1, 2)
 
 
-def auc_eer(curves: GridCurves) -> tuple[np.ndarray, np.ndarray]:
+def auc_eer(curves: GridCurves, eer_method: str = "rocch") -> tuple[np.ndarray, np.ndarray]:
     """Per replicate and view, each (R, 1+G): cell-level AUC and the ROCCH-EER of the grid curve
     (:func:`matchaudit.metrics.rates.rocch_eer_rows` on its points with the end points, as the audit's EER).
     Resolution-limited by the grid: the grid's points are exact points of the empirical ROC, so with the
     plug-in's hull vertices as edges the plug-in EER is exact; the AUC is within :func:`auc_grid_bound`."""
-    return curves.auc, rocch_eer_rows(curves.x, curves.y)
+    eer = rocch_eer_rows if eer_method == "rocch" else interpolated_eer_rows
+    return curves.auc, eer(curves.x, curves.y)
 
 
 def auc_grid_bound(counts: Counts) -> np.ndarray:

@@ -24,7 +24,7 @@ from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.errors import InputError
 from matchaudit.metrics import fairness
 from matchaudit.metrics.cross_groups import cross_group_counts
-from matchaudit.metrics.rates import Rate, Rates, View, Weighting, _div
+from matchaudit.metrics.rates import EER_METHODS, EerMethod, Rate, Rates, View, Weighting, _div
 from matchaudit.metrics.small_groups import SmallGroupRule, excluded_groups, too_few_left
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
 from matchaudit.metrics.windows import predicted_cells
@@ -55,6 +55,7 @@ class AuditConfig:
     garbe_weight: float = 0.5
     small_groups: SmallGroupRule = SmallGroupRule()  # flags summary groups ``small`` (always; no number changes)
     exclude_small_groups: bool = False  # fairness measures over the groups that are not small only
+    eer_method: EerMethod = "rocch"  # or "interpolated", the SRE'16 scorer's (:meth:`Rates.eer`)
 
     def __post_init__(self) -> None:
         """Validate and normalise every field (sequences to tuples of floats), whoever builds the config."""
@@ -65,6 +66,7 @@ class AuditConfig:
         put("thresholds", checks.numbers(self.thresholds, "thresholds", finite=False))
         put("fnmr_targets", checks.numbers(self.fnmr_targets, "fnmr", low=0.0, high=1.0, high_open=True))
         checks.choice(self.rule, Rule, "rule")
+        checks.choice(self.eer_method, EER_METHODS, "eer")
         weightings = (self.weightings,) if isinstance(self.weightings, str) else tuple(self.weightings)
         for w in weightings:
             checks.choice(w, Weighting, "weightings")
@@ -244,7 +246,8 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
         for name, r in zip(view_names(data.group_names), [global_rates[w]] + per_group):
             dcf, dcf_t = r.min_dcf(*costs)
             result.curve_summaries.append({
-                "weighting": w, "group": name, "rule": config.rule, "auc": r.auc(), "eer": r.eer(),
+                "weighting": w, "group": name, "rule": config.rule, "auc": r.auc(), "eer": r.eer(config.eer_method),
+                "eer_method": config.eer_method,
                 "min_dcf": dcf, "min_dcf_threshold": dcf_t,
                 # a group's minDCF takes its own best threshold (optimistic for a small group); this is what it
                 # pays at the threshold minimising the overall cost

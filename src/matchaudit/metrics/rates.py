@@ -238,11 +238,27 @@ class Rates:
         total_w = self._suf[0]
         return float(_div((gw * (below + 0.5 * self._wt)).sum(), self._gcum[-1] * total_w))
 
-    def eer(self) -> float:
-        """Equal error rate of the ROC convex hull (ROCCH-EER, as BOSARIS and NIST SRE tools): the point where
-        the convex hull of the (FMR, FNMR) vertices crosses FMR = FNMR."""
-        _, x, y = self.vertices()
-        return rocch_eer(x, y)
+    def eer(self, method: EerMethod = "rocch") -> float:
+        """Equal error rate: ``"rocch"``, of the ROC convex hull (as BOSARIS and PyBOSARIS): where the convex hull
+        of the (FMR, FNMR) vertices crosses FMR = FNMR; ``"interpolated"``, where the straight lines between
+        consecutive vertices cross it (the NIST SRE'16 scorer v4.1, as wespeaker vendors it; tied scores pooled
+        into one vertex, where the scorer splits them in its sort's order)."""
+        if method == "rocch":
+            _, x, y = self.vertices()
+            return rocch_eer(x, y)
+        return float(interpolated_eer_rows(*self.staircase()))
+
+    def staircase(self) -> tuple[np.ndarray, np.ndarray]:
+        """(FMR, FNMR) of the ROC as a path over every score: at each genuine score the threshold just at it
+        (``>=``) and just above it (``>``), the ends (1, 0) and (0, 1); between two such points only impostors
+        (a horizontal run) or only the scores tied at one value (a straight segment). The points where the NIST
+        SRE'16 scorer's per-trial curve turns."""
+        edges = self.tally.edges
+        after = np.searchsorted(self._gs, edges, side="right")
+        at = np.searchsorted(self._gs, edges, side="left")
+        fnmr = np.stack([_div(self._gcum[at], self.genuine_total), _div(self._gcum[after], self.genuine_total)], -1)
+        fmr = np.stack([self._fmr_at_edges(">="), self._fmr_at_edges(">")], -1)
+        return (np.concatenate([[1.0], fmr.ravel(), [0.0]]), np.concatenate([[0.0], fnmr.ravel(), [1.0]]))
 
     def dcf_at(self, threshold: float, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:
         """Normalised detection cost at ``threshold`` (accept iff ``s >= threshold``, the convention of
@@ -272,6 +288,28 @@ def rocch_eer(fmr: np.ndarray, fnmr: np.ndarray) -> float:
     fmr, fnmr = np.asarray(fmr, float), np.asarray(fnmr, float)
     order = np.lexsort((fnmr, fmr))
     return float(_hull_crossing(fmr[order], fnmr[order]))
+
+
+EerMethod = Literal["rocch", "interpolated"]
+EER_METHODS = ("rocch", "interpolated")
+
+
+def interpolated_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
+    """The interpolated EER of every row of ROC points ``(..., P)`` (any order; with the end points): the points in
+    threshold order (FMR falling, FNMR rising), the first where FNMR - FMR >= 0 and the one before it, and the
+    FNMR where the line between them meets FMR = FNMR: the NIST SRE'16 scorer's ``compute_eer``. NaN where a row has
+    a non-finite point."""
+    x, y = np.asarray(fmr, float), np.asarray(fnmr, float)
+    order = np.lexsort((y, -x), axis=-1)
+    x, y = np.take_along_axis(x, order, -1), np.take_along_axis(y, order, -1)
+    d = y - x
+    k = np.clip(np.argmax(d >= 0, axis=-1), 1, d.shape[-1] - 1)[..., None]
+    d1, d0 = np.take_along_axis(d, k, -1)[..., 0], np.take_along_axis(d, k - 1, -1)[..., 0]
+    y1, y0 = np.take_along_axis(y, k, -1)[..., 0], np.take_along_axis(y, k - 1, -1)[..., 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.where(d1 - d0 > 0, d1 / (d1 - d0), 0.0)
+        out = y1 + a * (y0 - y1)
+    return np.where(np.isfinite(x).all(-1) & np.isfinite(y).all(-1), out, np.nan)
 
 
 def rocch_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
