@@ -164,23 +164,3 @@ def test_every_group_without_errors_is_no_certainty():
     assert lo == 0 and hi > 0.02
     assert math.isnan(f.loc["FNMR:max_min_ratio", "estimate"]) and math.isnan(f.loc["FNMR:max_min_ratio", "low"])
     assert "undefined estimate" in f.loc["FNMR:max_min_ratio", "note"]
-
-
-def test_contrast_bounds_of_two_groups_are_the_percentile_interval_of_their_contrast():
-    """One pair: its contrast's 95% percentile interval; the largest |contrast| between its ends' magnitudes, 0 when
-    the interval holds 0. A group without errors takes [0, floor] against the other's interval."""
-    rng = np.random.default_rng(5)
-    reps = np.stack([rng.normal(0.10, 0.01, 4000), rng.normal(0.06, 0.01, 4000)], axis=-1)[:, None, :]
-    d = reps[:, 0, 0] - reps[:, 0, 1]
-    lo, hi = np.quantile(d, 0.025, method="lower"), np.quantile(d, 0.975, method="higher")
-    got = fp.contrast_bounds(reps, 0.95)
-    assert got[0] == pytest.approx([lo, hi])
-    near = fp.contrast_bounds(np.stack([reps[..., 0], rng.normal(0.101, 0.01, (4000, 1))], -1), 0.95)
-    assert near[0, 0] == 0.0
-    ratio = fp.contrast_bounds(reps, 0.95, log=True)[0]
-    lr = np.log(reps[:, 0, 0]) - np.log(reps[:, 0, 1])
-    assert ratio == pytest.approx(np.exp([np.quantile(lr, 0.025, method="lower"), np.quantile(lr, 0.975, method="higher")]))
-    zero = np.concatenate([np.zeros_like(reps[..., :1]), reps[..., 1:]], -1)
-    got = fp.contrast_bounds(zero, 0.95, floors=np.array([[0.2, 0.0]]))[0]
-    assert got[0] == 0.0 and got[1] == pytest.approx(max(0.2 - np.quantile(reps[:, 0, 1], 0.025, method="lower"),
-                                                         np.quantile(reps[:, 0, 1], 0.975, method="higher")))

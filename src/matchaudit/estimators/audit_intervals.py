@@ -708,10 +708,7 @@ def measure_records(method: str, weighting: str, groups: list[str], fm_t: np.nda
             else:
                 lo, hi = (min(lo, est), max(hi, est)) if np.isfinite(est) else (lo, hi)
                 which = "FMR and FNMR" if rate == "combined" else rate
-                note = (f"{fp.CONSTRUCTION}: the largest {measure.split('_')[-1]} over every pair of groups' {rate} "
-                        f"intervals holding together at {level:.0%}; it contains parity exactly when no pair is told "
-                        "apart" if measure in fp.PAIR_MEASURES and rate != "combined" else
-                        f"{fp.CONSTRUCTION}: the measure's range over the groups' {which} intervals holding together "
+                note = (f"{fp.CONSTRUCTION}: the measure's range over the groups' {which} intervals holding together "
                         f"at {level:.0%} (each group's at {boxes[rate].group_level[ti]:.2%}); it contains parity "
                         "exactly when no two groups' intervals are apart")
             r = iv.IntervalResult(est, iv.ConfidenceInterval(float(lo), float(hi)), method, level,
