@@ -346,7 +346,7 @@ def test_identity_embeddings_bad_files(tmp_path):
         load_identity_embeddings(tmp_path / "o.npz")
     df = pd.read_csv(FIX / "identity_embeddings.csv", dtype=str)
     df.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.raises(InputError, match=r"embedding columns gender hold non-numeric.*embedding_cols"):
+    with pytest.raises(InputError, match=r"columns gender are not part of the embedding columns.*embedding_cols"):
         load_identity_embeddings(tmp_path / "t.csv")
     df.loc[4, "e2"] = "abc"
     df.to_csv(tmp_path / "t.csv", index=False)

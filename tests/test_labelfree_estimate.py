@@ -94,7 +94,7 @@ def test_refuses_to_report_unconverged_chains(monkeypatch):
 
 @pytest.mark.parametrize("bad,match", [
     ({"scores": [np.nan] + [0.1] * 199}, "not finite"),
-    ({"labels": [2.0] * 200}, "labels must be 0, 1 or missing"),
+    ({"labels": [2.0] * 200}, "unrecognised label at positions 0, 1"),
     ({"groups": ["a"] * 150 + ["b"] * 50}, "fewer than 100 pairs"),
     ({"fmr": (0.0,)}, r"fmr 0.0: give a number in \(0, 1\)"),
     ({"chains": 1}, "chains 1: at least 2 are needed"),

@@ -663,7 +663,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
             if keep.sum() < 2:
                 scope = too_few_left(int(keep.sum()), exact.excluded, config.small_groups)
         out += measure_records(method, weighting, names[1:], fm_t, fn_t, fn_v, within, keep, config, options,
-                               exact, zeros, base, scope)
+                               exact, zeros, base, _join(scope, notes.get("all"), notes.get("fmr_target")))
     return out
 
 
