@@ -99,7 +99,7 @@ class Validity:
 FAIRNESS = tuple(f"{rate}:{m}" for rate in ("FMR", "FNMR") for m in MEASURES) + tuple(f"combined:{m}" for m in COMBINED)
 PROJECTION = ("a simultaneous projection of the groups' intervals (valid for every measure where they hold); in "
               "bench/fairness_parity.py (three generators, 2-8 groups of 30-80 identities x 3-5 samples, FMR 1e-2 and "
-              "1e-3) it contained parity in PARITY_RANGE of data sets from one law and the truth in APART_RANGE with "
+              "1e-3) it contained parity in 0.99-1.00 of data sets from one law and the truth in 0.95-1.00 with "
               "groups apart: conservative")
 NEW, FIXED = SCOPE["double-or-nothing"], SCOPE["recentered"]  # the questions the intervals answer
 VALIDITY = (
