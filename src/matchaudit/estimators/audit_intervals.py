@@ -719,7 +719,7 @@ def measure_records(method: str, weighting: str, groups: list[str], fm_t: np.nda
             r.extra["excludes_parity"] = bool(np.isfinite(lo) and not lo <= parity <= hi)
             out.append({**base, "metric": f"{rate}:{measure}", "kind": "fmr_target", "target": a,
                         "threshold": exact.op(weighting, "fmr_target", a, ALL)["threshold"], "group": "all",
-                        **r.to_dict(), "normalized_uncertainty": math.nan})
+                        **r.to_dict()})  # no normalized uncertainty: it is the rates' (eq. 11), not a measure's
     return out
 
 

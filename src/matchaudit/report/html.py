@@ -340,7 +340,7 @@ def _fairness(res: dict, folder: Path) -> str:
             v = _num(r["value"])
             cell = fmt(v, unit) if math.isfinite(v) else ("∞" if math.isinf(v) else "undefined") + mark(r["reason"])
             iv = ivs.get((w, "all", f"{rate}:{m}", "fmr_target", t)) or ivs.get((w, None, f"{rate}:{m}", "fmr_target", t))
-            if iv and math.isfinite(v):
+            if iv and not math.isnan(v):  # an infinite ratio has an interval too ([40.5, inf])
                 span = interval(iv[0]["low"], iv[0]["high"], unit)
                 cell += f" <span class='muted'>{span}{mark(iv[0]['note']) if span == 'undefined' else ''}</span>"
             cells.append(cell)
