@@ -45,3 +45,22 @@ def test_estimate_takes_a_list_of_fmr_targets_and_only_those(tmp_path):
     assert res.exit_code == 0, res.output
     doc = json.loads((tmp_path / "o" / "estimate.json").read_text())
     assert sorted(doc["fmr_targets"]) == [0.01, 0.05]
+
+
+def test_options_that_would_be_ignored_are_refused(tmp_path):
+    """Hostile N1, N3, N4: each was accepted and ignored (exit 0)."""
+    data = ma.simulate(samples_per_identity=3, dim=16, seed=2).as_data()
+    import pytest
+
+    with pytest.raises(ma.InputError, match="would be ignored") as e:
+        ma.audit(data, fmr=0.01, intervals=False, ci_method="wilson")
+    assert e.value.param == "ci_method"
+    with pytest.raises(ma.InputError, match="two-group test"):
+        ma.test_gap(data, "fnmr", threshold=0.5, alternative="greater")
+    with pytest.raises(ma.InputError, match="at least one genuine and one impostor"):
+        ma.plan([f"s{i}" for i in range(6)], [0, 0, 1, 1, 2, 2], genuine=0, impostor=0)
+    samples = tmp_path / "s.csv"
+    pd.DataFrame({"sample_id": [f"s{i}" for i in range(6)], "identity": [0, 0, 1, 1, 2, 2]}).to_csv(samples, index=False)
+    res = runner.invoke(app, ["protocol", "--samples", str(samples), "--genuine", "2", "--impostor", "4",
+                              "--threshold", "0.5", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--threshold" in res.output and not (tmp_path / "o").exists()

@@ -125,6 +125,10 @@ def test_gap(
                                    confidence_level=confidence_level, **kw)
     if data.n_groups < 2:
         raise InputError("a gap needs at least two groups: group the data by an attribute.", param="group_by")
+    if alternative != "two-sided":  # it was ignored silently with more than two groups
+        raise InputError(f"alternative={alternative!r} is a two-group test's; with {data.n_groups} groups the tests "
+                         "are two-sided (name two groups with groups=(A, B) for a one-sided test).",
+                         param="alternative")
     return matching_all_groups_test(data, metric, comparisons=checks.choice(comparisons, Comparisons, "comparisons"),
                                     level=checks.probability(alpha, "alpha"),
                                     confidence_level=confidence_level, **kw)

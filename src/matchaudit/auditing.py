@@ -541,6 +541,13 @@ def audit(
                          dcf_c_fa=dcf_c_fa, eer_method=eer, zero_policy=zero_policy, exclude_small_groups=exclude_small_groups,
                          small_groups=SmallGroupRule(min_identities=checks.integer(
                              small_group_identities, "small_group_identities")))
+    if not intervals:  # options of intervals that will not be computed were ignored silently
+        unused = [name for name, given in (("ci_method", ci_method is not None), ("one_sided", one_sided),
+                                           ("band", band != "simultaneous")) if given]
+        if unused:
+            raise InputError(f"the intervals are skipped (intervals=False; CLI --no-intervals), so this interval "
+                             f"option would be ignored: drop it or compute the intervals ({', '.join(unused)}).",
+                             param=unused[0])
     iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
                             band=band, memory_gb=memory_gb) if intervals else None
     no_intervals = None

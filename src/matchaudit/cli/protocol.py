@@ -49,8 +49,9 @@ def protocol(
     df, where = read_table(samples, "samples table")
     ids = column(df, id_col, where, "sample id", "id_col").to_numpy()
     who = column(df, identity_col, where, "identity", "identity_col").to_numpy()
-    if genuine < 0 or impostor < 0:
-        raise InputError("--genuine and --impostor must be non-negative.")
+    if threshold is not None and embeddings is None:  # it was ignored silently
+        raise InputError("--threshold is the operating point of the predicted widths: give it with --embeddings "
+                         "(pilot embeddings), or drop it.")
     p = pl.design_protocol(ids, who, genuine, impostor, seed=seed)
     doc = {"genuine": genuine, "impostor": impostor, "seed": seed, "usage": p.sums()}
     if embeddings is not None:

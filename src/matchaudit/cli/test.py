@@ -174,6 +174,9 @@ def test(
         if pair or len(data.group_names) == 2:
             res = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
         else:
+            if alternative.value != "two-sided":  # it was ignored silently
+                raise InputError(f"--alternative {alternative.value} is a two-group test's; with "
+                                 f"{len(data.group_names)} groups the tests are two-sided (--groups A,B for one pair).")
             res = all_groups_test(data, metric, comparisons=versus or "both", level=level, **common)
     doc, rows = write_test(res, metric, out, level, meta)
     if not quiet:

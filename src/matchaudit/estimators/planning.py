@@ -161,6 +161,9 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
     names, code = _codes(identities)
     if ids.size != code.size or np.unique(ids).size != ids.size:
         raise InputError("design_protocol needs one unique sample id per sample, aligned with the identities.")
+    if n_genuine < 0 or n_impostor < 0 or n_genuine == 0 or n_impostor == 0:  # an audit needs both (it refused it)
+        raise InputError(f"a protocol needs at least one genuine and one impostor comparison (FNMR and FMR both "
+                         f"need comparisons); got {n_genuine} genuine and {n_impostor} impostor.", param="genuine")
     K = names.size
     rng = np.random.default_rng(checks.seed(seed))
     members = [rng.permutation(np.flatnonzero(code == k)) for k in range(K)]
