@@ -486,3 +486,24 @@ def test_pair_table_takes_the_column_flags(tmp_path):
                               "--scores-b", str(FIX / "wespeaker.score"), "--speaker-of", "path", "--fmr", "0.1",
                               "--n-resamples", "40", "--n-permutations", "9", "--out", str(tmp_path / "c"), "--quiet"])
     assert res.exit_code == 0, res.output
+
+
+def test_bob_csv_of_2021_22_with_probe_key_and_two_score_columns(tmp_path):
+    """bob.bio.base 2021-22 wrote probe_key (the probe sample) and probe_reference_id (the probe's subject, as
+    CSVDataset's reference_id): every genuine row was refused as "a sample compared with itself". A file may hold
+    raw and normalised scores: --score-col picks one."""
+    rng = np.random.default_rng(2)
+    ref, probe = np.repeat(["s1", "s2", "s3"], 3), np.tile(["s1", "s2", "s3"], 3)
+    keys = [f"{p}/{i}.png" for i, p in enumerate(probe)]
+    raw = np.round(rng.normal(size=9) + (ref == probe), 6)
+    pd.DataFrame({"probe_key": keys, "probe_reference_id": probe, "probe_subject_id": probe,
+                  "bio_ref_reference_id": ref, "bio_ref_subject_id": ref, "score": raw, "znorm": raw * 2 + 1}).to_csv(
+        tmp_path / "s.csv", index=False)
+    want = from_scores(raw, ref, probe, sample_a=ref, sample_b=keys)
+    _same(load_bob_csv(tmp_path / "s.csv"), want)
+    _same(load_bob_csv(tmp_path / "s.csv", score_col="znorm"), from_scores(raw * 2 + 1, ref, probe, sample_a=ref,
+                                                                           sample_b=keys))
+    res = runner.invoke(app, ["audit", "--format", "bob-csv", "--scores", str(tmp_path / "s.csv"), "--score-col",
+                              "znorm", "--fmr", "0.2", "--no-intervals", "--no-figures", "--out", str(tmp_path / "o"),
+                              "--quiet"])
+    assert res.exit_code == 0, res.output

@@ -115,7 +115,8 @@ def load_by_format(
     if fmt == "bob":
         return load_bob(scores, distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "bob-csv":
-        return load_bob_csv(scores, distance=distance, **meta)  # type: ignore[arg-type]
+        return load_bob_csv(scores, distance=distance, score_col=table.get("score_col", "score"),  # type: ignore[arg-type]
+                            **meta)
     if fmt == "kaldi":
         return load_kaldi(trials, scores, speaker_of=who, distance=distance, **meta)  # type: ignore[arg-type]
     if fmt in ("voxceleb", "voxsrc"):

@@ -15,7 +15,10 @@ from matchaudit.data.score_files import Lines, PathLike, comparisons, read_text
 from matchaudit.errors import InputError
 from matchaudit.model import DuplicatePolicy, MatchData
 
-_SAMPLE = ("template_id", "reference_id")
+_SAMPLE = {"bio_ref": ("template_id", "reference_id"), "probe": ("template_id", "key", "reference_id")}
+"""The sample id column of each side, first present wins: ``*_template_id`` (current bob), else the probe's
+``probe_key`` (2021-22 files, whose ``probe_reference_id`` is the probe's *subject*: read as a sample, every genuine
+row was "a sample compared with itself"), else ``*_reference_id`` (older files)."""
 
 
 def _read_csv(path: PathLike) -> tuple[pd.DataFrame, Lines]:
@@ -30,12 +33,14 @@ def _read_csv(path: PathLike) -> tuple[pd.DataFrame, Lines]:
 def load_bob_csv(
     path: PathLike, *, metadata: PathLike | None = None, metadata_key: str | None = None,
     group_by: str | Sequence[str] = (), distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
+    score_col: str = "score",
 ) -> MatchData:
     """A bob.bio.base CSV score file: a header with ``probe_*`` and ``bio_ref_*`` columns and ``score``, one
     row per (probe, biometric reference) comparison, as ``bob.bio.base``'s ``CSVScoreWriter`` writes it.
 
     Identities: ``bio_ref_subject_id`` and ``probe_subject_id``; samples: ``bio_ref_template_id`` and
-    ``probe_template_id`` (``*_reference_id`` in older files; optional). Side a is the reference, side b the
+    ``probe_template_id`` (2021-22 files: ``probe_key``; older ones ``*_reference_id``; optional). ``score_col``:
+    the score column (bob's ``--score-column``: one file may hold raw and normalised scores). Side a is the reference, side b the
     probe. A ``group_by`` attribute comes from the file's ``bio_ref_<attr>`` and ``probe_<attr>`` columns when
     both are present, else from a ``metadata`` table keyed by subject id (``metadata_key``). A comparison listed
     more than once (template ids needed to tell): ``duplicates`` as in :func:`matchaudit.data.from_scores`.
@@ -47,7 +52,7 @@ def load_bob_csv(
     df, where = _read_csv(path)
     ids = tuple(v.as_str(column(df, f"{side}_subject_id", where, "the subject id"), where, f"{side}_subject_id")
                 for side in ("bio_ref", "probe"))
-    samples = [next((df[f"{side}_{s}"] for s in _SAMPLE if f"{side}_{s}" in df.columns), None)
+    samples = [next((df[f"{side}_{s}"] for s in _SAMPLE[side] if f"{side}_{s}" in df.columns), None)
                for side in ("bio_ref", "probe")]
     if (samples[0] is None) != (samples[1] is None):
         raise InputError(f"{where.what}: a template id column for one side only (bio_ref_template_id and "
@@ -57,7 +62,7 @@ def load_bob_csv(
         if f"bio_ref_{attr}" in df.columns and f"probe_{attr}" in df.columns:
             own[0][attr], own[1][attr] = df[f"bio_ref_{attr}"], df[f"probe_{attr}"]
     return comparisons(
-        column(df, "score", where, "the score"), ids, None,  # type: ignore[arg-type]
+        column(df, score_col, where, "the score", "score_col"), ids, None,  # type: ignore[arg-type]
         None if samples[0] is None else (samples[0], samples[1]), metadata, metadata_key, group_by, distance,
         where, own=own, duplicates=duplicates,
     )
