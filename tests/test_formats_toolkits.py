@@ -507,3 +507,17 @@ def test_bob_csv_of_2021_22_with_probe_key_and_two_score_columns(tmp_path):
                               "znorm", "--fmr", "0.2", "--no-intervals", "--no-figures", "--out", str(tmp_path / "o"),
                               "--quiet"])
     assert res.exit_code == 0, res.output
+
+
+def test_bob_vulnerability_rows_never_enter_fmr(tmp_path):
+    """bob's vulnerability score files mark presentation attacks by a non-empty probe_attack_type; they were
+    counted as impostors (FMR contaminated, no warning). Now they are left out, with a warning saying how many."""
+    df = pd.read_csv(FIX / "bob_scores.csv", dtype=str)
+    attacks = df[df.probe_subject_id != df.bio_ref_subject_id].head(5).assign(probe_attack_type="print", score="0.99")
+    both = pd.concat([df.assign(probe_attack_type=""), attacks.assign(probe_template_id=lambda d: d.probe_template_id
+                                                                       + ".attack")])
+    both.to_csv(tmp_path / "vuln.csv", index=False)
+    with pytest.warns(UserWarning, match="5 rows of .* are presentation attacks"):
+        got = load_bob_csv(tmp_path / "vuln.csv", group_by="gender")
+    _same(got, load_bob_csv(FIX / "bob_scores.csv", group_by="gender"))
+    assert any("IAPMR" in w for w in got.warnings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -50,6 +51,7 @@ def load_bob_csv(
         data = load_bob_csv("scores-dev.csv", group_by="gender")
     """
     df, where = _read_csv(path)
+    df, where, attacks = _without_attacks(df, where)
     ids = tuple(v.as_str(column(df, f"{side}_subject_id", where, "the subject id"), where, f"{side}_subject_id")
                 for side in ("bio_ref", "probe"))
     samples = [next((df[f"{side}_{s}"] for s in _SAMPLE[side] if f"{side}_{s}" in df.columns), None)
@@ -61,8 +63,25 @@ def load_bob_csv(
     for attr in normalise_group_by(group_by):
         if f"bio_ref_{attr}" in df.columns and f"probe_{attr}" in df.columns:
             own[0][attr], own[1][attr] = df[f"bio_ref_{attr}"], df[f"probe_{attr}"]
-    return comparisons(
+    data = comparisons(
         column(df, score_col, where, "the score", "score_col"), ids, None,  # type: ignore[arg-type]
         None if samples[0] is None else (samples[0], samples[1]), metadata, metadata_key, group_by, distance,
         where, own=own, duplicates=duplicates,
     )
+    return data if not attacks else replace(data, warnings=data.warnings + v.emit([attacks]))
+
+
+def _without_attacks(df: pd.DataFrame, where: Lines) -> tuple[pd.DataFrame, Lines, str | None]:
+    """The rows that are not presentation attacks (bob's vulnerability files: a non-empty ``probe_attack_type``),
+    and the warning saying how many were left out: an attack is neither a genuine nor a zero-effort impostor
+    comparison, and counted as an impostor it contaminated FMR silently."""
+    if "probe_attack_type" not in df.columns:
+        return df, where, None
+    attack = ~v.missing(df["probe_attack_type"].to_numpy())
+    if not attack.any():
+        return df, where, None
+    keep = ~attack
+    note = (f"{int(attack.sum()):,} rows of {where.what} are presentation attacks (a non-empty probe_attack_type, "
+            f"e.g. {str(df['probe_attack_type'][attack].iloc[0])!r}): left out of FMR and FNMR, which count genuine "
+            "and zero-effort impostor comparisons only; their match rate (IAPMR) is not reported yet")
+    return df[keep].reset_index(drop=True), Lines(where.what, lines=where.lines[keep]), note
