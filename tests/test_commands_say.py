@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pandas as pd
 from typer.testing import CliRunner
 
@@ -64,3 +66,21 @@ def test_options_that_would_be_ignored_are_refused(tmp_path):
     res = runner.invoke(app, ["protocol", "--samples", str(samples), "--genuine", "2", "--impostor", "4",
                               "--threshold", "0.5", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--threshold" in res.output and not (tmp_path / "o").exists()
+
+
+def test_messages_say_what_is_true(tmp_path):
+    """Hostile M3, M4, M11: a false 'every score is the same value' on binary scores; advice to use --fta-policy
+    for formats that refuse it; a column-count error naming the wrong layout."""
+    t = ma.simulate(samples_per_identity=3, dim=16, seed=2).trial_list(60, 300, seed=0)
+    binary = ma.from_scores((t.identity_a == t.identity_b).astype(float), t.identity_a, t.identity_b)
+    assert not any("same value" in w for w in ma.audit(binary, fmr=0.1, intervals=False).warnings)
+    flat = ma.from_scores(np.full(len(t), 0.5), t.identity_a, t.identity_b)
+    assert any("same value" in w for w in ma.audit(flat, fmr=0.1, intervals=False).warnings)
+    (tmp_path / "b.txt").write_text("c1 c1 s1 nan\nc1 c2 s2 0.3\nc2 c2 s3 0.9\nc2 c1 s4 0.1\n")
+    res = runner.invoke(app, ["audit", "--format", "bob", "--scores", str(tmp_path / "b.txt"), "--no-intervals",
+                              "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "no field for a failed comparison" in res.output
+    (tmp_path / "m.score").write_text("a b 0.5\nc d 0.6 target\n")
+    res = runner.invoke(app, ["audit", "--format", "wespeaker", "--scores", str(tmp_path / "m.score"), "--out",
+                              str(tmp_path / "o")])
+    assert res.exit_code == 2 and "found 4; expected 3 (enrol test score), as on its first data line" in res.output

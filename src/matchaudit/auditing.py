@@ -72,8 +72,10 @@ def score_warnings(exact: AuditResult) -> list[str]:
     below impostors (distances read as similarities)."""
     curve = next((c for c in exact.curve_summaries if c["group"] == ALL), None)
     det = next((d for d in exact.det if d["group"] == ALL), None)
+    # one distinct genuine score and no separation at all (binary scores that separate perfectly have one
+    # genuine score too: AUC 1, and they said "every score is the same value")
     if det is not None and np.isfinite(det["threshold"]).sum() <= 1 and exact.summary["n_genuine"] \
-            and exact.summary["n_impostor"]:
+            and exact.summary["n_impostor"] and curve is not None and curve["auc"] == 0.5:
         return ["every score is the same value: no threshold separates anything. Check the score column."]
     if curve is not None and np.isfinite(curve["auc"]) and curve["auc"] < 0.5:
         return [f"genuine comparisons score below impostors (AUC {curve['auc']:.3g} < 0.5): are these distances? "

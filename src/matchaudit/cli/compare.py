@@ -188,8 +188,9 @@ def compare(
                 console.print(f"FMR {r['fmr_target']:g}: FNMR A {r['model_a']:.4g}, B {r['model_b']:.4g}, "
                               f"A - B = {r['difference']:.4g} [{r['low']:.4g}, {r['high']:.4g}] ({method})")
         for t in res.tests:
-            console.print(f"paired swap test at FMR {t.details['fmr_target']:g}: p = {t.pvalue:.4g}"
-                          + (f" ({t.reason})" if t.reason else f", {t.direction}"))
+            verdict = (f"({t.reason})" if t.reason else t.direction if t.significant(1 - level) else
+                       f"not significant at {1 - level:g}")  # a direction for p = 0.113 read as a finding
+            console.print(f"paired swap test at FMR {t.details['fmr_target']:g}: p = {t.pvalue:.4g}, {verdict}")
         for w in res.warnings:
             err_console.print(f"[yellow]Warning:[/] {w}", highlight=False, soft_wrap=True)
         console.print(f"Results written to [bold]{out}[/] (compare.json, differences.csv, compare.png).")

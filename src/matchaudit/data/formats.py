@@ -56,7 +56,7 @@ def load_bob(
         model = claimed
     else:
         claimed, model, real, test, score = cols
-    return comparisons(v.as_scores(score, where), (claimed, real), None, (model, test), metadata, metadata_key,
+    return comparisons(v.as_scores(score, where, advice=v.NO_FAILURE_FIELD), (claimed, real), None, (model, test), metadata, metadata_key,
                         group_by, distance, where, duplicates=duplicates)
 
 
@@ -118,7 +118,7 @@ def load_voxceleb(
                 "one-column scores file must hold one score per trial line, in order. Use 'enrol test score' "
                 "lines to join by pair instead."
             )
-        score = v.as_scores(s_cols[0], s_where)
+        score = v.as_scores(s_cols[0], s_where, advice=v.NO_FAILURE_FIELD)
     ids = (speakers(enrol, speaker_of, t_where, "enrol"), speakers(test, speaker_of, t_where, "test"))
     return comparisons(score, ids, v.parse_labels(label, t_where), (enrol, test), metadata, metadata_key,
                         group_by, distance, t_where, duplicates=duplicates)

@@ -98,7 +98,9 @@ def read_columns(path: PathLike, role: str, layouts: Mapping[int, str]) -> tuple
     rows, numbers, what = _data_lines(path, role, expected)
     where = Lines(what, lines=np.asarray(numbers, dtype=np.int64))
     k = len(rows[0]) if len(rows[0]) in layouts else -1
-    _check_counts(rows, where, k, expected, "first data line")
+    # once the first line chose a layout, every line must have that one ("expected 4 or 3, as on its first data
+    # line" said nothing of which: the first line had 3)
+    _check_counts(rows, where, k, f"{k} ({layouts[k]})" if k > 0 else expected, "first data line")
     return [np.array(c, dtype=object) for c in zip(*rows)], where
 
 
@@ -176,7 +178,7 @@ def join_scores(
     s_score: np.ndarray, scores: Lines,
 ) -> np.ndarray:
     """The score of each trial from ``enrol test score`` lines: one score per trial, and no others."""
-    score = v.as_scores(s_score, scores)
+    score = v.as_scores(s_score, scores, advice=v.NO_FAILURE_FIELD)
     return score[join_rows((enrol, test), trials, (s_enrol, s_test), scores)]
 
 
@@ -271,6 +273,8 @@ def comparisons(
             f"{where.what}: group_by={rest} needs identities to look up in the metadata table; give "
             "speaker_of ('prefix', 'path' or a mapping id -> speaker)."
         )
+    if failed is None:  # a format that records no failures: its advice is not --fta-policy, which it refuses
+        v.as_scores(score, where, advice=v.NO_FAILURE_FIELD)
     looked = attributes_by_identity(metadata, metadata_key, rest, ids, where) if ids else [{}, {}]
     attrs_a, attrs_b = {**own[0], **looked[0]}, {**own[1], **looked[1]}
     return build_comparisons(

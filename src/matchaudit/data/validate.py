@@ -54,6 +54,13 @@ def _text(arr: object) -> tuple[pd.Series, np.ndarray]:
     return text, (ser.isna() | text.str.lower().isin(MISSING_WORDS)).to_numpy()
 
 
+NO_FAILURE_FIELD = ("This format has no field for a failed comparison, so every comparison needs a score: rescore "
+                    "or remove those (a tidy comparison table can keep them as failures: fta_policy 'exclude' or "
+                    "'count').")
+"""What to do with a missing score in a file that cannot record failures (``advice`` of :func:`as_scores`): the
+general advice, --fta-policy, is refused for those formats."""
+
+
 def missing(values: object) -> np.ndarray:
     """Which entries are missing: None/NaN, blank, or one of :data:`MISSING_WORDS` (the one rule every reader
     of ids, attributes, labels and scores uses)."""
@@ -73,7 +80,7 @@ def as_str(values: object, where: Where, what: str) -> np.ndarray:
 
 
 def as_scores(values: object, where: Where, what: str = "score", distance: bool = False,
-              missing_ok: bool = False) -> np.ndarray:
+              missing_ok: bool = False, advice: str | None = None) -> np.ndarray:
     """Finite float64 similarities (negated when ``distance``); non-numeric, NaN or inf entries are errors.
     ``missing_ok``: a missing entry (NaN, empty, a missing-value word) is a failure to acquire or compare and
     comes back as NaN, for the caller's failure policy; infinite or unparsable scores stay errors."""
@@ -91,9 +98,10 @@ def as_scores(values: object, where: Where, what: str = "score", distance: bool 
     bad = np.flatnonzero(~np.isfinite(num) & ~(missing_ok & np.isnan(num)))
     if bad.size:
         raise InputError(
-            f"{where.what}: NaN, empty or infinite {what} at {where.rows(bad)}. A missing score is a failure to "
-            "acquire or compare; matchaudit never drops it silently. Choose fta_policy='exclude' (drop and report "
-            "them per group) or 'count' (count them as errors), or give them a real score."
+            f"{where.what}: NaN, empty or infinite {what} at {where.rows(bad)}. "
+            + (advice or "A missing score is a failure to acquire or compare; matchaudit never drops it silently. "
+               "Choose fta_policy='exclude' (drop and report them per group) or 'count' (count them as errors), or "
+               "give them a real score.")
             if not missing_ok else f"{where.what}: infinite {what} at {where.rows(bad)}; give finite scores."
         )
     return -num if distance else num
