@@ -255,3 +255,14 @@ def test_library_entry_points_take_what_a_user_passes(tmp_path):
     words = ["genuine", "impostor", "", None, "target", "nontarget"] * 67
     assert np.array_equal(validate(np.arange(402.0), np.zeros(402), words[:402])[2][:6], [1, 0, np.nan, np.nan, 1, 0],
                           equal_nan=True)
+
+
+def test_result_views_blame_the_right_parameter():
+    """Hostile M12: ratio('auc') said group_by needed two groups; a weighting typo was blamed on the target."""
+    res = ma.audit(ma.simulate(samples_per_identity=3, dim=16, seed=4).as_data(), fmr=1e-2, intervals=False)
+    for call, param in ((lambda: res.ratio("auc", fmr=1e-2), "metric"),
+                        (lambda: res.at_fmr(1e-2, weighting="pooledd"), "weighting"),
+                        (lambda: res.at_fmr(0.5), "fmr")):
+        with pytest.raises(ma.InputError) as e:
+            call()
+        assert e.value.param == param

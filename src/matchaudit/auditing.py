@@ -246,21 +246,27 @@ class Audit:
         """As :meth:`at_fmr`, at one of the FNMR targets (the dual operating point: FMR at a fixed FNMR)."""
         return self._point("fnmr_target", target, weighting)
 
-    def _point(self, kind: str, target: float, weighting: Weighting) -> pd.DataFrame:
+    def _target(self, kind: str, target: float, weighting: Weighting) -> float:
+        """The audit's own target (or threshold) of ``kind`` that ``target`` names: equal, or within float32
+        precision (a float32 0.01 is 0.0099999998); an InputError listing those it has otherwise."""
         what, param = {"fmr_target": ("FMR target", "fmr"), "fnmr_target": ("FNMR target", "fnmr"),
                        "threshold": ("threshold", "thresholds")}[kind]
         target = checks.number(target, param, finite=False)  # "1e-2" too (it was 'not in this audit')
         checks.choice(weighting, self.config.weightings, "weighting")  # a typo was blamed on the target
         ops = self.operating_points
-        ops = ops[(ops["kind"] == kind) & (ops["weighting"] == weighting)]
-        targets = ops["target"].astype(float)
-        near = np.isclose(targets, target, rtol=1e-6, atol=0.0)  # a float32 0.01 is 0.0099999998
-        sel = ops[targets == target] if (targets == target).any() else ops[near] if targets[near].nunique() == 1 \
-            else ops.iloc[:0]
-        if sel.empty:
-            have = sorted({float(t) for t in ops.loc[ops["kind"] == kind, "target"]})
-            raise InputError(f"{what} {target!r} with {weighting} weighting is not in this audit "
-                             f"(it has {have}, weightings {list(self.config.weightings)}).", param=param)
+        have = np.unique(ops.loc[(ops["kind"] == kind) & (ops["weighting"] == weighting), "target"].astype(float))
+        near = have[np.isclose(have, target, rtol=1e-6, atol=0.0)]
+        if target in have:
+            return target
+        if near.size == 1:
+            return float(near[0])
+        raise InputError(f"{what} {target!r} with {weighting} weighting is not in this audit "
+                         f"(it has {have.tolist()}, weightings {list(self.config.weightings)}).", param=param)
+
+    def _point(self, kind: str, target: float, weighting: Weighting) -> pd.DataFrame:
+        target = self._target(kind, target, weighting)
+        ops = self.operating_points
+        sel = ops[(ops["kind"] == kind) & (ops["weighting"] == weighting) & (ops["target"] == target)]
         cols = ["group", "threshold", "fmr", "fmr_errors", "fmr_comparisons", "fnmr", "fnmr_errors",
                 "fnmr_comparisons", "below_resolution"]
         out = sel[cols].set_index("group")
@@ -296,10 +302,11 @@ class Audit:
         return self._measure(metric, "max_min_ratio", fmr, weighting)
 
     def _measure(self, metric: str, measure: str, fmr: float, weighting: Weighting) -> float:
-        self.at_fmr(fmr, weighting)  # a clear error for a target the audit lacks
+        checks.choice(metric, ("fmr", "fnmr"), "metric")  # "auc" was blamed on group_by
+        target = self._target("fmr_target", fmr, weighting)  # a clear error for a target the audit lacks
         rows = [r for r in self.exact.fairness
                 if (r["rate"], r["measure"], r["kind"], r["target"], r["weighting"])
-                == (metric.upper(), measure, "fmr_target", fmr, weighting)]
+                == (metric.upper(), measure, "fmr_target", target, weighting)]
         if not rows:
             raise InputError("fairness measures need at least two groups (group the data by an attribute).",
                              param="group_by")
