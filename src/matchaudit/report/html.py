@@ -387,7 +387,9 @@ def _reading(res: dict, folder: Path) -> str:
             text = (f"At FMR target {target:g}, group <b>{esc(hi['group'])}</b> has the highest {name}, "
                     f"{rate_with_counts(hi[rate], hi[k], hi[n], w)}, {against}.")
             t = tests.get((rate, target, hi["group"], lo["group"])) or tests.get((rate, target, lo["group"], hi["group"]))
-            if t is not None:
+            if t is not None and t.get("reason"):  # not testable (too few errors) or degenerate: no verdict
+                text += f" No test of this gap: {esc(t['reason'])}."
+            elif t is not None:
                 alpha = _num(t["alpha"])
                 verdict = "is" if t["significant"] else "is not"
                 text += (f" The gap {verdict} distinguishable from noise at {100 * (1 - alpha):.0f}% "
@@ -436,8 +438,11 @@ def _family_words(f: dict) -> str:
                 f"(max-T at {level}); {'; '.join(sides)}.")
     if f["tests"] < 2:
         return ""
-    return (f" Of the {f['tests']:,} pairs of groups tested, {f['distinguishable']:,} gaps are distinguishable from "
-            f"noise (max-T at {level}) and {f['discoveries']:,} are discoveries at a {100 * f['alpha']:.0f}% "
+    tested = f["tests"] - f.get("undefined", 0)
+    untested = (f" ({f['undefined']:,} more could not be tested: too few errors or no variance; see the group "
+                "tests)") if f.get("undefined") else ""
+    return (f" Of the {tested:,} pairs of groups tested{untested}, {f['distinguishable']:,} gaps are distinguishable "
+            f"from noise (max-T at {level}) and {f['discoveries']:,} are discoveries at a {100 * f['alpha']:.0f}% "
             "false-discovery rate (BH).")
 
 
