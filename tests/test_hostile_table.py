@@ -20,6 +20,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -36,7 +37,6 @@ import matchaudit as ma
 from matchaudit.cli import app
 
 runner = CliRunner()
-import os; _NOX = os.environ.get("HOSTILE_NO_XFAIL")  # TEMP
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 
 
@@ -119,6 +119,7 @@ def _build(d: Path) -> None:
     pd.DataFrame({"sample_a": ids[:5], "sample_b": ids[:5]}).to_csv(d / "pairs_self.csv", index=False)
     pd.DataFrame({"sample_a": [], "sample_b": []}).to_csv(d / "pairs_empty.csv", index=False)
     pd.DataFrame({"x": ids[:5], "y": ids[1:6]}).to_csv(d / "pairs_nocols.csv", index=False)
+    pd.DataFrame({"x": ids[:5], "y": ids[1:6], "z": ids[2:7]}).to_csv(d / "pairs_3cols.csv", index=False)
     # comparison tables
     t = _comparisons()
     t.to_csv(d / "t.csv", index=False)
@@ -148,6 +149,8 @@ def _build(d: Path) -> None:
     t.assign(score=0.5).to_csv(d / "t_same.csv", index=False)
     t.assign(score=(t.identity_a == t.identity_b).astype(float)).to_csv(d / "t_binscores.csv", index=False)
     t.assign(score=t.score * 1e300).to_csv(d / "t_huge.csv", index=False)
+    pd.read_csv(FORMATS / "bfw_pairs.csv").rename(columns={"p1": "img1", "p2": "img2", "id1": "subj1", "id2": "subj2",
+                                                           "label": "issame"}).to_csv(d / "pt_rfw.csv", index=False)
     t.assign(score=t.score * 1e-300).to_csv(d / "t_tiny.csv", index=False)
     t.assign(score=np.where(t.identity_a == t.identity_b, 5.0, 0.0) + 0.01 * t.index / len(t)).to_csv(
         d / "t_perfect.csv", index=False)
@@ -195,6 +198,7 @@ def _build(d: Path) -> None:
     t.assign(score=obj("score", 12, np.nan)).to_csv(d / "t_b_nan.csv", index=False)
     t.assign(identity_b=t.identity_b.where(t.index != 1, 39 - t.identity_b[1])).to_csv(d / "t_b_otherident.csv",
                                                                                        index=False)
+    t.assign(sample_b=t.sample_b.where(t.index != 5, "zzz")).to_csv(d / "t_b_sample.csv", index=False)
     meta = pd.DataFrame({"identity": np.arange(40), "group": np.where(np.arange(40) % 2 == 0, "F", "M")})
     meta.to_csv(d / "meta.csv", index=False)
     meta.iloc[1:].to_csv(d / "meta_missing.csv", index=False)
@@ -243,6 +247,8 @@ def _build(d: Path) -> None:
     (d / "bob_nan.txt").write_text("c01 c01 c01/p1.png 0.7\nc01 c02 c02/p1.png nan\nc02 c02 c02/p2.png 0.8\n")
     (d / "bob_3col.txt").write_text("c01 c01 0.7\nc01 c02 0.1\n")
     (d / "bob_mixed.txt").write_text("c01 c01 c01/p1.png 0.7\nc01 m1 c02 c02/p1.png 0.1\n")
+    bob4 = [ln for ln in (FORMATS / "bob4.txt").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    (d / "bob4_other.txt").write_text("\n".join(bob4[1:]) + "\n")
     (d / "bob_text.txt").write_text("c01 c01 c01/p1.png high\nc01 c02 c02/p1.png 0.1\n")
     (d / "bob_csv_bad.csv").write_text("probe_template_id,probe_subject_id,bio_ref_template_id,bio_ref_subject_id,"
                                        "score\np1,s1,r1,s1,0.9\np2,s2,r1,s1,x\n")
@@ -324,13 +330,15 @@ class Cli:
     args: str          # shell words; {d} inputs, {f} format fixtures, {c} a per-case copy of the inputs, {o} the out
     code: int          # 0 success, 2 bad input
     says: str | None   # a substring the output must contain (the flag, column, file or rows it names)
-    check: Callable[[Path, str], None] | None = None  # on success: check(out folder, output)
+    check: Callable[[Path, str], None] | None = None  # check(out folder, output), after the status and message
     out: bool = True   # add --out {o} when the case gives none
+    make_out: bool = False  # create the folder {o} first
 
 
-def cli(id: str, args: str, code: int = 2, says: str | None = None, *, check=None, out=True, xfail: str = ""):
-    marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail and not _NOX else []
-    return pytest.param(Cli(args, code, says, check, out), id=id, marks=marks)
+def cli(id: str, args: str, code: int = 2, says: str | None = None, *, check=None, out=True, make_out=False,
+        xfail: str = ""):
+    marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []
+    return pytest.param(Cli(args, code, says, check, out, make_out), id=id, marks=marks)
 
 
 MACROS = {
@@ -349,12 +357,11 @@ MACROS = {
     "TESTS": "test --samples {d}/samples.csv --embeddings {d}/embeddings.npy --group-by group --fmr 0.1 "
              "--n-resamples 39",
     "TT": "test --table {d}/cls.csv --y-pred y_pred --n-resamples 99",
-    "EST": "estimate {d}/est.csv --sampler numpy --chains 2 --draws 200 --fmr 0.1",
+    "EST": "estimate {d}/est.csv --sampler numpy --chains 2 --draws 1000 --fmr 0.1",
     "PROT": "protocol --samples {d}/samples.csv --genuine 20 --impostor 200",
     "COV": "coverage --datasets 2 --identities 20 --samples 3 --dim 8 --n-resamples 40 --fmr 0.1 --levels 0.9 "
            "--roc-methods recentered --fixed-methods wilson",
     "SIM": "simulate --identities 6 --samples-per-identity 2 --dim 8 --format csv",
-    "F": "{f}",
 }
 
 
@@ -390,8 +397,42 @@ def has_files(*names):
 def threshold_equal_to_base(out: Path, output: str) -> None:
     """A cosine audit does not depend on the embeddings' scale: the threshold is the unscaled data's."""
     op = pd.read_csv(out / "operating_points.csv")
-    t = op[(op.group == "all") & (op.weighting == "pooled") & (op.kind == "fmr")].threshold.iloc[0]
+    t = op[(op.group == "all") & (op.weighting == "pooled") & (op.kind == "fmr_target")].threshold.iloc[0]
     assert np.isfinite(t) and abs(t - 0.38906) < 1e-4, t
+
+
+def all_of(*checks):
+    def check(out: Path, output: str) -> None:
+        for c in checks:
+            c(out, output)
+    return check
+
+
+def zero_errors_not_certain_parity(out: Path, output: str) -> None:
+    """S3: every group without FNMR errors: the FNMR difference's interval is not [0, 0] (certified parity) and the
+    undefined ratio has no interval."""
+    iv = pd.read_csv(out / "intervals.csv")
+    pooled = iv[(iv.weighting == "pooled") & (iv.group == "all")].set_index("metric")
+    diff = pooled.loc["FNMR:max_min_difference"]
+    assert diff.estimate == 0 and diff.high > 0, diff.to_dict()
+    ratio = pooled.loc["FNMR:max_min_ratio"]
+    assert np.isnan(ratio.low) and np.isnan(ratio.high), ratio.to_dict()
+
+
+def rows_named(*rows):
+    """An error naming exactly these data rows (first data row = 1)."""
+    def check(out: Path, output: str) -> None:
+        m = re.search(r"rows? ([0-9][0-9, ]*)", output)
+        assert m, output
+        named = {int(v) for v in m.group(1).replace(" ", "").split(",") if v}
+        assert named == set(rows), (named, output)
+    return check
+
+
+def md_has_se(out: Path, output: str) -> None:
+    """coverage.md, the human summary, gives each coverage's Monte Carlo standard error (or n)."""
+    md = (out / "coverage.md").read_text()
+    assert "SE" in md or "± " in md or "| n |" in md, md
 
 
 def identities_written(n):
@@ -401,6 +442,9 @@ def identities_written(n):
     return check
 
 
+M16 = ("M16: a directory given as a file is refused as \"unsupported file type '(no extension)'\" instead of "
+       "saying it is a directory")
+
 CLI_CASES = [
     # ----- audit: samples + embeddings, values of the flags
     cli("audit-ok", "{A}", 0, check=has_files("results.json", "operating_points.csv")),
@@ -408,7 +452,7 @@ CLI_CASES = [
     cli("audit-ok-tsv", "audit --samples {d}/samples.tsv --embeddings {d}/embeddings.npy --group-by group {Q}", 0),
     cli("audit-ok-listcol", "audit --samples {d}/s_list.parquet --embedding-col embedding --group-by group {Q}", 0),
     cli("audit-ok-intervals-figures", "audit {S} --group-by group --fmr 0.1 --n-resamples 40", 0,
-        check=has_files("intervals.csv", "det_pooled.png")),
+        check=all_of(has_files("intervals.csv", "det_pooled.png"), not_says("new population"))),  # M2
     cli("audit-fmr-2", "{A} --fmr 2", 2, "--fmr"),
     cli("audit-fmr-1", "{A} --fmr 1", 2, "--fmr"),
     cli("audit-fmr-neg", "{A} --fmr -0.1", 2, "--fmr"),
@@ -418,11 +462,11 @@ CLI_CASES = [
     cli("audit-fmr-text", "{A} --fmr abc", 2, "--fmr"),
     cli("audit-fmr-semicolon", "{A} --fmr '1e-2;1e-3'", 2, "--fmr"),
     cli("audit-fmr-repeated", "{A} --fmr 1e-2,1e-2", 2, "--fmr"),
-    cli("audit-fmr-trailing-comma", "{A} --fmr 0.1,", 2, "--fmr"),
+    cli("audit-fmr-trailing-comma-ok", "{A} --fmr 0.1,", 0),
     cli("audit-fmr-zero-ok", "{A} --fmr 0", 0),
     cli("audit-fmr-below-resolution-ok", "{A} --fmr 1e-9", 0),
     cli("audit-far-alias-ok", "audit {S} --group-by group --far 0.1 --no-intervals --no-figures", 0),
-    cli("audit-fmr-no-value", "audit {S} --group-by group --fmr", 2, "--fmr"),
+    cli("audit-fmr-no-value", "audit {S} --group-by group --out {o} --fmr", 2, "--fmr", out=False),
     cli("audit-threshold-nan", "{A} --threshold nan", 2, "--threshold"),
     cli("audit-threshold-text", "{A} --threshold high", 2, "--threshold"),
     cli("audit-threshold-repeated", "{A} --threshold 0.3,0.3", 2, "--threshold"),
@@ -487,7 +531,16 @@ CLI_CASES = [
     cli("audit-memory-tiny", "{AI} --n-resamples 1000 --memory 0.0001", 2, "--memory"),
     cli("audit-one-sided-ok", "{AI} --one-sided --band pointwise", 0),
     cli("audit-no-intervals-with-ci-method", "{A} --ci-method wilson", 2, "--ci-method"),  # N1
-    cli("audit-no-intervals-with-level", "{A} --level 0.5", 2, "--level"),  # N1
+    cli("audit-no-intervals-with-level-N1", "{A} --level 0.5", 2, "--level",
+        xfail="N1 (part): --level 0.5 with --no-intervals (no --tests, no --equivalence) is silently ignored, exit 0; "
+              "--ci-method, --one-sided and --band are refused in the same situation"),
+    cli("audit-no-intervals-with-n-resamples-N1", "{A} --n-resamples 7", 2, "--n-resamples",
+        xfail="N1 (part): --n-resamples 7 with --no-intervals is silently ignored, exit 0 (and 7 would be refused "
+              "as too few with intervals); expected a refusal as for --ci-method"),
+    cli("audit-no-intervals-with-one-sided-M13", "{A} --one-sided", 2, "--one-sided",
+        xfail="M13: refused, but the message names the Python parameter '(one_sided)' and 'intervals=False', not the "
+              "flag --one-sided the user typed"),
+    cli("audit-no-intervals-with-band", "{A} --band pointwise", 2, "--band"),
     cli("audit-tests-resamples-0", "{A} --tests --test-resamples 0", 2, "--test-resamples"),
     cli("audit-tests-versus-foo", "{A} --tests --test-resamples 19 --tests-versus foo", 2, "--tests-versus"),
     cli("audit-tests-ok", "{A} --tests --test-resamples 19 --tests-versus both", 0),
@@ -498,19 +551,19 @@ CLI_CASES = [
     cli("audit-equivalence-log-negative", "{A} --equivalence -0.1,0.1 --equivalence-scale ratio", 2,
         "--equivalence"),
     cli("audit-backend-tpu", "{AI} --backend tpu", 2, "--backend"),
-    cli("audit-workers-without-dask", "{AI} --workers 3", 2, "--workers"),
-    cli("audit-scheduler-without-dask", "{AI} --scheduler tcp://localhost:1", 2, "--scheduler"),
-    cli("audit-out-of-core-csv", "{AT} --out-of-core", 2, "--out-of-core"),
+    cli("audit-workers-without-dask", "{AI} --workers 3", 2, "workers"),
+    cli("audit-scheduler-without-dask", "{AI} --scheduler tcp://localhost:1", 2, "scheduler"),
+    cli("audit-out-of-core-csv", "{AT} --out-of-core", 2, "out-of-core"),
     # ----- audit: groups
     cli("audit-group-by-missing", "audit {S} --group-by nope {Q}", 2, "nope"),
-    cli("audit-group-by-empty-item", "audit {S} --group-by group, {Q}", 2, "--group-by"),
+    cli("audit-group-by-trailing-comma-ok", "audit {S} --group-by group, {Q}", 0),
     cli("audit-group-by-twice", "audit {S} --group-by group,group {Q}", 2, "--group-by"),  # N2
-    cli("audit-group-by-identity", "audit {S} --group-by identity {Q}", 2, "identity"),
+    cli("audit-group-by-identity", "audit {S} --group-by identity {Q}", 2, "A00"),
     cli("audit-ungrouped-ok", "audit {S} {Q}", 0),
     cli("audit-one-group-ok", "audit --samples {d}/s_onegroup.csv --embeddings {d}/embeddings.npy --group-by group {Q}",
         0, check=groups_are("A")),
-    cli("audit-group-one-identity-ok", "audit --samples {d}/s_oneidgroup.csv --embeddings {d}/embeddings.npy "
-        "--group-by group {Q}", 0, "small"),
+    cli("audit-group-one-identity", "audit --samples {d}/s_oneidgroup.csv --embeddings {d}/embeddings.npy "
+        "--group-by group {Q}", 2, "group(s) C"),
     cli("audit-group-named-all", "audit --samples {d}/s_groupall.csv --embeddings {d}/embeddings.npy --group-by group "
         "{Q}", 2, "'all'"),
     cli("audit-group-unicode-ok", "audit --samples {d}/s_unicode.csv --embeddings {d}/embeddings.npy --group-by group "
@@ -536,7 +589,8 @@ CLI_CASES = [
     # ----- audit: samples files
     cli("audit-samples-missing-file", "audit --samples {d}/missing.csv --embeddings {d}/embeddings.npy {Q}", 2,
         "missing.csv"),
-    cli("audit-samples-directory-M16", "audit --samples {d} --embeddings {d}/embeddings.npy {Q}", 2, "director"),
+    cli("audit-samples-directory-M16", "audit --samples {d} --embeddings {d}/embeddings.npy {Q}", 2, "director",
+        xfail=M16),
     cli("audit-samples-txt", "audit --samples {d}/samples.txt --embeddings {d}/embeddings.npy {Q}", 2, ".txt"),
     cli("audit-samples-empty", "audit --samples {d}/s_empty.csv --embeddings {d}/embeddings.npy {Q}", 2,
         "s_empty.csv"),
@@ -559,16 +613,20 @@ CLI_CASES = [
     cli("audit-samples-singletons", "audit --samples {d}/s_singletons.csv --embeddings {d}/embeddings.npy {Q}", 2,
         "genuine"),
     cli("audit-samples-is-embeddings", "audit --samples {d}/embeddings.npy --embeddings {d}/embeddings.npy {Q}", 2,
-        "--samples"),
+        "samples table 'embeddings.npy'"),
     # ----- audit: embeddings files
     cli("audit-embeddings-missing", "audit --samples {d}/samples.csv {Q}", 2, "--embeddings"),
     cli("audit-embeddings-missing-file", "audit --samples {d}/samples.csv --embeddings {d}/nope.npy {Q}", 2,
         "nope.npy"),
-    cli("audit-embeddings-directory", "audit --samples {d}/samples.csv --embeddings {d} {Q}", 2, "--embeddings"),
+    cli("audit-embeddings-directory-M16", "audit --samples {d}/samples.csv --embeddings {d} {Q}", 2, "director",
+        xfail=M16),
     cli("audit-embeddings-nan", "audit --samples {d}/samples.csv --embeddings {d}/e_nan.npy {Q}", 2, "row"),
     cli("audit-embeddings-inf", "audit --samples {d}/samples.csv --embeddings {d}/e_inf.npy {Q}", 2, "row"),
     cli("audit-embeddings-zero-row", "audit --samples {d}/samples.csv --embeddings {d}/e_zerorow.npy {Q}", 2,
         "rows 8"),
+    cli("audit-embeddings-zero-row-advice-M13", "audit --samples {d}/samples.csv --embeddings {d}/e_zerorow.npy {Q}",
+        2, "--metric euclidean", xfail="M13: the CLI message advises \"use metric='euclidean'\" (the Python "
+                                       "spelling), not --metric euclidean"),
     cli("audit-embeddings-zero-row-euclidean-ok", "audit --samples {d}/samples.csv --embeddings {d}/e_zerorow.npy "
         "--metric euclidean {Q}", 0),
     cli("audit-embeddings-1d", "audit --samples {d}/samples.csv --embeddings {d}/e_1d.npy {Q}", 2, "e_1d.npy"),
@@ -586,24 +644,20 @@ CLI_CASES = [
     cli("audit-embeddings-complex", "audit --samples {d}/samples.csv --embeddings {d}/e_complex.npy {Q}", 2,
         "e_complex.npy"),
     cli("audit-embeddings-npz", "audit --samples {d}/samples.csv --embeddings {d}/e.npz {Q}", 2, "e.npz"),
-    cli("audit-embeddings-csv", "audit --samples {d}/samples.csv --embeddings {d}/samples.csv {Q}", 2, "--embeddings"),
+    cli("audit-embeddings-csv", "audit --samples {d}/samples.csv --embeddings {d}/samples.csv {Q}", 2,
+        "embeddings 'samples.csv'"),
     cli("audit-embeddings-float16-ok", "audit --samples {d}/samples.csv --embeddings {d}/e_f16.npy {Q}", 0),
     cli("audit-embeddings-int-ok", "audit --samples {d}/samples.csv --embeddings {d}/e_int.npy {Q}", 0),
     cli("audit-embeddings-fortran-ok", "audit --samples {d}/samples.csv --embeddings {d}/e_fortran.npy --group-by group "
         "{Q}", 0, check=threshold_equal_to_base),
     cli("audit-embeddings-bigendian-ok", "audit --samples {d}/samples.csv --embeddings {d}/e_bigend.npy --group-by "
         "group {Q}", 0, check=threshold_equal_to_base),
-    cli("audit-embeddings-bool-ok", "audit --samples {d}/samples.csv --embeddings {d}/e_bool.npy {Q}", 0),
+    cli("audit-embeddings-bool", "audit --samples {d}/samples.csv --embeddings {d}/e_bool.npy {Q}", 2, "bool"),
     cli("audit-embeddings-dim1-ok", "audit --samples {d}/samples.csv --embeddings {d}/e_dim1.npy {Q}", 0),
     cli("audit-embeddings-huge-S4", "audit --samples {d}/samples.csv --embeddings {d}/e_huge.npy --group-by group {Q}",
-        0, check=threshold_equal_to_base,
-        xfail="S4: finite embeddings of magnitude 1e300 give a perfect system (threshold n/a, AUC 1) with a warning "
-              "'every score is the same value'; cosine is scale-free: it should give the unscaled data's numbers "
-              "(or refuse)"),
+        0, check=threshold_equal_to_base),
     cli("audit-embeddings-tiny-M10", "audit --samples {d}/samples.csv --embeddings {d}/e_tiny.npy --group-by group {Q}",
-        0, check=threshold_equal_to_base,
-        xfail="M10: valid embeddings scaled by 1e-200 are refused as 'all-zero embeddings at rows 1, 2, ...'; cosine "
-              "is scale-free: they should give the unscaled data's numbers"),
+        0, check=threshold_equal_to_base),
     cli("audit-embedding-col-missing", "audit --samples {d}/s_list.parquet --embedding-col nope {Q}", 2, "nope"),
     cli("audit-embedding-col-and-embeddings", "audit --samples {d}/s_list.parquet --embedding-col embedding "
         "--embeddings {d}/embeddings.npy {Q}", 2, "--embedding"),
@@ -611,19 +665,22 @@ CLI_CASES = [
     # ----- audit: pairs
     cli("audit-pairs-ok", "audit {S} --pairs {d}/pairs.csv {Q}", 0),
     cli("audit-pairs-unknown-sample", "audit {S} --pairs {d}/pairs_unknown.csv {Q}", 2, "ghost"),
-    cli("audit-pairs-self", "audit {S} --pairs {d}/pairs_self.csv {Q}", 2, "--pairs"),
+    cli("audit-pairs-self", "audit {S} --pairs {d}/pairs_self.csv {Q}", 2, "compared with itself at rows 1"),
     cli("audit-pairs-empty", "audit {S} --pairs {d}/pairs_empty.csv {Q}", 2, "pairs_empty.csv"),
-    cli("audit-pairs-no-columns", "audit {S} --pairs {d}/pairs_nocols.csv {Q}", 2, "sample_a"),
+    cli("audit-pairs-two-other-columns-ok", "audit {S} --pairs {d}/pairs_nocols.csv {Q}", 0),  # documented
+    cli("audit-pairs-three-columns", "audit {S} --pairs {d}/pairs_3cols.csv {Q}", 2, "sample_a"),
     cli("audit-pairs-missing-file", "audit {S} --pairs {d}/nope.csv {Q}", 2, "nope.csv"),
-    cli("audit-pairs-directory", "audit {S} --pairs {d}/emptydir {Q}", 2, "--pairs"),
-    cli("audit-pairs-without-samples", "audit --comparisons {d}/t.csv --pairs {d}/pairs.csv {Q}", 2, "--pairs"),
+    cli("audit-pairs-directory-M16", "audit {S} --pairs {d}/emptydir {Q}", 2, "director", xfail=M16),
+    cli("audit-pairs-without-samples", "audit --comparisons {d}/t.csv --pairs {d}/pairs.csv {Q}", 2, "--pairs",
+        xfail="--pairs with --comparisons (it applies with --samples only) is silently ignored: exit 0 auditing all "
+              "400 rows; expected a refusal as for other ignored options"),
     # ----- audit: comparison tables
     cli("audit-t-ok", "{AT}", 0, check=groups_are("F", "M")),
     cli("audit-t-parquet-ok", "audit --comparisons {d}/t.parquet --group-by group {Q}", 0),
     cli("audit-t-tsv-ok", "audit --comparisons {d}/t.tsv --group-by group {Q}", 0),
     cli("audit-t-bom-ok", "audit --comparisons {d}/t_bom.csv --group-by group {Q}", 0),
     cli("audit-t-crlf-ok", "audit --comparisons {d}/t_crlf.csv --group-by group {Q}", 0),
-    cli("audit-t-gz-ok", "audit --comparisons {d}/t.csv.gz --group-by group {Q}", 0),
+    cli("audit-t-gz", "audit --comparisons {d}/t.csv.gz --group-by group {Q}", 2, "'.gz'"),
     cli("audit-t-parquet-out-of-core-ok", "audit --comparisons {d}/t.parquet --group-by group --out-of-core {Q}", 0),
     cli("audit-t-missing-file", "audit --comparisons {d}/nope.csv {Q}", 2, "nope.csv"),
     cli("audit-t-directory", "audit --comparisons {d}/emptydir {Q}", 2, "emptydir"),
@@ -631,7 +688,9 @@ CLI_CASES = [
     cli("audit-t-empty", "audit --comparisons {d}/t_empty.csv {Q}", 2, "t_empty.csv"),
     cli("audit-t-zero-bytes", "audit --comparisons {d}/t_zero.csv {Q}", 2, "t_zero.csv"),
     cli("audit-t-binary", "audit --comparisons {d}/t_binary.csv {Q}", 2, "t_binary.csv"),
-    cli("audit-t-utf16", "audit --comparisons {d}/t_utf16.csv {Q}", 2, "t_utf16.csv"),
+    cli("audit-t-utf16-M16", "audit --comparisons {d}/t_utf16.csv {Q}", 2, "UTF-16",
+        xfail="M16: a UTF-16 CSV is called 'binary, not a text table'; the message should say it is UTF-16 text "
+              "(and to save it as UTF-8)"),
     cli("audit-t-nul", "audit --comparisons {d}/t_nul.csv {Q}", 2, "t_nul.csv"),
     cli("audit-t-semicolon", "audit --comparisons {d}/t_semicolon.csv {Q}", 2, "';'"),
     cli("audit-t-nan-score", "audit --comparisons {d}/t_nan.csv {Q}", 2, "row"),
@@ -644,13 +703,16 @@ CLI_CASES = [
     cli("audit-t-fta-policy-foo", "{AT} --fta-policy foo", 2, "--fta-policy"),
     cli("audit-t-no-score-column", "audit --comparisons {d}/t_noscore.csv {Q}", 2, "score"),
     cli("audit-t-score-col-wrong", "{AT} --score-col nope", 2, "nope"),
-    cli("audit-t-score-col-is-text", "{AT} --score-col group_a", 2, "group_a"),
-    cli("audit-t-sample-cols-one", "{AT} --sample-cols sample_a", 2, "--sample-cols"),
-    cli("audit-t-sample-cols-three", "{AT} --sample-cols a,b,c", 2, "--sample-cols"),
+    cli("audit-t-score-col-is-text", "{AT} --score-col group_a", 2, "not a number"),
+    cli("audit-t-sample-cols-one", "{AT} --sample-cols sample_a", 2, "--sample-cols",
+        xfail="the message ''sample_a': give exactly two column names' names the value only, not the flag "
+              "--sample-cols (other flag errors are prefixed with their flag)"),
+    cli("audit-t-sample-cols-three", "{AT} --sample-cols a,b,c", 2, "--sample-cols",
+        xfail="the message ''a,b,c': give exactly two column names' does not name the flag --sample-cols"),
     cli("audit-t-sample-cols-wrong", "{AT} --sample-cols x,y", 2, "x"),
     cli("audit-t-identity-cols-wrong", "{AT} --identity-cols x,y", 2, "x"),
     cli("audit-t-no-ids-ok", "{AT} --sample-cols ''", 0),
-    cli("audit-t-no-identities-no-labels", "{AT} --sample-cols '' --identity-cols ''", 2, "--label-col"),
+    cli("audit-t-no-identities-no-labels", "{AT} --sample-cols '' --identity-cols ''", 2, "label column"),
     cli("audit-t-same-score-ok", "audit --comparisons {d}/t_same.csv {Q}", 0, "every score is the same value"),
     cli("audit-t-ties-ok", "audit --comparisons {d}/t_ties.csv --group-by group {Q}", 0),
     cli("audit-t-ties-rule-gt-ok", "audit --comparisons {d}/t_ties.csv --group-by group --rule '>' {Q}", 0),
@@ -658,8 +720,8 @@ CLI_CASES = [
         check=not_says("every score is the same value")),
     cli("audit-t-huge-scores-ok", "audit --comparisons {d}/t_huge.csv --group-by group {Q}", 0),
     cli("audit-t-tiny-scores-ok", "audit --comparisons {d}/t_tiny.csv --group-by group {Q}", 0),
-    cli("audit-t-zero-errors-ok", "audit --comparisons {d}/t_perfect.csv --group-by group --fmr 0.1 --n-resamples 40 "
-        "--no-figures", 0),
+    cli("audit-t-zero-errors-S3", "audit --comparisons {d}/t_perfect.csv --group-by group --fmr 0.1 --n-resamples 40 "
+        "--no-figures", 0, check=zero_errors_not_certain_parity),
     cli("audit-t-zero-errors-upper-bound-ok", "audit --comparisons {d}/t_perfect.csv --group-by group --zero-policy "
         "upper-bound --fmr 0.1 --n-resamples 40 --no-figures", 0),
     cli("audit-t-one-group-ok", "audit --comparisons {d}/t_onegroup.csv --group-by group {Q}", 0,
@@ -673,6 +735,9 @@ CLI_CASES = [
     cli("audit-t-duplicates-mean-ok", "audit --comparisons {d}/t_dup.csv --duplicates mean {Q}", 0),
     cli("audit-t-duplicates-foo", "{AT} --duplicates foo", 2, "--duplicates"),
     cli("audit-t-duplicates-first-without-ids", "{AT} --sample-cols '' --duplicates first", 2, "--duplicates"),
+    cli("audit-t-duplicates-first-without-ids-M13", "{AT} --sample-cols '' --duplicates first", 2, "--duplicates",
+        check=not_says("duplicates='"), xfail="M13: the CLI message says \"duplicates='first' needs sample ids ... "
+                                              "(duplicates='keep-both')\", Python spellings of --duplicates"),
     cli("audit-t-self-comparison", "audit --comparisons {d}/t_self.csv {Q}", 2, "row"),
     cli("audit-t-missing-identity", "audit --comparisons {d}/t_noident.csv {Q}", 2, "row"),
     cli("audit-t-group-varies", "audit --comparisons {d}/t_groupvaries.csv --group-by group {Q}", 2, "group"),
@@ -719,8 +784,8 @@ CLI_CASES = [
         "group {Q}", 2, "--metadata-key"),
     cli("audit-t-metadata-clash", "audit --comparisons {d}/t.csv --metadata {d}/meta_clash.csv --group-by group {Q}",
         2, "'group' is given twice"),
-    cli("audit-t-metadata-directory", "audit --comparisons {d}/t_nogroups.csv --metadata {d}/emptydir --group-by "
-        "group {Q}", 2, "--metadata"),
+    cli("audit-t-metadata-directory-M16", "audit --comparisons {d}/t_nogroups.csv --metadata {d}/emptydir --group-by "
+        "group {Q}", 2, "director", xfail=M16),
     cli("audit-t-metadata-binary", "audit --comparisons {d}/t_nogroups.csv --metadata {d}/t_binary.csv --group-by "
         "group {Q}", 2, "t_binary.csv"),
     cli("audit-t-samples-and-comparisons", "audit --comparisons {d}/t.csv --samples {d}/samples.csv {Q}", 2,
@@ -732,23 +797,24 @@ CLI_CASES = [
     cli("audit-thresholds-from-folder-ok", "{AT} --thresholds-from {d}/audit", 0),
     cli("audit-thresholds-from-missing", "{AT} --thresholds-from {d}/nope.json", 2, "--thresholds-from"),
     cli("audit-thresholds-from-notjson", "{AT} --thresholds-from {d}/notjson.json", 2, "--thresholds-from"),
-    cli("audit-thresholds-from-compare-M13", "{AT} --thresholds-from {d}/cmp/compare.json", 2, "--thresholds-from",
-        check=None),
-    cli("audit-thresholds-from-other-target", "audit --comparisons {d}/t.csv --group-by group --fmr 0.01 "
-        "--no-intervals --no-figures --thresholds-from {d}/audit/results.json", 2, "0.01"),
+    cli("audit-thresholds-from-compare-M13", "{AT} --thresholds-from {d}/cmp/compare.json", 2, "compare.json",
+        check=not_says("give it with --compare"),
+        xfail="M13: the message says '(give it with --compare)', a flag audit does not have (it is report's)"),
+    cli("audit-thresholds-from-other-target-ok", "audit --comparisons {d}/t.csv --group-by group --fmr 0.01 "
+        "--no-intervals --no-figures --thresholds-from {d}/audit/results.json", 0),
     # ----- audit: toolkit formats
     cli("fmt-foo", "audit --format foo --scores {f}/bob4.txt {Q}", 2, "--format"),
     cli("fmt-bob4-ok", "audit --format bob --scores {f}/bob4.txt {Q}", 0),
     cli("fmt-bob5-ok", "audit --format bob --scores {f}/bob5.txt --metadata {f}/clients.csv --group-by gender {Q}", 0),
     cli("fmt-bob-nan", "audit --format bob --scores {d}/bob_nan.txt {Q}", 2, "line 2"),
     cli("fmt-bob-nan-advice-M4", "audit --format bob --scores {d}/bob_nan.txt {Q}", 2, "line 2",
-        check=None),
-    cli("fmt-bob-3-columns", "audit --format bob --scores {d}/bob_3col.txt {Q}", 2, "line 1"),
+        check=not_says("Choose --fta-policy")),
+    cli("fmt-bob-3-columns", "audit --format bob --scores {d}/bob_3col.txt {Q}", 2, "lines 1, 2"),
     cli("fmt-bob-mixed-columns", "audit --format bob --scores {d}/bob_mixed.txt {Q}", 2, "line 2"),
     cli("fmt-bob-text-score", "audit --format bob --scores {d}/bob_text.txt {Q}", 2, "line 1"),
     cli("fmt-bob-is-tidy-csv", "audit --format bob --scores {d}/t.csv {Q}", 2, "t.csv"),
     cli("fmt-bob-missing-scores", "audit --format bob {Q}", 2, "--scores"),
-    cli("fmt-bob-scores-directory", "audit --format bob --scores {d}/emptydir {Q}", 2, "--scores"),
+    cli("fmt-bob-scores-directory", "audit --format bob --scores {d}/emptydir {Q}", 2, "is not a file"),
     cli("fmt-bob-fta-policy", "audit --format bob --scores {f}/bob4.txt --fta-policy exclude {Q}", 2, "--fta-policy"),
     cli("fmt-bob-csv-ok", "audit --format bob-csv --scores {f}/bob_scores.csv --group-by gender {Q}", 0),
     cli("fmt-bob-csv-bad-score", "audit --format bob-csv --scores {d}/bob_csv_bad.csv {Q}", 2, "line 3"),
@@ -787,8 +853,8 @@ CLI_CASES = [
     cli("fmt-voxsrc-scores-are-wespeaker", "audit --format voxsrc --trials {f}/vox_trials.txt --scores "
         "{f}/wespeaker.score {Q}", 2, "lines 1, 2"),
     cli("fmt-wespeaker-ok", "audit --format wespeaker --scores {f}/wespeaker.score {Q}", 0),
-    cli("fmt-wespeaker-mixed-columns-M11", "audit --format wespeaker --scores {d}/w_mixed.score {Q}", 2, "line",
-        check=None),
+    cli("fmt-wespeaker-mixed-columns-M11", "audit --format wespeaker --scores {d}/w_mixed.score {Q}", 2,
+        "found 4; expected 3"),
     cli("fmt-wespeaker-bad-label", "audit --format wespeaker --scores {d}/w_badlabel.score {Q}", 2, "line 1"),
     cli("fmt-wespeaker-is-bob5", "audit --format wespeaker --scores {f}/bob5.txt {Q}", 2, "bob5.txt"),
     cli("fmt-speechbrain-is-wespeaker", "audit --format speechbrain --scores {f}/wespeaker.score {Q}", 2,
@@ -799,6 +865,12 @@ CLI_CASES = [
     cli("fmt-nist-sre-no-key", "audit --format nist-sre --scores {f}/sre_output.tsv {Q}", 2, "--key"),
     cli("fmt-nist-sre-nan", "audit --format nist-sre --scores {d}/sre_output_nan.tsv --key {f}/sre_key.tsv {Q}", 2,
         "line 3"),
+    cli("fmt-nist-sre-nan-advice-M4", "audit --format nist-sre --scores {d}/sre_output_nan.tsv --key {f}/sre_key.tsv "
+        "{Q}", 2, "line 3", check=not_says("Choose --fta-policy"),
+        xfail="M4: a NaN score in a NIST SRE output advises \"Choose --fta-policy 'exclude' ... or 'count'\", which "
+              "--format nist-sre then refuses ('--fta-policy applies to --format tidy or frvt')"),
+    cli("fmt-nist-sre-fta-policy", "audit --format nist-sre --scores {f}/sre_output.tsv --key {f}/sre_key.tsv "
+        "--fta-policy exclude {Q}", 2, "--fta-policy"),
     cli("fmt-nist-sre-key-is-output", "audit --format nist-sre --scores {f}/sre_key.tsv --key {f}/sre_key.tsv {Q}", 2,
         "'LLR'"),
     cli("fmt-nist-sre-kaldi-files", "audit --format nist-sre --scores {f}/kaldi_scores --key {f}/kaldi_trials {Q}", 2,
@@ -822,7 +894,11 @@ CLI_CASES = [
         "--score-col"),
     cli("fmt-pair-table-score-col-wrong", "audit --format pair-table --comparisons {f}/bfw_pairs.csv --score-col nope "
         "{Q}", 2, "nope"),
-    cli("fmt-pair-table-is-tidy", "audit --format pair-table --comparisons {d}/t.csv {Q}", 2, "--score-col"),
+    cli("fmt-pair-table-is-tidy", "audit --format pair-table --comparisons {d}/t.csv {Q}", 2, "'p1'"),
+    cli("fmt-pair-table-renamed-M5", "audit --format pair-table --comparisons {d}/pt_rfw.csv --score-col senet50 "
+        "--sample-cols img1,img2 --identity-cols subj1,subj2 --label-col issame --group-by e {Q}", 0),
+    cli("fmt-pair-table-renamed-wrong-cols", "audit --format pair-table --comparisons {d}/pt_rfw.csv --score-col "
+        "senet50 --sample-cols x1,x2 {Q}", 2, "x1"),
     cli("fmt-tidy-is-bob4", "audit --comparisons {f}/bob4.txt {Q}", 2, "bob4.txt"),
     cli("fmt-score-matrix-ok", "audit --format score-matrix --scores {f}/matrix.npy --ids {f}/matrix_ids.txt "
         "--metadata {f}/identity_embeddings.csv {Q}", 0),
@@ -839,7 +915,7 @@ CLI_CASES = [
     cli("fmt-score-matrix-1d", "audit --format score-matrix --scores {d}/m_1d.npy --ids {f}/matrix_ids.txt "
         "--metadata {f}/identity_embeddings.csv {Q}", 2, "m_1d.npy"),
     cli("fmt-score-matrix-mask-shape", "audit --format score-matrix --scores {f}/matrix.npy --ids {f}/matrix_ids.txt "
-        "--mask {d}/m_mask_shape.npy --metadata {f}/identity_embeddings.csv {Q}", 2, "--mask"),
+        "--mask {d}/m_mask_shape.npy --metadata {f}/identity_embeddings.csv {Q}", 2, "mask 'm_mask_shape.npy'"),
     cli("fmt-score-matrix-is-csv", "audit --format score-matrix --scores {d}/t.csv --ids {f}/matrix_ids.txt "
         "--metadata {f}/identity_embeddings.csv {Q}", 2, "t.csv"),
     cli("fmt-score-matrix-asymmetric-N6", "audit --format score-matrix --scores {d}/m_asym.npy --ids "
@@ -850,20 +926,21 @@ CLI_CASES = [
         "{f}/identity_embeddings.csv --group-by gender {Q}", 0),
     cli("fmt-identity-embeddings-npz-ok", "audit --format identity-embeddings --embeddings "
         "{f}/identity_embeddings.npz {Q}", 0),
-    cli("fmt-identity-embeddings-nan", "audit --format identity-embeddings --embeddings {d}/ie_nan.csv {Q}", 2, "row"),
+    cli("fmt-identity-embeddings-nan", "audit --format identity-embeddings --embeddings {d}/ie_nan.csv --group-by "
+        "gender {Q}", 2, "row"),
     cli("fmt-identity-embeddings-npz-no-identities", "audit --format identity-embeddings --embeddings "
         "{d}/ie_noident.npz {Q}", 2, "identities"),
     cli("fmt-identity-embeddings-is-samples", "audit --format identity-embeddings --embeddings {d}/samples.csv {Q}",
         2, "samples.csv"),
     cli("fmt-identity-embeddings-numeric-attribute-S1", "audit --format identity-embeddings --embeddings "
-        "{d}/ie_age.csv --group-by gender {Q}", 2, "age",
-        xfail="S1: a numeric attribute column (age) of an identity-embeddings table silently becomes an embedding "
-              "dimension (exit 0, different numbers); it should be refused or warned about without --embedding-col"),
+        "{d}/ie_age.csv --group-by gender {Q}", 2, "age"),
     # ----- audit: outputs
     cli("audit-out-is-file", "{A} --out {d}/afile", 2, "--out", out=False),
     cli("audit-out-proc", "{A} --out /proc/matchaudit", 2, "--out", out=False),
     cli("audit-out-dev-null", "{A} --out /dev/null", 2, "--out", out=False),
-    cli("audit-out-empty-N5", "{A} --out ''", 2, "--out", out=False),
+    cli("audit-out-empty-N5", "{A} --out ''", 2, "--out", out=False,
+        xfail="N5: --out '' writes the results into the current directory ('Results written to .'); expected a "
+              "refusal naming --out"),
     cli("audit-out-is-input-file", "audit --samples {c}/samples.csv --embeddings {c}/embeddings.npy {Q} --out "
         "{c}/samples.csv", 2, "--out", out=False),
     cli("audit-out-is-input-folder-ok", "audit --comparisons {c}/t.csv --group-by group {Q} --out {c}", 0,
@@ -880,11 +957,12 @@ CLI_CASES = [
         "{c}/rep/", 0, out=False),
     cli("audit-heatmap-order-wrong", "audit {S} --group-by group --fmr 0.1 --no-intervals --report {o}/r.html "
         "--heatmap-order nope", 2, "--heatmap-order"),
-    cli("audit-heatmap-without-report", "{A} --heatmap-order group", 2, "--heatmap-order"),
+    cli("audit-heatmap-without-report", "{A} --heatmap-order group", 2, "--heatmap-order",
+        xfail="--heatmap-order without --report (it applies to the report only) is silently ignored, exit 0"),
     cli("audit-heatmap-aggregate-wrong", "audit {S} --group-by group --fmr 0.1 --no-intervals --report {o}/r.html "
         "--heatmap-aggregate nope", 2, "--heatmap-aggregate"),
     # ----- compare
-    cli("compare-ok", "{CMP}", 0, check=has_files("compare.json")),
+    cli("compare-ok", "{CMP}", 0, check=all_of(has_files("compare.json"), warns("not significant"))),  # M9
     cli("compare-samples-ok", "{CMPS}", 0),
     cli("compare-score-cols-ok", "compare --comparisons {d}/t2.csv --score-cols score_a,score_b --group-by group "
         "--fmr 0.1 --n-resamples 40 --n-permutations 19", 0),
@@ -915,7 +993,13 @@ CLI_CASES = [
     cli("compare-b-reordered", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/t_b_reversed.csv --fmr 0.1 "
         "--n-resamples 40", 2, "row"),
     cli("compare-b-other-identity", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/t_b_otherident.csv "
-        "--fmr 0.1 --n-resamples 40", 2, "row 2"),
+        "--fmr 0.1 --n-resamples 40", 2, "identity_b", check=rows_named(2),
+        xfail="the only differing row is data row 2 (first data row = 1), the message says 'rows 1' (0-based, "
+              "unlike every other row number, and not said)"),
+    cli("compare-b-one-sample-id", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/t_b_sample.csv --fmr 0.1 "
+        "--n-resamples 40", 2, "sample_b", check=rows_named(6),
+        xfail="one sample id differs, at data row 6; the message lists 'rows 5, 6, 7, 8, 9' (0-based, and rows that "
+              "are identical in both tables: the ids' codes are compared, not the ids)"),
     cli("compare-b-nan", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/t_b_nan.csv --fmr 0.1 "
         "--n-resamples 40", 2, "row"),
     cli("compare-b-missing-file", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/nope.csv --fmr 0.1", 2,
@@ -935,13 +1019,16 @@ CLI_CASES = [
     cli("compare-nothing", "compare --fmr 0.1", 2, "--comparisons"),
     cli("compare-pair-table-ok", "compare --format pair-table --comparisons {f}/bfw_pairs.csv --score-cols "
         "vgg16,senet50 --fmr 0.1 --n-resamples 40 --n-permutations 19", 0),
+    cli("compare-pair-table-renamed-M5", "compare --format pair-table --comparisons {d}/pt_rfw.csv --score-cols "
+        "vgg16,senet50 --sample-cols img1,img2 --identity-cols subj1,subj2 --fmr 0.1 --n-resamples 40 "
+        "--n-permutations 19", 0),
     cli("compare-format-foo", "compare --format foo --scores-a {f}/bob4.txt --scores-b {f}/bob4.txt --fmr 0.1", 2,
         "--format"),
     cli("compare-wespeaker-ok", "compare --format wespeaker --scores-a {f}/wespeaker.score --scores-b "
         "{f}/wespeaker.score --speaker-of path --fmr 0.1 --n-resamples 40 --n-permutations 9", 0),
     cli("compare-bob-b-missing", "compare --format bob --scores-a {f}/bob4.txt --fmr 0.1", 2, "--scores-b"),
-    cli("compare-bob-b-other-trials", "compare --format bob --scores-a {f}/bob4.txt --scores-b {f}/bob5.txt "
-        "--fmr 0.1 --n-resamples 40", 2, "--scores-b"),
+    cli("compare-bob-b-other-trials", "compare --format bob --scores-a {f}/bob4.txt --scores-b {d}/bob4_other.txt "
+        "--fmr 0.1 --n-resamples 40", 2, "comparison rows differ"),
     cli("compare-out-is-file", "{CMP} --out {d}/afile", 2, "--out", out=False),
     cli("compare-out-proc", "{CMP} --out /proc/matchaudit", 2, "--out", out=False),
     cli("compare-out-user-compare-json", "{CMP} --out {c}/userfiles", 2, "compare.json", out=False),
@@ -971,8 +1058,10 @@ CLI_CASES = [
     cli("test-alternative-3-groups-N4", "{TESTS} --alternative greater", 2, "--alternative"),
     cli("test-groups-three-T3", "{TESTS} --groups A,B,C", 2, "--groups"),
     cli("test-groups-unknown", "{TESTS} --groups A,Z", 2, "Z"),
-    cli("test-groups-same", "{TESTS} --groups A,A", 2, "--groups"),
-    cli("test-groups-empty", "{TESTS} --groups ,", 2, "--groups"),
+    cli("test-groups-same", "{TESTS} --groups A,A", 2, "'A' twice"),
+    cli("test-groups-empty", "{TESTS} --groups ,", 2, "--groups",
+        xfail="--groups ',' is silently read as no --groups (every group tested), exit 0; expected 'give exactly two "
+              "groups'"),
     cli("test-versus-foo", "{TESTS} --versus foo", 2, "--versus"),
     cli("test-unit-foo", "{TEST} --unit foo", 2, "--unit"),
     cli("test-studentize-foo", "{TEST} --studentize foo", 2, "--studentize"),
@@ -1021,21 +1110,32 @@ CLI_CASES = [
         xfail="M14: test --table refuses y_true labels 1/-1 although audit --label-col accepts them (the two label "
               "vocabularies disagree)"),
     cli("test-table-all-positive-fpr", "test --table {d}/cls_allpos.csv --y-pred y_pred --metric fpr "
-        "--n-resamples 99", 2, "fpr"),
+        "--n-resamples 99", 2, "FPR needs"),
     cli("test-table-inf-score", "test --table {d}/cls_inf.csv --y-score y_score --metric auc --n-resamples 99", 2,
         "row"),
-    cli("test-table-metric-fnmr-at-fmr", "{TT} --metric fnmr_at_fmr", 2, "--metric"),
-    cli("test-table-fmr-on-table", "{TT} --fmr 0.1", 2, "--fmr"),
+    cli("test-table-metric-fnmr-at-fmr", "{TT} --metric fnmr_at_fmr", 2, "unknown metric 'fnmr_at_fmr'"),
+    cli("test-table-fmr-on-table", "{TT} --fmr 0.1", 2, "--fmr",
+        xfail="--fmr with --table (it applies to matching data only) is silently ignored, exit 0"),
     cli("test-table-variance-foo", "{TT} --variance foo", 2, "--variance"),
     cli("test-table-permutation-foo", "{TT} --permutation foo", 2, "--permutation"),
-    cli("test-table-n-bootstrap-0", "{TT} --variance bootstrap --n-bootstrap 0", 2, "--n-bootstrap"),
-    cli("test-table-threshold-without-score", "{TT} --threshold 0.5", 2, "--threshold"),
+    cli("test-table-variance-bootstrap", "{TT} --variance bootstrap", 2, "--studentize",
+        xfail="--variance bootstrap with the default --studentize raises ValueError(\"variance='bootstrap' with "
+              "studentize=True ...\"): exit 1; expected exit 2 naming --studentize"),
+    cli("test-table-n-bootstrap-0", "{TT} --variance bootstrap --studentize permutation-sd --n-bootstrap 0", 2,
+        "--n-bootstrap", xfail="--n-bootstrap 0 raises ValueError('need at least one array to concatenate'): exit 1; "
+                               "expected exit 2 naming --n-bootstrap"),
+    cli("test-table-n-bootstrap-ok", "{TT} --variance bootstrap --studentize permutation-sd --n-bootstrap 20", 0),
+    cli("test-table-threshold-without-score", "{TT} --threshold 0.5", 2, "--threshold",
+        xfail="--threshold with --y-pred and no --y-score (it applies with --y-score only) is silently ignored, "
+              "exit 0"),
     # ----- test: outputs
     cli("test-out-proc", "{TEST} --out /proc/matchaudit", 2, "--out", out=False),
     cli("test-out-is-file", "{TEST} --out {d}/afile", 2, "--out", out=False),
     cli("test-out-overwrites-input-D1", "test --comparisons {c}/comparisons.csv --group-by group --fmr 0.1 "
         "--n-resamples 39 --out {c}", 2, "comparisons.csv", out=False),
-    cli("test-out-empty-N5", "{TEST} --out ''", 2, "--out", out=False),
+    cli("test-out-empty-N5", "{TEST} --out ''", 2, "--out", out=False,
+        xfail="N5: --out '' writes test.json, comparisons.csv and figures into the current directory; expected a "
+              "refusal naming --out"),
     # ----- estimate
     cli("estimate-ok", "{EST}", 0, check=has_files("estimate.json")),
     cli("estimate-labels-ok", "{EST} --label-col label", 0),
@@ -1043,7 +1143,8 @@ CLI_CASES = [
     cli("estimate-directory", "estimate {d}/emptydir --sampler numpy", 2, "emptydir"),
     cli("estimate-binary", "estimate {d}/t_binary.csv --sampler numpy", 2, "t_binary.csv"),
     cli("estimate-empty", "estimate {d}/est_empty.csv --sampler numpy --chains 2 --draws 200", 2, "est_empty.csv"),
-    cli("estimate-tiny", "estimate {d}/est_tiny.csv --sampler numpy --chains 2 --draws 200", 2, "est_tiny.csv"),
+    cli("estimate-tiny", "estimate {d}/est_tiny.csv --sampler numpy --chains 2 --draws 200", 2,
+        "fewer than 100 pairs"),
     cli("estimate-score-col-wrong", "{EST} --score-col nope", 2, "nope"),
     cli("estimate-group-col-wrong", "{EST} --group-col nope", 2, "nope"),
     cli("estimate-label-col-wrong", "{EST} --label-col nope", 2, "nope"),
@@ -1052,9 +1153,10 @@ CLI_CASES = [
     cli("estimate-same-score", "estimate {d}/est_same.csv --sampler numpy --chains 2 --draws 200", 2, "identical"),
     cli("estimate-group-missing", "estimate {d}/est_groupmissing.csv --sampler numpy --chains 2 --draws 200", 2,
         "row"),
-    cli("estimate-one-group-ok", "estimate {d}/est_onegroup.csv --sampler numpy --chains 2 --draws 200 --fmr 0.1", 0),
-    cli("estimate-labels-yesno-ok", "estimate {d}/est_label_yesno.csv --label-col label --sampler numpy --chains 2 "
-        "--draws 200 --fmr 0.1", 0),
+    cli("estimate-one-group-ok", "estimate {d}/est_onegroup.csv --sampler numpy --chains 2 --draws 1000 --fmr 0.1",
+        0),
+    cli("estimate-labels-yesno-M14", "estimate {d}/est_label_yesno.csv --label-col label --sampler numpy --chains 2 "
+        "--draws 1000 --fmr 0.1", 0, xfail="M14: estimate --label-col refuses yes/no labels that test --table accepts"),
     cli("estimate-labels-bad", "estimate {d}/est_label_bad.csv --label-col label --sampler numpy --chains 2 "
         "--draws 200", 2, "label"),
     cli("estimate-fmr-2", "{EST} --fmr 2", 2, "--fmr"),
@@ -1065,14 +1167,18 @@ CLI_CASES = [
     cli("estimate-draws-0", "{EST} --draws 0", 2, "--draws"),
     cli("estimate-draws-neg", "{EST} --draws -10", 2, "--draws"),
     cli("estimate-family-foo", "{EST} --family foo", 2, "--family"),
-    cli("estimate-shape-prior-foo", "{EST} --shape-prior foo", 2, "--shape-prior"),
+    cli("estimate-shape-prior-foo", "{EST} --shape-prior foo", 2, "shape prior 'foo'"),
     cli("estimate-sampler-foo", "{EST} --sampler foo", 2, "--sampler"),
     cli("estimate-rule-foo", "{EST} --rule '<'", 2, "--rule"),
     cli("estimate-seed-neg", "{EST} --seed -1", 2, "--seed"),
     cli("estimate-out-proc", "{EST} --out /proc/matchaudit", 2, "--out", out=False),
     cli("estimate-out-is-file", "{EST} --out {d}/afile", 2, "--out", out=False),
     cli("estimate-out-user-file", "{EST} --out {c}/userfiles", 2, "estimate.json", out=False),
-    cli("estimate-no-table", "estimate --sampler numpy", 2, "TABLE"),
+    cli("estimate-no-table", "estimate --sampler numpy", 2, "Missing argument"),
+    cli("estimate-not-converged", "estimate {d}/est.csv --sampler numpy --chains 2 --draws 20 --fmr 0.1", 2,
+        "Not converged", xfail="a run that does not converge exits 1 ('Not converged: ... Run more warm-up/draws', "
+                               "documented in docs/labelfree.md), but the README reserves 1 for unexpected failures; "
+                               "expected 2 with the advice (and estimate has no --warmup option: M7)"),
     # ----- protocol
     cli("protocol-ok", "{PROT}", 0, check=has_files("pairs.csv")),
     cli("protocol-embeddings-threshold-ok", "{PROT} --embeddings {d}/embeddings.npy --threshold 0.4", 0,
@@ -1091,7 +1197,9 @@ CLI_CASES = [
     cli("protocol-samples-directory", "protocol --samples {d}/emptydir --genuine 10 --impostor 10", 2, "emptydir"),
     cli("protocol-samples-singletons", "protocol --samples {d}/s_singletons.csv --genuine 10 --impostor 10", 2,
         "genuine"),
-    cli("protocol-samples-duplicate-id", "protocol --samples {d}/s_dupid.csv --genuine 10 --impostor 10", 2, "row"),
+    cli("protocol-samples-duplicate-id", "protocol --samples {d}/s_dupid.csv --genuine 10 --impostor 10", 2, "A01_1",
+        xfail="the message 'design_protocol needs one unique sample id per sample' names an internal function and "
+              "neither the duplicated id (A01_1) nor its rows, nor the file (audit names all three)"),
     cli("protocol-id-col-wrong", "{PROT} --id-col nope", 2, "nope"),
     cli("protocol-embeddings-short", "{PROT} --embeddings {d}/e_short.npy --threshold 0.4", 2, "rows"),
     cli("protocol-embeddings-nan", "{PROT} --embeddings {d}/e_nan.npy --threshold 0.4", 2, "row"),
@@ -1103,42 +1211,47 @@ CLI_CASES = [
     cli("protocol-out-over-input-pairs", "protocol --samples {c}/samples.csv --genuine 20 --impostor 200 --out {c}",
         2, "pairs.csv", out=False),
     # ----- report
-    cli("report-ok", "report {d}/audit/results.json --out {o}/r.html", 0, out=False),
-    cli("report-folder-ok", "report {c}/audit --out {o}/r.html", 0, out=False),
+    cli("report-ok", "report {d}/audit/results.json --out {o}/r.html", 0, out=False, check=has_files("r.html"),
+        make_out=True),
+    cli("report-folder-ok", "report {c}/audit --out {o}/", 0, out=False, check=has_files("report.html")),
     cli("report-out-trailing-slash-M15", "report {d}/audit/results.json --out {o}/newrep/", 0, out=False,
-        check=None),
-    cli("report-truncated", "report {d}/truncated.json --out {o}/r.html", 2, "truncated.json", out=False),
-    cli("report-notjson", "report {d}/notjson.json --out {o}/r.html", 2, "notjson.json", out=False),
-    cli("report-empty-object", "report {d}/incomplete.json --out {o}/r.html", 2, "incomplete.json", out=False),
-    cli("report-list", "report {d}/list.json --out {o}/r.html", 2, "list.json", out=False),
-    cli("report-null", "report {d}/nulls.json --out {o}/r.html", 2, "nulls.json", out=False),
-    cli("report-wrong-type", "report {d}/wrongtype.json --out {o}/r.html", 2, "operating_points", out=False),
-    cli("report-missing-key", "report {d}/nan.json --out {o}/r.html", 2, "rule", out=False),
-    cli("report-compare-json", "report {d}/cmp/compare.json --out {o}/r.html", 2, "compare", out=False),
-    cli("report-csv", "report {d}/t.csv --out {o}/r.html", 2, "t.csv", out=False),
-    cli("report-missing", "report {d}/nope.json --out {o}/r.html", 2, "nope.json", out=False),
-    cli("report-empty-directory", "report {d}/emptydir --out {o}/r.html", 2, "results.json", out=False),
+        check=has_files("newrep/report.html")),
+    cli("report-out-missing-folder", "report {d}/audit/results.json --out {o}/nofolder/r.html", 2, "does not exist",
+        out=False),
+    cli("report-truncated", "report {d}/truncated.json --out {o}/", 2, "truncated.json", out=False),
+    cli("report-notjson", "report {d}/notjson.json --out {o}/", 2, "notjson.json", out=False),
+    cli("report-empty-object", "report {d}/incomplete.json --out {o}/", 2, "incomplete.json", out=False),
+    cli("report-list", "report {d}/list.json --out {o}/", 2, "list.json", out=False),
+    cli("report-null", "report {d}/nulls.json --out {o}/", 2, "nulls.json", out=False),
+    cli("report-wrong-type", "report {d}/wrongtype.json --out {o}/", 2, "operating_points", out=False),
+    cli("report-missing-key", "report {d}/nan.json --out {o}/", 2, "rule", out=False),
+    cli("report-compare-json", "report {d}/cmp/compare.json --out {o}/", 2, "compare", out=False),
+    cli("report-csv", "report {d}/t.csv --out {o}/", 2, "t.csv", out=False),
+    cli("report-missing", "report {d}/nope.json --out {o}/", 2, "nope.json", out=False),
+    cli("report-empty-directory", "report {d}/emptydir --out {o}/", 2, "no such results file", out=False),
     cli("report-out-proc", "report {d}/audit/results.json --out /proc/matchaudit/r.html", 2, "--out", out=False),
     cli("report-out-is-results-D2", "report {c}/audit/results.json --out {c}/audit/results.json", 2, "--out",
         out=False),
     cli("report-out-is-input-csv-D2", "report {c}/audit/results.json --out {c}/t.csv", 2, "--out", out=False),
-    cli("report-compare-notjson", "report {d}/audit/results.json --compare {d}/notjson.json --out {o}/r.html", 2,
+    cli("report-compare-notjson", "report {d}/audit/results.json --compare {d}/notjson.json --out {o}/", 2,
         "--compare", out=False),
-    cli("report-compare-missing", "report {d}/audit/results.json --compare {d}/nope.json --out {o}/r.html", 2,
+    cli("report-compare-missing", "report {d}/audit/results.json --compare {d}/nope.json --out {o}/", 2,
         "--compare", out=False),
-    cli("report-compare-is-results", "report {d}/audit/results.json --compare {d}/audit/results.json --out "
-        "{o}/r.html", 2, "--compare", out=False),
-    cli("report-estimate-incomplete", "report {d}/audit/results.json --estimate {d}/incomplete.json --out {o}/r.html",
+    cli("report-compare-is-results", "report {d}/audit/results.json --compare {d}/audit/results.json --out {o}/", 2,
+        "--compare", out=False),
+    cli("report-estimate-incomplete", "report {d}/audit/results.json --estimate {d}/incomplete.json --out {o}/",
         2, "--estimate", out=False),
-    cli("report-heatmap-order-wrong", "report {d}/audit/results.json --heatmap-order nope --out {o}/r.html", 2,
+    cli("report-heatmap-order-wrong", "report {d}/audit/results.json --heatmap-order nope --out {o}/", 2,
         "--heatmap-order", out=False),
-    cli("report-heatmap-aggregate-wrong", "report {d}/audit/results.json --heatmap-aggregate nope --out {o}/r.html",
+    cli("report-heatmap-aggregate-wrong", "report {d}/audit/results.json --heatmap-aggregate nope --out {o}/",
         2, "--heatmap-aggregate", out=False),
-    cli("report-no-argument", "report", 2, "RESULTS", out=False),
+    cli("report-no-argument", "report", 2, "Missing argument", out=False),
     # ----- coverage
     cli("coverage-ok", "{COV}", 0, check=has_files("coverage.csv", "coverage.json", "coverage.md")),
     cli("coverage-datasets-0", "{COV} --datasets 0", 2, "--datasets"),
-    cli("coverage-datasets-1-N8", "{COV} --datasets 1", 2, "--datasets"),
+    cli("coverage-datasets-1-N8", "{COV} --datasets 1", 0, check=md_has_se,
+        xfail="N8: coverage --datasets 1 writes coverage.md with coverages 0.000/1.000 and no n or SE (they are only "
+              "in coverage.json)"),
     cli("coverage-identities-1", "{COV} --identities 1", 2, "--identities"),
     cli("coverage-samples-1", "{COV} --samples 1", 2, "--samples"),
     cli("coverage-dim-2", "{COV} --dim 2", 2, "--dim"),
@@ -1182,7 +1295,7 @@ CLI_CASES = [
     cli("simulate-no-out", "{SIM}", 2, "--out", out=False),
     cli("simulate-out-proc", "{SIM} --out /proc/matchaudit", 2, "--out", out=False),
     cli("simulate-out-is-file", "{SIM} --out {d}/afile", 2, "--out", out=False),
-    cli("simulate-out-over-user-samples-D3", "{SIM} --out {c}", 2, "samples.csv", out=False),
+    cli("simulate-out-over-user-files-D3", "{SIM} --out {c}", 2, "was not written by matchaudit", out=False),
     # ----- demo
     cli("demo-out-proc", "demo --out /proc/matchaudit", 2, "--out", out=False),
     cli("demo-out-is-file", "demo --out {d}/afile", 2, "--out", out=False),
@@ -1194,6 +1307,8 @@ CLI_CASES = [
     cli("schema-ok", "schema", 0, '"$schema"', out=False),
     cli("schema-extra-argument", "schema extra", 2, "extra", out=False),
     cli("schema-unknown-flag", "schema --out x", 2, "--out", out=False),
+    cli("schema-quiet-C8", "schema --quiet", 0, out=False,
+        xfail="C8: schema has no --quiet (exit 2, 'No such option'); the README says every command takes --quiet"),
     # ----- the top level
     cli("no-command", "", 2, "Usage", out=False),
     cli("unknown-command", "auditt", 2, "auditt", out=False),
@@ -1203,7 +1318,7 @@ CLI_CASES = [
 def _copy_inputs(d: Path, c: Path) -> None:
     """A per-case copy of the inputs for cases whose outputs are aimed at input files or folders."""
     c.mkdir()
-    for name in ("samples.csv", "embeddings.npy", "t.csv", "t_b.csv"):
+    for name in ("samples.csv", "embeddings.npy", "t.csv", "t_b.csv", "pairs.csv"):
         shutil.copy(d / name, c / name)
     shutil.copy(d / "t.csv", c / "comparisons.csv")
     shutil.copytree(d / "audit", c / "audit")
@@ -1217,33 +1332,37 @@ def _copy_inputs(d: Path, c: Path) -> None:
 
 
 @pytest.mark.parametrize("case", CLI_CASES)
-def test_cli(case: Cli, inputs: Path, tmp_path: Path):
+def test_cli(case: Cli, inputs: Path, tmp_path: Path, monkeypatch):
     c = tmp_path / "c"
     o = tmp_path / "o"
     text = case.args
-    for _ in range(2):
-        text = text.replace("{Q}", MACROS["Q"]).replace("{S}", MACROS["S"])
+    for _ in range(2):  # macros may hold macros
         for k, v in MACROS.items():
             text = text.replace("{" + k + "}", v)
     if "{c}" in text:
         _copy_inputs(inputs, c)
+    if case.make_out:
+        o.mkdir()
     args = [a.replace("{d}", str(inputs)).replace("{f}", str(FORMATS)).replace("{c}", str(c)).replace("{o}", str(o))
             for a in shlex.split(text)]
     if case.out and "--out" not in args and args and args[0] not in ("report", "schema"):
         args += ["--out", str(o)]
     roots = [inputs, FORMATS] + ([c] if c.exists() else [])
     before = _digest(*roots)
+    cwd = tmp_path / "cwd"  # `--out ''` and relative paths must never write into the repository
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
     res = runner.invoke(app, args)
     output = res.output
+    changed = _unchanged(before, _digest(*roots))
+    assert not changed, f"input files modified: {changed}"
     assert "Traceback" not in output, output[-3000:]
     assert res.exit_code != 1, (res.exception, output[-3000:])
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert res.exit_code == case.code, (res.exit_code, output[-3000:])
     if case.says is not None:
         assert case.says in output, output[-3000:]
-    changed = _unchanged(before, _digest(*roots))
-    assert not changed, f"input files modified: {changed}"
-    if case.code == 0 and case.check is not None:
+    if case.check is not None:
         case.check(o, output)
 
 
@@ -1261,7 +1380,7 @@ class Lib:
 
 
 def lib(id: str, call, ok: bool = False, says: str | None = None, *, param=None, check=None, xfail: str = ""):
-    marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail and not _NOX else []
+    marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []
     return pytest.param(Lib(call, ok, says, param, check), id=id, marks=marks)
 
 
@@ -1291,7 +1410,7 @@ def _fingerprint(x: SimpleNamespace) -> str:
 
 
 FAST = dict(fmr=0.1, intervals=False, calibration=False)
-EST_FAST = dict(sampler="numpy", chains=2, draws=200, warmup=200, fmr=[0.1])
+EST_FAST = dict(sampler="numpy", chains=2, draws=1000, warmup=1000, fmr=[0.1])  # converges in about 0.5 s
 
 
 def _scores(x, **kw):
@@ -1343,8 +1462,9 @@ LIB_CASES = [
     lib("audit-fmr-neg", lambda x: ma.audit(x.data, fmr=-0.1, intervals=False), param="fmr"),
     lib("audit-fmr-nan", lambda x: ma.audit(x.data, fmr=float("nan"), intervals=False), param="fmr"),
     lib("audit-fmr-empty", lambda x: ma.audit(x.data, fmr=[], intervals=False), param="fmr"),
-    lib("audit-fmr-str", lambda x: ma.audit(x.data, fmr="0.1", intervals=False), param="fmr"),
-    lib("audit-fmr-none", lambda x: ma.audit(x.data, fmr=None, intervals=False), param="fmr"),
+    lib("audit-fmr-str-ok", lambda x: ma.audit(x.data, fmr="0.1", intervals=False), True),
+    lib("audit-fmr-none", lambda x: ma.audit(x.data, fmr=None, intervals=False), param="fmr",
+        xfail="fmr=None raises TypeError: 'NoneType' object is not iterable; expected ma.InputError(param='fmr')"),
     lib("audit-fmr-bool", lambda x: ma.audit(x.data, fmr=True, intervals=False), param="fmr"),
     lib("audit-fmr-repeated", lambda x: ma.audit(x.data, fmr=[0.1, 0.1], intervals=False), param="fmr"),
     lib("audit-fmr-float32-T1", lambda x: ma.audit(x.data, fmr=np.float32(0.1), intervals=False), True),
@@ -1380,7 +1500,7 @@ LIB_CASES = [
     lib("audit-dcf-bad", lambda x: ma.audit(x.data, fmr=0.1, dcf=[(2, 1, 1)], intervals=False), param="dcf"),
     lib("audit-eer-foo", lambda x: ma.audit(x.data, fmr=0.1, eer="foo", intervals=False), param="eer"),
     lib("audit-equivalence-reversed", lambda x: ma.audit(x.data, fmr=0.1, equivalence=(1.25, 0.8), intervals=False),
-        param="equivalence"),
+        says="lo < hi", param="margin"),
     lib("audit-test-resamples-0", lambda x: ma.audit(x.data, fmr=0.1, tests=True, test_resamples=0,
                                                      intervals=False), param="test_resamples"),
     lib("audit-tests-ok", lambda x: ma.audit(x.data, fmr=0.1, tests=True, test_resamples=19, intervals=False), True),
@@ -1396,9 +1516,9 @@ LIB_CASES = [
     lib("audit-one-group-ok", lambda x: ma.audit(ma.load_comparisons(x.d / "t_onegroup.csv", group_by="group"),
                                                  **FAST), True),
     lib("audit-huge-embeddings-S4", lambda x: ma.audit(_emb(x, embeddings=x.e.astype(np.float64) * 1e300), **FAST),
-        True, check=lib_threshold_equal_to_base,
-        xfail="S4: finite embeddings of magnitude 1e300 give NaN thresholds (a 'perfect' system); cosine is "
-              "scale-free: the unscaled data's numbers are expected"),
+        True, check=lib_threshold_equal_to_base),
+    lib("audit-tiny-embeddings-M10", lambda x: ma.audit(_emb(x, embeddings=x.e.astype(np.float64) * 1e-200), **FAST),
+        True, check=lib_threshold_equal_to_base),
     lib("audit-scaled-1e150-ok", lambda x: ma.audit(_emb(x, embeddings=x.e.astype(np.float64) * 1e150), **FAST), True,
         check=lib_threshold_equal_to_base),
     # result views
@@ -1435,7 +1555,7 @@ LIB_CASES = [
     lib("test-gap-three-groups-T3", lambda x: ma.test_gap(x.data, "fnmr_at_fmr", ("A", "B", "C"), fmr=0.1,
                                                           n_resamples=39), param="groups"),
     lib("test-gap-groups-string-M12", lambda x: ma.test_gap(x.data, "fnmr_at_fmr", "A,B", fmr=0.1, n_resamples=39),
-        says="groups", param="groups"),
+        True, check=lambda r, x: r.details["groups"] == ["A", "B"] or pytest.fail(str(r.details["groups"]))),
     lib("test-gap-unknown-group", lambda x: ma.test_gap(x.data, "fnmr_at_fmr", ("A", "Z"), fmr=0.1, n_resamples=39),
         says="Z"),
     lib("test-gap-metric-foo", lambda x: ma.test_gap(x.data, "foo", fmr=0.1), param="metric"),
@@ -1460,24 +1580,31 @@ LIB_CASES = [
     lib("estimate-labels-ok", lambda x: _est(x, labels=pd.to_numeric(x.est.label, errors="coerce").to_numpy()), True),
     lib("estimate-labels-words-T5", lambda x: _est(x, labels=np.where(x.est.label == "1", "genuine",
                                                                       np.where(x.est.label == "0", "impostor", ""))),
-        True, xfail="T5: string labels (genuine/impostor, as the CLI's --label-col accepts) raise ValueError: could "
-                    "not convert string to float; expected accepted, or ma.InputError"),
-    lib("estimate-labels-yesno-T5", lambda x: _est(x, labels=np.where(x.est.label == "1", "yes",
-                                                                      np.where(x.est.label == "0", "no", None))),
-        True, xfail="T5: yes/no string labels raise ValueError instead of being read or refused with ma.InputError"),
-    lib("estimate-labels-bad-value", lambda x: _est(x, labels=np.full(len(x.est), 7.0)), param="labels"),
-    lib("estimate-labels-wrong-length", lambda x: _est(x, labels=np.zeros(5)), param="labels"),
-    lib("estimate-nan-score", lambda x: _est(x, scores=np.r_[np.nan, x.est.score.to_numpy()[1:]]), param="scores"),
-    lib("estimate-inf-score", lambda x: _est(x, scores=np.r_[np.inf, x.est.score.to_numpy()[1:]]), param="scores"),
-    lib("estimate-empty", lambda x: _est(x, scores=[], groups=[]), param="scores"),
-    lib("estimate-groups-wrong-length", lambda x: _est(x, groups=x.est.group.to_numpy()[:10]), param="groups"),
-    lib("estimate-scores-str", lambda x: _est(x, scores=x.est.score.astype(str).to_numpy()), param="scores"),
-    lib("estimate-scores-2d", lambda x: _est(x, scores=np.ones((len(x.est), 2))), param="scores"),
+        True),
+    lib("estimate-labels-yesno-M14", lambda x: _est(x, labels=np.where(x.est.label == "1", "yes",
+                                                                       np.where(x.est.label == "0", "no", None))),
+        True, xfail="M14: yes/no labels are refused (InputError 'unrecognised label') although test --table "
+                    "accepts them (T5's ValueError is fixed)"),
+    lib("estimate-not-converged", lambda x: _est(x, draws=20, warmup=20), says="converge",
+        xfail="a fit that does not converge raises matchaudit.labelfree.NotConverged (a RuntimeError, documented), "
+              "not ma.InputError"),
+    lib("estimate-labels-bad-value", lambda x: _est(x, labels=np.full(len(x.est), 7.0)), says="unrecognised label"),
+    lib("estimate-labels-wrong-length", lambda x: _est(x, labels=np.zeros(5)), says="labels must be as long"),
+    lib("estimate-nan-score", lambda x: _est(x, scores=np.r_[np.nan, x.est.score.to_numpy()[1:]]),
+        says="not finite (rows 0)"),
+    lib("estimate-inf-score", lambda x: _est(x, scores=np.r_[np.inf, x.est.score.to_numpy()[1:]]),
+        says="not finite (rows 0)"),
+    lib("estimate-empty", lambda x: _est(x, scores=[], groups=[]), says="scores",
+        xfail="ma.estimate([], []) raises IndexError: list index out of range (labelfree/api.py); expected "
+              "ma.InputError"),
+    lib("estimate-groups-wrong-length", lambda x: _est(x, groups=x.est.group.to_numpy()[:10]), says="equally long"),
+    lib("estimate-scores-str-ok", lambda x: _est(x, scores=x.est.score.astype(str).to_numpy()), True),
+    lib("estimate-scores-2d", lambda x: _est(x, scores=np.ones((len(x.est), 2))), says="1-D"),
     lib("estimate-same-score", lambda x: _est(x, scores=np.full(len(x.est), 0.3)), says="identical"),
     lib("estimate-chains-1", lambda x: _est(x, chains=1), param="chains"),
     lib("estimate-draws-0", lambda x: _est(x, draws=0), param="draws"),
-    lib("estimate-family-foo", lambda x: _est(x, family="foo"), param="family"),
-    lib("estimate-sampler-foo", lambda x: _est(x, sampler="foo"), param="sampler"),
+    lib("estimate-family-foo", lambda x: _est(x, family="foo"), says="family 'foo'"),
+    lib("estimate-sampler-foo", lambda x: _est(x, sampler="foo"), says="sampler 'foo'"),
     lib("estimate-fmr-2", lambda x: _est(x, fmr=[2]), param="fmr"),
     lib("estimate-fmr-float-ok", lambda x: _est(x, fmr=0.1), True),
     lib("estimate-level-0", lambda x: _est(x, level=0), param="level"),
@@ -1496,9 +1623,11 @@ LIB_CASES = [
         says="identities"),
     lib("plan-duplicate-ids", lambda x: ma.plan(["a", "a", "b", "c"], [1, 1, 2, 2], genuine=1, impostor=1),
         says="a"),
-    lib("plan-empty", lambda x: ma.plan([], [], genuine=1, impostor=1), says="sample"),
-    lib("plan-nan-identity", lambda x: ma.plan(["a", "b", "c"], [1, np.nan, 1], genuine=1, impostor=1),
-        says="identit"),
+    lib("plan-empty", lambda x: ma.plan([], [], genuine=1, impostor=1), says="only 0"),
+    lib("plan-nan-identity", lambda x: ma.plan(["a", "b", "c", "d", "e"], [1, np.nan, 1, np.nan, 2], genuine=1,
+                                               impostor=2), says="identit",
+        xfail="ma.plan accepts missing (NaN) identities and pairs two of them ('b', 'd') as a GENUINE comparison; "
+              "expected ma.InputError naming the missing identities, as from_embeddings gives"),
     lib("plan-seed-neg", lambda x: ma.plan(x.s.sample_id, x.s.identity, genuine=20, impostor=200, seed=-1),
         param="seed"),
     # ----- ma.from_scores
@@ -1508,17 +1637,21 @@ LIB_CASES = [
     lib("from-scores-inf", lambda x: _scores(x, score=x.t.score.where(x.t.index != 5, np.inf)), says="5"),
     lib("from-scores-strings", lambda x: _scores(x, score=x.t.score.astype(str).where(x.t.index != 3, "x")),
         says="x"),
-    lib("from-scores-wrong-length", lambda x: _scores(x, score=x.t.score[:10]), param="score"),
-    lib("from-scores-empty", lambda x: ma.from_scores([], [], []), param="score"),
-    lib("from-scores-2d", lambda x: _scores(x, score=np.ones((len(x.t), 2))), param="score"),
-    lib("from-scores-scalar", lambda x: ma.from_scores(0.5, [1], [2]), param="score"),
+    lib("from-scores-wrong-length", lambda x: _scores(x, score=x.t.score[:10].to_numpy()), says="score: 10"),
+    lib("from-scores-empty", lambda x: ma.from_scores([], [], []), says="no rows"),
+    lib("from-scores-2d", lambda x: ma.audit(_scores(x, score=np.c_[x.t.score, x.t.score]), **FAST), says="score",
+        xfail="from_scores accepts a 2-D score array (400 x 2) without a word; ma.audit then raises IndexError "
+              "(boolean index did not match, metrics/tally.py); expected ma.InputError naming score"),
+    lib("from-scores-scalar", lambda x: ma.from_scores(0.5, [1], [2]), says="score",
+        xfail="a scalar score raises TypeError: object of type 'float' has no len(); expected ma.InputError"),
     lib("from-scores-no-identities-no-labels", lambda x: ma.from_scores(x.t.score), says="label"),
-    lib("from-scores-label-bad", lambda x: ma.from_scores(x.t.score, label=np.full(len(x.t), 5)), param="label"),
+    lib("from-scores-label-bad", lambda x: ma.from_scores(x.t.score, label=np.full(len(x.t), 5)),
+        says="unrecognised label"),
     lib("from-scores-labels-only-ok", lambda x: ma.from_scores(x.t.score, label=(x.t.identity_a ==
                                                                                x.t.identity_b).astype(int)), True),
     lib("from-scores-attributes-ndarray-T2", lambda x: _scores(x, attributes_a=x.t[["group_a"]].to_numpy(),
                                                                attributes_b=x.t[["group_b"]].to_numpy()),
-        param="attributes_a"),
+        says="attributes (side a) must be a table"),
     lib("from-scores-attributes-series-T2", lambda x: _scores(x, attributes_a=x.t.group_a, attributes_b=x.t.group_b),
         says="attributes"),
     lib("from-scores-attributes-dict-ok", lambda x: _scores(x, attributes_a={"group": x.t.group_a.tolist()},
@@ -1528,40 +1661,40 @@ LIB_CASES = [
     lib("from-scores-duplicates-foo", lambda x: _scores(x, duplicates="foo"), param="duplicates"),
     lib("from-scores-self-comparison", lambda x: _scores(x, sample_b=x.t.sample_b.where(x.t.index != 3,
                                                                                           x.t.sample_a)), says="3"),
-    lib("from-scores-distance-str", lambda x: _scores(x, distance="yes"), param="distance"),
-    lib("from-scores-shuffled-series-S6", lambda x: ma.audit(_scores(x, score=x.t.score.sample(frac=1,
-                                                                                                random_state=0)),
-                                                               **FAST), True, check=same_as_aligned,
-        xfail="S6: pandas Series are aligned by position, their index ignored: a shuffled score Series silently "
-              "gives a different audit; expected index alignment or an InputError about the mismatched index"),
+    lib("from-scores-distance-ok", lambda x: _scores(x, distance=True), True),
+    lib("from-scores-shuffled-series-S6", lambda x: _scores(x, score=x.t.score.sample(frac=1, random_state=0)),
+        says="index"),
     # ----- ma.from_embeddings
     lib("from-embeddings-ok", lambda x: _emb(x), True),
     lib("from-embeddings-nan", lambda x: _emb(x, embeddings=np.where(np.arange(90)[:, None] == 3, np.nan, x.e)),
-        says="4"),
+        says="positions 3"),
     lib("from-embeddings-inf", lambda x: _emb(x, embeddings=np.where(np.arange(90)[:, None] == 3, np.inf, x.e)),
-        says="4"),
-    lib("from-embeddings-1d", lambda x: _emb(x, embeddings=x.e[:, 0]), param="embeddings"),
-    lib("from-embeddings-3d", lambda x: _emb(x, embeddings=x.e.reshape(90, 4, 4)), param="embeddings"),
+        says="positions 3"),
+    lib("from-embeddings-1d", lambda x: _emb(x, embeddings=x.e[:, 0]), says="2-D"),
+    lib("from-embeddings-3d", lambda x: _emb(x, embeddings=x.e.reshape(90, 4, 4)), says="2-D"),
     lib("from-embeddings-list-ok", lambda x: _emb(x, embeddings=x.e.tolist()), True),
-    lib("from-embeddings-strings", lambda x: _emb(x, embeddings=x.e.astype(str)), param="embeddings"),
-    lib("from-embeddings-empty", lambda x: ma.from_embeddings(np.zeros((0, 4)), []), param="embeddings"),
-    lib("from-embeddings-identities-short", lambda x: _emb(x, identities=x.s.identity[:10]), param="identities"),
+    lib("from-embeddings-strings", lambda x: _emb(x, embeddings=x.e.astype(str)), says="not numeric"),
+    lib("from-embeddings-empty", lambda x: ma.from_embeddings(np.zeros((0, 4)), []), says="no rows"),
+    lib("from-embeddings-identities-short", lambda x: _emb(x, identities=x.s.identity[:10]), says="90 rows"),
     lib("from-embeddings-ids-duplicate", lambda x: _emb(x, ids=x.s.sample_id.where(x.s.index != 5,
-                                                                                   x.s.sample_id[4])), says="rows"),
+                                                                                   x.s.sample_id[4])), says="A01_1"),
     lib("from-embeddings-identity-missing", lambda x: _emb(x, identities=x.s.identity.astype(object).where(
-        x.s.index != 6, None)), says="7"),
-    lib("from-embeddings-metric-foo", lambda x: _emb(x, metric="manhattan"), param="metric"),
+        x.s.index != 6, None)), says="positions 6"),
+    lib("from-embeddings-metric-foo", lambda x: _emb(x, metric="manhattan"), says="manhattan"),
     lib("from-embeddings-attributes-short", lambda x: _emb(x, attributes=x.s[["group"]].iloc[:10]),
-        param="attributes"),
+        says="10 rows"),
     lib("from-embeddings-group-by-missing", lambda x: _emb(x, group_by="nope"), says="nope"),
     lib("from-embeddings-zero-row", lambda x: _emb(x, embeddings=np.where(np.arange(90)[:, None] == 7, 0.0, x.e)),
-        says="8"),
-    lib("from-embeddings-one-identity", lambda x: ma.audit(_emb(x, identities=["X"] * 90), **FAST),
+        says="positions 7"),
+    lib("from-embeddings-one-identity", lambda x: ma.audit(ma.from_embeddings(x.e, ["X"] * 90), **FAST),
         says="impostor"),
     lib("from-embeddings-pairs-unknown", lambda x: _emb(x, pairs=pd.DataFrame({"sample_a": ["ghost"],
                                                                                "sample_b": [x.s.sample_id[0]]})),
         says="ghost"),
-    lib("from-embeddings-pairs-ok", lambda x: _emb(x, pairs=pd.read_csv(x.d / "pairs.csv")), True),
+    lib("from-embeddings-pairs-ok", lambda x: _emb(x, pairs=pd.read_csv(x.d / "pairs.csv"), attributes=None,
+                                                   group_by=()), True),
+    lib("from-embeddings-pairs-group-without-genuine", lambda x: _emb(x, pairs=pd.read_csv(x.d / "pairs.csv")),
+        says="group(s) B, C"),
     lib("from-embeddings-float16-ok", lambda x: _emb(x, embeddings=x.e16), True),
     # ----- ma.load_comparisons
     lib("load-comparisons-ok", lambda x: ma.load_comparisons(x.d / "t.csv", group_by="group"), True),
@@ -1582,12 +1715,12 @@ LIB_CASES = [
         True, xfail="M14: yes/no labels are refused by load_comparisons although test --table accepts them"),
     lib("load-comparisons-duplicates-refuse", lambda x: ma.load_comparisons(x.d / "t_dup.csv", duplicates="refuse"),
         says="rows"),
-    lib("load-comparisons-path-int", lambda x: ma.load_comparisons(3), says="3"),
+    lib("load-comparisons-path-int", lambda x: ma.load_comparisons(3), says="give a file path"),
     lib("load-comparisons-metadata-missing", lambda x: ma.load_comparisons(x.d / "t_nogroups.csv", group_by="group",
                                                                            metadata_path=x.d / "meta_missing.csv"),
         says="0"),
     lib("load-comparisons-out-of-core-csv", lambda x: ma.load_comparisons(x.d / "t.csv", out_of_core=True),
-        param="out_of_core"),
+        says="out-of-core"),
     # ----- ma.load_samples
     lib("load-samples-ok", lambda x: ma.load_samples(x.d / "samples.csv", x.d / "embeddings.npy", group_by="group"),
         True),
@@ -1614,7 +1747,7 @@ LIB_CASES = [
     lib("load-samples-pairs-unknown", lambda x: ma.load_samples(x.d / "samples.csv", x.d / "embeddings.npy",
                                                                 pairs_path=x.d / "pairs_unknown.csv"), says="ghost"),
     lib("load-samples-metric-foo", lambda x: ma.load_samples(x.d / "samples.csv", x.d / "embeddings.npy",
-                                                             metric="foo"), param="metric"),
+                                                             metric="foo"), says="'foo'"),
     lib("load-samples-pipe-intersection-S2", lambda x: ma.load_samples(x.d / "s_pipe.csv", x.d / "embeddings.npy",
                                                                        group_by=["g1", "g2"]), says="|"),
 ]
@@ -1647,5 +1780,6 @@ def test_library(case: Lib, x: SimpleNamespace):
 
 def test_the_table_is_large_enough():
     assert len(CLI_CASES) + len(LIB_CASES) >= 300
-    ids = [p.id for p in CLI_CASES] + [p.id for p in LIB_CASES]
-    assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1]
+    for table in (CLI_CASES, LIB_CASES):
+        ids = [p.id for p in table]
+        assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1]

@@ -53,9 +53,30 @@ def _summary(res: dict, folder: Path) -> str:
         f"{s['n_identities']:,} identities, {s['n_genuine']:,} genuine and {s['n_impostor']:,} impostor comparisons"
         f"{' (groups by ' + ', '.join(map(esc, s['group_by'])) + ')' if s['group_by'] else ''}. "
         f"Decision rule: accept iff score {esc(cfg['rule'])} threshold. Global thresholds set by "
-        f"<b>{esc(describe(cfg['threshold_impostors']))}</b>.</p>"
+        f"<b>{esc(describe(cfg['threshold_impostors']))}</b>.</p>" + _questions(res)
         + table(["group", "samples", "identities", "genuine", "same-group impostor"], rows) + warn
     )
+
+
+def _questions(res: dict) -> str:
+    """The question each kind of number on the page answers, in one sentence (#43: the defaults answer two, side by
+    side): from the records' methods (:data:`matchaudit.choices.SCOPE`)."""
+    kinds = (("rates at the FMR targets", lambda r: ":" not in r["metric"] and r["kind"] == "fmr_target"),
+             ("rates at fixed thresholds", lambda r: ":" not in r["metric"] and r["kind"] == "threshold"),
+             ("curves (DET, AUC, EER)", lambda r: r["kind"] == "curve"),
+             ("fairness measures", lambda r: ":" in r["metric"]))
+    recs = [r for r in res.get("intervals", []) if r.get("weighting", "pooled") == "pooled"]
+    parts = []
+    for name, pick in kinds:
+        methods = list(dict.fromkeys(r["method"] for r in recs if pick(r)))
+        if methods:
+            parts.append(f"{name}: {'; '.join(f'{SCOPE.get(m, m)} ({m})' for m in methods)}")
+    if res.get("tests"):
+        parts.append("group tests: a new population of identities (identities relabelled between groups)")
+    if not parts:
+        return ""
+    return (f"<p>The question each number answers — {esc(', '.join(parts))}. <i>These identities</i>: other "
+            "samples of the same people; <i>a new population</i>: other people like these.</p>")
 
 
 def _key(names: list[str]) -> str:
