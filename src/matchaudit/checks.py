@@ -86,6 +86,8 @@ def seed(value: Any, param: str = "seed") -> int:
 def numbers(values: Any, param: str, **bounds: Any) -> tuple[float, ...]:
     """A scalar, a comma-separated string or a sequence as a tuple of checked floats (see :func:`number`), without
     duplicates (a string was taken for a sequence of characters: ``fmr="1e-3"`` said "fmr '1': give a number")."""
+    if values is None:
+        raise InputError(f"{param} None: give a number or a sequence of numbers (an empty one for none).", param=param)
     scalar = isinstance(values, Number) or getattr(values, "ndim", None) == 0  # NumPy scalars and 0-d arrays too
     seq: Iterable[Any] = (values,) if scalar else _items(values)
     out = tuple(number(v, param, **bounds) for v in seq)

@@ -189,6 +189,9 @@ def audit(
     if out_of_core and (samples is not None or fmt != "tidy"):
         raise InputError("--out-of-core reads a Parquet comparison table (--comparisons, --format tidy); drop it.")
     checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
+    if pairs is not None and samples is None:  # it was ignored silently: every row of the table was audited
+        raise InputError("--pairs picks sample pairs of --samples (with --embeddings); a comparison table lists its "
+                         "comparisons already: filter its rows instead.")
     if samples is not None and duplicates != "keep-both":
         raise InputError("--duplicates applies to scored comparisons (--comparisons or a score file); --pairs "
                          "of --samples must list each sample pair once.")
@@ -310,7 +313,8 @@ def demo(
 
 
 @app.command("schema")
-def print_schema() -> None:
+def print_schema(quiet: bool = typer.Option(False, "--quiet", help="Accepted as every command takes it (the schema is "
+                                                                    "the output, printed all the same).")) -> None:
     """Print the JSON Schema that every results.json satisfies.
 
     Example:

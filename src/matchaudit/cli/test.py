@@ -123,7 +123,7 @@ def test(
     if not 0 < level < 1 or not 0 < confidence_level < 1:
         raise InputError("--level and --confidence-level must lie strictly between 0 and 1.")
     pair = names(groups)
-    if pair and len(pair) != 2:
+    if (pair and len(pair) != 2) or (groups is not None and not pair):  # ',' was read as no --groups
         raise InputError(f"--groups {groups!r}: give exactly two groups, e.g. --groups A,B.")
     if versus is not None:
         from matchaudit.estimators.matching_tests import Comparisons
@@ -164,6 +164,11 @@ def test(
         raise InputError(f"--table {table}: no such file.")
     if y_pred is None and y_score is None:
         raise InputError("give --y-pred (predictions) and/or --y-score (scores).")
+    if fmr is not None:  # it was ignored silently
+        raise InputError("--fmr applies to matching data (--samples or --comparisons); a classifier table has no "
+                         "FMR target: use --threshold with --y-score, or --y-pred.")
+    if threshold is not None and y_score is None:
+        raise InputError("--threshold turns --y-score into predictions; with --y-pred alone drop it.")
     metric = metric or "fnr"
     data = load_classifier_table(table, y_true=y_true, group=group, y_pred=y_pred, y_score=y_score, threshold=threshold)
     common = dict(permutation=permutation.value, studentize=_STUDENTIZE[studentize.value], variance=variance.value,

@@ -97,7 +97,7 @@ def build_comparisons(
     given = {"score": score, "identity_a": identity_a, "identity_b": identity_b, "label": label,
              "sample_a": sample_a, "sample_b": sample_b, "attributes_a": attributes_a, "attributes_b": attributes_b,
              "failed": failed}
-    m = v.check_lengths({k: v.n_rows(x) for k, x in given.items() if x is not None}, where.what)
+    m = v.check_lengths({k: v.n_rows(x, k) for k, x in given.items() if x is not None}, where.what)
     v.check_aligned(given, where)
     s = v.as_scores(score, where, distance=distance, missing_ok=fta_policy != "refuse")
     no_score = _failures(s, failed, fta_policy, where)

@@ -149,11 +149,22 @@ def encode(names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq[order], rank[codes].astype(np.int64)
 
 
-def n_rows(values: object) -> int:
-    """Length of an array-like, a DataFrame, or a dict of equal-length columns."""
+def n_rows(values: object, name: str = "input") -> int:
+    """Length of an array-like, a DataFrame, or a dict of equal-length columns; a scalar or an array of more than
+    one column (a 400 x 2 score array was flattened into 800 scores, and the audit ended in an IndexError) is an
+    InputError naming ``name``."""
     if isinstance(values, Mapping) and not isinstance(values, pd.DataFrame):
         return len(next(iter(values.values()))) if values else 0
-    return len(values)  # type: ignore[arg-type]
+    if isinstance(values, pd.DataFrame):
+        return len(values)
+    shape = np.shape(values) if not isinstance(values, (str, bytes)) else ()
+    if len(shape) == 0:
+        raise InputError(f"{name}: give one value per comparison (a sequence), not a single "
+                         f"{type(values).__name__}.", param=name)
+    if any(d != 1 for d in shape[1:]):
+        raise InputError(f"{name} has shape {tuple(shape)}: give one value per comparison (a 1-D sequence); for two "
+                         "models' scores, compare them (ma.compare) or audit each column.", param=name)
+    return int(shape[0])
 
 
 def check_lengths(lengths: Mapping[str, int], context: str) -> int:

@@ -23,6 +23,7 @@ import numpy as np
 
 from matchaudit.data.classifier_table import ClassifierData, check_support
 from matchaudit.definitions import Alternative
+from matchaudit import checks
 from matchaudit.errors import InputError
 from matchaudit.encoding import jsonable
 from matchaudit.estimators.permutation import (
@@ -331,8 +332,11 @@ def _run(setup: _Setup, comps: Sequence[_Comparison], studentize: Studentize, va
         raise ValueError(f"variance={variance!r}: use 'closed-form', 'pooled' or 'bootstrap'.")
     pooled = variance == "pooled"
     if variance == "bootstrap" and mode == "studentized":
-        raise ValueError("variance='bootstrap' with studentize=True would bootstrap every relabelling; use "
-                         "studentize='permutation-sd' (the paper's fast variant), or the closed-form variance.")
+        raise InputError("variance='bootstrap' with studentize=True would bootstrap every relabelling; use "
+                         "studentize='permutation-sd' (the paper's fast variant), or the closed-form variance.",
+                         param="studentize")
+    if variance == "bootstrap":
+        checks.integer(n_bootstrap, "n_bootstrap", low=1)
     t, v = (a[0] for a in _stats(setup.ev, setup.codes[None, :], comps, pooled))
     if variance == "bootstrap":
         v = _bootstrap_variance(setup.ev, setup.codes, comps, n_bootstrap, setup.gen.spawn(1)[0],

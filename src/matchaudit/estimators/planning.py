@@ -145,7 +145,11 @@ class Protocol:
 
 
 def _codes(identities) -> tuple[np.ndarray, np.ndarray]:
-    names, codes = np.unique(np.asarray(identities).astype(str), return_inverse=True)
+    """Identity names and codes; a missing identity is refused (two NaN identities read 'nan' and 'nan' were
+    paired as a genuine comparison)."""
+    from matchaudit.data.validate import Where, as_str
+
+    names, codes = np.unique(as_str(identities, Where("identities"), "identity"), return_inverse=True)
     return names, codes.astype(np.int64)
 
 

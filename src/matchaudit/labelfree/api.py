@@ -168,6 +168,8 @@ def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray
     g = np.asarray(groups).astype(str)
     if s.ndim != 1 or g.shape != s.shape:
         raise InputError(f"scores and groups must be 1-D and equally long (got {s.shape} and {g.shape})")
+    if not s.size:
+        raise InputError("no scores: a label-free estimate needs at least 100 pairs per group.")
     bad = np.flatnonzero(~np.isfinite(s))
     if bad.size:
         raise InputError(f"{bad.size} scores are missing or not finite (rows {listing(bad.tolist())}); "
