@@ -532,12 +532,8 @@ CLI_CASES = [
     cli("audit-memory-tiny", "{AI} --n-resamples 1000 --memory 0.0001", 2, "--memory"),
     cli("audit-one-sided-ok", "{AI} --one-sided --band pointwise", 0),
     cli("audit-no-intervals-with-ci-method", "{A} --ci-method wilson", 2, "--ci-method"),  # N1
-    cli("audit-no-intervals-with-level-N1", "{A} --level 0.5", 2, "--level",
-        xfail="N1 (part): --level 0.5 with --no-intervals (no --tests, no --equivalence) is silently ignored, exit 0; "
-              "--ci-method, --one-sided and --band are refused in the same situation"),
-    cli("audit-no-intervals-with-n-resamples-N1", "{A} --n-resamples 7", 2, "--n-resamples",
-        xfail="N1 (part): --n-resamples 7 with --no-intervals is silently ignored, exit 0 (and 7 would be refused "
-              "as too few with intervals); expected a refusal as for --ci-method"),
+    cli("audit-no-intervals-with-level-N1", "{A} --level 0.5", 2, "--level"),
+    cli("audit-no-intervals-with-n-resamples-N1", "{A} --n-resamples 7", 2, "--n-resamples"),
     cli("audit-no-intervals-with-one-sided-M13", "{A} --one-sided", 2, "--one-sided"),
     cli("audit-no-intervals-with-band", "{A} --band pointwise", 2, "--band"),
     cli("audit-tests-resamples-0", "{A} --tests --test-resamples 0", 2, "--test-resamples"),
@@ -954,8 +950,7 @@ CLI_CASES = [
         "{c}/rep/", 0, out=False),
     cli("audit-heatmap-order-wrong", "audit {S} --group-by group --fmr 0.1 --no-intervals --report {o}/r.html "
         "--heatmap-order nope", 2, "--heatmap-order"),
-    cli("audit-heatmap-without-report", "{A} --heatmap-order group", 2, "--heatmap-order",
-        xfail="--heatmap-order without --report (it applies to the report only) is silently ignored, exit 0"),
+    cli("audit-heatmap-without-report", "{A} --heatmap-order group", 2, "--heatmap-order"),
     cli("audit-heatmap-aggregate-wrong", "audit {S} --group-by group --fmr 0.1 --no-intervals --report {o}/r.html "
         "--heatmap-aggregate nope", 2, "--heatmap-aggregate"),
     # ----- compare

@@ -189,6 +189,15 @@ def audit(
     if out_of_core and (samples is not None or fmt != "tidy"):
         raise InputError("--out-of-core reads a Parquet comparison table (--comparisons, --format tidy); drop it.")
     checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
+    if report is None and (heatmap_order is not None or heatmap_aggregate is not None):  # ignored silently before
+        raise InputError("--heatmap-order and --heatmap-aggregate shape the report's heat map: give --report too, "
+                         "or `matchaudit report` later with them.")
+    if no_intervals and tests is False and equivalence is None and level != 0.95:
+        raise InputError("--level sets the intervals' and the tests' level; with --no-intervals and no --tests or "
+                         "--equivalence it would be ignored: drop it.")
+    if no_intervals and equivalence is None and n_resamples != 1000:
+        raise InputError("--n-resamples counts the intervals' (and --equivalence's) bootstrap replicates; with "
+                         "--no-intervals it would be ignored: drop it (the tests' relabellings are --test-resamples).")
     if pairs is not None and samples is None:  # it was ignored silently: every row of the table was audited
         raise InputError("--pairs picks sample pairs of --samples (with --embeddings); a comparison table lists its "
                          "comparisons already: filter its rows instead.")
