@@ -743,9 +743,7 @@ CLI_CASES = [
     cli("audit-t-label-ok", "audit --comparisons {d}/t_label.csv --label-col label {Q}", 0),
     cli("audit-t-label-pm1-ok", "audit --comparisons {d}/t_label_pm1.csv --label-col label {Q}", 0),
     cli("audit-t-label-words-ok", "audit --comparisons {d}/t_label_words.csv --label-col label {Q}", 0),
-    cli("audit-t-label-yesno-M14", "audit --comparisons {d}/t_label_yesno.csv --label-col label {Q}", 0,
-        xfail="M14: audit --label-col refuses yes/no labels although test --table accepts them (the two label "
-              "vocabularies disagree)"),
+    cli("audit-t-label-yesno-M14", "audit --comparisons {d}/t_label_yesno.csv --label-col label {Q}", 0),
     cli("audit-t-label-two", "audit --comparisons {d}/t_label_two.csv --label-col label {Q}", 2, "row"),
     cli("audit-t-label-clash", "audit --comparisons {d}/t_label_clash.csv --label-col label {Q}", 2, "row"),
     cli("audit-t-label-missing", "audit --comparisons {d}/t_label_missing.csv --label-col label {Q}", 2, "row"),
@@ -1096,9 +1094,7 @@ CLI_CASES = [
     cli("test-table-y-pred-missing", "test --table {d}/cls_ypredna.csv --y-pred y_pred --n-resamples 99", 2, "row"),
     cli("test-table-one-group", "test --table {d}/cls_onegroup.csv --y-pred y_pred --n-resamples 99", 2, "group"),
     cli("test-table-yes-no-ok", "test --table {d}/cls_yesno.csv --y-pred y_pred --n-resamples 99", 0),
-    cli("test-table-pm1-M14", "test --table {d}/cls_pm1.csv --y-pred y_pred --n-resamples 99", 0,
-        xfail="M14: test --table refuses y_true labels 1/-1 although audit --label-col accepts them (the two label "
-              "vocabularies disagree)"),
+    cli("test-table-pm1-M14", "test --table {d}/cls_pm1.csv --y-pred y_pred --n-resamples 99", 0),
     cli("test-table-all-positive-fpr", "test --table {d}/cls_allpos.csv --y-pred y_pred --metric fpr "
         "--n-resamples 99", 2, "FPR needs"),
     cli("test-table-inf-score", "test --table {d}/cls_inf.csv --y-score y_score --metric auc --n-resamples 99", 2,
@@ -1140,7 +1136,7 @@ CLI_CASES = [
     cli("estimate-one-group-ok", "estimate {d}/est_onegroup.csv --sampler numpy --chains 2 --draws 1000 --fmr 0.1",
         0),
     cli("estimate-labels-yesno-M14", "estimate {d}/est_label_yesno.csv --label-col label --sampler numpy --chains 2 "
-        "--draws 1000 --fmr 0.1", 0, xfail="M14: estimate --label-col refuses yes/no labels that test --table accepts"),
+        "--draws 1000 --fmr 0.1", 0),
     cli("estimate-labels-bad", "estimate {d}/est_label_bad.csv --label-col label --sampler numpy --chains 2 "
         "--draws 200", 2, "label"),
     cli("estimate-fmr-2", "{EST} --fmr 2", 2, "--fmr"),
@@ -1565,8 +1561,7 @@ LIB_CASES = [
         True),
     lib("estimate-labels-yesno-M14", lambda x: _est(x, labels=np.where(x.est.label == "1", "yes",
                                                                        np.where(x.est.label == "0", "no", None))),
-        True, xfail="M14: yes/no labels are refused (InputError 'unrecognised label') although test --table "
-                    "accepts them (T5's ValueError is fixed)"),
+        True),
     lib("estimate-not-converged", lambda x: _est(x, draws=20, warmup=20), says="converge",
         xfail="a fit that does not converge raises matchaudit.labelfree.NotConverged (a RuntimeError, documented), "
               "not ma.InputError"),
@@ -1687,7 +1682,7 @@ LIB_CASES = [
     lib("load-comparisons-score-col-wrong", lambda x: ma.load_comparisons(x.d / "t.csv", score_col="nope"),
         says="nope"),
     lib("load-comparisons-label-yesno", lambda x: ma.load_comparisons(x.d / "t_label_yesno.csv", label_col="label"),
-        True, xfail="M14: yes/no labels are refused by load_comparisons although test --table accepts them"),
+        True),
     lib("load-comparisons-duplicates-refuse", lambda x: ma.load_comparisons(x.d / "t_dup.csv", duplicates="refuse"),
         says="rows"),
     lib("load-comparisons-path-int", lambda x: ma.load_comparisons(3), says="give a file path"),

@@ -11,11 +11,10 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.data.readers import column, read_table
-from matchaudit.data.validate import Where, missing
+from matchaudit.data.validate import BINARY_FALSE, BINARY_TRUE, Where, missing
 from matchaudit.errors import InputError, listing
 
-_TRUE = {"1", "1.0", "true", "t", "yes", "y"}
-_FALSE = {"0", "0.0", "false", "f", "no", "n"}
+_TRUE, _FALSE = set(BINARY_TRUE), set(BINARY_FALSE)
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ def _binary(values: object, where: Where, role: str) -> np.ndarray:
     bad = ~(ones | zeros)
     if bad.any():
         vals = sorted(set(text[bad]))
-        raise InputError(f"{where.what}: {role} must be binary (0/1 or true/false); found {listing(vals)} in "
+        raise InputError(f"{where.what}: {role} must be binary (1/0, 1/-1, true/false or yes/no); found {listing(vals)} in "
                          f"{where.rows(np.flatnonzero(bad))}. Recode it (e.g. positive class = 1).")
     return ones.astype(np.int8)
 

@@ -16,9 +16,12 @@ import pandas as pd
 from matchaudit.errors import InputError, listing
 from matchaudit.model import ALL, pair_key
 
-_GENUINE = ("1", "1.0", "+1", "+1.0", "true", "genuine", "target", "match", "mated", "same")
-_IMPOSTOR = ("0", "0.0", "-1", "-1.0", "false", "impostor", "imposter", "nontarget", "nonmatch", "nonmated",
-             "different")
+BINARY_TRUE = ("1", "1.0", "+1", "+1.0", "true", "t", "yes", "y")
+BINARY_FALSE = ("0", "0.0", "-1", "-1.0", "false", "f", "no", "n")
+"""The one vocabulary of a binary label, for comparison labels and classifier tables alike (they disagreed: yes/no
+was refused by one and 1/-1 by the other)."""
+_GENUINE = BINARY_TRUE + ("genuine", "target", "match", "mated", "same")
+_IMPOSTOR = BINARY_FALSE + ("impostor", "imposter", "nontarget", "nonmatch", "nonmated", "different")
 _LABELS = {**{w: True for w in _GENUINE}, **{w: False for w in _IMPOSTOR}}
 
 
@@ -123,7 +126,7 @@ def parse_labels(values: object, where: Where) -> np.ndarray:
         values_seen = listing(sorted({str(arr[i]) for i in bad[:1000]}), 5)
         raise InputError(
             f"{where.what}: unrecognised label at {where.rows(bad)} (values: {values_seen}). Use 1/0, 1/-1, "
-            "true/false, genuine/impostor, target/nontarget or match/non-match."
+            "true/false, yes/no, genuine/impostor, target/nontarget or match/non-match."
         )
     return parsed.astype(bool)
 
