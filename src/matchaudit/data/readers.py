@@ -26,7 +26,10 @@ def file_path(value: object, role: str) -> Path:
     """``value`` as a path, or an :class:`InputError` saying what to give: a table or an array in memory is no file
     (``ma.load_samples(df, emb)`` ended in ``TypeError: expected str, bytes or os.PathLike``)."""
     if isinstance(value, (str, os.PathLike)):
-        return Path(value)
+        path = Path(value)
+        if path.is_dir():  # it was "unsupported file type '(no extension)'"
+            raise InputError(f"{role}: {path} is a directory; give the file inside it.")
+        return path
     raise InputError(f"{role}: give a file path, not a {type(value).__name__}; for tables and arrays in memory use "
                      "from_embeddings (embeddings and identities) or from_scores (scores and labels or identities).")
 
@@ -66,6 +69,8 @@ def read_table(path: str | Path, role: str) -> tuple[pd.DataFrame, Where]:
         return _with_rows(df, where.what), where
     if head.startswith(_PARQUET_MAGIC):
         raise InputError(f"{where.what} is a Parquet file, not text; rename it to .parquet.")
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # it was called "binary"
+        raise InputError(f"{where.what} is UTF-16 text; save it as UTF-8 (e.g. Excel: CSV UTF-8) and give it again.")
     if b"\x00" in head:
         raise InputError(f"{where.what} is binary, not a text table. Give a UTF-8 {suffix[1:].upper()} file.")
     return text_frame(p, where.what, _TEXT[suffix], skipinitialspace=True, encoding="utf-8-sig"), where
