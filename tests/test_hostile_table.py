@@ -690,11 +690,8 @@ CLI_CASES = [
     cli("audit-t-no-score-column", "audit --comparisons {d}/t_noscore.csv {Q}", 2, "score"),
     cli("audit-t-score-col-wrong", "{AT} --score-col nope", 2, "nope"),
     cli("audit-t-score-col-is-text", "{AT} --score-col group_a", 2, "not a number"),
-    cli("audit-t-sample-cols-one", "{AT} --sample-cols sample_a", 2, "--sample-cols",
-        xfail="the message ''sample_a': give exactly two column names' names the value only, not the flag "
-              "--sample-cols (other flag errors are prefixed with their flag)"),
-    cli("audit-t-sample-cols-three", "{AT} --sample-cols a,b,c", 2, "--sample-cols",
-        xfail="the message ''a,b,c': give exactly two column names' does not name the flag --sample-cols"),
+    cli("audit-t-sample-cols-one", "{AT} --sample-cols sample_a", 2, "--sample-cols"),
+    cli("audit-t-sample-cols-three", "{AT} --sample-cols a,b,c", 2, "--sample-cols"),
     cli("audit-t-sample-cols-wrong", "{AT} --sample-cols x,y", 2, "x"),
     cli("audit-t-identity-cols-wrong", "{AT} --identity-cols x,y", 2, "x"),
     cli("audit-t-no-ids-ok", "{AT} --sample-cols ''", 0),
@@ -782,8 +779,7 @@ CLI_CASES = [
     cli("audit-thresholds-from-missing", "{AT} --thresholds-from {d}/nope.json", 2, "--thresholds-from"),
     cli("audit-thresholds-from-notjson", "{AT} --thresholds-from {d}/notjson.json", 2, "--thresholds-from"),
     cli("audit-thresholds-from-compare-M13", "{AT} --thresholds-from {d}/cmp/compare.json", 2, "compare.json",
-        check=not_says("give it with --compare"),
-        xfail="M13: the message says '(give it with --compare)', a flag audit does not have (it is report's)"),
+        check=not_says("give it with --compare")),
     cli("audit-thresholds-from-other-target-ok", "audit --comparisons {d}/t.csv --group-by group --fmr 0.01 "
         "--no-intervals --no-figures --thresholds-from {d}/audit/results.json", 0),
     # ----- audit: toolkit formats
@@ -850,9 +846,7 @@ CLI_CASES = [
     cli("fmt-nist-sre-nan", "audit --format nist-sre --scores {d}/sre_output_nan.tsv --key {f}/sre_key.tsv {Q}", 2,
         "line 3"),
     cli("fmt-nist-sre-nan-advice-M4", "audit --format nist-sre --scores {d}/sre_output_nan.tsv --key {f}/sre_key.tsv "
-        "{Q}", 2, "line 3", check=not_says("Choose --fta-policy"),
-        xfail="M4: a NaN score in a NIST SRE output advises \"Choose --fta-policy 'exclude' ... or 'count'\", which "
-              "--format nist-sre then refuses ('--fta-policy applies to --format tidy or frvt')"),
+        "{Q}", 2, "line 3", check=not_says("Choose --fta-policy")),
     cli("fmt-nist-sre-fta-policy", "audit --format nist-sre --scores {f}/sre_output.tsv --key {f}/sre_key.tsv "
         "--fta-policy exclude {Q}", 2, "--fta-policy"),
     cli("fmt-nist-sre-key-is-output", "audit --format nist-sre --scores {f}/sre_key.tsv --key {f}/sre_key.tsv {Q}", 2,
@@ -1170,9 +1164,7 @@ CLI_CASES = [
     cli("protocol-samples-directory", "protocol --samples {d}/emptydir --genuine 10 --impostor 10", 2, "emptydir"),
     cli("protocol-samples-singletons", "protocol --samples {d}/s_singletons.csv --genuine 10 --impostor 10", 2,
         "genuine"),
-    cli("protocol-samples-duplicate-id", "protocol --samples {d}/s_dupid.csv --genuine 10 --impostor 10", 2, "A01_1",
-        xfail="the message 'design_protocol needs one unique sample id per sample' names an internal function and "
-              "neither the duplicated id (A01_1) nor its rows, nor the file (audit names all three)"),
+    cli("protocol-samples-duplicate-id", "protocol --samples {d}/s_dupid.csv --genuine 10 --impostor 10", 2, "A01_1"),
     cli("protocol-id-col-wrong", "{PROT} --id-col nope", 2, "nope"),
     cli("protocol-embeddings-short", "{PROT} --embeddings {d}/e_short.npy --threshold 0.4", 2, "rows"),
     cli("protocol-embeddings-nan", "{PROT} --embeddings {d}/e_nan.npy --threshold 0.4", 2, "row"),

@@ -226,8 +226,8 @@ def audit(
                               duplicates=duplicates,
                               metric=metric.value, identity_col=identity_col, id_col=id_col,
                               embedding_cols=names(embedding_col),
-                              tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols),
-                                        identity_cols=_pair(identity_cols), label_col=label_col,
+                              tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols, "--sample-cols"),
+                                        identity_cols=_pair(identity_cols, "--identity-cols"), label_col=label_col,
                                         out_of_core=out_of_core, return_code_col=return_code_col))
     if data.out_of_core and not (quiet or as_json):
         console.print(f"Reading the comparison table out of core ({data.n_comparisons():,} rows, one Parquet row "
@@ -271,12 +271,12 @@ def dev_thresholds(results: Path) -> tuple[float, ...]:
     return out
 
 
-def _pair(text: str) -> tuple[str, str] | None:
+def _pair(text: str, flag: str) -> tuple[str, str] | None:
     parts = names(text)
     if not parts:
         return None
     if len(parts) != 2:
-        raise InputError(f"{text!r}: give exactly two column names separated by a comma.")
+        raise InputError(f"{flag} {text!r}: give exactly two column names separated by a comma.")
     return parts[0], parts[1]
 
 

@@ -76,7 +76,7 @@ def load_nist_sre(
                                      every_other=False)]
     pos = join_rows([t[f] for f in fields], where, [out[f] for f in fields], owhere, fields=_SRE_FIELDS,
                     unit="trial")
-    score = v.as_scores(out["score"], owhere)[pos]
+    score = v.as_scores(out["score"], owhere, advice=v.NO_FAILURE_FIELD)[pos]
     model, segment, side = t["model"], t["segment"], t["side"]
     test = segment if np.unique(side).size == 1 else segment + ":" + side
     ids = None

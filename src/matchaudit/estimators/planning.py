@@ -31,7 +31,7 @@ from scipy.special import ndtri
 
 from matchaudit import checks
 from matchaudit.engine import identity_counts
-from matchaudit.errors import InputError
+from matchaudit.errors import InputError, listing
 from matchaudit.estimators.intervals import z_quantile
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
@@ -163,8 +163,14 @@ def design_protocol(sample_ids, identities, n_genuine: int, n_impostor: int, see
     """
     ids = np.asarray(sample_ids).astype(str)
     names, code = _codes(identities)
-    if ids.size != code.size or np.unique(ids).size != ids.size:
-        raise InputError("design_protocol needs one unique sample id per sample, aligned with the identities.")
+    if ids.size != code.size:
+        raise InputError(f"{ids.size} sample ids for {code.size} identities: give one identity per sample id.",
+                         param="sample_ids")
+    names_, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        twice = names_[counts > 1]
+        raise InputError(f"sample ids {listing([str(x) for x in twice[:5]])}{' and more' if twice.size > 5 else ''} "
+                         "occur more than once: every sample needs its own id.", param="sample_ids")
     if n_genuine < 0 or n_impostor < 0 or n_genuine == 0 or n_impostor == 0:  # an audit needs both (it refused it)
         raise InputError(f"a protocol needs at least one genuine and one impostor comparison (FNMR and FMR both "
                          f"need comparisons); got {n_genuine} genuine and {n_impostor} impostor.", param="genuine")

@@ -50,9 +50,9 @@ def load_results(path: Path, param: str | None = None) -> dict[str, Any]:
     parameter that named the file, for messages)."""
     doc = read_json(path, "results.json of `matchaudit audit`", param)
     other = ("a test.json of `matchaudit test`" if doc.get("kind") in ("two-group", "all-groups") else
-             "a compare.json of `matchaudit compare` (give it with --compare)"
+             "a compare.json of `matchaudit compare` (the report takes it with `matchaudit report --compare`)"
              if isinstance(doc.get("result"), dict) and "records" in doc["result"] else
-             "an estimate.json of `matchaudit estimate` (give it with --estimate)"
+             "an estimate.json of `matchaudit estimate` (the report takes it with `matchaudit report --estimate`)"
              if "results" in doc and "groups" in doc and "method" in doc else None)
     if other:
         raise InputError(f"{path}: this is {other}, not an audit's results.json.", param=param)
