@@ -970,13 +970,9 @@ CLI_CASES = [
     cli("compare-b-reordered", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/t_b_reversed.csv --fmr 0.1 "
         "--n-resamples 40", 2, "row"),
     cli("compare-b-other-identity", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/t_b_otherident.csv "
-        "--fmr 0.1 --n-resamples 40", 2, "identity_b", check=rows_named(2),
-        xfail="the only differing row is data row 2 (first data row = 1), the message says 'rows 1' (0-based, "
-              "unlike every other row number, and not said)"),
+        "--fmr 0.1 --n-resamples 40", 2, "identity_b", check=rows_named(2)),
     cli("compare-b-one-sample-id", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/t_b_sample.csv --fmr 0.1 "
-        "--n-resamples 40", 2, "sample_b", check=rows_named(6),
-        xfail="one sample id differs, at data row 6; the message lists 'rows 5, 6, 7, 8, 9' (0-based, and rows that "
-              "are identical in both tables: the ids' codes are compared, not the ids)"),
+        "--n-resamples 40", 2, "sample_b", check=rows_named(6)),
     cli("compare-b-nan", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/t_b_nan.csv --fmr 0.1 "
         "--n-resamples 40", 2, "row"),
     cli("compare-b-missing-file", "compare --comparisons-a {d}/t.csv --comparisons-b {d}/nope.csv --fmr 0.1", 2,

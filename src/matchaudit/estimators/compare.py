@@ -48,9 +48,14 @@ def check_paired(a: MatchData, b: MatchData) -> None:
     elif a.protocol == "listed":
         pa, pb = a.table("model comparison"), b.table("model comparison")
         for f in ("identity_a", "identity_b", "sample_a", "sample_b", "genuine"):
-            if not np.array_equal(getattr(pa, f), getattr(pb, f)):
-                rows = np.flatnonzero(getattr(pa, f) != getattr(pb, f))[:5] if len(pa) == len(pb) else []
-                why = f"their comparison rows differ ({f}{', rows ' + ', '.join(map(str, rows)) if len(rows) else ''})"
+            x, y = _named(a, pa, f), _named(b, pb, f)  # names, not codes: one changed id shifted every later code
+            if len(x) != len(y):
+                why = f"their comparison rows differ: {len(x):,} rows and {len(y):,}"
+                break
+            if not np.array_equal(x, y):
+                rows = np.flatnonzero(x != y)
+                shown = ", ".join(str(r + 1) for r in rows[:5]) + (f" and {rows.size - 5:,} more" if rows.size > 5 else "")
+                why = f"their comparison rows differ in {f} at rows {shown} (the first comparison = 1)"
                 break
     elif not np.array_equal(a.samples.ids, b.samples.ids) or not np.array_equal(a.samples.identity, b.samples.identity):
         why = "their samples differ"
@@ -58,6 +63,16 @@ def check_paired(a: MatchData, b: MatchData) -> None:
         raise InputError(f"model comparison needs both models scored on the same comparisons, but {why}. "
                          "Give two tables with the same (sample_a, sample_b) rows in the same order, or two "
                          "embedding sets for the same samples table.")
+
+
+def _named(data: MatchData, pairs, field: str) -> np.ndarray:
+    """A comparison column of ``pairs`` as names (identity or sample ids) where it holds codes."""
+    codes = getattr(pairs, field)
+    if field.startswith("identity"):
+        return data.identity_names[codes]
+    if field.startswith("sample") and data.samples is not None:
+        return data.samples.ids[codes]
+    return codes
 
 
 @dataclass
