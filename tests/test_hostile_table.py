@@ -1210,9 +1210,7 @@ CLI_CASES = [
     # ----- coverage
     cli("coverage-ok", "{COV}", 0, check=has_files("coverage.csv", "coverage.json", "coverage.md")),
     cli("coverage-datasets-0", "{COV} --datasets 0", 2, "--datasets"),
-    cli("coverage-datasets-1-N8", "{COV} --datasets 1", 0, check=md_has_se,
-        xfail="N8: coverage --datasets 1 writes coverage.md with coverages 0.000/1.000 and no n or SE (they are only "
-              "in coverage.json)"),
+    cli("coverage-datasets-1-N8", "{COV} --datasets 1", 0, check=md_has_se),
     cli("coverage-identities-1", "{COV} --identities 1", 2, "--identities"),
     cli("coverage-samples-1", "{COV} --samples 1", 2, "--samples"),
     cli("coverage-dim-2", "{COV} --dim 2", 2, "--dim"),

@@ -276,18 +276,27 @@ def coverage_tolerance(level: float, n: int, z: float = 3.0) -> float:
 
 
 def pivot(result: CoverageResult):
-    """Wide table: rows (metric, method, FMR target), columns nominal levels."""
+    """Wide table: rows (metric, method, FMR target), columns nominal levels; the number of intervals ``n`` per row
+    (the same at every level) as the last column."""
     df = result.table()
-    return df.pivot_table(index=["metric", "method", "fmr_target"], columns="level", values="coverage",
+    wide = df.pivot_table(index=["metric", "method", "fmr_target"], columns="level", values="coverage",
                           sort=False).sort_index(axis=1, ascending=False)
+    wide["n"] = df.groupby(["metric", "method", "fmr_target"], sort=False)["n"].max().reindex(wide.index)
+    return wide
 
 
 def markdown(wide) -> str:
-    """A pivot table as a Markdown table (coverage to 3 decimals)."""
-    cols = [f"{c:g}" for c in wide.columns]
-    lines = ["| metric | method | FMR target | " + " | ".join(cols) + " |", "|---|---|---:|" + "---:|" * len(cols)]
+    """A pivot table as a Markdown table: coverage to 3 decimals with its Monte-Carlo SE at the nominal level
+    (``± sqrt(level (1 - level) / n)``), and n (with one data set a coverage is 0 or 1: the SE says how little that
+    says)."""
+    levels = [c for c in wide.columns if c != "n"]
+    cols = [f"{c:g}" for c in levels]
+    lines = ["| metric | method | FMR target | " + " | ".join(cols) + " | n |",
+             "|---|---|---:|" + "---:|" * (len(cols) + 1)]
     for (metric, method, a), row in wide.iterrows():
-        lines.append(f"| {metric} | {method} | {a:g} | " + " | ".join(f"{v:.3f}" for v in row.to_numpy()) + " |")
+        n = int(row["n"])
+        cells = [f"{row[c]:.3f} ± {np.sqrt(c * (1 - c) / n):.3f}" for c in levels]
+        lines.append(f"| {metric} | {method} | {a:g} | " + " | ".join(cells) + f" | {n} |")
     return "\n".join(lines) + "\n"
 
 
