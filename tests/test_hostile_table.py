@@ -897,9 +897,7 @@ CLI_CASES = [
     cli("fmt-score-matrix-is-csv", "audit --format score-matrix --scores {d}/t.csv --ids {f}/matrix_ids.txt "
         "--metadata {f}/identity_embeddings.csv {Q}", 2, "t.csv"),
     cli("fmt-score-matrix-asymmetric-N6", "audit --format score-matrix --scores {d}/m_asym.npy --ids "
-        "{f}/matrix_ids.txt --metadata {f}/identity_embeddings.csv {Q}", 2, "symmetric",
-        xfail="N6: a square one-set score matrix whose lower triangle differs from its upper (5.0 everywhere) is "
-              "silently read from its upper triangle; it should be refused (or warned about) as not symmetric"),
+        "{f}/matrix_ids.txt --metadata {f}/identity_embeddings.csv {Q}", 2, "symmetric"),
     cli("fmt-identity-embeddings-csv-ok", "audit --format identity-embeddings --embeddings "
         "{f}/identity_embeddings.csv --group-by gender {Q}", 0),
     cli("fmt-identity-embeddings-npz-ok", "audit --format identity-embeddings --embeddings "

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 from rich.table import Table
 
@@ -58,8 +59,8 @@ def _print_summary(result: Audit, out: Path, figures: bool) -> None:
                       with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"]))
     console.print(table)
     for msg in result.to_dict()["summary"]["warnings"]:
-        err_console.print(f"[yellow]Warning:[/] {msg}", highlight=False, soft_wrap=True)
-    console.print(f"Results written to [bold]{out}[/] (results.json, CSV tables{', DET plots' if figures else ''}).")
+        err_console.print(f"[yellow]Warning:[/] {escape(msg)}", highlight=False, soft_wrap=True)
+    console.print(f"Results written to [bold]{escape(str(out))}[/] (results.json, CSV tables{', DET plots' if figures else ''}).")
 
 
 def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, det_scale: str = "probit",
@@ -318,7 +319,7 @@ def demo(
               fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), seed=seed, tests=True, test_resamples=test_resamples)
     report = write_report(out / "results.json")
     if not quiet:
-        console.print(f"Report: [bold]{report}[/]")
+        console.print(f"Report: [bold]{escape(str(report))}[/]")
 
 
 @app.command("schema")

@@ -13,6 +13,7 @@ from typing import Callable, Iterable, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from matchaudit import interrupt
 from matchaudit.errors import InputError
@@ -103,7 +104,8 @@ def user_errors(fn: F) -> F:
                 interrupt.check()  # a Ctrl-C deferred past the last pass still ends the run as interrupted
             return out
         except InputError as e:
-            err_console.print(f"[bold red]Error:[/] {message(e)}", highlight=False, soft_wrap=True)
+            # escaped: a message's own brackets ("[2, 7]", "[0.1, 0.4]") are text, not Rich markup (they vanished)
+            err_console.print(f"[bold red]Error:[/] {escape(message(e))}", highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
         except interrupt.Terminated:
             err_console.print("Terminated.", highlight=False)
@@ -119,7 +121,7 @@ def user_errors(fn: F) -> F:
             raise typer.Exit(EXIT_INPUT) from None
         except OSError as e:  # the file system refused a read or write the checks could not foresee (a full disk)
             where = f" ({e.filename})" if e.filename else ""
-            err_console.print(f"[bold red]Error:[/] the file system refused: {e.strerror or e}{where}. Check that path "
+            err_console.print(f"[bold red]Error:[/] the file system refused: {escape(str(e.strerror or e))}{escape(where)}. Check that path "
                               "(its permissions, the free space).", highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 
 from matchaudit import __version__
@@ -192,5 +193,5 @@ def compare(
                        f"not significant at {1 - level:g}")  # a direction for p = 0.113 read as a finding
             console.print(f"paired swap test at FMR {t.details['fmr_target']:g}: p = {t.pvalue:.4g}, {verdict}")
         for w in res.warnings:
-            err_console.print(f"[yellow]Warning:[/] {w}", highlight=False, soft_wrap=True)
-        console.print(f"Results written to [bold]{out}[/] (compare.json, differences.csv, compare.png).")
+            err_console.print(f"[yellow]Warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
+        console.print(f"Results written to [bold]{escape(str(out))}[/] (compare.json, differences.csv, compare.png).")

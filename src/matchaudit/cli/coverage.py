@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 
 from matchaudit.cli.app import app
@@ -76,4 +77,4 @@ def coverage(
         (tmp / "coverage.md").write_text(markdown(pivot(res)))
     if not quiet:
         console.print(pivot(res).round(3).to_string())
-        console.print(f"Written to [bold]{out}[/] (coverage.csv, coverage.json, coverage.md).")
+        console.print(f"Written to [bold]{escape(str(out))}[/] (coverage.csv, coverage.json, coverage.md).")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 
 from matchaudit.cli.app import app
@@ -116,7 +117,7 @@ def estimate(
                                fmr=targets, level=level, rule=rule.value, sampler=sampler.value, chains=chains,
                                draws=draws, warmup=None if draws is None else draws, seed=seed, progress=not quiet)
         except NotConverged as e:
-            console.print(f"[bold red]Not converged:[/] {e}", highlight=False, soft_wrap=True)
+            console.print(f"[bold red]Not converged:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
     if note:
         est.limits.append(note)
@@ -130,4 +131,4 @@ def estimate(
         plot_ppc(est, tmp / "ppc.png")
     if not quiet:
         console.print(str(est), highlight=False, soft_wrap=True)
-        console.print(f"Results written to [bold]{out}[/] (estimate.json, estimate.csv, det_bands.png, ppc.png).")
+        console.print(f"Results written to [bold]{escape(str(out))}[/] (estimate.json, estimate.csv, det_bands.png, ppc.png).")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 
 from matchaudit.cli.app import app
@@ -65,7 +66,7 @@ def protocol(
         p.to_frame().to_csv(tmp / "pairs.csv", index=False)
         (tmp / "protocol.json").write_text(json.dumps(jsonable(doc), indent=2, allow_nan=False))
     if not quiet:
-        console.print(f"{genuine:,} genuine + {impostor:,} impostor comparisons written to [bold]{out / 'pairs.csv'}[/].")
+        console.print(f"{genuine:,} genuine + {impostor:,} impostor comparisons written to [bold]{escape(str(out / 'pairs.csv'))}[/].")
         if "predicted_designed" in doc:
             d, r = doc["predicted_designed"], doc["predicted_random"]
             console.print(f"predicted 95% width: FNMR {d['fnmr_width']:.3g} (random {r['fnmr_width']:.3g}), "

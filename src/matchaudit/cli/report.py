@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import err_console, report_file, user_errors
@@ -43,7 +44,7 @@ def report(
 
     def warn(message: str) -> None:
         if not quiet:
-            err_console.print(f"Warning: {message}", highlight=False, soft_wrap=True)
+            err_console.print(f"Warning: {escape(message)}", highlight=False, soft_wrap=True)
 
     path = write_report(results, out, compare, estimate, heatmap_order=heatmap_order, heatmap_aggregate=heatmap_aggregate,
                         warn=warn)

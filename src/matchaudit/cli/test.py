@@ -9,6 +9,7 @@ from enum import Enum
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 from rich.table import Table
 
@@ -217,7 +218,7 @@ def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: 
     if not quiet:
         for r in res:
             console.print(r.verdict(), highlight=False)
-        console.print(f"Results written to [bold]{out}[/] (equivalence.json, equivalence.csv).")
+        console.print(f"Results written to [bold]{escape(str(out))}[/] (equivalence.json, equivalence.csv).")
 
 
 def _print(rows: list[dict], result: dict, out: Path, level: float) -> None:
@@ -231,4 +232,4 @@ def _print(rows: list[dict], result: dict, out: Path, level: float) -> None:
                                                        else f"not significant at {level:g}")
         table.add_row(*[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols], verdict)
     console.print(table)
-    console.print(f"Results written to [bold]{out}[/] (test.json, comparisons.csv, null_distribution.png).")
+    console.print(f"Results written to [bold]{escape(str(out))}[/] (test.json, comparisons.csv, null_distribution.png).")

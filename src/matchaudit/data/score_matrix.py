@@ -100,6 +100,17 @@ def load_score_matrix(
     rows = _ids(ids, "row id list", scores.shape[0], "row", what)
     cols = rows if one_set else _ids(column_ids, "column id list", scores.shape[1], "column", what)  # type: ignore[arg-type]
     if mask is None:
+        if one_set:  # the upper triangle stands for both orders: only if the lower one says the same
+            upper = np.triu_indices(scores.shape[0], 1)
+            a, b = scores[upper], scores.T[upper]
+            differ = np.flatnonzero(np.isfinite(a) & np.isfinite(b) & (a != b))  # NaN cells: the checks below
+            if differ.size:
+                i, j = upper[0][differ[0]], upper[1][differ[0]]
+                raise InputError(
+                    f"{what} is not symmetric: {differ.size:,} pairs score differently in [i, j] and [j, i] (first "
+                    f"[{i}, {j}] = {scores[i, j]:g}, [{j}, {i}] = {scores[j, i]:g}), and a one-set matrix is read from "
+                    "its upper triangle. Symmetrise it, or give a mask marking the cells that are trials (both "
+                    "orders count then).")
         trial = np.triu(np.ones(scores.shape, dtype=bool), k=1) if one_set else np.ones(scores.shape, dtype=bool)
     else:
         trial = _load_array(mask, "mask")
