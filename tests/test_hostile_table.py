@@ -615,8 +615,7 @@ CLI_CASES = [
     cli("audit-embeddings-zero-row", "audit --samples {d}/samples.csv --embeddings {d}/e_zerorow.npy {Q}", 2,
         "rows 8"),
     cli("audit-embeddings-zero-row-advice-M13", "audit --samples {d}/samples.csv --embeddings {d}/e_zerorow.npy {Q}",
-        2, "--metric euclidean", xfail="M13: the CLI message advises \"use metric='euclidean'\" (the Python "
-                                       "spelling), not --metric euclidean"),
+        2, "--metric euclidean"),
     cli("audit-embeddings-zero-row-euclidean-ok", "audit --samples {d}/samples.csv --embeddings {d}/e_zerorow.npy "
         "--metric euclidean {Q}", 0),
     cli("audit-embeddings-1d", "audit --samples {d}/samples.csv --embeddings {d}/e_1d.npy {Q}", 2, "e_1d.npy"),
@@ -719,8 +718,7 @@ CLI_CASES = [
     cli("audit-t-duplicates-foo", "{AT} --duplicates foo", 2, "--duplicates"),
     cli("audit-t-duplicates-first-without-ids", "{AT} --sample-cols '' --duplicates first", 2, "--duplicates"),
     cli("audit-t-duplicates-first-without-ids-M13", "{AT} --sample-cols '' --duplicates first", 2, "--duplicates",
-        check=not_says("duplicates='"), xfail="M13: the CLI message says \"duplicates='first' needs sample ids ... "
-                                              "(duplicates='keep-both')\", Python spellings of --duplicates"),
+        check=not_says("duplicates='")),
     cli("audit-t-self-comparison", "audit --comparisons {d}/t_self.csv {Q}", 2, "row"),
     cli("audit-t-missing-identity", "audit --comparisons {d}/t_noident.csv {Q}", 2, "row"),
     cli("audit-t-group-varies", "audit --comparisons {d}/t_groupvaries.csv --group-by group {Q}", 2, "group"),

@@ -60,15 +60,20 @@ library's, in neutral words, prefixed with the flag the user typed."""
 
 
 _PARAM = re.compile(r"\b([a-z]+(?:_[a-z]+)+)(=(?:\.\.\.)?)?")
+_QUOTED = re.compile(r"\b([a-z]+(?:_[a-z]+)*)='([^']*)'")
 
 
 def _flags_in(text: str) -> str:
-    """Library parameter names in a message (``score_col=...``, ``group_by=['x']``) as the flags a CLI user
-    types (``--score-col``, ``--group-by ['x']``)."""
+    """Library parameter names in a message (``score_col=...``, ``group_by=['x']``, ``metric='euclidean'``) as the
+    flags a CLI user types (``--score-col``, ``--group-by ['x']``, ``--metric euclidean``)."""
+    def quoted(m: re.Match) -> str:
+        flag = FLAGS.get(m.group(1))
+        return m.group(0) if flag is None else f"{flag} {m.group(2)}"
+
     def sub(m: re.Match) -> str:
         flag = FLAGS.get(m.group(1))
         return m.group(0) if flag is None else flag + (" " if m.group(2) == "=" else "")
-    return _PARAM.sub(sub, text)
+    return _PARAM.sub(sub, _QUOTED.sub(quoted, text))
 
 
 def message(error: InputError) -> str:
