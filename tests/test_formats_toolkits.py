@@ -521,3 +521,34 @@ def test_bob_vulnerability_rows_never_enter_fmr(tmp_path):
         got = load_bob_csv(tmp_path / "vuln.csv", group_by="gender")
     _same(got, load_bob_csv(FIX / "bob_scores.csv", group_by="gender"))
     assert any("IAPMR" in w for w in got.warnings)
+
+
+@pytest.mark.parametrize("policy", ["exclude", "count"])
+def test_frvt_template_logs_mark_failures_to_enrol(tmp_path, policy):
+    """NIST's driver still matches a template whose creation failed (score -1, return code 0 in match.log); the
+    failure is only in its template log ('id image templateSizeBytes returnCode ...'). With --template-log its
+    comparisons are failures to enrol, as a non-zero return code would make them (#42 item 3)."""
+    rows = _lines("frvt_match.log")[1:]
+    log = tmp_path / "enroll.log"
+    ids = sorted({r[0] for r in rows} | {r[1] for r in rows})
+    log.write_text("id image templateSizeBytes returnCode isLeftEyeAssigned isRightEyeAssigned xleft yleft xright "
+                   "yright\n" + "".join(f"{t} img/{t}.png {0 if t != '3.template' else 0} "
+                                        f"{2 if t == '3.template' else 0} 0 0 0 0 0 0\n" for t in ids))
+    got = load_frvt(FIX / "frvt_match.log", FIX / "frvt_subjects.txt", fta_policy=policy, template_logs=[log],
+                    metadata=FIX / "clients.csv", group_by="gender")
+    tidy = pd.read_csv(_frvt_tidy(tmp_path))
+    tidy.loc[(tidy.sample_a == "3.template") | (tidy.sample_b == "3.template"), "code"] = 2
+    tidy.to_csv(tmp_path / "with_fte.csv", index=False)
+    want = load_comparisons(tmp_path / "with_fte.csv", return_code_col="code", fta_policy=policy,
+                            metadata_path=FIX / "clients.csv", group_by="gender")
+    _same_audit(got, want)
+    assert got.failures.rows.size > load_frvt(FIX / "frvt_match.log", FIX / "frvt_subjects.txt", fta_policy=policy
+                                              ).failures.rows.size
+    res = runner.invoke(app, ["audit", "--format", "frvt", "--scores", str(FIX / "frvt_match.log"), "--subject-of",
+                              str(FIX / "frvt_subjects.txt"), "--template-log", str(log), "--fta-policy", policy,
+                              "--fmr", "0.1", "--no-intervals", "--no-figures", "--out", str(tmp_path / "o"),
+                              "--quiet"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["audit", "--format", "bob", "--scores", str(FIX / "bob4.txt"), "--template-log",
+                              str(log), "--out", str(tmp_path / "o2")])
+    assert res.exit_code == 2 and "--template-log goes with --format frvt" in res.output

@@ -107,6 +107,7 @@ def audit(
     distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated on load."),
     fta_policy: str = typer.Option("refuse", "--fta-policy", help=f"Comparisons without a score (failures to acquire): {'|'.join(FTA_POLICIES)}: refuse the input, exclude them and report their rate per group, or count them as errors (transaction-level rates)."),
     duplicates: str = typer.Option("keep-both", "--duplicates", help=f"A comparison listed more than once ((a, b) and (b, a): the same sample or enrol/test ids): {'|'.join(DUPLICATE_POLICIES)}: count every row, as trial-list scorers do (default, with a warning), keep the first row, one row with the mean of their scores, or refuse the input. Needs sample ids unless keep-both."),
+    template_log: list[Path] = typer.Option(None, "--template-log", help="--format frvt: the driver's template-creation log (id image templateSizeBytes returnCode ...; give it once per log, enrolment and verification): comparisons with a template whose creation failed are failures to enrol, under --fta-policy."),
     return_code_col: str = typer.Option(None, "--return-code-col", help="Return-code column of --comparisons: a non-zero code is a failure to acquire (as in NIST match logs)."),
     group_by: str = typer.Option(None, "--group-by", help="Attribute(s) defining groups, comma-separated for intersections."),
     fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", "--far", help="FMR (alias FAR) targets, comma-separated; 1e-2, 1e-3 and 0 are also reported as FMR100, FMR1000 and ZeroFMR."),
@@ -174,7 +175,7 @@ def audit(
     from matchaudit.engine import backends
 
     read = (samples, embeddings, pairs, comparisons, trials, scores, key, ids, column_ids, mask, metadata,
-            thresholds_from, speaker_of if speaker_of and Path(speaker_of).is_file() else None)
+            thresholds_from, speaker_of if speaker_of and Path(speaker_of).is_file() else None, *(template_log or ()))
     output_dir(out, "audit", read)
     if report is not None:
         report_file(out / "results.json", report, "--report", read, out)
@@ -212,7 +213,7 @@ def audit(
     if return_code_col is not None and fmt != "tidy":
         raise InputError(f"--return-code-col names a column of --comparisons (--format tidy), not of --format {fmt}.")
     if samples is not None:
-        if fmt != "tidy" or comparisons is not None:
+        if fmt != "tidy" or comparisons is not None or template_log:
             raise InputError("--samples goes alone (with --embeddings or --embedding-col); drop --comparisons/--format.")
         data = load_samples(samples, embeddings, id_col=id_col, identity_col=identity_col, embedding_col=embedding_col,
                             group_by=groups, metric=metric.value, pairs_path=pairs)
@@ -224,7 +225,7 @@ def audit(
                               embeddings=embeddings if fmt == "identity-embeddings" else None, key=key, ids=ids,
                               column_ids=column_ids, mask=mask, metadata=metadata, metadata_key=metadata_key,
                               speaker_of=speaker_of, group_by=groups, distance=distance, fta_policy=fta_policy,
-                              duplicates=duplicates,
+                              duplicates=duplicates, template_logs=tuple(template_log or ()),
                               metric=metric.value, identity_col=identity_col, id_col=id_col,
                               embedding_cols=names(embedding_col),
                               tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols, "--sample-cols"),

@@ -71,6 +71,7 @@ def load_by_format(
     id_col: str = "sample_id",
     embedding_cols: Sequence[str] = (),
     tidy: Mapping[str, Any] | None = None,
+    template_logs: Sequence[Path] = (),
 ) -> MatchData:
     """Read the files of ``--format fmt`` into a MatchData; a missing or stray file option is an InputError.
 
@@ -97,6 +98,8 @@ def load_by_format(
             + (f"; missing {', '.join(missing)}" if missing else "")
             + (f"; {', '.join(stray)} not used by this format" if stray else "") + "."
         )
+    if template_logs and fmt != "frvt":
+        raise InputError(f"--template-log goes with --format frvt (the FRTE driver's template logs), not {fmt}.")
     if speaker_of is not None and fmt not in _SPEAKERS:
         raise InputError(f"--speaker-of applies to --format {', '.join(_SPEAKERS)}, not {fmt}.")
     if fta_policy != "refuse" and fmt not in _FAILURES:
@@ -133,7 +136,8 @@ def load_by_format(
         if who is None:
             raise InputError("--format frvt needs the subject of each template: --subject-of FILE (lines "
                              "'<template> <subject>') or prefix.")
-        return load_frvt(scores, who, fta_policy=fta_policy, distance=distance, **meta)  # type: ignore[arg-type]
+        return load_frvt(scores, who, fta_policy=fta_policy, distance=distance,  # type: ignore[arg-type]
+                         template_logs=template_logs, **meta)
     if fmt == "pair-table":  # the tidy flags name its columns too (--sample-cols, --identity-cols were ignored)
         cols = {k: table[k] for k in ("sample_cols", "identity_cols")
                 if table.get(k) is not None and table[k] != _TIDY_DEFAULTS[k]}

@@ -303,14 +303,15 @@ def load_comparisons(
     )
 
 
-def return_code_failures(codes: object, where: v.Where) -> np.ndarray:
+def return_code_failures(codes: object, where: v.Where, param: str | None = "return_code_col") -> np.ndarray:
     """Failed comparisons from a return-code column: any code but 0 (NIST FRTE's success code); a missing or
-    non-integer code is an error naming the rows."""
+    non-integer code is an error naming the rows (``param``: the argument that named the column, None for a file's
+    own column)."""
     num = pd.to_numeric(pd.Series(v.as_array(codes), dtype=object), errors="coerce").to_numpy(dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(num) | (num != np.round(num)))
     if bad.size:
         raise InputError(f"{where.what}: the return code is missing or not an integer at {where.rows(bad)}; "
-                         "0 means success, any other code a failure.", param="return_code_col")
+                         "0 means success, any other code a failure.", param=param)
     return num != 0
 
 

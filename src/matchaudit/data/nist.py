@@ -3,6 +3,7 @@ the SRE'16-'21 trial key + system output."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -21,7 +22,7 @@ _SRE_FIELDS = "(modelid, segmentid, side)"
 def load_frvt(
     path: PathLike, subject_of: SpeakerOf, *, fta_policy: FtaPolicy = "refuse", metadata: PathLike | None = None,
     metadata_key: str | None = None, group_by: str | Sequence[str] = (), distance: bool = False,
-    duplicates: DuplicatePolicy = "keep-both",
+    duplicates: DuplicatePolicy = "keep-both", template_logs: Sequence[PathLike] = (),
 ) -> MatchData:
     """A NIST FRTE/FRVT 1:1 match log: a header line ``enrollTempl verifTempl simScore returnCode`` and one
     line per comparison, as the FRVT 1:1 validation test driver writes ``match.log`` (per-process logs
@@ -32,17 +33,39 @@ def load_frvt(
     ``returnCode`` is a failure to template or compare, handled by ``fta_policy`` ("refuse", "exclude",
     "count"; see :func:`matchaudit.data.from_scores`). ``group_by`` columns come from ``metadata`` keyed by subject.
     A template pair listed more than once: ``duplicates`` as in :func:`~matchaudit.data.from_scores`.
+    ``template_logs``: the driver's template-creation logs (``id image templateSizeBytes returnCode ...``, the
+    enrolment and verification ones): a template whose creation failed (non-zero ``returnCode``) is a failure to
+    enrol, and every comparison with it is a failure under ``fta_policy``, although the driver still matched it
+    (a score of -1 with return code 0 in the match log).
 
     Example::
 
-        data = load_frvt("match.log", "template2subject.txt", fta_policy="exclude")
+        data = load_frvt("match.log", "template2subject.txt", fta_policy="exclude",
+                         template_logs=["enroll.log", "verif.log"])
     """
     cols, where = read_named_columns(path, "FRTE match log", _FRTE)
     ids = (speakers(cols["enrol"], subject_of, where, "enrollTempl", "subject"),
            speakers(cols["verif"], subject_of, where, "verifTempl", "subject"))
+    failed = return_code_failures(cols["code"], where, param=None)
+    unenrolled = failed_templates(template_logs)
+    if unenrolled:
+        failed = failed | np.isin(cols["enrol"].astype(str), list(unenrolled)) \
+            | np.isin(cols["verif"].astype(str), list(unenrolled))
     return comparisons(cols["score"], ids, None, (cols["enrol"], cols["verif"]), metadata, metadata_key, group_by,
-                       distance, where, failed=return_code_failures(cols["code"], where), fta_policy=fta_policy,
-                       duplicates=duplicates)
+                       distance, where, failed=failed, fta_policy=fta_policy, duplicates=duplicates)
+
+
+_TEMPLATE_LOG = {"id": ("id",), "code": ("returnCode",)}
+
+
+def failed_templates(logs: Sequence[PathLike]) -> set[str]:
+    """The template ids whose creation failed (non-zero ``returnCode``) in FRTE template logs."""
+    out: set[str] = set()
+    for log in ([logs] if isinstance(logs, (str, Path)) else logs):
+        cols, where = read_named_columns(log, "FRTE template log", _TEMPLATE_LOG)
+        bad = return_code_failures(cols["code"], where, param=None)
+        out |= set(cols["id"][bad].astype(str))
+    return out
 
 
 def load_nist_sre(
