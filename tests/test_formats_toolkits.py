@@ -552,3 +552,22 @@ def test_frvt_template_logs_mark_failures_to_enrol(tmp_path, policy):
     res = runner.invoke(app, ["audit", "--format", "bob", "--scores", str(FIX / "bob4.txt"), "--template-log",
                               str(log), "--out", str(tmp_path / "o2")])
     assert res.exit_code == 2 and "--template-log goes with --format frvt" in res.output
+
+
+def test_kaldi_compute_eer_input(tmp_path):
+    """Kaldi's compute-eer reads 'score target|nontarget' lines; the same trials as the Kaldi fixture (labels only)
+    give the same audit, and its EER the same number."""
+    from matchaudit.data.formats import load_kaldi_eer
+
+    trials = {(e, t): lab for e, t, lab in _lines("kaldi_trials")}
+    rows = [(float(s), trials[(e, t)]) for e, t, s in _lines("kaldi_scores")]
+    (tmp_path / "eer.txt").write_text("".join(f"{s} {lab}\n" for s, lab in rows))
+    got = load_kaldi_eer(tmp_path / "eer.txt")
+    assert not got.has_identities and _counts(got) == _counts(load_kaldi(FIX / "kaldi_trials", FIX / "kaldi_scores"))
+    res = runner.invoke(app, ["audit", "--format", "kaldi-eer", "--scores", str(tmp_path / "eer.txt"), "--fmr", "0.1",
+                              "--no-figures", "--out", str(tmp_path / "o"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    want = pd.read_csv(tmp_path / "o" / "curve_summaries.csv")
+    import matchaudit as ma
+    exact = ma.audit(load_kaldi(FIX / "kaldi_trials", FIX / "kaldi_scores"), fmr=0.1, intervals=False)
+    assert want.set_index("group").loc["all", "eer"] == pytest.approx(exact.curves.set_index("group").loc["all", "eer"])

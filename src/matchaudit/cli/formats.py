@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 from matchaudit.choices import FORMATS
 from matchaudit.data import load_comparisons
 from matchaudit.data.bob_csv import load_bob_csv
-from matchaudit.data.formats import SpeakerOf, load_bob, load_identity_embeddings, load_kaldi, load_voxceleb
+from matchaudit.data.formats import SpeakerOf, load_bob, load_identity_embeddings, load_kaldi, load_kaldi_eer, load_voxceleb
 from matchaudit.data.nist import load_frvt, load_nist_sre
 from matchaudit.data.pair_table import load_pair_table
 from matchaudit.data.score_matrix import load_score_matrix
@@ -22,6 +22,7 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "bob": (("scores",), ()),
     "bob-csv": (("scores",), ()),
     "kaldi": (("trials", "scores"), ()),
+    "kaldi-eer": (("scores",), ()),
     "voxceleb": (("trials", "scores"), ()),
     "voxsrc": (("trials", "scores"), ()),
     "wespeaker": (("scores",), ("trials",)),
@@ -122,6 +123,10 @@ def load_by_format(
                             **meta)
     if fmt == "kaldi":
         return load_kaldi(trials, scores, speaker_of=who, distance=distance, **meta)  # type: ignore[arg-type]
+    if fmt == "kaldi-eer":
+        if metadata is not None or group_by:
+            raise InputError("--format kaldi-eer has no ids, so no groups: drop --metadata/--group-by.")
+        return load_kaldi_eer(scores, distance=distance)  # type: ignore[arg-type]
     if fmt in ("voxceleb", "voxsrc"):
         load = load_voxceleb if fmt == "voxceleb" else load_voxsrc
         return load(trials, scores, speaker_of=who or "path", distance=distance, **meta)  # type: ignore[arg-type]

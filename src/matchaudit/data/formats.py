@@ -88,6 +88,19 @@ def load_kaldi(
                        duplicates=duplicates)
 
 
+def load_kaldi_eer(scores: PathLike, *, distance: bool = False) -> MatchData:
+    """The input of Kaldi's ``compute-eer``: one ``score target|nontarget`` line per trial (what its recipes pipe
+    in, e.g. ``paste trials scores | awk '{print $6, $3}'``). No ids: labels only, so exact rates and curves
+    (pooled weighting) without intervals, which need identities.
+
+    Example::
+
+        data = load_kaldi_eer("eer_input.txt")
+    """
+    (score, label), where = read_columns(scores, "compute-eer input", {2: "score target|nontarget"})
+    return comparisons(score, None, v.parse_labels(label, where), None, None, None, (), distance, where)
+
+
 def load_voxceleb(
     trials: PathLike, scores: PathLike, metadata: PathLike | None = None, *, metadata_key: str | None = None,
     group_by: str | Sequence[str] = (), speaker_of: SpeakerOf = "path", distance: bool = False,
