@@ -9,7 +9,8 @@ from typing import Any, Mapping, Sequence
 from matchaudit.choices import FORMATS
 from matchaudit.data import load_comparisons
 from matchaudit.data.bob_csv import load_bob_csv
-from matchaudit.data.formats import SpeakerOf, load_bob, load_identity_embeddings, load_kaldi, load_kaldi_eer, load_voxceleb
+from matchaudit.data.formats import (SpeakerOf, load_bob, load_identity_embeddings, load_kaldi, load_kaldi_eer,
+                                     load_voxceleb)
 from matchaudit.data.nist import load_frvt, load_nist_sre
 from matchaudit.data.pair_table import load_pair_table
 from matchaudit.data.score_matrix import load_score_matrix
@@ -119,8 +120,8 @@ def load_by_format(
     if fmt == "bob":
         return load_bob(scores, distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "bob-csv":
-        return load_bob_csv(scores, distance=distance, score_col=table.get("score_col", "score"),  # type: ignore[arg-type]
-                            **meta)
+        return load_bob_csv(scores, distance=distance,  # type: ignore[arg-type]
+                            score_col=table.get("score_col", "score"), **meta)
     if fmt == "kaldi":
         return load_kaldi(trials, scores, speaker_of=who, distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "kaldi-eer":
