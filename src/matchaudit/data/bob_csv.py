@@ -41,8 +41,8 @@ def load_bob_csv(
 
     Identities: ``bio_ref_subject_id`` and ``probe_subject_id``; samples: ``bio_ref_template_id`` and
     ``probe_template_id`` (2021-22 files: ``probe_key``; older ones ``*_reference_id``; optional). ``score_col``:
-    the score column (bob's ``--score-column``: one file may hold raw and normalised scores). Side a is the reference, side b the
-    probe. A ``group_by`` attribute comes from the file's ``bio_ref_<attr>`` and ``probe_<attr>`` columns when
+    the score column (bob's ``--score-column``: one file may hold raw and normalised scores). Side a is the
+    reference, side b the probe. A ``group_by`` attribute comes from the file's ``bio_ref_<attr>`` and ``probe_<attr>`` columns when
     both are present, else from a ``metadata`` table keyed by subject id (``metadata_key``). A comparison listed
     more than once (template ids needed to tell): ``duplicates`` as in :func:`matchaudit.data.from_scores`.
 

@@ -59,8 +59,8 @@ def _binary(values: object, where: Where, role: str) -> np.ndarray:
     bad = ~(ones | zeros)
     if bad.any():
         vals = sorted(set(text[bad]))
-        raise InputError(f"{where.what}: {role} must be binary (1/0, 1/-1, true/false or yes/no); found {listing(vals)} in "
-                         f"{where.rows(np.flatnonzero(bad))}. Recode it (e.g. positive class = 1).")
+        raise InputError(f"{where.what}: {role} must be binary (1/0, 1/-1, true/false or yes/no); found "
+                         f"{listing(vals)} in {where.rows(np.flatnonzero(bad))}. Recode it (e.g. positive class = 1).")
     return ones.astype(np.int8)
 
 

@@ -56,8 +56,8 @@ def load_bob(
         model = claimed
     else:
         claimed, model, real, test, score = cols
-    return comparisons(v.as_scores(score, where, advice=v.NO_FAILURE_FIELD), (claimed, real), None, (model, test), metadata, metadata_key,
-                        group_by, distance, where, duplicates=duplicates)
+    return comparisons(v.as_scores(score, where, advice=v.NO_FAILURE_FIELD), (claimed, real), None, (model, test),
+                       metadata, metadata_key, group_by, distance, where, duplicates=duplicates)
 
 
 def load_kaldi(

@@ -71,7 +71,8 @@ def simultaneous_box(replicates: np.ndarray, level: float, floors: np.ndarray | 
                 inside = ((x >= lo) & (x <= hi)) | missing
             return float(inside.all(axis=1).mean())
 
-        a, b = alpha / m, alpha  # covered(a) >= level (Bonferroni) is taken as given; find the largest tail that keeps it
+        # covered(a) >= level (Bonferroni) is taken as given; find the largest tail that keeps it
+        a, b = alpha / m, alpha
         if covered(b) >= level:
             a = b
         else:
