@@ -700,8 +700,7 @@ def measure_records(method: str, weighting: str, groups: list[str], fm_t: np.nda
     for (rate, measure), b in bounds.items():
         for ti, a in enumerate(config.fmr_targets):
             est = float(plug[(rate, measure)][ti])
-            lo, hi = (float(x) for x in b[ti])
-            lo, hi = (_snap(float(x), fairness.RANGE[measure]) for x in np.clip([lo, hi], *fairness.RANGE[measure]))
+            lo, hi = (float(x) for x in bs.snap(b[ti], fairness.RANGE[measure]))
             if np.isnan(est) or boxes is None:
                 lo = hi = math.nan
                 note = None if boxes is None else "undefined estimate (every group without errors: 0/0): no interval"
@@ -721,11 +720,6 @@ def measure_records(method: str, weighting: str, groups: list[str], fm_t: np.nda
                         "threshold": exact.op(weighting, "fmr_target", a, ALL)["threshold"], "group": "all",
                         **r.to_dict()})  # no normalized uncertainty: it is the rates' (eq. 11), not a measure's
     return out
-
-
-def _snap(x: float, ends: tuple[float, float]) -> float:
-    """``x``, or the end of the measure's range it lies within floating-point residue of (logs and sums)."""
-    return next((e for e in ends if math.isfinite(e) and abs(x - e) < bs.RESIDUE), x)
 
 
 def det_fmr_grid(counts: Counts, points: int) -> np.ndarray:

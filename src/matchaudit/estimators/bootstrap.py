@@ -361,6 +361,15 @@ def corrected_replicates(replicates: np.ndarray, v_estimate, estimate, var_estim
 RESIDUE = 1e-12  # a rate bound within this of 0 or 1 is floating-point residue of sums of ratios: shown as 0 or 1
 
 
+def snap(x, bounds: tuple[float, float]) -> np.ndarray:
+    """``x`` clipped to the range ``bounds``, and floating-point residue within :data:`RESIDUE` of either end that
+    end (an end may be inf): the one rule for bounds of rates and measures."""
+    x = np.clip(np.asarray(x, float), *bounds)
+    with np.errstate(invalid="ignore"):
+        near_lo, near_hi = np.abs(x - bounds[0]) < RESIDUE, np.abs(x - bounds[1]) < RESIDUE
+    return np.where(near_lo, bounds[0], np.where(near_hi, bounds[1], x))
+
+
 def min_resamples(level: float, alternative: Alternative = "two-sided") -> int:
     """Fewest replicates whose quantiles can bound a ``level`` interval: the tail probability times B must
     reach one replicate (40 at 95% two-sided, 20 one-sided)."""
@@ -442,12 +451,7 @@ def interval_from_replicates(method: str, estimate, replicates: np.ndarray, v_es
     if n_inf:
         notes.append(f"{n_inf} infinite replicate values kept (a bound among them is infinite)")
     if bounds is not None:
-        def snap(x):  # clip to the range; residue within RESIDUE of either end is that end (an end may be inf)
-            x = np.clip(x, *bounds)
-            with np.errstate(invalid="ignore"):
-                near_lo, near_hi = np.abs(x - bounds[0]) < RESIDUE, np.abs(x - bounds[1]) < RESIDUE
-            return np.where(near_lo, bounds[0], np.where(near_hi, bounds[1], x))
-        lo, hi = snap(lo), snap(hi)
+        lo, hi = snap(lo, bounds), snap(hi, bounds)
     if alternative == "less":
         lo = np.where(np.isnan(hi), np.nan, 0.0 if bounds is None else bounds[0])
     inner = theta if bounds is None else np.clip(theta, *bounds)
@@ -555,14 +559,10 @@ def group_replicates(method: str, fmr: np.ndarray, fnmr: np.ndarray, fnmr_v: np.
             fn = np.clip(fnmr[0, :, 1:] + (fn[1:] - fnmr_v[:, 1:]), 0.0, 1.0)
     else:
         fn = fn[1:]
-
-    def rates(x: np.ndarray) -> np.ndarray:  # in [0, 1]; residue of 1 - accepted/total within RESIDUE of 0 is 0
-        with np.errstate(invalid="ignore"):
-            return np.where(np.abs(x) < RESIDUE, 0.0, np.clip(x, 0.0, 1.0))
-    return rates(fm), rates(fn[..., k])
+    return snap(fm, (0.0, 1.0)), snap(fn[..., k], (0.0, 1.0))  # residue of 1 - accepted/total: exact 0
 
 
 __all__ = ["BOOTSTRAP", "GridCurves", "RECENTRED", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
            "corrected_replicates", "group_replicates", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "grid_curves", "interval_from_replicates",
-           "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "sup_t_band", "targets_on_grid", "v_curves", "v_statistic",
+           "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "snap", "sup_t_band", "targets_on_grid", "v_curves", "v_statistic",
            "view_names"]
