@@ -225,9 +225,13 @@ class Rates:
         end points: returns (thresholds, FMR, FNMR), thresholds ascending from -inf to +inf."""
         edges = self.tally.edges
         fmr = np.concatenate([[1.0], self._fmr_at_edges(">="), [0.0]])
-        k = np.searchsorted(self._gs, edges, side="left")
-        fnmr = np.concatenate([[0.0], _div(self._gcum[k], self.genuine_total), [1.0]])
+        fnmr = np.concatenate([[0.0], self._fnmr_at_edges(">="), [1.0]])
         return np.concatenate([[-np.inf], edges, [np.inf]]), fmr, fnmr
+
+    def _fnmr_at_edges(self, rule: Rule) -> np.ndarray:
+        """FNMR with the threshold at each edge: the genuine weight below it (``>=``) or at most at it (``>``)."""
+        k = np.searchsorted(self._gs, self.tally.edges, side="left" if rule == ">=" else "right")
+        return _div(self._gcum[k], self.genuine_total)
 
     def auc(self) -> float:
         """P(genuine score > impostor score) + 1/2 P(tie): exact (Mann-Whitney)."""
@@ -253,10 +257,7 @@ class Rates:
         (``>=``) and just above it (``>``), the ends (1, 0) and (0, 1); between two such points only impostors
         (a horizontal run) or only the scores tied at one value (a straight segment). The points where the NIST
         SRE'16 scorer's per-trial curve turns."""
-        edges = self.tally.edges
-        after = np.searchsorted(self._gs, edges, side="right")
-        at = np.searchsorted(self._gs, edges, side="left")
-        fnmr = np.stack([_div(self._gcum[at], self.genuine_total), _div(self._gcum[after], self.genuine_total)], -1)
+        fnmr = np.stack([self._fnmr_at_edges(">="), self._fnmr_at_edges(">")], -1)
         fmr = np.stack([self._fmr_at_edges(">="), self._fmr_at_edges(">")], -1)
         return (np.concatenate([[1.0], fmr.ravel(), [0.0]]), np.concatenate([[0.0], fnmr.ravel(), [1.0]]))
 
