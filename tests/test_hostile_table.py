@@ -567,15 +567,11 @@ CLI_CASES = [
     cli("audit-group-varies-within-identity", "audit --samples {d}/s_groupvaries.csv --embeddings {d}/embeddings.npy "
         "--group-by group {Q}", 2, "group"),
     cli("audit-group-NA-M6", "audit --samples {d}/s_groupNA.csv --embeddings {d}/embeddings.npy --group-by group {Q}",
-        0, check=groups_are("A", "B", "NA"),
-        xfail="M6: a group literally named 'NA' is read as missing ('missing group at rows ...; fill them in'); "
-              "it should be the group 'NA'"),
+        0, check=groups_are("A", "B", "NA")),
     cli("audit-group-None-M6", "audit --samples {d}/s_groupNone.csv --embeddings {d}/embeddings.npy --group-by group "
-        "{Q}", 0, check=groups_are("A", "B", "None"),
-        xfail="M6: a group literally named 'None' is read as missing; it should be the group 'None'"),
+        "{Q}", 0, check=groups_are("A", "B", "None")),
     cli("audit-identity-NA-M6", "audit --samples {d}/s_identNA.csv --embeddings {d}/embeddings.npy --group-by group "
-        "{Q}", 0, xfail="M6: an identity literally named 'NA' is read as missing ('missing identity at rows 1, 2, "
-                        "3'); it should be an identity"),
+        "{Q}", 0),
     cli("audit-intersection-pipe-S2", "audit --samples {d}/s_pipe.csv --embeddings {d}/embeddings.npy --group-by g1,g2 "
         "{Q}", 2, "|"),
     # ----- audit: samples files
@@ -724,8 +720,7 @@ CLI_CASES = [
     cli("audit-t-group-varies", "audit --comparisons {d}/t_groupvaries.csv --group-by group {Q}", 2, "group"),
     cli("audit-t-group-named-all", "audit --comparisons {d}/t_groupall.csv --group-by group {Q}", 2, "'all'"),
     cli("audit-t-group-NA-M6", "audit --comparisons {d}/t_groupNA.csv --group-by group {Q}", 0,
-        check=groups_are("F", "NA"),
-        xfail="M6: a group literally named 'NA' in a comparison table is read as missing; it should be a group"),
+        check=groups_are("F", "NA")),
     cli("audit-t-intersection-pipe-S2", "audit --comparisons {d}/t_pipe.csv --group-by g1,g2 {Q}", 2, "|"),
     cli("audit-t-group-by-missing", "audit --comparisons {d}/t_nogroups.csv --group-by group {Q}", 2, "group"),
     cli("audit-t-label-ok", "audit --comparisons {d}/t_label.csv --label-col label {Q}", 0),

@@ -79,3 +79,18 @@ def test_s6_pandas_inputs_with_different_indexes_are_refused(sim):
     with pytest.raises(ma.InputError, match="got Series"):  # was "no column 'group'. Columns present: 0, 1, ..."
         ma.from_scores(c.score, c.identity_a, c.identity_b, attributes_a=c.group_a, attributes_b=c.group_b,
                        group_by="group")
+
+
+def test_m6_names_that_look_like_missing_words_are_names(sim):
+    """A group "NA" (North America) or "None", an identity "NA": names, not missing; only a blank or a null is."""
+    ident = sim.samples.identity.to_numpy().astype(object)
+    first = pd.factorize(ident)[0]
+    ident[first == 0] = "NA"
+    groups = np.array(["NA", "None", "null"], dtype=object)[first % 3]
+    data = ma.from_embeddings(sim.embeddings, ident, attributes=pd.DataFrame({"g": groups}), group_by="g")
+    assert sorted(data.group_names) == ["NA", "None", "null"] and "NA" in set(data.identity_names)
+    for hole in ("", "  ", None, np.nan):
+        gaps = groups.copy()
+        gaps[4] = hole
+        with pytest.raises(ma.InputError, match=r"missing 'g' at positions 4 \(0-based\)"):
+            ma.from_embeddings(sim.embeddings, ident, attributes=pd.DataFrame({"g": gaps}), group_by="g")

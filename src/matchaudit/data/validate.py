@@ -47,14 +47,16 @@ def as_array(values: object) -> np.ndarray:
 
 
 MISSING_WORDS = frozenset({"", "na", "n/a", "nan", "none", "null", "?"})
-"""Entries read as missing, case-insensitive and stripped (the words pandas' readers turn into NaN, and '?')."""
+"""Labels and scores read as missing, case-insensitive and stripped (the words pandas' readers turn into NaN, and
+'?'). Ids and attribute values are names: there only an empty entry is missing (a group "NA" is North America)."""
 
 
-def _text(arr: object) -> tuple[pd.Series, np.ndarray]:
-    """Stripped text of each entry, and which entries are missing (None/NaN, blank or a missing-value word)."""
+def _text(arr: object, words: frozenset[str] = MISSING_WORDS) -> tuple[pd.Series, np.ndarray]:
+    """Stripped text of each entry, and which entries are missing (None/NaN, or blank or one of ``words`` once
+    stripped and lower-cased)."""
     ser = pd.Series(as_array(arr), dtype=object)
     text = ser.astype(str).str.strip()
-    return text, (ser.isna() | text.str.lower().isin(MISSING_WORDS)).to_numpy()
+    return text, (ser.isna() | text.str.lower().isin(words)).to_numpy()
 
 
 NO_FAILURE_FIELD = ("This format has no field for a failed comparison, so every comparison needs a score: rescore "
@@ -71,8 +73,9 @@ def missing(values: object) -> np.ndarray:
 
 
 def as_str(values: object, where: Where, what: str) -> np.ndarray:
-    """Ids or attribute values as strings; missing or empty entries are an error naming the rows."""
-    text, missing = _text(as_array(values))
+    """Ids or attribute values as strings; missing (None/NaN) or blank entries are an error naming the rows. Any
+    text is a name, "NA" and "None" included."""
+    text, missing = _text(as_array(values), frozenset({""}))
     bad = np.flatnonzero(missing)
     if bad.size:
         raise InputError(
