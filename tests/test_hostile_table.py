@@ -907,9 +907,7 @@ CLI_CASES = [
     cli("audit-out-is-file", "{A} --out {d}/afile", 2, "--out", out=False),
     cli("audit-out-proc", "{A} --out /proc/matchaudit", 2, "--out", out=False),
     cli("audit-out-dev-null", "{A} --out /dev/null", 2, "--out", out=False),
-    cli("audit-out-empty-N5", "{A} --out ''", 2, "--out", out=False,
-        xfail="N5: --out '' writes the results into the current directory ('Results written to .'); expected a "
-              "refusal naming --out"),
+    cli("audit-out-empty-N5", "{A} --out ''", 2, "--out", out=False),
     cli("audit-out-is-input-file", "audit --samples {c}/samples.csv --embeddings {c}/embeddings.npy {Q} --out "
         "{c}/samples.csv", 2, "--out", out=False),
     cli("audit-out-is-input-folder-ok", "audit --comparisons {c}/t.csv --group-by group {Q} --out {c}", 0,
@@ -1087,9 +1085,7 @@ CLI_CASES = [
     cli("test-out-is-file", "{TEST} --out {d}/afile", 2, "--out", out=False),
     cli("test-out-overwrites-input-D1", "test --comparisons {c}/comparisons.csv --group-by group --fmr 0.1 "
         "--n-resamples 39 --out {c}", 2, "comparisons.csv", out=False),
-    cli("test-out-empty-N5", "{TEST} --out ''", 2, "--out", out=False,
-        xfail="N5: --out '' writes test.json, comparisons.csv and figures into the current directory; expected a "
-              "refusal naming --out"),
+    cli("test-out-empty-N5", "{TEST} --out ''", 2, "--out", out=False),
     # ----- estimate
     cli("estimate-ok", "{EST}", 0, check=has_files("estimate.json")),
     cli("estimate-labels-ok", "{EST} --label-col label", 0),
@@ -1170,6 +1166,9 @@ CLI_CASES = [
         check=has_files("newrep/report.html")),
     cli("report-out-missing-folder", "report {d}/audit/results.json --out {o}/nofolder/r.html", 2, "does not exist",
         out=False),
+    cli("report-out-empty-N5", "report {d}/audit/results.json --out ''", 2, "--out", out=False),
+    cli("audit-report-empty-N5", "{A} --report ''", 2, "--report"),
+    cli("simulate-out-empty-N5", "simulate --out ''", 2, "--out", out=False),
     cli("report-truncated", "report {d}/truncated.json --out {o}/", 2, "truncated.json", out=False),
     cli("report-notjson", "report {d}/notjson.json --out {o}/", 2, "notjson.json", out=False),
     cli("report-empty-object", "report {d}/incomplete.json --out {o}/", 2, "incomplete.json", out=False),

@@ -18,7 +18,7 @@ from rich.table import Table
 from matchaudit.choices import BACKENDS, DUPLICATE_POLICIES, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
 from matchaudit.formatting import fmt, operating_point, with_counts
-from matchaudit.cli.common import (dcf_points, err_console, floats, margin, names, output_dir, report_file,
+from matchaudit.cli.common import (folder_path, dcf_points, err_console, floats, margin, names, output_dir, report_file,
                                    user_errors)
 from matchaudit.errors import InputError
 from matchaudit.metrics.small_groups import MIN_IDENTITIES
@@ -81,7 +81,7 @@ def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, det
 @app.command("audit")
 @user_errors
 def audit(
-    out: Path = typer.Option(Path("matchaudit-out"), "--out", help="Output directory (created if missing)."),
+    out: Path = typer.Option(Path("matchaudit-out"), "--out", parser=folder_path, help="Output directory (created if missing)."),
     samples: Path = typer.Option(None, "--samples", help="Samples table (CSV/TSV/Parquet): sample id, identity, attributes."),
     embeddings: Path = typer.Option(None, "--embeddings", help=".npy embeddings aligned with --samples rows."),
     embedding_col: str = typer.Option(None, "--embedding-col", help="Parquet list column holding embeddings (instead of --embeddings)."),
@@ -289,7 +289,7 @@ def _command() -> str:
 @app.command("demo")
 @user_errors
 def demo(
-    out: Path = typer.Option(Path("matchaudit-demo"), "--out", help="Output directory."),
+    out: Path = typer.Option(Path("matchaudit-demo"), "--out", parser=folder_path, help="Output directory."),
     seed: int = typer.Option(0, "--seed", help="Seed of the synthetic data set."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
     test_resamples: int = typer.Option(199, "--test-resamples", help="Relabellings of the group tests."),

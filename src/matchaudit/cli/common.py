@@ -133,6 +133,14 @@ def user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def folder_path(value: str | Path) -> Path:
+    """The parser of every ``--out`` folder: an empty value is refused (Typer would read '' as '.', and a run wrote
+    its outputs into the current directory)."""
+    if not str(value).strip():
+        raise typer.BadParameter("an empty path; give a folder, e.g. --out results.")
+    return Path(value)
+
+
 def output_dir(out: Path, command: str, inputs: Iterable[Path | str | None] = (), flag: str = "--out") -> Path:
     """Check before any work that ``command`` would replace nothing in the output directory ``out`` that it did not
     write, nor any of the run's ``inputs`` (:func:`matchaudit.outputs.check`), and that ``out`` can be made and
@@ -175,6 +183,8 @@ def report_file(results_json: Path, report: str | None, flag: str, inputs: Itera
     nothing is replaced that an earlier report did not write, never an input (``inputs``, the results, the audit's
     own files; :func:`matchaudit.outputs.check_report`). ``out``: the command's output directory, already checked
     by :func:`output_dir` and made by the run, so a file directly inside it is fine. Returns the report's path."""
+    if report is not None and not report.strip():
+        raise InputError(f"{flag} '': an empty path; give a file or a folder, or leave {flag} out.")
     target, _ = outputs.check_report(results_json, report, inputs, flag.lstrip("-"))
     folder = target.parent
     if out is not None and os.path.abspath(folder) == os.path.abspath(out):

@@ -16,7 +16,7 @@ from matchaudit import __version__
 from matchaudit.choices import PAIRED_SCHEMES
 from matchaudit import checks
 from matchaudit.cli.app import app
-from matchaudit.cli.common import err_console, floats, names, output_dir, user_errors
+from matchaudit.cli.common import folder_path, err_console, floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
 
 console = Console()
@@ -103,7 +103,7 @@ def compare(
     threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Impostors that set the threshold at --fmr: all, same-group, or same:ATTR,... (impostors whose identities share those grouping attributes, e.g. same:sex,age_band: NIST FRTE)."),
     level: float = typer.Option(0.95, "--level", help="Confidence level."),
     seed: int = typer.Option(0, "--seed", help="Seed: same seed, same numbers."),
-    out: Path = typer.Option(Path("matchaudit-compare"), "--out", help="Output directory."),
+    out: Path = typer.Option(Path("matchaudit-compare"), "--out", parser=folder_path, help="Output directory."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
     """Compare two models on the same comparisons: paired identity-bootstrap interval for FNMR@FMR(A) - FNMR@FMR(B)

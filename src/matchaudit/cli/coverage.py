@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, names, output_dir, user_errors
+from matchaudit.cli.common import folder_path, floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
 from matchaudit.outputs import staged
 from matchaudit.progress import Meter
@@ -29,7 +29,7 @@ def _kappa_range(text: str, flag: str) -> tuple[float, float]:
 @app.command("coverage")
 @user_errors
 def coverage(
-    out: Path = typer.Option(Path("matchaudit-coverage"), "--out", help="Output directory."),
+    out: Path = typer.Option(Path("matchaudit-coverage"), "--out", parser=folder_path, help="Output directory."),
     datasets: int = typer.Option(200, "--datasets", help="Number of synthetic data sets."),
     identities: int = typer.Option(200, "--identities", help="Identities per data set."),
     samples: int = typer.Option(10, "--samples", help="Samples per identity."),

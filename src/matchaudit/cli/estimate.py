@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import floats, output_dir, user_errors
+from matchaudit.cli.common import folder_path, floats, output_dir, user_errors
 from matchaudit.errors import InputError
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def _groups(df: pd.DataFrame, col: str, where: Where) -> tuple[np.ndarray, np.nd
 @user_errors
 def estimate(
     table: Path = typer.Argument(..., help="Comparison table (CSV/TSV/Parquet): one row per pair with a score and a group."),
-    out: Path = typer.Option(Path("matchaudit-estimate"), "--out", help="Output directory (created if missing)."),
+    out: Path = typer.Option(Path("matchaudit-estimate"), "--out", parser=folder_path, help="Output directory (created if missing)."),
     score_col: str = typer.Option("score", "--score-col", help="Score column."),
     group_col: str = typer.Option("group", "--group-col", help="Group column, or the stem of per-side columns <col>_a/<col>_b."),
     label_col: str = typer.Option(None, "--label-col", help="Optional label column (1/0, genuine/impostor...); empty/NA = unlabelled."),

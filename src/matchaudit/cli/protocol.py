@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import output_dir, user_errors
+from matchaudit.cli.common import folder_path, output_dir, user_errors
 from matchaudit.errors import InputError
 
 console = Console()
@@ -28,7 +28,7 @@ def protocol(
     impostor: int = typer.Option(..., "--impostor", help="Impostor comparisons to pick."),
     threshold: float = typer.Option(None, "--threshold", help="With --embeddings: the threshold the predictions are for."),
     seed: int = typer.Option(0, "--seed"),
-    out: Path = typer.Option(Path("matchaudit-protocol"), "--out", help="Output directory."),
+    out: Path = typer.Option(Path("matchaudit-protocol"), "--out", parser=folder_path, help="Output directory."),
     quiet: bool = typer.Option(False, "--quiet"),
 ) -> None:
     """Pick comparisons spread over identities (genuine: one per identity before any second; impostor: each

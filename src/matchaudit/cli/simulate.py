@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import output_dir, user_errors
+from matchaudit.cli.common import folder_path, output_dir, user_errors
 from matchaudit.errors import InputError
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _demo_groups(identities: int | None) -> dict[str, GroupSpec]:
 @user_errors
 def simulate(
     out: Path = typer.Option(
-        ..., "--out", help="Directory to write samples.<format> and embeddings.npy into (created if missing)."
+        ..., "--out", parser=folder_path, help="Directory to write samples.<format> and embeddings.npy into (created if missing)."
     ),
     preset: Preset = typer.Option(
         Preset.demo,

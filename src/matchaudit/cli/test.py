@@ -16,7 +16,7 @@ from rich.table import Table
 from matchaudit import __version__, checks
 from matchaudit.choices import CLASSIFIER_METRICS
 from matchaudit.cli.app import app
-from matchaudit.cli.common import margin, names, output_dir, status, user_errors
+from matchaudit.cli.common import folder_path, margin, names, output_dir, status, user_errors
 from matchaudit.errors import InputError
 
 console = Console()
@@ -94,7 +94,7 @@ def test(
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Of the effect and p-value intervals."),
     equivalence: str = typer.Option(None, "--equivalence", help="Matching data: instead of testing for a gap, test that it lies within a margin lo,hi accepted as fair (e.g. 0.8,1.25): TOST on --n-resamples double-or-nothing identity replicates, at --level; needs --fmr."),
     equivalence_scale: str = typer.Option("ratio", "--equivalence-scale", help="With --equivalence: ratio (A / B) or difference (A - B)."),
-    out: Path = typer.Option(Path("matchaudit-test"), "--out", help="Output directory (created if missing)."),
+    out: Path = typer.Option(Path("matchaudit-test"), "--out", parser=folder_path, help="Output directory (created if missing)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
     """Is the gap real? Test metric(A) = metric(B) by a studentized permutation test.
