@@ -1126,9 +1126,7 @@ CLI_CASES = [
     cli("estimate-out-user-file", "{EST} --out {c}/userfiles", 2, "estimate.json", out=False),
     cli("estimate-no-table", "estimate --sampler numpy", 2, "Missing argument"),
     cli("estimate-not-converged", "estimate {d}/est.csv --sampler numpy --chains 2 --draws 20 --fmr 0.1", 2,
-        "Not converged", xfail="a run that does not converge exits 1 ('Not converged: ... Run more warm-up/draws', "
-                               "documented in docs/labelfree.md), but the README reserves 1 for unexpected failures; "
-                               "expected 2 with the advice (and estimate has no --warmup option: M7)"),
+        "Not converged"),
     # ----- protocol
     cli("protocol-ok", "{PROT}", 0, check=has_files("pairs.csv")),
     cli("protocol-embeddings-threshold-ok", "{PROT} --embeddings {d}/embeddings.npy --threshold 0.4", 0,
@@ -1531,9 +1529,10 @@ LIB_CASES = [
     lib("estimate-labels-yesno-M14", lambda x: _est(x, labels=np.where(x.est.label == "1", "yes",
                                                                        np.where(x.est.label == "0", "no", None))),
         True),
-    lib("estimate-not-converged", lambda x: _est(x, draws=20, warmup=20), says="converge",
-        xfail="a fit that does not converge raises matchaudit.labelfree.NotConverged (a RuntimeError, documented), "
-              "not ma.InputError"),
+    lib("estimate-not-converged", lambda x: _est(x, draws=20, warmup=20), says="converge"),
+    lib("estimate-group-labelled-one-class-M7", lambda x: _est(x, labels=np.where(x.est.group == x.est.group.iloc[0],
+                                                                                  1.0, np.nan)),
+        says="all one class"),
     lib("estimate-labels-bad-value", lambda x: _est(x, labels=np.full(len(x.est), 7.0)), says="unrecognised label"),
     lib("estimate-labels-wrong-length", lambda x: _est(x, labels=np.zeros(5)), says="labels must be as long"),
     lib("estimate-nan-score", lambda x: _est(x, scores=np.r_[np.nan, x.est.score.to_numpy()[1:]]),

@@ -124,3 +124,12 @@ def test_match_mode_skips_modes_on_a_few_outlying_scores():
     y = np.r_[rng.normal(size=3000), 6.0, 6.1, 6.2]
     assert critical_modes(y, 3).locations.max() > 5
     assert match_mode(y, gmm2(y))[1] is None and not initialise(y).separate_match_mode
+
+
+def test_labelled_matches_identify_the_match_component():
+    """M7: 300 labelled matches identify the match component; the 'weakly identified' warning counted only the
+    mixture's expected share of the scores."""
+    rng = np.random.default_rng(3)
+    x = np.r_[rng.normal(0.0, 1.0, 2000), rng.normal(4.0, 1.0, 20)]
+    assert any("weakly identified" in w for w in initialise(x).warnings)
+    assert not any("weakly identified" in w for w in initialise(x, labelled_matches=300).warnings)

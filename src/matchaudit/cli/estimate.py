@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.console import Console
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import folder_path, floats, output_dir, user_errors
+from matchaudit.cli.common import err_console, folder_path, floats, output_dir, user_errors
 from matchaudit.errors import InputError
 
 if TYPE_CHECKING:
@@ -79,7 +79,8 @@ def estimate(
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (default) or > t."),
     sampler: SamplerOpt = typer.Option(SamplerOpt.auto, "--sampler", help="NUTS via NumPyro (extra 'mcmc'), the NumPy sampler, or auto."),
     chains: int = typer.Option(4, "--chains", help="Number of chains (>= 2, for R-hat)."),
-    draws: int = typer.Option(None, "--draws", help="Kept draws per chain (default 500 NUTS, 5000 NumPy; warm-up alike 500 / 3000)."),
+    draws: int = typer.Option(None, "--draws", help="Kept draws per chain (default 500 NUTS, 5000 NumPy)."),
+    warmup: int = typer.Option(None, "--warmup", help="Warm-up (tuning) iterations per chain, discarded (default: as many as --draws when it is given; else 500 NUTS, 3000 NumPy)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same numbers)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
@@ -115,10 +116,11 @@ def estimate(
         try:
             est = run_estimate(scores[keep], groups[keep], labels, family=family.value, shape_prior=shape_prior,
                                fmr=targets, level=level, rule=rule.value, sampler=sampler.value, chains=chains,
-                               draws=draws, warmup=None if draws is None else draws, seed=seed, progress=not quiet)
+                               draws=draws, warmup=draws if warmup is None else warmup, seed=seed, progress=not quiet)
         except NotConverged as e:
-            console.print(f"[bold red]Not converged:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            err_console.print(f"[bold red]Not converged:[/] {escape(str(e))} (options --warmup, --draws, "
+                              "--label-col, --family)", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
     if note:
         est.limits.append(note)
     doc = est.to_dict()

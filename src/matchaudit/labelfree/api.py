@@ -41,11 +41,13 @@ KIND_NOTE = {
 }
 
 
-class NotConverged(RuntimeError):
-    """The chains disagree (R-hat >= 1.2): no curves are reported. ``diagnostics`` holds the numbers."""
+class NotConverged(InputError, RuntimeError):
+    """The chains disagree (R-hat >= 1.2): no curves are reported. ``diagnostics`` holds the numbers. An
+    :class:`InputError` (the CLI exits 2 with the advice): what cures it is a setting the user chooses (more
+    warm-up and draws, a few labels, another family); a ``RuntimeError`` as documented before."""
 
     def __init__(self, message: str, diagnostics: dict):
-        super().__init__(message)
+        super().__init__(message, param="draws")
         self.diagnostics = diagnostics
 
 
@@ -188,6 +190,12 @@ def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if flat:
         raise InputError(f"every score is identical within group(s) {listing(flat)}: two score distributions cannot "
                          "be told apart. Check the score column (a constant or a copied column?).")
+    one_class = [f"{n} (all {int(m.sum()):,} labelled {'matches' if y[m][0] == 1 else 'non-matches'})"
+                 for n in names for m in [g == n] if not np.isnan(y[m]).any() and np.ptp(y[m]) == 0]
+    if one_class:
+        raise InputError(f"every pair of group(s) {listing(one_class)} is labelled, all one class: the other score "
+                         "distribution has no pair, so FMR and FNMR cannot both be estimated there. Give that group's "
+                         "pairs of the other class, or leave some pairs unlabelled.")
     return s, g, y
 
 
@@ -201,8 +209,8 @@ def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: La
                likelihood_points: int | None = LIKELIHOOD_POINTS):
     """Start, draws and diagnostics of one group (standardised scores ``z``), and how its likelihood was
     computed (the unlabelled scores compressed by :func:`binned.likelihood_cells`)."""
-    init = initialise(z, lam)
     lab = ~np.isnan(y)
+    init = initialise(z, lam, labelled_matches=int((y[lab] == 1).sum()))
     model, cells = GroupModel.compressed(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling,
                                          shape_prior, likelihood_points)
     mode, cov = samplers.laplace(model.log_density, model.start(init))
@@ -337,6 +345,8 @@ def estimate(
         raise InputError(f"chains {chains}: at least 2 are needed to check convergence (R-hat).", param="chains")
     if draws is not None:
         checks.integer(draws, "draws", low=1)
+    if warmup is not None:
+        checks.integer(warmup, "warmup", low=1)
     if likelihood_points is not None:
         checks.integer(likelihood_points, "likelihood_points", low=8)
     shape_prior = DEFAULT_SHAPE_PRIOR if shape_prior is None else shape_prior
@@ -363,7 +373,8 @@ def estimate(
     if bad:
         raise NotConverged(
             f"chains did not converge for {', '.join(bad)}: R-hat must be below {RHAT_REFUSE} before curves are reported. "
-            "Run more warm-up/draws, add a few labelled pairs, or try another family.",
+            f"Give more warm-up and draws (now {warmup} and {draws} per chain), label a few pairs, or try another "
+            "family.",
             {f.name: f.diagnostics for f in fits})
     notes = []
     for f in fits:

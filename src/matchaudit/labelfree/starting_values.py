@@ -185,8 +185,10 @@ def match_mode(x: np.ndarray, g: Gmm, support: tuple[float, float] | None = None
     return first, None
 
 
-def initialise(x: np.ndarray, lam: float = 0.05, support: tuple[float, float] | None = None) -> Init:
-    """Appendix D + E.2 start for one group's similarity scores (labels, if any, are not used here)."""
+def initialise(x: np.ndarray, lam: float = 0.05, support: tuple[float, float] | None = None,
+               labelled_matches: int = 0) -> Init:
+    """Appendix D + E.2 start for one group's similarity scores (labels are not used here, but for their number of
+    matches: ``labelled_matches`` identify the match component whatever the mixture's share says)."""
     x = np.asarray(x, dtype=float)
     g = gmm2(x)
     warnings: list[str] = []
@@ -204,7 +206,7 @@ def initialise(x: np.ndarray, lam: float = 0.05, support: tuple[float, float] | 
         sigma = g.sds[1]
     pi_hat = storey(x, mu, sigma, lam)
     pi_start = float(np.clip(pi_hat if separate else g.weight1, 1.0 / x.size, 1.0 - 1.0 / x.size))
-    if x.size * pi_start < 200:
+    if max(x.size * pi_start, labelled_matches) < 200:
         warnings.append(f"only about {x.size * pi_start:.0f} true matches expected: the match component is weakly identified")
     return Init(g, tuple(float(v) for v in modes.locations), modes.bandwidth, mu, sigma, pi_hat, pi_start, tuple(warnings),
                 separate)
