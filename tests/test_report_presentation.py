@@ -77,6 +77,15 @@ def test_fairness_table_gives_reasons_and_units(zero_groups):
     assert "] points" in fair  # the max-min difference and its interval in percentage points
 
 
+def test_zero_false_matches_read_as_an_upper_bound(zero_groups):
+    """M8: "0% (0/2,448) [0%, 33.3%]" beside a group's 26.6% read as if the error-free group could be worse: a group
+    without a false match gets "≤ bound (none seen; ...)", never a two-sided interval."""
+    page = (zero_groups / "report.html").read_text()
+    ops = page[page.index("<h2>Operating points"):page.index("<h2>", page.index("<h2>Operating points") + 5)]
+    assert "(none seen; assumption-free)" in ops and "if identity pairs are independent‡" in ops
+    assert "FMR [0%," not in ops
+
+
 def test_measure_intervals_stay_within_what_the_measure_can_take(zero_groups):
     """A max-min difference of rates read "96.7 points [90.8, 102]": intervals are clipped to each measure's range."""
     doc = json.loads((zero_groups / "results.json").read_text())

@@ -124,9 +124,11 @@ def _span(r: dict) -> str:
     if math.isnan(_num(r["low"])) or math.isnan(_num(r["high"])):
         return f"<span title='{esc(r.get('note') or '')}'>undefined</span>{mark}"
     tight = r.get("bound_if_pairs_independent")
-    if tight is not None:  # zero false matches: the assumption-free bound, then the one under its assumption
-        mark += (f" <span class='muted' title='{esc('if ' + r.get('bound_assumption', ''))}'>(≤ {pct(tight, 2)} if "
-                 "identity pairs are independent‡)</span>")
+    if tight is not None:  # zero false matches: an upper bound only (M8: "[0%, 33.3%]" read as a rate that could
+        # exceed another group's), then the tighter one under its assumption
+        return (f"≤ {pct(r['high'], 2)} <span class='muted'>(none seen; assumption-free)</span>{mark} "
+                f"<span class='muted' title='{esc('if ' + r.get('bound_assumption', ''))}'>(≤ {pct(tight, 2)} if "
+                "identity pairs are independent‡)</span>")
     return f"{interval(r['low'], r['high'], 'rate')}{mark}"
 
 
