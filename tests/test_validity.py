@@ -110,14 +110,17 @@ def test_audit_warns_about_its_regime():
                        samples_per_identity=2, dim=32, seed=3).as_data()
     result = ma.audit(data, fmr=1e-2, n_resamples=50)
     text = " ".join(result.warnings)
-    assert "group A: 40 of 40 identities have 2 samples" in text
-    assert "group B has 6 identities" in text
+    assert "identities with 2 samples: group A 40 of 40, group B 6 of 6;" in text
+    assert "group B (6) has fewer than 10 identities" in text
     assert result.to_dict()["summary"]["warnings"] == result.warnings
     recs = [{"weighting": "pooled", "metric": "FNMR", "kind": "fmr_target", "target": 1e-3, "group": "C",
              "errors": 1, "comparisons": 1800, "method": "vertex"}]
     (w,) = [x for x in regime_warnings(data, recs) if "rests on" in x]
-    assert "FNMR of group C rests on fewer than 5 errors (FMR 0.001: 1/1,800)" in w
+    assert "FNMR of group C (FMR 0.001: 1/1,800) rests on fewer than 5 errors" in w
     assert not [x for x in regime_warnings(data, [dict(recs[0], errors=0)]) if "rests on" in x]  # zero: a bound
+    many = [dict(recs[0], group=g, metric=m) for g in "CDEFG" for m in ("FNMR", "FMR")]
+    (w,) = [x for x in regime_warnings(data, many) if "on fewer than" in x]  # C2: one warning, not one per group
+    assert "FNMR of group C (FMR 0.001: 1/1,800), FMR of group C" in w and "FMR of group G" in w
     reasons = {(r["metric"], r["kind"], r["group"], r["weighting"]): r["method_reason"]
                for r in result.interval_records}
     assert reasons[("FNMR", "fmr_target", "A", "pooled")].startswith(

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from matchaudit.choices import SCOPE
+from matchaudit.errors import listing
 from matchaudit.formatting import operating_point
 from matchaudit.estimators.bootstrap import RECENTRED
 from matchaudit.metrics.evaluate import ALL
@@ -39,10 +40,11 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
         if 0 < e < MIN_ERRORS:
             at = operating_point(r["kind"], r["target"])
             few.setdefault(f"{r['metric']} of group {r['group']}", []).append(f"{at}: {int(e)}/{int(r['comparisons']):,}")
-    for what, where in few.items():
-        where = list(dict.fromkeys(where))  # several interval methods share an operating point
-        out.append(f"{what} rests on fewer than {MIN_ERRORS} errors ({'; '.join(where)}): no interval method "
-                   "reaches its nominal coverage there in our studies; read these intervals as indicative.")
+    if few:  # one warning for every group (C2: a 30-group report opened with 117 boxes, one per group and rate)
+        rates = [f"{what} ({'; '.join(dict.fromkeys(where))})" for what, where in few.items()]
+        out.append(f"{listing(rates, 12)} {'rests' if len(rates) == 1 else 'rest'} on fewer than {MIN_ERRORS} errors: "
+                   "no interval method reaches its nominal coverage there in our studies; read these intervals as "
+                   "indicative.")
     unvalidated: dict[Validity, set[str]] = {}
     for r in records:
         if r.get("weighting") == "pooled" and r.get("metric") == "FNMR" and r.get("errors") != 0:
@@ -56,20 +58,21 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
     recentered = any(r.get("method") in RECENTRED for r in records)
     if recentered and data.samples is not None and data.has_identities:
         sizes = data.identity_sizes
-        for g, name in enumerate(data.group_names):
-            in_g = data.identity_group == g
-            two = int(np.sum(in_g & (sizes == 2)))
-            if two:
-                out.append(f"group {name}: {two:,} of {int(in_g.sum()):,} identities have 2 samples; one genuine "
-                           "comparison says nothing about its own variance, so their within-identity (recentered) "
-                           "variance is bounded, not estimated: those intervals are conservative.")
+        two = [f"group {name} {int(np.sum(in_g & (sizes == 2))):,} of {int(in_g.sum()):,}"
+               for g, name in enumerate(data.group_names) for in_g in [data.identity_group == g]
+               if np.any(in_g & (sizes == 2))]
+        if two:
+            out.append(f"identities with 2 samples: {listing(two, 12)}; one genuine comparison says nothing about its own "
+                       "variance, so their within-identity (recentered) variance is bounded, not estimated: those "
+                       "intervals are conservative.")
     if data.has_identities:
-        for g, name in enumerate(data.group_names):
-            k = int(np.sum(data.identity_group == g))
-            if 0 < k < MIN_IDENTITIES:
-                out.append(f"group {name} has {k} identities: identity-level intervals (vertex, double-or-nothing) "
-                           "and group tests rest on few units and are not validated below "
-                           f"{MIN_IDENTITIES} identities.")
+        small = [f"{name} ({k})" for g, name in enumerate(data.group_names)
+                 for k in [int(np.sum(data.identity_group == g))] if 0 < k < MIN_IDENTITIES]
+        if small:
+            out.append(f"{'group' if len(small) == 1 else 'groups'} {listing(small, 12)} "
+                       f"{'has' if len(small) == 1 else 'have'} fewer than {MIN_IDENTITIES} identities (in "
+                       "brackets): identity-level intervals (vertex, double-or-nothing) and group tests rest on few "
+                       "units there and are not validated below that.")
     return out
 
 
