@@ -20,13 +20,24 @@ runner = CliRunner()
 
 @pytest.mark.parametrize("args, expected", [
     ((0.0123, "rate"), "1.23%"), ((1.37e-43, "rate"), "< 0.0001%"), ((0.0, "rate"), "0%"),
-    ((float("nan"), "rate"), "n/a"), ((float("inf"), "plain"), "∞"), ((2.5e-17, "plain"), "< 0.0001"),
+    ((float("nan"), "rate"), "n/a"), ((float("inf"), "plain"), "∞"), ((2.5e-17, "plain"), "< 0.0001"), ((-2.5e-17, "plain"), "> -0.0001"), ((3e9, "plain"), "3e+09"),
     ((1646.3, "plain"), "1,646"), ((209.33, "plain"), "209"), ((0.00000469, "rate"), "0.000469%"),
     ((-0.012, "points"), "-1.2 points"), ((0.00004, "p"), "< 0.0001"), (("inf", "plain"), "∞"),
 ])
 def test_one_number_format(args, expected):
     """Label-free values used to print as "1.37e-41%", a normalized uncertainty as "2.52e-17"."""
     assert fmt(*args) == expected
+
+
+@pytest.mark.parametrize("x, expected", [
+    (0.9999999853, "0.99999999"), (-0.99999999, "-0.99999999"), (1e308, "1e+308"), (-705054050671.3, "-7.0505e+11"),
+    (0.11733, "0.11733"), (1.0, "1"), (1e-7, "1e-07"), (1646.3, "1646.3"), (float("nan"), "n/a"),
+])
+def test_thresholds_never_round_onto_another_number(x, expected):
+    """C3: console thresholds read "1" for 0.9999999853 and 309 digits for 1e308."""
+    from matchaudit.formatting import threshold
+
+    assert threshold(x) == expected
 
 
 def test_intervals_and_counts_read_the_same_everywhere():

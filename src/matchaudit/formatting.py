@@ -34,11 +34,29 @@ def fmt(v: Any, unit: Unit = "plain", digits: int = 3, sign: bool = False, suffi
         return f"0{end}"
     floor = FLOOR[unit] * scale
     if abs(y) < floor:
-        return f"{'-' if y < 0 else ''}< {floor:g}{end}"
+        return f"> -{floor:g}{end}" if y < 0 else f"< {floor:g}{end}"
     text = f"{y:.{digits}g}"
-    if "e" in text:  # large or small: plain digits read better than exponents in a report
+    if "e" in text and abs(y) < 1e6:  # plain digits read better than exponents in a report, up to a million (C3:
+        # a threshold of 1e308 printed as 309 digits)
         text = f"{y:,.{max(digits - 1 - math.floor(math.log10(abs(y))), 0)}f}"
     return f"{plus}{text}{end}"
+
+
+def threshold(v: Any) -> str:
+    """A score threshold: 5 significant digits, and as many more as it takes not to round it onto a different
+    whole number (C3: 0.9999999853 read "1", a threshold no cosine score reaches); exponents only below 1e-4 and
+    from 1e6 on (1e308 printed as 309 digits)."""
+    x = value(v)
+    if not math.isfinite(x) or x == 0:
+        return fmt(x)
+    digits = 5
+    while digits < 17 and x != round(x) and float(f"{x:.{digits}g}") == round(x):
+        digits += 1
+    text = f"{x:.{digits}g}"
+    if "e" in text and 1e-4 <= abs(x) < 1e6:
+        text = f"{x:.{max(digits - 1 - math.floor(math.log10(abs(x))), 0)}f}"
+    return text
+    return text
 
 
 def interval(low: Any, high: Any, unit: Unit = "plain", digits: int = 3) -> str:

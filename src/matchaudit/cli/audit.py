@@ -17,7 +17,7 @@ from rich.table import Table
 
 from matchaudit.choices import BACKENDS, DUPLICATE_POLICIES, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
-from matchaudit.formatting import fmt, operating_point, with_counts
+from matchaudit.formatting import fmt, operating_point, threshold as threshold_text, with_counts
 from matchaudit.cli.common import (folder_path, dcf_points, err_console, floats, margin, names, output_dir, report_file,
                                    user_errors)
 from matchaudit.errors import InputError
@@ -55,7 +55,7 @@ def _print_summary(result: Audit, out: Path, figures: bool) -> None:
             continue
         flag = " [yellow](below resolution)[/]" if p["below_resolution"] else ""
         table.add_row(operating_point(p["kind"], p["target"]) + flag, p["group"],
-                      fmt(p["threshold"], digits=5), with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
+                      threshold_text(p["threshold"]), with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
                       with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"]))
     console.print(table)
     for msg in result.to_dict()["summary"]["warnings"]:

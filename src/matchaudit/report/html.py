@@ -17,7 +17,7 @@ from matchaudit.metrics.cross_groups import (LOW_COUNT_RULE, aggregate_cross_gro
                                              low_count_limit)
 from matchaudit.pairings import describe
 from matchaudit.estimators.test_summary import family_of, strongest, summarise_tests
-from matchaudit.formatting import fmt, interval, operating_point, value as _num, with_counts as rate_with_counts
+from matchaudit.formatting import fmt, interval, operating_point, threshold, value as _num, with_counts as rate_with_counts
 from matchaudit.report.figures import TEXT_MAX_GROUPS, label_key, order_groups, plot_cross_group
 from matchaudit.choices import SCOPE
 from matchaudit.report.det import BANDS_MAX
@@ -154,7 +154,7 @@ def _operating(res: dict, folder: Path) -> str:
                 label += f" ({p['alias']})"
             if p["below_resolution"]:
                 label += " ⚠ below resolution"
-            row = [esc(label), esc(p["group"]), fmt(p["threshold"], digits=5),
+            row = [esc(label), esc(p["group"]), threshold(p["threshold"]),
                    rate_with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"], p["weighting"]),
                    rate_with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"], p["weighting"])]
             free = "FMR" if p["kind"] == "fnmr_target" else "FNMR"
