@@ -134,11 +134,15 @@ def test_help_prose_wraps_to_the_terminal_and_examples_stay_whole():
     (one line of 80, one of 35). Each prose paragraph is one line for the help to wrap; an example keeps its lines."""
     res = runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "250"})
     assert res.exit_code == 0
-    assert "(a scored table), or another --format: bob, bob-csv, frvt (--scores)," in res.output  # was broken there
-    assert "matchaudit audit --samples samples.parquet --embeddings embeddings.npy --group-by ethnicity" in res.output
+    prose = " ".join(res.output.split())
+    assert "(a scored table), or another --format: bob, bob-csv, frvt (--scores)," in prose  # was broken there
+    assert ("      matchaudit audit --samples samples.parquet --embeddings embeddings.npy --group-by ethnicity --fmr "
+            "1e-3,1e-4 --out results/\n") in res.output  # an example is never re-wrapped
+    narrow = runner.invoke(app, ["audit", "--help"], env={"COLUMNS": "80"}).output
+    assert "…" not in narrow and "  --threshold-impostors " in narrow  # C4: Rich's panels cut names at 80 columns
     listing = runner.invoke(app, ["--help"], env={"COLUMNS": "250"}).output
-    assert "(like the paper's Tables 1-2). Writes coverage.csv" in listing
-    assert reflowed("A\nb.\n\n    x --y\n    z\n\nC\nd.") == "A b.\n\n    x --y\n    z\n\nC d."
+    assert "  coverage  Share of intervals containing the truth, per method" in listing
+    assert reflowed("A\nb.\n\n    x --y\n    z\n\nC\nd.") == "A b.\n\n\b\n    x --y\n    z\n\nC d."
 
 
 def test_schema_command_prints_the_schema():

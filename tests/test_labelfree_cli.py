@@ -56,7 +56,7 @@ def test_bad_input_exits_2_without_traceback(tmp_path):
 
 def test_help_has_an_example():
     r = runner.invoke(app, ["estimate", "--help"])
-    assert r.exit_code == 0 and "matchaudit estimate scores.csv" in r.output
+    assert r.exit_code == 0 and "matchaudit estimate matchaudit-demo/data/comparisons.csv" in r.output
 
 
 def test_estimate_reads_minus_one_as_a_non_match():
@@ -82,7 +82,7 @@ def test_estimate_shows_progress_in_mcmc_iterations(tmp_path, meter_log):
         args = ["estimate", str(path), "--score-col", "sim", "--group-col", "eth", "--sampler", sampler, "--draws",
                 "100", "--chains", "2", "--fmr", "1e-2", "--out", str(tmp_path / sampler)]
         r = runner.invoke(app, args)
-        assert r.exit_code in (0, 1), r.output  # a short chain may not converge; the display is what is tested
+        assert r.exit_code in (0, 2), r.output  # a short chain may not converge; the display is what is tested
         assert seen and seen[-1][1] == seen[-1][2] == 2 * 2 * (100 + 100), seen[-1]  # groups x chains x iterations
         assert f"MCMC ({sampler}, 2 chains): 100% (" in r.output
     if not numpyro_available():

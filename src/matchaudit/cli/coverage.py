@@ -39,7 +39,7 @@ def coverage(
     levels: str = typer.Option("0.95,0.9,0.8,0.5", "--levels", help="Nominal levels (comma-separated)."),
     kappa: str = typer.Option("100,800", "--kappa", help="Concentration range lo,hi of the identities (kappa ~ U[lo, hi]; lower is harder: more errors). One value: every identity the same."),
     group_kappas: str = typer.Option("", "--group-kappas", help="Two or more groups with equal shares of the identities, their kappa ranges separated by ';' (e.g. '50,200;30,120'); adds the FNMR fairness measures at each FMR target. Replaces --kappa."),
-    truth_samples: int = typer.Option(0, "--truth-samples", help="Draws per identity of the shared protocol's impostor Monte Carlo that sets the true thresholds (0: 100 x --samples, threshold error about 5%% of a data set's spread)."),
+    truth_samples: int = typer.Option(0, "--truth-samples", help="Draws per identity of the shared protocol's impostor Monte Carlo that sets the true thresholds (0: 100 x --samples, threshold error about 5% of a data set's spread)."),
     protocol: str = typer.Option("shared", "--protocol", help="shared (paper: same identities, truth conditional on them) or fresh (new identities per data set, truth from the model)."),
     roc_methods: str = typer.Option(",".join(("recentered", "naive", "gaussian", "vertex", "double-or-nothing")), "--roc-methods", help="Methods for FNMR@FMR."),
     fixed_methods: str = typer.Option("wilson,wilson-naive,wald,clopper-pearson,jackknife,recentered,vertex,double-or-nothing", "--fixed-methods", help="Methods for FMR/FNMR at the true thresholds."),

@@ -91,7 +91,7 @@ def estimate(
 
     Example:
 
-        matchaudit estimate scores.csv --group-col ethnicity --label-col label --fmr 1e-3 --out est/
+        matchaudit estimate matchaudit-demo/data/comparisons.csv --group-col group --fmr 1e-3 --out est/
     """
     from matchaudit.data.readers import read_table
     from matchaudit.data.validate import as_scores, partial_labels
