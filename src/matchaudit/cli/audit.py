@@ -17,7 +17,7 @@ from rich.table import Table
 
 from matchaudit.choices import BACKENDS, DUPLICATE_POLICIES, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
-from matchaudit.formatting import fmt, operating_point, with_counts
+from matchaudit.formatting import fmt, interval, operating_point, with_counts
 from matchaudit.cli.common import (dcf_points, err_console, floats, margin, names, output_dir, report_file,
                                    user_errors)
 from matchaudit.errors import InputError
@@ -58,6 +58,16 @@ def _print_summary(result: Audit, out: Path, figures: bool) -> None:
                       fmt(p["threshold"], digits=5), with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
                       with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"]))
     console.print(table)
+    attacks = [r for r in result.attack_records or [] if r["weighting"] == w]
+    if attacks:
+        level = fmt(attacks[0]["level"], "rate", 2)
+        table = Table(title=f"Presentation attacks accepted (IAPMR; {level} interval clustered by attacked subject)")
+        for col in ("operating point", "group", "threshold", "IAPMR (k/n)", "interval"):
+            table.add_column(col)
+        for r in attacks:
+            table.add_row(operating_point(r["kind"], r["target"]), r["group"], fmt(r["threshold"], digits=5),
+                          with_counts(r["iapmr"], r["accepted"], r["attacks"]), interval(r["low"], r["high"], "rate"))
+        console.print(table)
     for msg in result.to_dict()["summary"]["warnings"]:
         err_console.print(f"[yellow]Warning:[/] {escape(msg)}", highlight=False, soft_wrap=True)
     console.print(f"Results written to [bold]{escape(str(out))}[/] (results.json, CSV tables{', DET plots' if figures else ''}).")
