@@ -1113,3 +1113,123 @@ def test_kaldi_compute_eer_input(tmp_path):
     import matchaudit as ma
     exact = ma.audit(load_kaldi(FIX / "kaldi_trials", FIX / "kaldi_scores"), fmr=0.1, intervals=False)
     assert want.set_index("group").loc["all", "eer"] == pytest.approx(exact.curves.set_index("group").loc["all", "eer"])
+
+
+# --- pyeer genuine / impostor score files -------------------------------------------------------------------
+
+def test_pyeer_files_equal_the_tidy_table(tmp_path):
+    """pyeer (geteerinf -g TRUE -i FALSE) reads one score per line, the last blank-separated column
+    (eer_info.py: float(line.strip().split(' ')[-1])), as its example_files/non_hist/exp1_true.txt and
+    exp1_false.txt. No ids: labels only, as a tidy table with a score and a label column."""
+    from matchaudit.data.score_lists import load_pyeer
+
+    gen, imp = [r[-1] for r in _lines("pyeer_true.txt")], [r[-1] for r in _lines("pyeer_false.txt")]
+    tidy = _tidy(tmp_path, score=gen + imp, label=["genuine"] * len(gen) + ["impostor"] * len(imp))
+    got = load_pyeer(FIX / "pyeer_true.txt", FIX / "pyeer_false.txt")
+    assert _counts(got) == (12, 36) and not got.has_identities
+    _same_audit(got, load_comparisons(tidy, sample_cols=None, identity_cols=None, label_col="label"))
+    # any columns before the score are ignored, as pyeer does
+    (tmp_path / "g.txt").write_text("".join(f"q{i} t{i} {s}\n" for i, s in enumerate(gen)))
+    _same(load_pyeer(tmp_path / "g.txt", FIX / "pyeer_false.txt"), got)
+    # dissimilarity scores (pyeer's -ds): --distance
+    _same(load_pyeer(FIX / "pyeer_true.txt", FIX / "pyeer_false.txt", distance=True),
+          load_comparisons(tidy, sample_cols=None, identity_cols=None, label_col="label", distance=True))
+    res = runner.invoke(app, ["audit", "--format", "pyeer", "--scores", str(FIX / "pyeer_true.txt"),
+                              "--impostor-scores", str(FIX / "pyeer_false.txt"), "--fmr", "0.1", "--no-figures",
+                              "--out", str(tmp_path / "o"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    import matchaudit as ma
+    want = ma.audit(load_comparisons(tidy, sample_cols=None, identity_cols=None, label_col="label"), fmr=0.1,
+                    intervals=False)
+    ops = pd.read_csv(tmp_path / "o" / "operating_points.csv")
+    assert ops[["fmr_errors", "fnmr_errors", "threshold"]].values.tolist() == \
+        want.operating_points[["fmr_errors", "fnmr_errors", "threshold"]].values.tolist()
+
+
+def test_pyeer_bad_files(tmp_path):
+    from matchaudit.data.score_lists import load_pyeer
+
+    bad = _copy(tmp_path, "imp.txt", _edit("pyeer_false.txt", 4, "0.12 high"))
+    with pytest.raises(InputError, match=r"pyeer impostor score file 'imp.txt': score is not a number at line 4 "):
+        load_pyeer(FIX / "pyeer_true.txt", bad)
+    res = runner.invoke(app, ["audit", "--format", "pyeer", "--scores", str(FIX / "pyeer_true.txt"),
+                              "--impostor-scores", str(bad), "--no-figures", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "'imp.txt': score is not a number at line 4" in res.output
+    assert "Traceback" not in res.output
+    res = runner.invoke(app, ["audit", "--format", "pyeer", "--scores", str(FIX / "pyeer_true.txt"),
+                              "--no-figures", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "missing --impostor-scores" in res.output
+    res = runner.invoke(app, ["audit", "--format", "pyeer", "--scores", str(FIX / "pyeer_true.txt"),
+                              "--impostor-scores", str(FIX / "pyeer_false.txt"), "--group-by", "gender",
+                              "--no-figures", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "no ids, so no groups" in res.output
+
+
+# --- BOSARIS (SIDEKIT) text key + scores --------------------------------------------------------------------
+
+def test_bosaris_files_equal_the_tidy_table(tmp_path):
+    """bosaris_key.txt and bosaris_scores.txt are laid out as sidekit.bosaris's Key.write_txt and Scores.write_txt
+    write them ('model seg target|nontarget' and 'model seg score' lines, models sorted, a model's targets before
+    its non-targets): the Kaldi fixture's trials. Same comparisons as the tidy table, labels only or with
+    speakers."""
+    from matchaudit.data.score_lists import load_bosaris
+
+    score = {(m, s): sc for m, s, sc in _lines("bosaris_scores.txt")}
+    rows = [(m, s, score[m, s], lab) for m, s, lab in _lines("bosaris_key.txt")]  # the key's trials, in its order
+    tidy = pd.DataFrame({"sample_a": [r[0] for r in rows], "sample_b": [r[1] for r in rows],
+                         "score": [r[2] for r in rows], "label": [r[3] for r in rows]})
+    tidy["identity_a"], tidy["identity_b"] = tidy.sample_a.str.split("-").str[0], tidy.sample_b.str.split("-").str[0]
+    tidy.to_csv(tmp_path / "tidy.csv", index=False)
+    got = load_bosaris(FIX / "bosaris_scores.txt", FIX / "bosaris_key.txt")
+    assert _counts(got) == (12, 36)
+    _same_audit(got, load_comparisons(tmp_path / "tidy.csv", identity_cols=None, label_col="label"))
+    spk = load_bosaris(FIX / "bosaris_scores.txt", FIX / "bosaris_key.txt", speaker_of="prefix",
+                       metadata=FIX / "kaldi_speakers.csv", group_by="gender")
+    _same_audit(spk, load_comparisons(tmp_path / "tidy.csv", metadata_path=FIX / "kaldi_speakers.csv",
+                                      metadata_key="speaker", group_by="gender"))
+    assert _counts(spk) == _counts(load_kaldi(FIX / "kaldi_trials", FIX / "kaldi_scores"))
+    # an index (ndx: 'model seg' lines) picks the scored trials; the key may hold more
+    ndx = tmp_path / "ndx.txt"
+    ndx.write_text("".join(f"{m} {s}\n" for m, s, _ in _lines("bosaris_scores.txt")[:20]))
+    scores20 = tmp_path / "s20.txt"
+    scores20.write_text("".join(" ".join(r) + "\n" for r in _lines("bosaris_scores.txt")[:20]))
+    assert len(load_bosaris(scores20, FIX / "bosaris_key.txt", ndx=ndx).pairs) == 20
+    res = runner.invoke(app, ["audit", "--format", "bosaris", "--scores", str(FIX / "bosaris_scores.txt"), "--key",
+                              str(FIX / "bosaris_key.txt"), "--speaker-of", "prefix", "--fmr", "0.1",
+                              "--no-figures", "--out", str(tmp_path / "o"), "--quiet"])
+    assert res.exit_code == 0, res.output
+
+
+def test_bosaris_bad_files(tmp_path):
+    from matchaudit.data.score_lists import load_bosaris
+
+    k = _copy(tmp_path, "key.txt", _edit("bosaris_key.txt", 3, "spkA-enr spkA-utt3 tgt"))
+    with pytest.raises(InputError, match=r"BOSARIS key 'key.txt': the third column must be 'target' or 'nontarget'"
+                                         r".* at line 3 "):
+        load_bosaris(FIX / "bosaris_scores.txt", k)
+    s = _copy(tmp_path, "s.txt", _edit("bosaris_scores.txt", 7, None))
+    with pytest.raises(InputError, match=r"BOSARIS key 'bosaris_key.txt': trials without a score in BOSARIS score "
+                                         r"file 's.txt' at line 7"):
+        load_bosaris(s, FIX / "bosaris_key.txt")
+    s = _copy(tmp_path, "s.txt", _edit("bosaris_scores.txt", 9, "spkA-enr spkC-utt1 0.3 extra"))
+    res = runner.invoke(app, ["audit", "--format", "bosaris", "--scores", str(s), "--key",
+                              str(FIX / "bosaris_key.txt"), "--no-figures", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "'s.txt': wrong number of columns at line 9" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_compare_reads_pyeer_and_bosaris(tmp_path):
+    """compare reads both formats; pyeer files carry no identities, so the paired identity bootstrap refuses
+    them with a message (exit 2), BOSARIS with --speaker-of runs."""
+    res = runner.invoke(app, ["compare", "--format", "pyeer", "--scores-a", str(FIX / "pyeer_true.txt"),
+                              "--impostor-scores-a", str(FIX / "pyeer_false.txt"), "--scores-b",
+                              str(FIX / "pyeer_true.txt"), "--impostor-scores-b", str(FIX / "pyeer_false.txt"),
+                              "--out", str(tmp_path / "c1"), "--quiet"])
+    assert res.exit_code == 2 and "identities" in res.output and "Traceback" not in res.output
+    b = tmp_path / "b.txt"
+    b.write_text("".join(f"{m} {s} {float(x) * 0.9 + 0.01}\n" for m, s, x in _lines("bosaris_scores.txt")))
+    res = runner.invoke(app, ["compare", "--format", "bosaris", "--scores-a", str(FIX / "bosaris_scores.txt"),
+                              "--scores-b", str(b), "--key", str(FIX / "bosaris_key.txt"), "--speaker-of", "prefix",
+                              "--fmr", "0.1", "--n-resamples", "50", "--n-permutations", "0",
+                              "--out", str(tmp_path / "c2"), "--quiet"])
+    assert res.exit_code == 0, res.output
