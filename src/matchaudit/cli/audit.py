@@ -167,7 +167,8 @@ def audit(
 
     Give --samples with --embeddings (all pairs, or --pairs), or --comparisons (a scored table), or another
     --format: bob, bob-csv, frvt (--scores), kaldi, voxceleb, voxsrc (--trials, --scores), wespeaker (--scores),
-    nist-sre and bosaris (--scores, --key), pyeer (--scores, --impostor-scores), pair-table (--comparisons), score-matrix (--scores, --ids, --metadata),
+    nist-sre and bosaris (--scores, --key), pyeer (--scores, --impostor-scores), pair-table (--comparisons),
+    score-matrix (--scores, --ids, --metadata),
     identity-embeddings (--embeddings); see docs/formats.md.
 
     Example:

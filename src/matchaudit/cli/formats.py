@@ -39,7 +39,8 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 """The file options of each format: (required, optional)."""
 _OPTION = {"comparisons": "--comparisons", "scores": "--scores", "trials": "--trials", "embeddings": "--embeddings",
-           "key": "--key", "impostor_scores": "--impostor-scores", "ids": "--ids", "column_ids": "--column-ids", "mask": "--mask", "metadata": "--metadata"}
+           "key": "--key", "impostor_scores": "--impostor-scores", "ids": "--ids", "column_ids": "--column-ids",
+           "mask": "--mask", "metadata": "--metadata"}
 _SPEAKERS = ("kaldi", "voxceleb", "voxsrc", "wespeaker", "speechbrain", "nist-sre", "bosaris", "frvt")
 _FAILURES = ("tidy", "frvt")
 _TIDY_DEFAULTS = {"sample_cols": ("sample_a", "sample_b"), "identity_cols": ("identity_a", "identity_b")}
