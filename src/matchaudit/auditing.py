@@ -27,6 +27,7 @@ from matchaudit.estimators.test_summary import summarise_tests
 from matchaudit.estimators.calibration import CalibrationResult, calibration_from, check_operating_points
 from matchaudit.estimators.distributions import DistributionResult, distributions_from
 from matchaudit.estimators.dual_point import interval_records
+from matchaudit.estimators.attacks import iapmr_records
 from matchaudit.estimators.failures import failure_note, fta_records
 from matchaudit.estimators.score_views import MEMORY_GIB, METHODS as SCORE_VIEW_METHODS, Runner, materialise
 from matchaudit.estimators.regime import annotate, regime_warnings
@@ -198,6 +199,7 @@ class Audit:
     test_records: list[dict[str, Any]] | None = None
     equivalence_records: list[dict[str, Any]] | None = None
     failure_records: list[dict[str, Any]] | None = None
+    attack_records: list[dict[str, Any]] | None = None
     calibration_result: CalibrationResult | None = None
     distribution_result: DistributionResult | None = None
     warnings: list[str] = field(default_factory=list)
@@ -274,6 +276,13 @@ class Audit:
     def failures(self) -> pd.DataFrame:
         """Failure-to-acquire rates per group and class with intervals (empty when no comparison failed)."""
         return pd.DataFrame(self.failure_records or [])
+
+    @property
+    def attacks(self) -> pd.DataFrame:
+        """The impostor-attack presentation match rate (IAPMR) per operating point and group of the attacked
+        subject, with its identity-clustered interval (empty without presentation attacks: bob vulnerability
+        files)."""
+        return pd.DataFrame(self.attack_records or [])
 
     def at_fmr(self, target: float, weighting: Weighting = "pooled") -> pd.DataFrame:
         """Group x (threshold, FMR, FNMR, their counts k/n, interval bounds and method) at one FMR target."""
@@ -368,6 +377,8 @@ class Audit:
             payload["equivalence"] = self.equivalence_records
         if self.failure_records is not None:
             payload["failures"] = self.failure_records
+        if self.attack_records is not None:
+            payload["attacks"] = self.attack_records
         if self.calibration_result is not None:
             payload["calibration"] = self.calibration_result.to_records()
         if self.distribution_result is not None:
@@ -633,6 +644,9 @@ def audit(
     if data.failures is not None:
         result.failure_records = fta_records(data, checks.probability(level, "level"))
         result.warnings.append(failure_note(data.failures))
+    if data.attacks is not None and len(data.attacks):
+        result.attack_records = iapmr_records(data, exact.operating_points, config.rule,
+                                              checks.probability(level, "level"))
     if iopts is not None:
         result.interval_records, result.bands = _intervals(data, config, iopts, progress, exact, backend)
         if calibration or config.fnmr_targets:

@@ -28,8 +28,8 @@ the question the identity-level group tests answer), or "independent comparisons
 PAIRED_SCHEMES = ("double-or-nothing", "vertex")
 """Identity bootstraps that compare two models on the same comparisons (:mod:`matchaudit.estimators.compare`)."""
 
-FORMATS = ("tidy", "bob", "bob-csv", "kaldi", "kaldi-eer", "voxceleb", "voxsrc", "wespeaker", "speechbrain", "nist-sre",
-           "frvt", "pair-table", "score-matrix", "identity-embeddings")
+FORMATS = ("tidy", "bob", "bob-csv", "kaldi", "kaldi-eer", "pyeer", "voxceleb", "voxsrc", "wespeaker", "speechbrain",
+           "nist-sre", "bosaris", "frvt", "pair-table", "score-matrix", "identity-embeddings")
 """Input formats of ``--format`` (:mod:`matchaudit.cli.formats`)."""
 
 BACKENDS = ("cpu", "dask", "gpu")

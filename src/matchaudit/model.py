@@ -107,6 +107,27 @@ class Failures:
     floor: float | None = None  # the score failed comparisons carry under "count"
 
 
+@dataclass(frozen=True)
+class Attacks:
+    """Presentation attacks (bob's vulnerability score files: rows with a non-empty ``probe_attack_type``), kept
+    apart from the comparisons: never genuine nor impostor, so never in FMR or FNMR. Their match rate at the
+    audit's thresholds, the IAPMR, is reported per group (:mod:`matchaudit.estimators.attacks`).
+
+    ``identity`` is the attacked reference's subject (the identity an attack claims), a code into
+    :attr:`MatchData.identity_names`; ``group`` that subject's group; ``score`` as the comparisons' scores
+    (distances negated); ``rows`` the attacks' 1-based lines in the file.
+    """
+
+    score: np.ndarray  # float64 (a,)
+    identity: np.ndarray  # int64 (a,)
+    group: np.ndarray  # int64 (a,)
+    attack_type: np.ndarray  # str (a,)
+    rows: np.ndarray  # int64 (a,)
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+
 class PairSource(Protocol):
     """Listed comparisons read lazily, a chunk at a time (an out-of-core table, e.g.
     :class:`matchaudit.data.parquet.ParquetPairs`); picklable, so that workers read their own chunks."""
@@ -155,6 +176,7 @@ class MatchData:
     metric: Metric = "cosine"
     warnings: tuple[str, ...] = field(default=())
     failures: Failures | None = None  # comparisons without a score, under an fta_policy other than "refuse"
+    attacks: Attacks | None = None  # presentation attacks (bob vulnerability files), apart from the comparisons
 
     @property
     def n_identities(self) -> int:

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from matchaudit.choices import BACKENDS, DUPLICATE_POLICIES, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
-from matchaudit.formatting import fmt, operating_point, threshold as threshold_text, with_counts
+from matchaudit.formatting import fmt, interval, operating_point, threshold as threshold_text, with_counts
 from matchaudit.cli.common import (folder_path, dcf_points, err_console, floats, margin, names, output_dir, report_file,
                                    user_errors)
 from matchaudit.errors import InputError
@@ -58,6 +58,16 @@ def _print_summary(result: Audit, out: Path, figures: bool) -> None:
                       threshold_text(p["threshold"]), with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
                       with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"]))
     console.print(table)
+    attacks = [r for r in result.attack_records or [] if r["weighting"] == w]
+    if attacks:
+        level = fmt(attacks[0]["level"], "rate", 2)
+        table = Table(title=f"Presentation attacks accepted (IAPMR; {level} interval clustered by attacked subject)")
+        for col in ("operating point", "group", "threshold", "IAPMR (k/n)", "interval"):
+            table.add_column(col)
+        for r in attacks:
+            table.add_row(operating_point(r["kind"], r["target"]), r["group"], threshold_text(r["threshold"]),
+                          with_counts(r["iapmr"], r["accepted"], r["attacks"]), interval(r["low"], r["high"], "rate"))
+        console.print(table)
     for msg in result.to_dict()["summary"]["warnings"]:
         err_console.print(f"[yellow]Warning:[/] {escape(msg)}", highlight=False, soft_wrap=True)
     console.print(f"Results written to [bold]{escape(str(out))}[/] (results.json, CSV tables{', DET plots' if figures else ''}).")
@@ -91,7 +101,8 @@ def audit(
     trials: Path = typer.Option(None, "--trials", help="Trial list: Kaldi/wespeaker (enrol test target|nontarget), VoxCeleb/VoxSRC (label enrol test) or NIST SRE (modelid segmentid side)."),
     scores: Path = typer.Option(None, "--scores", help="The score file of --format (bob, bob-csv, frvt match log, wespeaker, NIST SRE output, the scores for --trials) or the score matrix (score-matrix)."),
     speaker_of: str = typer.Option(None, "--speaker-of", "--subject-of", help="Identity of each id: prefix, path, or a file of '<id> <identity>' lines (utt2spk; frvt: template -> subject)."),
-    key: Path = typer.Option(None, "--key", help="NIST SRE trial key (modelid segmentid side targettype)."),
+    key: Path = typer.Option(None, "--key", help="NIST SRE trial key (modelid segmentid side targettype) or BOSARIS key (model testseg target|nontarget)."),
+    impostor_scores: Path = typer.Option(None, "--impostor-scores", help="--format pyeer: the impostor score file (pyeer's -i); --scores is the genuine one (-g)."),
     ids: Path = typer.Option(None, "--ids", help="score-matrix: the sample id of each row (one per line; also of each column for one set)."),
     column_ids: Path = typer.Option(None, "--column-ids", help="score-matrix: the sample id of each column (probes x references)."),
     mask: Path = typer.Option(None, "--mask", help="score-matrix: boolean .npy of the matrix's shape, True where a cell is a trial."),
@@ -156,7 +167,8 @@ def audit(
 
     Give --samples with --embeddings (all pairs, or --pairs), or --comparisons (a scored table), or another
     --format: bob, bob-csv, frvt (--scores), kaldi, voxceleb, voxsrc (--trials, --scores), wespeaker (--scores),
-    nist-sre (--scores, --key), pair-table (--comparisons), score-matrix (--scores, --ids, --metadata),
+    nist-sre and bosaris (--scores, --key), pyeer (--scores, --impostor-scores), pair-table (--comparisons),
+    score-matrix (--scores, --ids, --metadata),
     identity-embeddings (--embeddings); see docs/formats.md.
 
     Example:
@@ -174,7 +186,8 @@ def audit(
     from matchaudit.estimators.matching_tests import Comparisons
     from matchaudit.engine import backends
 
-    read = (samples, embeddings, pairs, comparisons, trials, scores, key, ids, column_ids, mask, metadata,
+    read = (samples, embeddings, pairs, comparisons, trials, scores, key, impostor_scores, ids, column_ids, mask,
+            metadata,
             thresholds_from, speaker_of if speaker_of and Path(speaker_of).is_file() else None, *(template_log or ()))
     output_dir(out, "audit", read)
     if report is not None:
@@ -222,7 +235,8 @@ def audit(
             raise InputError("give either --samples (with --embeddings or --embedding-col) or --comparisons, "
                              "or another --format with its files.")
         data = load_by_format(fmt, comparisons=comparisons, scores=scores, trials=trials,
-                              embeddings=embeddings if fmt == "identity-embeddings" else None, key=key, ids=ids,
+                              embeddings=embeddings if fmt == "identity-embeddings" else None, key=key,
+                              impostor_scores=impostor_scores, ids=ids,
                               column_ids=column_ids, mask=mask, metadata=metadata, metadata_key=metadata_key,
                               speaker_of=speaker_of, group_by=groups, distance=distance, fta_policy=fta_policy,
                               duplicates=duplicates, template_logs=tuple(template_log or ()),

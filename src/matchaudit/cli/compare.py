@@ -78,11 +78,13 @@ def compare(
     comparisons_b: Path = typer.Option(None, "--comparisons-b", help="The same comparisons (same rows) scored by model B."),
     comparisons: Path = typer.Option(None, "--comparisons", help="One table holding both models' scores, one column each (with --score-cols)."),
     score_cols: str = typer.Option(None, "--score-cols", help="With --comparisons: model A's and model B's score columns, e.g. modelA,modelB."),
-    fmt: str = typer.Option("tidy", "--format", help="Input format, as audit's: tidy or pair-table tables (--comparisons-a/-b or --comparisons with --score-cols), or a score-file format (bob, bob-csv, kaldi, voxceleb, voxsrc, wespeaker, speechbrain, nist-sre, frvt, score-matrix) with --scores-a and --scores-b and the files they share (see docs/formats.md)."),
+    fmt: str = typer.Option("tidy", "--format", help="Input format, as audit's: tidy or pair-table tables (--comparisons-a/-b or --comparisons with --score-cols), or a score-file format (bob, bob-csv, kaldi, kaldi-eer, pyeer, voxceleb, voxsrc, wespeaker, speechbrain, nist-sre, bosaris, frvt, score-matrix) with --scores-a and --scores-b and the files they share (see docs/formats.md)."),
     scores_a: Path = typer.Option(None, "--scores-a", help="A score-file --format: model A's score file (or score matrix)."),
     scores_b: Path = typer.Option(None, "--scores-b", help="A score-file --format: model B's score file for the same trials."),
     trials: Path = typer.Option(None, "--trials", help="A score-file --format: the trial list both score files score (kaldi, voxceleb, voxsrc; wespeaker's 3-column files)."),
-    key: Path = typer.Option(None, "--key", help="--format nist-sre: the trial key."),
+    key: Path = typer.Option(None, "--key", help="--format nist-sre or bosaris: the trial key."),
+    impostor_scores_a: Path = typer.Option(None, "--impostor-scores-a", help="--format pyeer: model A's impostor score file (--scores-a: its genuine one)."),
+    impostor_scores_b: Path = typer.Option(None, "--impostor-scores-b", help="--format pyeer: model B's impostor score file (--scores-b: its genuine one)."),
     ids: Path = typer.Option(None, "--ids", help="--format score-matrix: the sample id of each row."),
     metadata: Path = typer.Option(None, "--metadata", help="Subject or speaker table giving the --group-by attributes (score-file formats)."),
     metadata_key: str = typer.Option(None, "--metadata-key", help="Key column of --metadata."),
@@ -129,7 +131,8 @@ def compare(
     from matchaudit.outputs import staged
 
     output_dir(out, "compare", (comparisons_a, comparisons_b, comparisons, samples, embeddings_a, embeddings_b,
-                                pairs, scores_a, scores_b, trials, key, ids, metadata,
+                                pairs, scores_a, scores_b, impostor_scores_a, impostor_scores_b, trials, key, ids,
+                                metadata,
                                 speaker_of if speaker_of and Path(speaker_of).is_file() else None))
     gb = names(group_by)
     cols = names(identity_cols)
@@ -138,7 +141,8 @@ def compare(
     if (score_cols is not None) != (comparisons is not None):
         raise InputError("--comparisons and --score-cols go together: one table and its two score columns.")
     tables = fmt in ("tidy", "pair-table")
-    files = {"--scores-a": scores_a, "--scores-b": scores_b, "--trials": trials, "--key": key, "--ids": ids}
+    files = {"--scores-a": scores_a, "--scores-b": scores_b, "--trials": trials, "--key": key, "--ids": ids,
+             "--impostor-scores-a": impostor_scores_a, "--impostor-scores-b": impostor_scores_b}
     if tables and any(v is not None for v in files.values()):
         raise InputError(f"--format {fmt} reads comparison tables (--comparisons-a/-b or --comparisons); "
                          f"{', '.join(k for k, v in files.items() if v is not None)} go with a score-file format.")
@@ -149,9 +153,12 @@ def compare(
         if scores_a is None or scores_b is None or comparisons_a or comparisons_b or comparisons or samples:
             raise InputError(f"--format {fmt}: give --scores-a and --scores-b (the two models' score files for the "
                              "same trials), with the files they share (--trials, --key, --ids, --metadata).")
-        a, b = (load_by_format(fmt, scores=s, trials=trials, key=key, ids=ids, metadata=metadata,
+        if (impostor_scores_a is None) != (impostor_scores_b is None):
+            raise InputError("--impostor-scores-a and --impostor-scores-b go together (--format pyeer): each model's "
+                             "impostor score file.")
+        a, b = (load_by_format(fmt, scores=s, impostor_scores=i, trials=trials, key=key, ids=ids, metadata=metadata,
                                metadata_key=metadata_key, speaker_of=speaker_of, group_by=gb, duplicates=duplicates)
-                for s in (scores_a, scores_b))
+                for s, i in ((scores_a, impostor_scores_a), (scores_b, impostor_scores_b)))
     elif comparisons is not None:
         if comparisons_a is not None or comparisons_b is not None:
             raise InputError("give one table (--comparisons with --score-cols) or two (--comparisons-a and "

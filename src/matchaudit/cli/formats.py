@@ -13,6 +13,7 @@ from matchaudit.data.formats import (SpeakerOf, load_bob, load_identity_embeddin
                                      load_voxceleb)
 from matchaudit.data.nist import load_frvt, load_nist_sre
 from matchaudit.data.pair_table import load_pair_table
+from matchaudit.data.score_lists import load_bosaris, load_pyeer
 from matchaudit.data.score_matrix import load_score_matrix
 from matchaudit.data.wespeaker import load_speechbrain, load_voxsrc, load_wespeaker
 from matchaudit.errors import InputError
@@ -24,11 +25,13 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "bob-csv": (("scores",), ()),
     "kaldi": (("trials", "scores"), ()),
     "kaldi-eer": (("scores",), ()),
+    "pyeer": (("scores", "impostor_scores"), ()),
     "voxceleb": (("trials", "scores"), ()),
     "voxsrc": (("trials", "scores"), ()),
     "wespeaker": (("scores",), ("trials",)),
     "speechbrain": (("scores",), ()),
     "nist-sre": (("scores", "key"), ("trials",)),
+    "bosaris": (("scores", "key"), ("trials",)),
     "frvt": (("scores",), ()),
     "pair-table": (("comparisons",), ()),
     "score-matrix": (("scores", "ids", "metadata"), ("column_ids", "mask")),
@@ -36,8 +39,9 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 """The file options of each format: (required, optional)."""
 _OPTION = {"comparisons": "--comparisons", "scores": "--scores", "trials": "--trials", "embeddings": "--embeddings",
-           "key": "--key", "ids": "--ids", "column_ids": "--column-ids", "mask": "--mask", "metadata": "--metadata"}
-_SPEAKERS = ("kaldi", "voxceleb", "voxsrc", "wespeaker", "speechbrain", "nist-sre", "frvt")
+           "key": "--key", "impostor_scores": "--impostor-scores", "ids": "--ids", "column_ids": "--column-ids",
+           "mask": "--mask", "metadata": "--metadata"}
+_SPEAKERS = ("kaldi", "voxceleb", "voxsrc", "wespeaker", "speechbrain", "nist-sre", "bosaris", "frvt")
 _FAILURES = ("tidy", "frvt")
 _TIDY_DEFAULTS = {"sample_cols": ("sample_a", "sample_b"), "identity_cols": ("identity_a", "identity_b")}
 """The tidy table's default column names: given to --format pair-table they mean "not named", BFW's own apply."""
@@ -58,6 +62,7 @@ def load_by_format(
     trials: Path | None = None,
     embeddings: Path | None = None,
     key: Path | None = None,
+    impostor_scores: Path | None = None,
     ids: Path | None = None,
     column_ids: Path | None = None,
     mask: Path | None = None,
@@ -90,7 +95,7 @@ def load_by_format(
         raise InputError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}.")
     required, optional = _NEEDS[fmt]
     given = {"comparisons": comparisons, "scores": scores, "trials": trials, "embeddings": embeddings, "key": key,
-             "ids": ids, "column_ids": column_ids, "mask": mask}
+             "impostor_scores": impostor_scores, "ids": ids, "column_ids": column_ids, "mask": mask}
     missing = [_OPTION[k] for k in required if (metadata if k == "metadata" else given[k]) is None]
     stray = [_OPTION[k] for k, p in given.items() if p is not None and k not in required + optional]
     if missing or stray:
@@ -128,6 +133,13 @@ def load_by_format(
         if metadata is not None or group_by:
             raise InputError("--format kaldi-eer has no ids, so no groups: drop --metadata/--group-by.")
         return load_kaldi_eer(scores, distance=distance)  # type: ignore[arg-type]
+    if fmt == "pyeer":
+        if metadata is not None or group_by:
+            raise InputError("--format pyeer has no ids, so no groups: drop --metadata/--group-by.")
+        return load_pyeer(scores, impostor_scores, distance=distance)  # type: ignore[arg-type]
+    if fmt == "bosaris":
+        return load_bosaris(scores, key, ndx=trials, speaker_of=who, distance=distance,  # type: ignore[arg-type]
+                            **meta)
     if fmt in ("voxceleb", "voxsrc"):
         load = load_voxceleb if fmt == "voxceleb" else load_voxsrc
         return load(trials, scores, speaker_of=who or "path", distance=distance, **meta)  # type: ignore[arg-type]

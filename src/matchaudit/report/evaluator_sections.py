@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matchaudit.formatting import fmt, interval
+from matchaudit.formatting import fmt, interval, operating_point
 from matchaudit.report.markup import esc, figure, pct, table
 
 
@@ -31,6 +31,27 @@ def failures(res: dict, folder: Path) -> str:
             f"same-group impostor comparisons. Intervals: {esc(first['method'])} at {pct(first['level'], 2)}, with "
             "the variance clustered by identity (one poor enrolment fails all its comparisons).</p>"
             + table(["group", "class", "failures / attempts", "FTA", f"{pct(first['level'], 2)} interval"], rows, 2))
+
+
+def attacks(res: dict, folder: Path) -> str:
+    """The impostor-attack presentation match rate (IAPMR) per operating point and group (bob vulnerability files)."""
+    recs = [r for r in res.get("attacks") or [] if r["weighting"] == "pooled"] or res.get("attacks") or []
+    if not recs:
+        return ""
+    rows = [[esc(operating_point(r["kind"], r["target"])), esc(r["group"]), fmt(r["threshold"], digits=5),
+             f"{r['accepted']:,} / {r['attacks']:,}", pct(r["iapmr"]), interval(r["low"], r["high"], "rate")]
+            for r in recs]
+    first = recs[0]
+    return ("<h2>Presentation attacks</h2>"
+            "<p>Presentation attacks (rows with a non-empty <code>probe_attack_type</code>) are compared with the "
+            "reference of the subject they claim. They are neither genuine nor zero-effort impostor comparisons, so "
+            "no FMR or FNMR in this report counts them. The IAPMR is the share of attacks accepted at each threshold "
+            f"set on the licit comparisons ({esc(first['weighting'])} weighting; accept iff s {esc(first['rule'])} "
+            "t), as bob's <code>vuln metrics</code> reports it; per group: attacks on that group's subjects. "
+            f"Intervals: {esc(first['method'])} at {pct(first['level'], 2)}, with the variance clustered by "
+            "attacked subject (attacks on one subject share its reference).</p>"
+            + table(["operating point", "group", "threshold", "accepted / attacks", "IAPMR",
+                     f"{pct(first['level'], 2)} interval"], rows, 2))
 
 
 _CAL_NAMES = {"cllr": "Cllr", "min_cllr": "minCllr", "act_dcf": "actDCF", "min_dcf": "minDCF"}
@@ -87,4 +108,4 @@ def distributions(res: dict, folder: Path) -> str:
                      "per group."))
 
 
-__all__ = ["calibration", "distributions", "failures"]
+__all__ = ["attacks", "calibration", "distributions", "failures"]

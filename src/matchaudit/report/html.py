@@ -21,7 +21,7 @@ from matchaudit.formatting import fmt, interval, operating_point, threshold, val
 from matchaudit.report.figures import TEXT_MAX_GROUPS, label_key, order_groups, plot_cross_group
 from matchaudit.choices import SCOPE
 from matchaudit.report.det import BANDS_MAX
-from matchaudit.report.evaluator_sections import calibration, distributions, failures
+from matchaudit.report.evaluator_sections import attacks, calibration, distributions, failures
 from matchaudit.report.markup import esc, figure, pct, pvalue, table
 from matchaudit.outputs import check_report, staged
 from matchaudit.report.results import load_results, load_section, section_mismatch
@@ -638,8 +638,8 @@ def _reproducibility(res: dict, folder: Path) -> str:
             f"<p>Configuration:</p><pre>{esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
 
 
-SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, failures, _tests, _equivalence, _det,
-                                               calibration, distributions, _fairness,
+SECTIONS: list[Callable[[dict, Path], str]] = [_summary, _reading, _operating, failures, attacks, _tests,
+                                               _equivalence, _det, calibration, distributions, _fairness,
                                                _uncertainty,
                                                _cross, _model_comparison, _labelfree, _reproducibility]
 
