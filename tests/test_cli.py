@@ -443,3 +443,19 @@ def test_the_choices_offered_are_the_ones_implemented():
 
     assert backends.names() == choices.BACKENDS
     assert tuple(METRICS) == choices.CLASSIFIER_METRICS
+
+
+def test_a_long_group_name_does_not_push_the_numbers_off_a_wide_terminal(tmp_path):
+    """C6: a 5,000-character group name widened the group column to the whole terminal."""
+    import matchaudit as ma
+
+    sim = ma.simulate(samples_per_identity=3, dim=16, seed=1)
+    s = sim.samples.assign(group=sim.samples.group.replace({"A": "L" * 5000}))
+    s.to_csv(tmp_path / "s.csv", index=False)
+    np.save(tmp_path / "e.npy", sim.embeddings)
+    res = runner.invoke(app, ["audit", "--samples", str(tmp_path / "s.csv"), "--embeddings", str(tmp_path / "e.npy"),
+                              "--group-by", "group", "--fmr", "0.1", "--no-intervals", "--no-figures", "--out",
+                              str(tmp_path / "o")], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    rows = [line for line in res.output.splitlines() if line.startswith("│ FMR 0.1")]
+    assert len(rows) == 4 and max(map(len, rows)) < 130, rows

@@ -904,6 +904,11 @@ CLI_CASES = [
     cli("fmt-identity-embeddings-numeric-attribute-S1", "audit --format identity-embeddings --embeddings "
         "{d}/ie_age.csv --group-by gender {Q}", 2, "age"),
     # ----- audit: outputs
+    cli("audit-fmr-threshold-bob-ok", "{AT} --fmr-threshold bob", 0),
+    cli("audit-fmr-threshold-bob-with-intervals", "audit --comparisons {d}/t.csv --group-by group --fmr 0.1 "
+        "--no-figures --fmr-threshold bob", 2, "--fmr-threshold"),
+    cli("audit-fmr-threshold-bob-rule-gt", "{AT} --fmr-threshold bob --rule '>'", 2, "--fmr-threshold"),
+    cli("audit-fmr-threshold-unknown", "{AT} --fmr-threshold highest", 2, "--fmr-threshold"),
     cli("audit-out-is-file", "{A} --out {d}/afile", 2, "--out", out=False),
     cli("audit-out-proc", "{A} --out /proc/matchaudit", 2, "--out", out=False),
     cli("audit-out-dev-null", "{A} --out /dev/null", 2, "--out", out=False),

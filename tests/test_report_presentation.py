@@ -122,6 +122,8 @@ def test_names_no_font_draws_get_labels_and_a_key(monkeypatch):
     assert figures.figure_labels(["all", "Zürich", "北京"]) == ["all", "Zürich", "G2"]
     assert figures.figure_labels(["Zürich", "北京"]) == ["Zürich", "G2"]  # the same label in every figure
     assert figures.label_key(["all", "Zürich", "北京"]) == "G2 = 北京"
+    long = "x" * 5000  # C6: its legend covered the DET
+    assert figures.figure_labels(["all", "Zürich", long]) == ["all", "Zürich", "G2"]
 
 
 def test_det_legend_says_why_a_curve_is_not_drawn():
@@ -203,3 +205,12 @@ def test_tight_lays_out_as_tight_layout_and_leaves_no_engine(tmp_path):
     figures.tight(fig)
     assert fig.dpi == figures.DPI
     plt.close(fig)
+
+
+def test_one_gap_is_said_in_the_singular():
+    """C7: "1 gaps are distinguishable", "1 rows fewer"."""
+    from matchaudit.report.html import _family_words
+
+    said = _family_words({"comparison": "pairs", "metric": "fnmr", "tests": 3, "distinguishable": 1,
+                          "discoveries": 1, "alpha": 0.05})
+    assert "1 gap is distinguishable" in said and "1 is a discovery" in said

@@ -94,3 +94,9 @@ def test_m6_names_that_look_like_missing_words_are_names(sim):
         gaps[4] = hole
         with pytest.raises(ma.InputError, match=r"missing 'g' at positions 4 \(0-based\)"):
             ma.from_embeddings(sim.embeddings, ident, attributes=pd.DataFrame({"g": gaps}), group_by="g")
+
+
+def test_c5_repr_summarises_instead_of_printing_every_array(sim):
+    text = repr(sim.as_data())
+    assert text == ("MatchData(protocol='all-pairs'; 600 samples x 16 dims (float32); 179,700 comparisons; "
+                    "200 identities; groups by group: A (100), B (60), C (40) identities; scores cosine)")

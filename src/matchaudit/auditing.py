@@ -222,7 +222,7 @@ class Audit:
 
     @property
     def curves(self) -> pd.DataFrame:
-        """AUC, ROCCH-EER and minDCF per weighting and group."""
+        """AUC, EER (``eer_method``) and minDCF per weighting and group."""
         return pd.DataFrame(self.exact.curve_summaries)
 
     @property
@@ -486,6 +486,7 @@ def audit(
     dcf_c_miss: float = 1.0,
     dcf_c_fa: float = 1.0,
     eer: str = "rocch",
+    fmr_threshold: str = "lowest-score",
     dcf: Sequence[tuple[float, float, float]] | None = None,
     llr: bool = False,
     calibration: bool = True,
@@ -535,6 +536,11 @@ def audit(
     eer : {"rocch", "interpolated"}
         The EER of the curve summaries: of the ROC convex hull (BOSARIS, PyBOSARIS; default) or interpolated
         between consecutive ROC points (the NIST SRE'16 scorer, as wespeaker reports it); docs/conventions.md.
+    fmr_threshold : {"lowest-score", "bob"}
+        The threshold at each FMR target: the lowest observed score whose FMR is at most the target (default), or
+        bob.measure's ``far_threshold``, the lowest *impostor* score with that FMR (the same FMR, FNMR never
+        lower: reproduces bob's published FNMR). ``"bob"`` reproduces a plug-in number: intervals, tests and
+        equivalence re-derive thresholds by the default rule, so it runs without them (``intervals=False``).
     dcf : sequence of (p_target, c_miss, c_fa), optional
         The operating points of the calibration and cost metrics (default: the one above): Cllr, minCllr, actual
         and minimum DCF per group with identity-aware intervals, the APE curves, and the score distributions
@@ -599,9 +605,14 @@ def audit(
                          param="fmr")
     config = AuditConfig(fmr_targets=fmr, thresholds=thresholds, fnmr_targets=fnmr, rule=rule, weightings=weightings,
                          threshold_impostors=threshold_impostors, dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
-                         dcf_c_fa=dcf_c_fa, eer_method=eer, zero_policy=zero_policy, exclude_small_groups=exclude_small_groups,
+                         dcf_c_fa=dcf_c_fa, eer_method=eer, fmr_threshold=fmr_threshold, zero_policy=zero_policy, exclude_small_groups=exclude_small_groups,
                          small_groups=SmallGroupRule(min_identities=checks.integer(
                              small_group_identities, "small_group_identities")))
+    if config.fmr_threshold == "bob" and (intervals or tests or equivalence is not None):
+        raise InputError("fmr_threshold='bob' reproduces bob's plug-in numbers; the intervals, tests and equivalence "
+                         "tests re-derive each replicate's threshold by the default rule (the lowest observed score), "
+                         "so they would not describe these numbers: run without them (intervals=False; CLI "
+                         "--no-intervals), or with the default fmr_threshold.", param="fmr_threshold")
     if not intervals:  # options of intervals that will not be computed were ignored silently
         unused = [name for name, given in (("ci_method", ci_method is not None), ("one_sided", one_sided),
                                            ("band", band != "simultaneous")) if given]

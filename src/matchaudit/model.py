@@ -229,6 +229,23 @@ class MatchData:
                 "n_identities": int(self.n_identities), "n_comparisons": int(self.n_comparisons()),
                 "identities_per_group": {g: int(n[i]) for i, g in enumerate(self.group_names)}}
 
+    def __repr__(self) -> str:
+        """A summary, not the arrays (C5: the dataclass's repr printed every id and embedding)."""
+        from matchaudit.errors import listing
+
+        n = np.bincount(self.identity_group, minlength=self.n_groups)
+        groups = listing([f"{g[:40] + '…' if len(g) > 40 else g} ({k:,})" for g, k in zip(self.group_names, n)], 6)
+        emb = None if self.samples is None else self.samples.embeddings
+        parts = [f"protocol={self.protocol!r}", f"{self.n_comparisons():,} comparisons",
+                 f"{self.n_identities:,} identities" if self.has_identities else "no identities",
+                 f"groups by {', '.join(self.group_by) or '(none)'}: {groups} identities",
+                 f"scores {self.score_kind}"]
+        if emb is not None:
+            parts.insert(1, f"{emb.shape[0]:,} samples x {emb.shape[1]} dims ({emb.dtype})")
+        parts += [f"{len(self.warnings)} warnings"] if self.warnings else []
+        parts += [f"{len(self.attacks):,} presentation attacks"] if self.attacks is not None and len(self.attacks) else []
+        return f"MatchData({'; '.join(parts)})"
+
     @property
     def out_of_core(self) -> bool:
         """True when the listed comparisons are read from disk a chunk at a time (``source``)."""

@@ -18,7 +18,7 @@ from rich.table import Table
 from matchaudit.choices import BACKENDS, DUPLICATE_POLICIES, FORMATS, FTA_POLICIES, INTERVAL_METHODS
 from matchaudit.cli.app import app
 from matchaudit.formatting import fmt, interval, operating_point, threshold as threshold_text, with_counts
-from matchaudit.cli.common import (folder_path, dcf_points, err_console, floats, margin, names, output_dir, report_file,
+from matchaudit.cli.common import (NAME_COLUMN, folder_path, dcf_points, err_console, floats, margin, names, output_dir, report_file,
                                    user_errors)
 from matchaudit.errors import InputError
 from matchaudit.metrics.small_groups import MIN_IDENTITIES
@@ -49,7 +49,7 @@ def _print_summary(result: Audit, out: Path, figures: bool) -> None:
     w = result.config.weightings[0]
     table = Table(title=f"Operating points ({w} weighting, accept iff score {result.config.rule} threshold)")
     for col in ("operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"):
-        table.add_column(col)
+        table.add_column(col, **(NAME_COLUMN if col == "group" else {}))
     for p in result.exact.operating_points:
         if p["weighting"] != w:
             continue
@@ -63,7 +63,7 @@ def _print_summary(result: Audit, out: Path, figures: bool) -> None:
         level = fmt(attacks[0]["level"], "rate", 2)
         table = Table(title=f"Presentation attacks accepted (IAPMR; {level} interval clustered by attacked subject)")
         for col in ("operating point", "group", "threshold", "IAPMR (k/n)", "interval"):
-            table.add_column(col)
+            table.add_column(col, **(NAME_COLUMN if col == "group" else {}))
         for r in attacks:
             table.add_row(operating_point(r["kind"], r["target"]), r["group"], threshold_text(r["threshold"]),
                           with_counts(r["iapmr"], r["accepted"], r["attacks"]), interval(r["low"], r["high"], "rate"))
@@ -131,6 +131,7 @@ def audit(
     dcf_p_target: float = typer.Option(0.01, "--dcf-p-target", help="minDCF prior of a target (0.01 NIST SRE; 0.05 VoxSRC)."),
     dcf_c_miss: float = typer.Option(1.0, "--dcf-c-miss", help="minDCF cost of a miss."),
     dcf_c_fa: float = typer.Option(1.0, "--dcf-c-fa", help="minDCF cost of a false alarm."),
+    fmr_threshold: str = typer.Option("lowest-score", "--fmr-threshold", help="The threshold at each FMR target: lowest-score (the lowest observed score with FMR <= target) or bob (bob.measure's far_threshold, the lowest impostor score with it: reproduces bob's FNMR; with --no-intervals); docs/conventions.md."),
     eer: str = typer.Option("rocch", "--eer", help="EER of the curve summaries: rocch (the ROC convex hull, as BOSARIS) or interpolated (between consecutive ROC points, as the NIST SRE'16 scorer and wespeaker report it); docs/conventions.md."),
     dcf: str = typer.Option(None, "--dcf", help="Operating points of the calibration and cost metrics (Cllr, minCllr, actual and minimum DCF with intervals): P_target,C_miss,C_fa triples separated by ';', e.g. '0.01,1,1;0.05,1,1' (default: --dcf-p-target, --dcf-c-miss, --dcf-c-fa)."),
     llr: bool = typer.Option(False, "--llr", help="The scores are natural-log likelihood ratios: report Cllr and the actual DCF too (otherwise only minCllr and minDCF)."),
@@ -256,7 +257,7 @@ def audit(
         run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, figures=not no_figures, fmr=floats(fmr, "--fmr"),
                   thresholds=fixed, fnmr=floats(fnmr, "--fnmr"),
                   rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors,
-                  dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, eer=eer, dcf=dcf_points(dcf), llr=llr, calibration=not no_calibration,
+                  dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, eer=eer, fmr_threshold=fmr_threshold, dcf=dcf_points(dcf), llr=llr, calibration=not no_calibration,
                   zero_policy=zero_policy.value, exclude_small_groups=exclude_small_groups,
                   small_group_identities=small_group_identities,
                   intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,

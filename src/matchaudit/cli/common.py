@@ -53,7 +53,7 @@ FLAGS = {
     "column_ids": "--column-ids", "score_cols": "--score-cols", "det_scale": "--det-scale",
     "dcf": "--dcf", "llr": "--llr", "heatmap_order": "--heatmap-order", "heatmap_aggregate": "--heatmap-aggregate",
     "comparisons": "--versus", "test_comparisons": "--tests-versus",
-    "out": "--out", "eer": "--eer", "one_sided": "--one-sided", "exclude_small_groups": "--exclude-small-groups", "small_group_identities": "--small-group-identities",
+    "out": "--out", "eer": "--eer", "fmr_threshold": "--fmr-threshold", "one_sided": "--one-sided", "exclude_small_groups": "--exclude-small-groups", "small_group_identities": "--small-group-identities",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""
@@ -131,6 +131,10 @@ def user_errors(fn: F) -> F:
             raise typer.Exit(EXIT_INPUT) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+NAME_COLUMN = {"max_width": 32, "overflow": "ellipsis", "no_wrap": True}
+"""Console table settings of a column of group names (C6: a 5,000-character name pushed the numbers off-screen)."""
 
 
 def folder_path(value: str | Path) -> Path:

@@ -16,7 +16,7 @@ from rich.table import Table
 from matchaudit import __version__, checks
 from matchaudit.choices import CLASSIFIER_METRICS
 from matchaudit.cli.app import app
-from matchaudit.cli.common import folder_path, margin, names, output_dir, status, user_errors
+from matchaudit.cli.common import NAME_COLUMN, folder_path, margin, names, output_dir, status, user_errors
 from matchaudit.errors import InputError
 
 console = Console()
@@ -225,7 +225,7 @@ def _print(rows: list[dict], result: dict, out: Path, level: float) -> None:
     table = Table(title=f"{result.get('method')}")
     cols = ["comparison", "effect", "pvalue"] + [c for c in ("pvalue_holm", "pvalue_maxt", "qvalue_bh") if c in rows[0]]
     for c in cols + ["verdict"]:
-        table.add_column(c)
+        table.add_column(c, **(NAME_COLUMN if c == "comparison" else {}))
     for r in rows:
         sig = r.get("significant_maxt", r.get("significant"))
         verdict = r["reason"] if r.get("reason") else (f"{r['direction']} (significant at {level:g})" if sig

@@ -431,7 +431,7 @@ def duplicates_message(repeats: Repeats, where: Where, policy: str, out_of_core:
                 "(out_of_core=False; CLI: --in-memory), or choose duplicates='keep-both' (every row counts) or "
                 "'refuse'.")
     dropped = repeats.rows - repeats.pairs
-    return (f"{found} {_POLICY_TEXT[policy]}" + (f": {dropped} rows fewer" if policy != "keep-both" else "")
+    return (f"{found} {_POLICY_TEXT[policy]}" + (f": {dropped:,} {'row' if dropped == 1 else 'rows'} fewer" if policy != "keep-both" else "")
             + ". Choose with duplicates='keep-both', 'first', 'mean' or 'refuse' (CLI: --duplicates "
             "keep-both|first|mean|refuse).")
 

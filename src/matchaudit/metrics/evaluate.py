@@ -15,7 +15,7 @@ only ``"same-group"`` ones (NIST's demographic practice), or those sharing some 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -33,6 +33,21 @@ from matchaudit.pairings import PairCategories, check_spec, reference_pairs
 
 FVC_ALIASES = {1e-2: "FMR100", 1e-3: "FMR1000", 1e-4: "FMR10000", 0.0: "ZeroFMR"}
 """FVC-style names of FNMR at an FMR target (FMR100 = FNMR at FMR 1%)."""
+
+
+FmrThreshold = Literal["lowest-score", "bob"]
+FMR_THRESHOLDS = ("lowest-score", "bob")
+THRESHOLD_WORDS = {
+    "lowest-score": "lowest observed score (or +inf) whose FMR over the threshold impostors is <= target",
+    "bob": "bob.measure far_threshold: the lowest impostor score whose FMR is <= target (just above the highest "
+           "impostor score when none is)",
+}
+"""The threshold at an FMR target, by ``fmr_threshold``: the same FMR; bob's FNMR is never lower (the genuine
+scores from the lowest observed score up to the next impostor score are rejected; docs/conventions.md)."""
+EER_WORDS = {
+    "rocch": "ROC convex hull (ROCCH-EER): where the hull of the (FMR, FNMR) points meets FMR = FNMR",
+    "interpolated": "NIST SRE'16 scorer: linear interpolation between the ROC points either side of FMR = FNMR",
+}
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,7 @@ class AuditConfig:
     small_groups: SmallGroupRule = SmallGroupRule()  # flags summary groups ``small`` (always; no number changes)
     exclude_small_groups: bool = False  # fairness measures over the groups that are not small only
     eer_method: EerMethod = "rocch"  # or "interpolated", the SRE'16 scorer's (:meth:`Rates.eer`)
+    fmr_threshold: FmrThreshold = "lowest-score"  # or "bob": bob.measure's far_threshold (:data:`THRESHOLD_WORDS`)
 
     def __post_init__(self) -> None:
         """Validate and normalise every field (sequences to tuples of floats), whoever builds the config."""
@@ -67,6 +83,11 @@ class AuditConfig:
         put("fnmr_targets", checks.numbers(self.fnmr_targets, "fnmr", low=0.0, high=1.0, high_open=True))
         checks.choice(self.rule, Rule, "rule")
         checks.choice(self.eer_method, EER_METHODS, "eer")
+        checks.choice(self.fmr_threshold, FMR_THRESHOLDS, "fmr_threshold")
+        if self.fmr_threshold == "bob" and (self.rule != ">=" or self.threshold_impostors != "all"):
+            raise InputError("fmr_threshold='bob' reproduces bob.measure's far_threshold, which accepts iff score >= "
+                             "threshold and sets it on every impostor score: use it with rule '>=' and "
+                             "threshold_impostors 'all'.", param="fmr_threshold")
         weightings = (self.weightings,) if isinstance(self.weightings, str) else tuple(self.weightings)
         for w in weightings:
             checks.choice(w, Weighting, "weightings")
@@ -96,8 +117,8 @@ class AuditConfig:
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["small_groups"] = self.small_groups.to_dict()
-        d["eer_definition"] = "ROC convex hull (ROCCH-EER): where the hull of the (FMR, FNMR) points meets FMR = FNMR"
-        d["threshold_definition"] = "lowest observed score (or +inf) whose FMR over the threshold impostors is <= target"
+        d["eer_definition"] = EER_WORDS[self.eer_method]
+        d["threshold_definition"] = THRESHOLD_WORDS[self.fmr_threshold]
         d["fnmr_threshold_definition"] = ("highest observed score (or -inf) whose FNMR over all genuine comparisons "
                                           "is <= target")
         return d
@@ -231,7 +252,13 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
     tally = refine(tally, data, np.array(cells, dtype=np.int64))
 
     global_rates = {w: Rates(tally, View(gen_all, thr_cats, w)) for w in weightings}
-    points = {w: [("fmr_target", a, r.threshold_at_fmr(a, config.rule)) for a in config.fmr_targets]
+    at_fmr = {w: [r.threshold_at_fmr(a, config.rule) for a in config.fmr_targets] for w, r in global_rates.items()}
+    if config.fmr_threshold == "bob":  # the lowest impostor score at or above each (one more pass over the cells)
+        tally = refine(tally, data, np.array([c for w, r in global_rates.items() for t in at_fmr[w]
+                                              for c in r.impostor_cells_from(t)], dtype=np.int64))
+        global_rates = {w: Rates(tally, View(gen_all, thr_cats, w)) for w in weightings}
+        at_fmr = {w: [r.lowest_impostor_from(t) for t in at_fmr[w]] for w, r in global_rates.items()}
+    points = {w: [("fmr_target", a, t) for a, t in zip(config.fmr_targets, at_fmr[w])]
               + [("fnmr_target", b, r.threshold_at_fnmr(b, config.rule)) for b in config.fnmr_targets]
               + [("threshold", t, float(t)) for t in config.thresholds] for w, r in global_rates.items()}
     cross = _cross_group(data, tally, config.rule, [t for p in points.values() for *_, t in p])

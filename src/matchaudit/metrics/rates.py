@@ -167,6 +167,42 @@ class Rates:
                 return float(cand[first])
         return fallback
 
+    def impostor_cells_from(self, t: float) -> list[int]:
+        """The cells :meth:`lowest_impostor_from` reads, to refine first: the one holding ``t``, the next holding
+        any of this view's impostors, and the last holding any (empty without impostors)."""
+        held = np.flatnonzero(self._cnt)
+        if held.size == 0:
+            return []
+        c = int(cell_of(self.tally.edges, t)) if np.isfinite(t) else int(held[-1])
+        after = held[held > c]
+        return sorted({c, int(held[-1]), *([int(after[0])] if after.size else [])})
+
+    def _impostors_in(self, cell: int) -> np.ndarray:
+        """This view's impostor scores in ``cell``, ascending (its lower edge once when impostors tie with it)."""
+        edges, ref = self.tally.edges, self.tally.refined
+        tie = [float(edges[cell - 1])] if cell > 0 and self._tie[cell - 1] > 0 else []
+        if self._cnt[cell] - (self._tie[cell - 1] if cell > 0 else 0) == 0:
+            return np.array(tie)
+        if ref is None or cell not in ref.cells:
+            raise NeedsRefinement(f"cell {cell} holds impostors and was not refined")
+        lo = edges[cell - 1] if cell > 0 else -np.inf
+        hi = edges[cell] if cell < edges.size else np.inf
+        a, b = np.searchsorted(ref.score, lo, side="right"), np.searchsorted(ref.score, hi, side="left")
+        inside = ref.score[a:b][self.view.impostor_categories[ref.category[a:b]]]
+        return np.concatenate([tie, inside])
+
+    def lowest_impostor_from(self, t: float) -> float:
+        """bob.measure's ``far_threshold`` from this rule's threshold ``t`` at the same target (``>=``): the lowest
+        impostor score at or above ``t`` (FMR only changes at impostor scores, so it has the same FMR), or just
+        above the highest impostor score when none is (bob's FAR-0 threshold); ``t`` without impostors. Needs
+        :meth:`impostor_cells_from` refined."""
+        cells = self.impostor_cells_from(t)
+        if not cells:
+            return t
+        scores = np.concatenate([self._impostors_in(c) for c in cells])
+        above = scores[scores >= t]
+        return float(above.min()) if above.size else float(np.nextafter(scores.max(), np.inf))
+
     def _first_failing_fnmr(self, beta: float, rule: Rule) -> tuple[np.ndarray, int]:
         """The distinct genuine scores ascending, and the position of the first whose FNMR exceeds ``beta`` (FNMR
         is non-decreasing in the threshold), or their number when none does."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matchaudit.formatting import fmt, interval, operating_point
+from matchaudit.formatting import fmt, interval, operating_point, threshold
 from matchaudit.report.markup import esc, figure, pct, table
 
 
@@ -38,7 +38,7 @@ def attacks(res: dict, folder: Path) -> str:
     recs = [r for r in res.get("attacks") or [] if r["weighting"] == "pooled"] or res.get("attacks") or []
     if not recs:
         return ""
-    rows = [[esc(operating_point(r["kind"], r["target"])), esc(r["group"]), fmt(r["threshold"], digits=5),
+    rows = [[esc(operating_point(r["kind"], r["target"])), esc(r["group"]), threshold(r["threshold"]),
              f"{r['accepted']:,} / {r['attacks']:,}", pct(r["iapmr"]), interval(r["low"], r["high"], "rate")]
             for r in recs]
     first = recs[0]

@@ -239,15 +239,21 @@ def _covered() -> frozenset[int]:
     return frozenset(points)
 
 
+MAX_LABEL = 32
+"""Longest group name a figure shows as written (C6: a 5,000-character name's legend covered the DET)."""
+
+
 def figure_labels(names: list[str]) -> list[str]:
-    """Group names as a figure can show them: a name with a character no installed font draws (a CJK name on a
-    machine without CJK fonts) becomes ``G<k>``, k its position among the groups (the overall view ``all`` not
-    counted, so every figure of one audit numbers a group alike), which :func:`label_key` spells out."""
+    """Group names as a figure can show them: a name longer than :data:`MAX_LABEL` or with a character no
+    installed font draws (a CJK name on a machine without CJK fonts) becomes ``G<k>``, k its position among the
+    groups (the overall view ``all`` not counted, so every figure of one audit numbers a group alike), which
+    :func:`label_key` spells out."""
     covered = _covered()
     out, k = [], 0
     for n in names:
         k += n != ALL
-        out.append(n if n == ALL or all(ord(c) in covered or c.isspace() for c in n) else f"G{k}")
+        drawn = len(n) <= MAX_LABEL and all(ord(c) in covered or c.isspace() for c in n)
+        out.append(n if n == ALL or drawn else f"G{k}")
     return out
 
 

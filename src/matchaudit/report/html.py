@@ -464,9 +464,10 @@ def _family_words(f: dict) -> str:
     tested = f["tests"] - f.get("undefined", 0)
     untested = (f" ({f['undefined']:,} more could not be tested: too few errors or no variance; see the group "
                 "tests)") if f.get("undefined") else ""
-    return (f" Of the {tested:,} pairs of groups tested{untested}, {f['distinguishable']:,} gaps are distinguishable "
-            f"from noise (max-T at {level}) and {f['discoveries']:,} are discoveries at a {100 * f['alpha']:.0f}% "
-            "false-discovery rate (BH).")
+    k, d = f["distinguishable"], f["discoveries"]
+    return (f" Of the {tested:,} pairs of groups tested{untested}, {k:,} {'gap is' if k == 1 else 'gaps are'} "
+            f"distinguishable from noise (max-T at {level}) and {d:,} {'is a discovery' if d == 1 else 'are discoveries'}"
+            f" at a {100 * f['alpha']:.0f}% false-discovery rate (BH).")
 
 
 def _times(record: dict | None) -> str:
