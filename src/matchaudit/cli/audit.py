@@ -47,16 +47,23 @@ class ZeroOpt(str, Enum):
 
 def _print_summary(result: Audit, out: Path, figures: bool) -> None:
     w = result.config.weightings[0]
+    first: dict[tuple, dict] = {}  # each point's interval of the free rate by the first method computed
+    for r in result.interval_records or []:
+        first.setdefault((r["weighting"], r["group"], r["metric"], r["kind"], r["target"]), r)
     table = Table(title=f"Operating points ({w} weighting, accept iff score {result.config.rule} threshold)")
-    for col in ("operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"):
+    heads = ["operating point", "group", "threshold", "FMR (k/n)", "FNMR (k/n)"] + (["interval"] if first else [])
+    for col in heads:
         table.add_column(col, **(NAME_COLUMN if col == "group" else {}))
     for p in result.exact.operating_points:
         if p["weighting"] != w:
             continue
         flag = " [yellow](below resolution)[/]" if p["below_resolution"] else ""
+        free = "FMR" if p["kind"] == "fnmr_target" else "FNMR"
+        iv = first.get((w, p["group"], free, p["kind"], p["target"]))
+        span = [f"{free} {interval(iv['low'], iv['high'], 'rate')} {iv['method']}" if iv else "—"] if first else []
         table.add_row(operating_point(p["kind"], p["target"]) + flag, p["group"],
                       threshold_text(p["threshold"]), with_counts(p["fmr"], p["fmr_errors"], p["fmr_comparisons"]),
-                      with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"]))
+                      with_counts(p["fnmr"], p["fnmr_errors"], p["fnmr_comparisons"]), *span)
     console.print(table)
     attacks = [r for r in result.attack_records or [] if r["weighting"] == w]
     if attacks:

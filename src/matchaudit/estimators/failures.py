@@ -76,7 +76,7 @@ def failure_note(failures: Failures) -> str:
     n = len(failures.failed)
     if failures.policy == "exclude":
         return (f"{n:,} comparisons failed (no score) and were excluded: every rate is over the comparisons that "
-                "produced a score; the failure rates per group are reported beside them.")
+                "produced a score; the failure rates per group are in failures.csv and the report.")
     return (f"{n:,} comparisons failed (no score) and count as errors: FNMR = FTA + FNMR (1 - FTA) and FMR = "
             "FMR (1 - FTA) per class (transaction-level rates, ISO/IEC 19795-1).")
 
