@@ -185,8 +185,8 @@ def test_load_by_format_dispatches_and_checks_options(tmp_path):
         load_by_format("kaldi", trials=FIX / "kaldi_trials")
     with pytest.raises(InputError, match=r"--trials not used by this format"):
         load_by_format("bob", scores=FIX / "bob4.txt", trials=FIX / "kaldi_trials")
-    with pytest.raises(InputError, match=r"--format 'pyeer'"):
-        load_by_format("pyeer", scores=FIX / "bob4.txt")
+    with pytest.raises(InputError, match=r"--format 'sidekit'"):
+        load_by_format("sidekit", scores=FIX / "bob4.txt")
     with pytest.raises(InputError, match=r"--speaker-of applies"):
         load_by_format("bob", scores=FIX / "bob4.txt", speaker_of="prefix")
 

@@ -1,0 +1,112 @@
+"""Coverage of a new population's rates by the identity-level intervals, on three generators (#43 items 4 and 5).
+
+The question "a new population of identities like these" has one truth per law: the rate on an infinite set of
+identities. It is estimated here on large data sets of the same law (``TRUTH_IDENTITIES`` identities, averaged over
+two seeds); each of ``--datasets`` data sets of ``identities x samples`` is audited with the identity bootstraps
+(``vertex``, ``double-or-nothing``, ``two-level``) and Wilson at fixed thresholds, and each interval is checked
+against the truth: FNMR at FMR 1e-2 and 1e-3 (the threshold re-derived per data set), and FMR and FNMR at the
+true thresholds. Generators (bench/generators.py), each at a difficulty that puts FNMR@FMR 1e-3 between 2% and
+30%: ``vmf`` (near-homogeneous identities), ``lookalike`` (shared cluster centres, 10% hard identities, per-sample
+quality), ``tscore`` (per-identity genuine shifts, t(4) impostors).
+
+    NUMBA_NUM_THREADS=1 .venv/bin/python bench/new_population.py run --datasets 300      # CSV per design
+    .venv/bin/python bench/new_population.py table                                      # the summary table
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+import generators  # noqa: E402
+
+import matchaudit as ma  # noqa: E402
+
+OUT = Path("bench/results/new_population")
+SCALE = {"vmf": 0.6, "lookalike": 0.3, "tscore": 1.0}  # difficulty per generator (bench/generators.py)
+DESIGNS = [(g, k, s) for g in ("vmf", "lookalike", "tscore") for k, s in ((100, 4), (300, 3))]
+TARGETS = (1e-2, 1e-3)
+METHODS = "vertex,double-or-nothing,two-level,wilson"
+TRUTH_IDENTITIES = {"vmf": 3000, "lookalike": 3000, "tscore": 1500}
+TOLERANCE = 0.015
+
+
+def truth(gen: str, samples: int) -> dict:
+    """Population FNMR@FMR and the thresholds there (with FMR and FNMR at them), averaged over two large sets."""
+    rows = []
+    for seed in (990_001, 990_002):
+        data = generators.make(gen, 1, TRUTH_IDENTITIES[gen], samples, seed=seed, scale=[SCALE[gen]])
+        res = ma.audit(data, fmr=TARGETS, intervals=False, calibration=False, weightings=("pooled",))
+        rows.append({a: res.at_fmr(a).loc["all", ["threshold", "fnmr"]].to_numpy(float) for a in TARGETS})
+    return {a: np.mean([r[a] for r in rows], axis=0) for a in TARGETS}
+
+
+def run_design(gen: str, k: int, s: int, datasets: int, n_resamples: int, level: float) -> pd.DataFrame:
+    true = truth(gen, s)
+    thresholds = [float(true[a][0]) for a in TARGETS]
+    # the truths at the true thresholds: FMR is the target by construction, FNMR the population's there
+    fixed = {("FMR", t): a for a, t in zip(TARGETS, thresholds)} | {("FNMR", t): float(true[a][1])
+                                                                 for a, t in zip(TARGETS, thresholds)}
+    rows = []
+    for d in range(datasets):
+        data = generators.make(gen, 1, k, s, seed=10_000 + d, scale=[SCALE[gen]])
+        res = ma.audit(data, fmr=TARGETS, thresholds=thresholds, ci_method=METHODS, n_resamples=n_resamples,
+                       level=level, seed=d, calibration=False, weightings=("pooled",))
+        for r in res.interval_records:
+            if r["group"] != "all" or r["metric"] not in ("FMR", "FNMR"):
+                continue
+            if r["kind"] == "fmr_target" and r["metric"] == "FNMR":
+                value = float(true[r["target"]][1])
+            elif r["kind"] == "threshold":
+                value = fixed[(r["metric"], r["target"])]
+            else:
+                continue
+            lo, hi = r["low"], r["high"]
+            rows.append(dict(generator=gen, identities=k, samples=s, dataset=d, metric=r["metric"], kind=r["kind"],
+                             target=r["target"], method=r["method"], level=level, estimate=r["estimate"],
+                             errors=r.get("errors"), low=lo, high=hi, truth=value,
+                             covered=bool(lo <= value <= hi) if np.isfinite(lo) and np.isfinite(hi) else np.nan))
+    return pd.DataFrame(rows)
+
+
+def table(df: pd.DataFrame) -> pd.DataFrame:
+    g = df.groupby(["generator", "identities", "samples", "metric", "kind", "method", "level"], sort=False)
+    out = g.agg(coverage=("covered", "mean"), n=("covered", "count"), errors=("errors", "median"),
+                width=("high", "mean")).reset_index()
+    out["width"] = g.apply(lambda x: float((x.high - x.low).mean()), include_groups=False).to_numpy()
+    out["se"] = np.sqrt(out.coverage * (1 - out.coverage) / out.n)
+    out["ok"] = out.coverage >= out.level - TOLERANCE
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("what", choices=["run", "table"])
+    p.add_argument("--datasets", type=int, default=300)
+    p.add_argument("--n-resamples", type=int, default=200)
+    p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--designs", default="")
+    a = p.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    if a.what == "run":
+        chosen = [d for d in DESIGNS if not a.designs or f"{d[0]}:{d[1]}x{d[2]}" in a.designs.split(",")]
+        for gen, k, s in chosen:
+            t0 = time.time()
+            df = run_design(gen, k, s, a.datasets, a.n_resamples, a.level)
+            df.to_csv(OUT / f"{gen}_{k}x{s}_{a.level}.csv", index=False)
+            print(f"{gen} {k}x{s}: {time.time() - t0:.0f} s", file=sys.stderr)
+        return
+    df = pd.concat([pd.read_csv(f) for f in sorted(OUT.glob("*.csv"))])
+    t = table(df)
+    Path("bench/results/new_population.md").write_text(t.to_markdown(index=False, floatfmt=".3f"))
+    print(t.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
