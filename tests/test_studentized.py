@@ -14,6 +14,7 @@ from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import coverage as cv
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators import studentized as st
+from matchaudit.engine.weights import layout_of
 
 
 def _grouped_data():
@@ -39,6 +40,38 @@ def test_replicates_equal_the_engine(method):
         inside = np.ones(ic.g.size, bool) if j == 0 else ic.group == j - 1
         _, _, reps = st.rate_studentization(scheme, data, ic.e[0] * inside, ic.g * inside, 50, chunk=7)
         np.testing.assert_allclose(reps, fnmr[1:, j], rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("method", st.STUDENTIZED)
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_target_replicates_equal_the_engine_at_each_replicates_threshold(method, rule):
+    """FNMR@FMR (#43 item 4): p* at each replicate's own exact threshold, recounted per identity from the genuine
+    scores in threshold order, equals the engine's replicate per view; se and se* equal the clustered formula
+    brute-forced on identity k's errors at that threshold."""
+    from matchaudit.metrics.tally import genuine_scores
+
+    data = _grouped_data()
+    scheme = rs.SCHEMES[bs.SCHEME_OF[method]](5)
+    c = run(data, scheme, 60, grid=build_grid(data, rule=rule), fmr_targets=[0.05])
+    engine = bs.fnmr_at_targets(c)[1:, 0, :]
+    inside = np.stack([np.ones(data.n_identities)] + [data.identity_group == g for g in range(2)]).astype(float)
+    gen = genuine_scores(data)
+    t_hat = float(c.target_threshold[0, 0])
+    se, t_star, reps = st.target_studentization(scheme, data, gen, t_hat, c.target_threshold[1:, 0], rule, inside,
+                                                chunk=7)
+    np.testing.assert_allclose(reps, engine, rtol=1e-12, atol=1e-15)
+    err = (gen.score < t_hat) if rule == ">=" else (gen.score <= t_hat)
+    e = np.bincount(gen.identity[err], minlength=data.n_identities).astype(float)
+    g = np.bincount(gen.identity, minlength=data.n_identities).astype(float)
+    assert se[0] == pytest.approx(np.sqrt(iv.fnmr_variance(g, e)), rel=1e-12)
+    b = 17  # one replicate brute-forced: its weights, its threshold
+    w = scheme.identity_weights(np.array([b + 1]), layout_of(data))[0][0].astype(float)
+    tb = c.target_threshold[b + 1, 0]
+    eb = np.bincount(gen.identity[(gen.score < tb) if rule == ">=" else (gen.score <= tb)],
+                     minlength=data.n_identities).astype(float)
+    pb = (w * eb).sum() / (w * g).sum()
+    vb = (w * (eb - pb * g) ** 2).sum() / (w * g).sum() ** 2
+    assert t_star[b, 0] == pytest.approx((pb - (e.sum() / g.sum())) / np.sqrt(vb), rel=1e-9)
 
 
 def test_clustered_se_brute_force():

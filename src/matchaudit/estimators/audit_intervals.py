@@ -43,13 +43,14 @@ from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.cross_group_intervals import cross_group_intervals
-from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
+from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization, target_studentization
 from matchaudit.estimators.within_variance import WithinVariance, within_variance
 from matchaudit.metrics import fairness
 from matchaudit.estimators import fairness_projection as fp
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.metrics.small_groups import excluded_groups, too_few_left
+from matchaudit.metrics.tally import genuine_scores
 from matchaudit.model import IDENTITY_SOURCES, MatchData, view_names
 from matchaudit.pairings import reference_pairs
 
@@ -359,10 +360,13 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
             student = _Studentizer(data, _scheme(boot_method, options.seed), options.n_resamples,
                                    identity_counts(data, thresholds, config.rule, reference=reference_pairs(
                                        config.threshold_impostors, data.group_names, data.group_by)))
+        targets = None
+        if boot_method in STUDENTIZED and data.has_identities and "t_t" in stats and target_t.size:
+            targets = _TargetStudentizer(data, _scheme(boot_method, options.seed), stats, target_t, config.rule)
         records += _bootstrap_records("pooled", plug, stats, v, boot_method, config, options, exact, fixed=fixed,
                                       zeros=ZeroBounds(data, options.level, options.alternative),
                                       within=_within(data, boot_method, thresholds, target_t, config.rule),
-                                      student=student, sections=sections)
+                                      student=student, targets=targets, sections=sections)
         bands += det_bands(plug, stats["det"], v, options, boot_method)
     if "balanced" in plans:
         bv = v.balanced if v is not None and bal_method in RECENTRED else None
@@ -491,8 +495,8 @@ def _target_reducer(weighting: str, config: AuditConfig
     """FNMR and FMR at the FMR targets per replicate and view, ``fn_t``, ``fm_t`` (R, T, 1+G): pooled at each
     replicate's exact threshold, balanced at grid edges (from the counts' grid curves, when already computed)."""
     def reduce(c: Counts, curves: bs.GridCurves | None = None) -> dict[str, np.ndarray]:
-        if weighting == "pooled":
-            return {"fn_t": bs.fnmr_at_targets(c), "fm_t": bs.fmr_at_targets(c)}
+        if weighting == "pooled":  # with each replicate's thresholds (the bootstrap-t of FNMR@FMR reads them)
+            return {"fn_t": bs.fnmr_at_targets(c), "fm_t": bs.fmr_at_targets(c), "t_t": c.target_threshold}
         fn_t, fm_t = bs.targets_on_grid(c, config.fmr_targets, curves)
         return {"fn_t": fn_t, "fm_t": fm_t}
     return reduce
@@ -535,6 +539,30 @@ class _Studentizer:
         return float(self.se[m]), self.t[:, m]
 
 
+class _TargetStudentizer:
+    """Bootstrap-t inputs ``(se, t*)`` of FNMR at FMR target ``ti`` in view ``j`` (0: all, then groups), each
+    replicate at its own exact threshold (``stats["t_t"]``), under an identity bootstrap
+    (:func:`studentized.target_studentization`). Its ``p*`` must equal the engine's replicates; where it does not
+    (a scheme whose genuine weights are not the engine's), the view keeps its percentile interval."""
+
+    def __init__(self, data: MatchData, scheme: rs.Scheme, stats: dict[str, np.ndarray], t_hat: np.ndarray,
+                 rule: str):
+        genuine = genuine_scores(data)
+        inside = np.array([data.identity_group == g for g in range(data.n_groups)], float)
+        inside = np.concatenate([np.ones((1, data.n_identities)), inside])
+        self.out: dict[tuple[int, int], tuple[float, np.ndarray]] = {}
+        for ti, t in enumerate(t_hat):
+            se, t_star, reps = target_studentization(scheme, data, genuine, float(t), stats["t_t"][1:, ti], rule,
+                                                     inside)
+            engine = stats["fn_t"][1:, ti, :]
+            for j in range(inside.shape[0]):
+                if np.allclose(reps[:, j], engine[:, j], rtol=1e-12, atol=1e-15, equal_nan=True):
+                    self.out[(ti, j)] = (float(se[j]), t_star[:, j])
+
+    def fnmr(self, ti: int, j: int) -> tuple[float, np.ndarray] | None:
+        return self.out.get((ti, j))
+
+
 class ExactPoints:
     """The audit's exact numbers, by key."""
 
@@ -560,15 +588,15 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
                        config: AuditConfig, options: IntervalOptions, exact: ExactPoints, fixed: bool,
                        notes: dict[str, str] | None = None,
                        zeros: ZeroBounds | None = None, within: WithinVariance | None = None,
-                       student: _Studentizer | None = None, sections: tuple[str, ...] = SECTIONS
-                       ) -> list[dict[str, Any]]:
+                       student: _Studentizer | None = None, targets: _TargetStudentizer | None = None,
+                       sections: tuple[str, ...] = SECTIONS) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its plug-in counts and replicate statistics (:func:`_reducer`;
     pooled: exact replicate thresholds at FMR targets; balanced: grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
     the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
     ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval.
     ``within``: the within-identity variances (fixed thresholds, then targets) that correct recentered FNMR
     intervals and the FNMR side of fairness measures for few samples per identity. ``student``: FNMR at the fixed
-    thresholds gets bootstrap-t bounds (identity bootstraps). ``sections``: which of :data:`SECTIONS` (``stats``
+    thresholds gets bootstrap-t bounds (identity bootstraps); ``targets``: FNMR at the FMR targets too. ``sections``: which of :data:`SECTIONS` (``stats``
     needs ``fn_t``/``fm_t`` for rates and measures, ``auc``/``eer`` for curves)."""
     notes = notes or {}
     names = bs.view_names(counts)
@@ -612,7 +640,8 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
             op = exact.op(weighting, "fmr_target", a, name)
             vv = None if fn_v is None else fn_v[ti, j]
             r = boot(op["fnmr"], fn_t[1:, ti, j], vv, errors=op["fnmr_errors"], comparisons=op["fnmr_comparisons"],
-                     zero=("FNMR", j), at=(n_fixed + ti, j))
+                     zero=("FNMR", j), at=(n_fixed + ti, j),
+                     studentized=None if targets is None else targets.fnmr(ti, j))
             add(r, metric="FNMR", kind="fmr_target", target=a, threshold=op["threshold"], group=name,
                 normalized_uncertainty=nu(op["fnmr"], fn_t[1:, ti, j], vv))
             # each group's FMR at the global threshold (all: the target's achieved FMR), the threshold re-derived

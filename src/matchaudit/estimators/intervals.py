@@ -257,12 +257,24 @@ def weighted_fnmr_variance(genuine: np.ndarray, errors: np.ndarray, weights: np.
     g, e = np.asarray(genuine, float), np.asarray(errors, float)
     w = np.asarray(weights, float)
     g2, e2 = np.atleast_2d(g), np.atleast_2d(e)
-    n = w @ g2.T
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = (w @ e2.T) / n
-        v = (w @ (e2 * e2).T - 2 * p * (w @ (e2 * g2).T) + p * p * (w @ (g2 * g2).T)) / n**2
-    v = np.maximum(v, 0.0)
+    p, v = _variance_of_sums(w @ g2.T, w @ e2.T, w @ (e2 * e2).T, w @ (e2 * g2).T, w @ (g2 * g2).T)
     return (p[:, 0], v[:, 0]) if g.ndim == e.ndim == 1 else (p, v)
+
+
+def rowwise_fnmr_variance(genuine: np.ndarray, errors: np.ndarray, weights: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`weighted_fnmr_variance` with errors of their own per row: row r of ``errors`` (R, K) counted with row r
+    of ``weights`` (R, K) (a bootstrap replicate's errors at its own threshold); ``genuine`` (K,). (R,) each."""
+    g, e, w = np.asarray(genuine, float)[None, :], np.asarray(errors, float), np.asarray(weights, float)
+    return _variance_of_sums(*((w * x).sum(axis=1) for x in (g, e, e * e, e * g, g * g)))
+
+
+def _variance_of_sums(n, se, se2, seg, sg2) -> tuple[np.ndarray, np.ndarray]:
+    """FNMR ``sum e / sum g`` and its clustered variance from the weighted sums of g, e, e^2, e g and g^2."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = se / n
+        v = (se2 - 2 * p * seg + p * p * sg2) / n**2
+    return p, np.maximum(v, 0.0)
 
 
 @dataclass(frozen=True)

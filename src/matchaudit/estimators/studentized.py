@@ -22,8 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from matchaudit import resampling as rs
+from matchaudit.definitions import Rule
 from matchaudit.estimators import intervals as iv
 from matchaudit.engine.weights import layout_of
+from matchaudit.metrics.tally import GenuineScores
 from matchaudit.model import MatchData
 
 STUDENTIZED = ("vertex", "double-or-nothing")  # identity bootstraps whose fixed-threshold rates are studentized
@@ -56,4 +58,49 @@ def rate_studentization(scheme: rs.Scheme, data: MatchData, errors: np.ndarray, 
     return np.sqrt(v[0]), studentize(p[0], reps, rse), reps
 
 
-__all__ = ["STUDENTIZED", "rate_studentization", "studentize"]
+def target_studentization(scheme: rs.Scheme, data: MatchData, genuine: GenuineScores, t_hat: float,
+                          thresholds: np.ndarray, rule: Rule, inside: np.ndarray, chunk: int = 64
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(se, t*, p*)`` of FNMR at an FMR target, each replicate at its own threshold (``thresholds`` (B,): the
+    engine's exact replicate thresholds, replicates 1..B), per view (``inside`` (V, K): the identities of each
+    view): identity k's errors ``e_k(t_b)`` at replicate b's threshold, its scheme weights drawn again from the
+    same keys, ``p*_b = sum w e(t_b) / sum w g`` and ``se*_b`` its clustered standard error; ``se`` that of the
+    estimate at ``t_hat``. The threshold's own variation is in ``p*`` (and so in the spread of ``t*``), not in
+    ``se*``: what is studentized is the link between few errors and a small spread. Replicates are taken in the
+    order of their thresholds, so each identity's errors are counted incrementally (one pass over the genuine
+    scores). Shapes: se (V,), t* and p* (B, V)."""
+    k = data.n_identities
+    order = np.argsort(genuine.score, kind="stable")
+    score, ident = genuine.score[order], genuine.identity[order]
+    g = np.bincount(ident, minlength=k).astype(float)
+    side = "left" if rule == ">=" else "right"  # errors: s < t under '>=', s <= t under '>'
+
+    def errors_below(pos: int) -> np.ndarray:
+        return np.bincount(ident[:pos], minlength=k).astype(float)
+
+    e_hat = errors_below(int(np.searchsorted(score, t_hat, side)))
+    _, v = iv.weighted_fnmr_variance(g[None, :] * inside, e_hat[None, :] * inside, np.ones((1, k)))
+    layout = layout_of(data)
+    b = np.asarray(thresholds, float).size
+    by = np.argsort(thresholds, kind="stable")
+    pos = np.searchsorted(score, np.asarray(thresholds, float)[by], side)
+    reps, rse = np.full((b, inside.shape[0]), np.nan), np.full((b, inside.shape[0]), np.nan)
+    running, done = np.zeros(k), 0
+    for c0 in range(0, b, chunk):
+        idx = by[c0:c0 + chunk]
+        w = scheme.identity_weights(idx + 1, layout)[0].astype(float)
+        e = np.empty((idx.size, k))
+        for i, p_end in enumerate(pos[c0:c0 + chunk]):
+            running += np.bincount(ident[done:p_end], minlength=k)
+            done = p_end
+            e[i] = running
+        for j, view in enumerate(inside):
+            reps[idx, j], var = iv.rowwise_fnmr_variance(g * view, e * view, w)
+            rse[idx, j] = np.sqrt(var)
+    reps[np.isnan(thresholds)] = np.nan  # a replicate without a threshold has no rate (as the engine's)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_hat = (inside @ e_hat) / (inside @ g)
+    return np.sqrt(v[0]), studentize(p_hat[None, :], reps, rse), reps
+
+
+__all__ = ["STUDENTIZED", "rate_studentization", "studentize", "target_studentization"]

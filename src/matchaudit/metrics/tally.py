@@ -252,7 +252,8 @@ def _genuine_all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndar
     return pair_scores(data.samples.embeddings, a, b, data.metric), k, a
 
 
-def _genuine(data: MatchData) -> GenuineScores:
+def genuine_scores(data: MatchData) -> GenuineScores:
+    """Every genuine comparison's score, group, identity and balanced weight (all-pairs: scored as the tiles do)."""
     if data.protocol == "all-pairs":
         score, ident, _ = _genuine_all_pairs(data)
         group = data.identity_group[ident] if ident.size else ident
@@ -316,7 +317,7 @@ def build_tally(data: MatchData, block_rows: int = 2048,
     ``reference``: the (G, G) group pairs whose impostors set the threshold (None: all), for the categories
     (:func:`tally_categories`)."""
     g_count = data.n_groups
-    genuine = _genuine(data)
+    genuine = genuine_scores(data)
     pairs = pairs_of(data, block_rows)
     edges = np.unique(genuine.score)
     if edges.size == 0:
