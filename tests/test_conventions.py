@@ -88,3 +88,11 @@ def test_min_dcf_equals_the_sre16_scorers_on_tie_free_scores(p_target):
     s = np.concatenate([pos, neg])
     theirs = sre16_min_dcf(s, np.r_[np.ones(pos.size), np.zeros(neg.size)], p_target)
     assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-15)
+
+
+def test_the_recorded_definitions_follow_the_options():
+    """results.json's config said "ROC convex hull" whatever --eer chose."""
+    data, _, _ = _data(0, False)
+    cfg = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, eer="interpolated").config.to_dict()
+    assert cfg["eer_definition"].startswith("NIST SRE'16") and cfg["fmr_threshold"] == "lowest-score"
+    assert cfg["threshold_definition"].startswith("lowest observed score")
