@@ -28,10 +28,19 @@ GENERATORS = ("vmf", "lookalike", "tscore")
 
 
 def make(generator: str, groups: int, identities: int, samples: int, seed: int,
-         scale: Sequence[float] | None = None) -> ma.MatchData:
-    """One data set: ``groups`` groups of ``identities`` identities with ``samples`` samples each."""
+         scale: Sequence[float] | None = None, fixed_law: bool = False) -> ma.MatchData:
+    """One data set: ``groups`` groups of ``identities`` identities with ``samples`` samples each. ``fixed_law``
+    (lookalike): :data:`CLUSTERS` cluster centres fixed once for every data set, so that identities are drawn
+    from one law whatever their number and a large data set gives a new population's truth (by default the
+    centres are drawn per data set, one per 8 identities: the share of look-alike impostor pairs then falls with
+    the number of identities)."""
     scale = np.ones(groups) if scale is None else np.asarray(scale, float)
-    return {"vmf": _vmf, "lookalike": _lookalike, "tscore": _tscore}[generator](groups, identities, samples, seed, scale)
+    if generator == "lookalike":
+        return _lookalike(groups, identities, samples, seed, scale, fixed_law=fixed_law)
+    return {"vmf": _vmf, "tscore": _tscore}[generator](groups, identities, samples, seed, scale)
+
+
+CLUSTERS = 16  # the fixed law's cluster centres (lookalike, fixed_law=True): 1/16 of impostor pairs look alike
 
 
 def _names(groups: int) -> list[str]:
@@ -45,11 +54,11 @@ def _vmf(groups, identities, samples, seed, scale) -> ma.MatchData:
     return ma.from_embeddings(sim.embeddings, sim.samples.identity.values, attributes=sim.samples, group_by="group")
 
 
-def _lookalike(groups, identities, samples, seed, scale, dim: int = 32) -> ma.MatchData:
+def _lookalike(groups, identities, samples, seed, scale, dim: int = 32, fixed_law: bool = False) -> ma.MatchData:
     rng = np.random.default_rng(seed)
     k = groups * identities
-    n_clusters = max(4, k // 8)
-    centres = _sphere(rng, n_clusters, dim)
+    n_clusters = CLUSTERS if fixed_law else max(4, k // 8)
+    centres = _sphere(np.random.default_rng(4242) if fixed_law else rng, n_clusters, dim)
     cluster = rng.integers(0, n_clusters, k)
     group = np.repeat(np.arange(groups), identities)
     rng.shuffle(group)  # groups independent of the clusters: one law

@@ -7,7 +7,8 @@ two seeds); each of ``--datasets`` data sets of ``identities x samples`` is audi
 against the truth: FNMR at FMR 1e-2 and 1e-3 (the threshold re-derived per data set), and FMR and FNMR at the
 true thresholds. Generators (bench/generators.py), each at a difficulty that puts FNMR@FMR 1e-3 between 2% and
 30%: ``vmf`` (near-homogeneous identities), ``lookalike`` (shared cluster centres, 10% hard identities, per-sample
-quality), ``tscore`` (per-identity genuine shifts, t(4) impostors).
+quality; its fixed law: 16 cluster centres for every data set), ``tscore`` (per-identity genuine shifts, t(4)
+impostors).
 
     NUMBA_NUM_THREADS=1 .venv/bin/python bench/new_population.py run --datasets 300      # CSV per design
     .venv/bin/python bench/new_population.py table                                      # the summary table
@@ -41,7 +42,7 @@ def truth(gen: str, samples: int) -> dict:
     """Population FNMR@FMR and the thresholds there (with FMR and FNMR at them), averaged over two large sets."""
     rows = []
     for seed in (990_001, 990_002):
-        data = generators.make(gen, 1, TRUTH_IDENTITIES[gen], samples, seed=seed, scale=[SCALE[gen]])
+        data = generators.make(gen, 1, TRUTH_IDENTITIES[gen], samples, seed=seed, scale=[SCALE[gen]], fixed_law=True)
         res = ma.audit(data, fmr=TARGETS, intervals=False, calibration=False, weightings=("pooled",))
         rows.append({a: res.at_fmr(a).loc["all", ["threshold", "fnmr"]].to_numpy(float) for a in TARGETS})
     return {a: np.mean([r[a] for r in rows], axis=0) for a in TARGETS}
@@ -55,7 +56,7 @@ def run_design(gen: str, k: int, s: int, datasets: int, n_resamples: int, level:
                                                                  for a, t in zip(TARGETS, thresholds)}
     rows = []
     for d in range(datasets):
-        data = generators.make(gen, 1, k, s, seed=10_000 + d, scale=[SCALE[gen]])
+        data = generators.make(gen, 1, k, s, seed=10_000 + d, scale=[SCALE[gen]], fixed_law=True)
         res = ma.audit(data, fmr=TARGETS, thresholds=thresholds, ci_method=METHODS, n_resamples=n_resamples,
                        level=level, seed=d, calibration=False, weightings=("pooled",))
         for r in res.interval_records:
@@ -92,17 +93,19 @@ def main() -> None:
     p.add_argument("--n-resamples", type=int, default=200)
     p.add_argument("--level", type=float, default=0.95)
     p.add_argument("--designs", default="")
+    p.add_argument("--out", default=str(OUT), help="folder of the per-design CSVs")
     a = p.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
     if a.what == "run":
         chosen = [d for d in DESIGNS if not a.designs or f"{d[0]}:{d[1]}x{d[2]}" in a.designs.split(",")]
         for gen, k, s in chosen:
             t0 = time.time()
             df = run_design(gen, k, s, a.datasets, a.n_resamples, a.level)
-            df.to_csv(OUT / f"{gen}_{k}x{s}_{a.level}.csv", index=False)
+            df.to_csv(out / f"{gen}_{k}x{s}_{a.level}.csv", index=False)
             print(f"{gen} {k}x{s}: {time.time() - t0:.0f} s", file=sys.stderr)
         return
-    df = pd.concat([pd.read_csv(f) for f in sorted(OUT.glob("*.csv"))])
+    df = pd.concat([pd.read_csv(f) for f in sorted(out.glob("*.csv"))])
     t = table(df)
     Path("bench/results/new_population.md").write_text(t.to_markdown(index=False, floatfmt=".3f"))
     print(t.to_string(index=False))

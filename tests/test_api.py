@@ -3,6 +3,7 @@ way, whose results are the audit's exact numbers, and whose docstring examples r
 
 from __future__ import annotations
 
+from matchaudit.estimators.audit_intervals import DEFAULT_BOOTSTRAP
 import doctest
 import json
 
@@ -100,7 +101,7 @@ def test_audit_views_are_the_exact_numbers(data, result):
                 p["threshold"], p["fnmr"], p["fnmr_errors"], p["fmr_comparisons"])
     at_t = result.at_threshold(0.3)
     assert at_t["fmr_method"].eq("wilson").all() and (at_t["fmr_low"] <= at_t["fmr"]).all()
-    assert view["fnmr_method"].eq("recentered").all()
+    assert view["fnmr_method"].eq(DEFAULT_BOOTSTRAP).all()
     assert result.group_max(fmr=1e-3) == view.loc[["A", "B", "C"], "fnmr"].max()
     assert result.difference(fmr=1e-3) == pytest.approx(result.group_max(fmr=1e-3) - result.group_min(fmr=1e-3))
     rec = next(r for r in exact.fairness if (r["rate"], r["measure"], r["target"], r["weighting"])
@@ -175,7 +176,7 @@ def test_several_closed_forms_alone_keep_the_default_bootstrap_for_the_rest(data
     methods = iv.groupby("kind")["method"].agg(lambda m: sorted(set(m))).to_dict()
     assert methods["threshold"] == ["clopper-pearson", "wilson"]
     rates = iv[(iv.kind == "fmr_target") & ~iv.metric.str.contains(":")]
-    assert sorted(set(rates.method)) == methods["curve"] == ["recentered"]
+    assert sorted(set(rates.method)) == methods["curve"] == [DEFAULT_BOOTSTRAP]
     assert set(iv[iv.metric.str.contains(":")].method) == {"double-or-nothing"}  # the measures' own default
     no_threshold = ma.audit(data, ci_method="wilson,recentered", fmr=1e-2, n_resamples=40)
     assert any("wilson: closed forms apply at fixed thresholds only" in w for w in no_threshold.warnings)

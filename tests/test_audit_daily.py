@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from matchaudit.estimators.audit_intervals import DEFAULT_BOOTSTRAP
 import json
 
 import pytest
@@ -30,7 +31,7 @@ def test_audit_carries_calibration_and_distributions(small, tmp_path):
         assert row["low"] <= row["estimate"] <= row["high"]
     assert set(cal.p_target.dropna()) == {0.01, 0.1}
     assert cal.loc[cal.metric == "cllr", "estimate"].isna().all()  # not LLRs: no Cllr
-    assert (res.score_distributions.method == "recentered").all()
+    assert (res.score_distributions.method == DEFAULT_BOOTSTRAP).all()
     paths = res.save(tmp_path / "o")
     doc = json.loads(paths["results"].read_text())
     assert {r["metric"] for r in doc["calibration"]} == {"cllr", "min_cllr", "act_dcf", "min_dcf"}

@@ -175,7 +175,7 @@ def test_auc_eer_estimates_are_the_audits(rule):
 def test_balanced_support_and_fallbacks():
     data = make_data(seed=1)
     config = AuditConfig(fmr_targets=(0.1,), thresholds=(0.3,))
-    assert ai.balanced_method(data, config, ai.IntervalOptions()) == ("recentered", None)
+    assert ai.balanced_method(data, config, ai.IntervalOptions()) == (ai.DEFAULT_BOOTSTRAP, None)
     assert ai.balanced_method(data, config, ai.IntervalOptions(method="two-level"))[0] == "vertex"
     assert ai.balanced_method(data, AuditConfig(weightings=("pooled",)), ai.IntervalOptions()) == (None, None)
     lst = listed(data)
@@ -188,7 +188,7 @@ def test_balanced_support_and_fallbacks():
     assert bal and all(r["method"] == "vertex" and "two-level" in r["note"] for r in bal)
     records, _ = ai.compute_intervals(data, config, ai.IntervalOptions(n_resamples=40, n_cells=16))
     fixed = [r for r in records if r["kind"] == "threshold"]
-    assert {(r["weighting"], r["method"]) for r in fixed} == {("pooled", "wilson"), ("balanced", "recentered")}
+    assert {(r["weighting"], r["method"]) for r in fixed} == {("pooled", "wilson"), ("balanced", ai.DEFAULT_BOOTSTRAP)}
     assert all("pooled rates only" in r["note"] for r in fixed if r["weighting"] == "balanced")
 
 

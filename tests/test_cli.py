@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from matchaudit.estimators.audit_intervals import DEFAULT_BOOTSTRAP
 import json
 from pathlib import Path
 
@@ -195,9 +196,9 @@ def test_audit_writes_intervals_and_bands(tmp_path):
     iv = pd.read_csv(out / "intervals.csv")
     fixed = iv[iv["kind"] == "threshold"]
     assert set(fixed[fixed["weighting"] == "pooled"]["method"]) == {"wilson"}
-    assert set(fixed[fixed["weighting"] == "balanced"]["method"]) == {"recentered"}  # closed forms are pooled only
+    assert set(fixed[fixed["weighting"] == "balanced"]["method"]) == {DEFAULT_BOOTSTRAP}  # closed forms: pooled only
     measures = iv["metric"].str.contains(":")  # fairness measures: identities redrawn, as the group tests
-    assert set(iv[(iv["kind"] == "fmr_target") & ~measures]["method"]) == {"recentered"}
+    assert set(iv[(iv["kind"] == "fmr_target") & ~measures]["method"]) == {DEFAULT_BOOTSTRAP}
     assert set(iv[measures]["method"]) == {"double-or-nothing"}
     assert (iv["n_resamples"].dropna() == 50).all() and (iv["seed"].dropna() == 7).all()
     ok = iv["estimate"].notna() & iv["low"].notna()

@@ -50,11 +50,11 @@ def test_fmr_at_fmr_targets_gets_intervals_in_results_and_report(tmp_path):
 
 
 def test_fairness_measures_default_to_the_identity_level_question_of_the_tests():
-    """#19 item 4: by default the comparisons between groups (fairness measures) are bootstrapped over identities,
-    the question the permutation tests answer; each group's own intervals keep the recentered default. The default's
-    fairness records are those of an audit asking for double-or-nothing (same seed, same numbers), from a second
-    pass that counts only the rates at the FMR targets; both weightings; any bootstrap asked for applies to all (a
-    closed form alone is no bootstrap: the measures keep their default)."""
+    """#19 item 4, #43 item 4: by default the comparisons between groups (fairness measures) are bootstrapped over
+    identities, the question the permutation tests answer, and so are each group's own intervals (one question for
+    every record). The default's fairness records are those of an audit asking for double-or-nothing (same seed,
+    same numbers); both weightings; any bootstrap asked for applies to all (a closed form alone is no bootstrap:
+    the measures and the rates at FMR targets keep the default)."""
     data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
     kw = {"fmr": (1e-2, 1e-3), "thresholds": 0.3, "n_resamples": 60, "calibration": False}
     default = ma.audit(data, **kw).intervals
@@ -63,7 +63,7 @@ def test_fairness_measures_default_to_the_identity_level_question_of_the_tests()
     assert set(default[measures].method) == {"double-or-nothing"}
     assert set(default[measures].scope) == {SCOPE["double-or-nothing"]}
     rates = default[~measures & (default.kind != "threshold")]
-    assert set(rates.method) == {"recentered"}
+    assert set(rates.method) == {"double-or-nothing"} and set(default.scope) == {SCOPE["double-or-nothing"]}
     assert set(default[~measures & (default.kind == "threshold") & (default.weighting == "pooled")].method) == {"wilson"}
     asked = ma.audit(data, ci_method="double-or-nothing", **kw).intervals
     cols = ["weighting", "metric", "target", "estimate", "low", "high"]
@@ -71,7 +71,7 @@ def test_fairness_measures_default_to_the_identity_level_question_of_the_tests()
                                   asked[asked.metric.str.contains(":")][cols].reset_index(drop=True))
     fixed = ma.audit(data, ci_method="recentered", **kw).intervals
     assert set(fixed[fixed.metric.str.contains(":")].method) == {"recentered"}
-    # a closed form alone asks for no bootstrap: the measures keep their default (they were recentered before)
+    # a closed form alone asks for no bootstrap: the measures and the other rates keep the default
     closed = ma.audit(data, ci_method="wilson", **kw).intervals
     assert set(closed[closed.metric.str.contains(":")].method) == {"double-or-nothing"}
-    assert set(closed[~closed.metric.str.contains(":") & (closed.kind != "threshold")].method) == {"recentered"}
+    assert set(closed[~closed.metric.str.contains(":") & (closed.kind != "threshold")].method) == {"double-or-nothing"}

@@ -236,12 +236,13 @@ def test_a_degenerate_test_record_does_not_crash_the_report(demo_run, tmp_path):
 
 
 def test_the_report_says_which_question_each_number_answers(demo_run, tmp_path):
-    """#43 item 4: the defaults answer two questions side by side (recentered rates: these identities; fairness
-    measures and tests: a new population); the report's first section says which is which."""
+    """#43 item 4: the defaults answer one question (a new population of identities) for every record, and the
+    report's first section says so; a run that mixes questions says which number answers which."""
     from matchaudit.report.html import write_report
 
     page = write_report(demo_run / "results.json", tmp_path / "r.html").read_text()
     first = page[page.index("<h2>Data"):page.index("<h2>", page.index("<h2>Data") + 5)]
-    assert "rates at the FMR targets: these identities (recentered)" in first
+    assert "The question every interval and test on this page answers: a new population of identities" in first
+    assert "rates at the FMR targets: a new population of identities (double-or-nothing)" in first
     assert "fairness measures: a new population of identities (double-or-nothing)" in first
     assert "group tests: a new population of identities" in first

@@ -108,7 +108,7 @@ def test_audit_warns_about_its_regime():
 
     data = ma.simulate({"A": GroupSpec(40, (100.0, 300.0)), "B": GroupSpec(6, (100.0, 300.0))},
                        samples_per_identity=2, dim=32, seed=3).as_data()
-    result = ma.audit(data, fmr=1e-2, n_resamples=50)
+    result = ma.audit(data, fmr=1e-2, n_resamples=50, ci_method="recentered")
     text = " ".join(result.warnings)
     assert "identities with 2 samples: group A 40 of 40, group B 6 of 6;" in text
     assert "group B (6) has fewer than 10 identities" in text
@@ -124,7 +124,7 @@ def test_audit_warns_about_its_regime():
     reasons = {(r["metric"], r["kind"], r["group"], r["weighting"]): r["method_reason"]
                for r in result.interval_records}
     assert reasons[("FNMR", "fmr_target", "A", "pooled")].startswith(
-        "recentered: the default for this metric; answers for these identities; regime 40 "
+        "recentered: requested (--ci-method); answers for these identities; regime 40 "
         "identities, 2 samples per identity")
     assert "not covered by the regime grid" in reasons[("AUC", "curve", "all", "pooled")]
 
@@ -154,10 +154,13 @@ def test_method_reason_reads_the_regime_grid():
     roc = dict(rec, metric="FNMR", kind="fmr_target", method="recentered", target=1e-4)
     assert "(a threshold set by fewer than 20 impostor errors)" in method_reason(data, roc, (), impostors=19_900)
     assert method_reason(data, roc, (), impostors=318_400).endswith("within 1.5 points of nominal in the regime grid")
-    # identity bootstraps of a new population's FNMR reached nominal in no cell of the grid (K <= 1,000)
+    # identity bootstraps of a new population's FNMR (bootstrap-t, #43 item 4): from 100 identities x 4 samples
     for metric, kind in (("FNMR", "threshold"), ("FNMR", "fmr_target")):
-        assert method_reason(data, dict(rec, metric=metric, kind=kind, method="vertex"), ()).endswith(
-            "(0.91-0.94 at 0.95): read it as indicative")
+        boot = dict(rec, metric=metric, kind=kind, method="double-or-nothing")
+        assert assess(data, boot, ()) == (
+            "double-or-nothing: the default for this metric; answers for a new population of identities; regime 300 "
+            "identities, 4 samples per identity, 50 errors: within 1.5 points of nominal in the regime grid", False)
+        assert assess(small, boot, ())[1] and "fewer than 4 samples per identity" in assess(small, boot, ())[0]
     # fairness measures: the simultaneous projection, conservative by construction (#43), not flagged
     for method in ("vertex", "recentered"):
         for metric in ("FNMR:max_min_ratio", "FMR:gini", "combined:garbe"):
@@ -171,14 +174,14 @@ def test_method_reason_reads_the_regime_grid():
 
 
 def test_unvalidated_intervals_are_flagged_in_warnings_and_report(tmp_path):
-    """Where the regime grid validates no method (a new population's FNMR by identity bootstraps), the audit says
-    so in its warnings and the report marks the interval."""
+    """Where the regime grid validates no method (a new population's rates at an FNMR target by identity
+    bootstraps), the audit says so in its warnings and the report marks the interval."""
     import matchaudit as ma
     from matchaudit.report.html import write_report
 
     data = ma.simulate(samples_per_identity=4, dim=32, seed=3).as_data()
-    result = ma.audit(data, fmr=1e-2, thresholds=(0.4,), ci_method="vertex", n_resamples=50)
-    assert any("FNMR intervals by vertex at FMR targets and fixed thresholds answer for a new population of identities;"
+    result = ma.audit(data, fmr=1e-2, fnmr=0.05, ci_method="vertex", n_resamples=50)
+    assert any("FNMR intervals by vertex at FNMR targets answer for a new population of identities;"
                in w for w in result.warnings)
     result.save(tmp_path)
     page = write_report(tmp_path / "results.json").read_text()

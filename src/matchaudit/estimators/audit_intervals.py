@@ -168,10 +168,15 @@ def _scheme(method: str, seed: int) -> rs.Scheme:
     return rs.SCHEMES[bs.SCHEME_OF[method]](seed)
 
 
+DEFAULT_BOOTSTRAP = "double-or-nothing"
+"""The bootstrap of the intervals no method was asked for: identities redrawn, so that every default record
+answers one question, a new population of identities like these (#43 item 4: the fairness measures, the group
+tests and the Wilson rates ask it too); ``recentered`` ("these identities") on request."""
+
+
 def default_bootstrap(data: MatchData) -> str:
-    """The bootstrap of the intervals no method was asked for: ``recentered`` (redraws samples within identities),
-    or ``double-or-nothing`` (redraws identities) when the comparisons carry no sample ids."""
-    return "recentered" if data.samples is not None else "double-or-nothing"
+    """:data:`DEFAULT_BOOTSTRAP`, for every input (with or without sample ids)."""
+    return DEFAULT_BOOTSTRAP
 
 
 FAIRNESS_DEFAULT = "double-or-nothing"

@@ -75,6 +75,13 @@ def _questions(res: dict) -> str:
         parts.append("group tests: a new population of identities (identities relabelled between groups)")
     if not parts:
         return ""
+    scopes = {SCOPE.get(r["method"], r["method"]) for r in recs} | ({SCOPE["double-or-nothing"]} if res.get("tests")
+                                                                    else set())
+    if len(scopes) == 1:  # the defaults: one question for every number (#43 item 4)
+        (scope,) = scopes
+        return (f"<p><b>The question every interval and test on this page answers: {esc(scope)}</b> — "
+                f"{'other people like these' if scope == SCOPE['double-or-nothing'] else 'other samples of the same people'}"
+                f" ({esc(', '.join(parts))}).</p>")
     return (f"<p>The question each number answers — {esc(', '.join(parts))}. <i>These identities</i>: other "
             "samples of the same people; <i>a new population</i>: other people like these.</p>")
 
