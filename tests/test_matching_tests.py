@@ -302,7 +302,35 @@ def _brute_rest(score, ka, kb, gen, groups, g, metric, t=None, target=None, refe
             m = gen & inside
             out.append(_clustered((score[m] < t).astype(float), ka[m], kb[m]))
     v, w = out[0][1] + out[1][1], out[0][2] + out[1][2]
+    if metric == "fnmr_at_fmr" and reference == "all":
+        dv, dw = _threshold_error(score, ka, kb, gen, [groups[ka] == g, groups[ka] != g], target)
+        v, w = max(v + dv, 0.0), w + dw
     return out[0][0] - out[1][0], v, v * v / w if w > 0 else np.inf, out[0][0], out[1][0]
+
+
+def _threshold_error(score, ka, kb, gen, sides, target):
+    """The threshold's sampling error in the variance of an FNMR difference at the all-impostor threshold, by
+    definition (loops): ``D^2 Var(FMR) + 2 D Cov`` and ``D^4 sum r_k^4``, with ``D`` the two sides' difference of
+    FNMR gained per FMR lost between the thresholds of FMR 2 target and target / 2 and ``r_k`` identity k's accepted
+    minus expected impostors over the impostor comparisons."""
+    imp = ~gen
+    t_lo, t, t_hi = (_threshold(score[imp], score, a) for a in (2 * target, target, target / 2))
+    t_lo, t_hi = (x if np.isfinite(x) else t for x in (t_lo, t_hi))
+    fmr = lambda x: (score[imp] >= x).mean()  # noqa: E731
+    fnmr = lambda m, x: (score[m] < x).mean()  # noqa: E731
+    d = (sum(sign * (fnmr(gen & s, t_hi) - fnmr(gen & s, t_lo)) for sign, s in zip((1, -1), sides))
+         / (fmr(t_lo) - fmr(t_hi)))
+    p, v, _ = _clustered((score[imp] >= t).astype(float), ka[imp], kb[imp])
+    r = {k: sum(float(score[j] >= t) - p for j in np.flatnonzero(imp) if k in (ka[j], kb[j])) / imp.sum()
+         for k in np.unique(np.concatenate([ka, kb]))}
+    cov = 0.0
+    for sign, s in zip((1, -1), sides):
+        m = gen & s
+        n = m.sum()
+        q = (score[m] < t).mean()
+        cov += sign * sum(((score[m & (ka == k)] < t).sum() - q * (m & (ka == k)).sum()) * r[k]
+                          for k in np.unique(ka[m])) / n
+    return d * d * v + 2 * d * cov, d**4 * sum(x**4 for x in r.values())
 
 
 @pytest.mark.parametrize("metric,kw", [

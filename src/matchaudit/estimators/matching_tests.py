@@ -220,6 +220,61 @@ def _by_group(lab: np.ndarray, x: np.ndarray, G: int) -> np.ndarray:
                        minlength=R * G).reshape(R, G)
 
 
+@dataclass(frozen=True)
+class ThresholdError:
+    """The sampling error of a threshold set on all impostors at an FMR target, carried into the variance of an FNMR
+    difference at that threshold (delta method, #43 item 3).
+
+    ``t`` solves ``FMR(t) = alpha`` on the impostors, so ``t_hat - t ~ (FMR_hat(t) - alpha) / f_imp(t)`` and
+    ``T(t_hat) ~ T(t) + D (FMR_hat(t) - alpha)`` for ``T = FNMR_a - FNMR_b``, with ``D = (f_a - f_b) / f_imp`` the
+    difference of the two sides' ROC slopes ``dFNMR / dFMR``, read over the thresholds of FMR ``2 alpha`` and
+    ``alpha / 2`` (``de``: each identity's genuine errors between them; ``dfmr``: the FMR between them). Hence
+    ``Var T(t_hat) = Var T(t) + D^2 Var FMR_hat + 2 D Cov(T, FMR_hat)``: ``v`` is the clustered FMR variance of all
+    impostors (:func:`matchaudit.estimators.intervals.fmr_variance`) and the covariance pairs each identity's FNMR
+    share with its FMR influence ``r_k = row_k / M`` (accepted minus expected impostors of identity k, over the
+    impostor comparisons). ``w = sum_k r_k^4`` feeds :func:`effective_df`.
+    """
+
+    g: np.ndarray
+    e: np.ndarray
+    de: np.ndarray
+    dfmr: float
+    r: np.ndarray
+    v: float
+    w: float
+
+    @classmethod
+    def at(cls, data: MatchData, fmr_target: float, rule: Rule, grid: Grid | None) -> ThresholdError:
+        thr = run(data, None, grid=grid or build_grid(data, rule=rule),
+                  fmr_targets=[2 * fmr_target, fmr_target, fmr_target / 2]).target_threshold[0]
+        thr = np.where(np.isfinite(thr), thr, thr[1])  # a window edge out of reach: that side of the window shut
+        ic = identity_counts(data, thr, rule)
+        fmr = [2 * float(ic.pair_e[i].sum()) / float(ic.m_row.sum()) for i in range(3)]
+        tot = iv.ImpostorTotals(ic.m_row.astype(float), ic.e_row[1].astype(float), ic.pair_m[1].astype(float),
+                                ic.pair_e[1].astype(float), float(ic.sum_m2))
+        M = float(ic.m_row.sum()) / 2
+        r = (tot.row_errors - fmr[1] * tot.row_comparisons) / M
+        return cls(ic.g.astype(float), ic.e[1].astype(float), (ic.e[2] - ic.e[0]).astype(float), fmr[0] - fmr[2],
+                   r, float(iv.fmr_variance(tot)), float((r**4).sum()))
+
+    def pair_terms(self, labels: np.ndarray, sides: np.ndarray, pairs: list[tuple[int, int]]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """(R, m) variance added to each pair's FNMR difference, ``D^2 v + 2 D (C_a - C_b)``, and ``D^4 w``, for the
+        (R, K) group labels ``labels`` (``C_s = sum_{k in s} (e_k - p_s g_k) r_k / G_s``)."""
+        g, e, de, r = self.g, self.e, self.de, self.r
+        slope, cov = [], []
+        for side in np.asarray(sides, bool):
+            mask = side[labels].astype(float)
+            n = mask @ g
+            with np.errstate(divide="ignore", invalid="ignore"):
+                slope.append(mask @ de / n)
+                cov.append((mask @ (e * r) - (mask @ e) / n * (mask @ (g * r))) / n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.stack([(slope[a] - slope[b]) / self.dfmr if self.dfmr > 0 else 0 * slope[a] for a, b in pairs], 1)
+            c = np.stack([cov[a] - cov[b] for a, b in pairs], 1)
+        return d * d * self.v + 2 * d * c, d**4 * self.w
+
+
 # ----------------------------------------------------------------------------- statistics
 
 @dataclass(frozen=True)
@@ -321,14 +376,18 @@ def _pair_diffs(x: np.ndarray, vx: np.ndarray | None, pairs: list[tuple[int, int
     return t, v
 
 
-def effective_df(v: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
+def effective_df(v: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]],
+                 extra: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """(R, m) effective number of identities behind each pair's clustered variance, ``(sum c)^2 / sum c^2`` over
     the identity shares ``c`` of both groups (Satterthwaite; ``K`` when every identity weighs the same, near 1
     when one identity carries the variance). The studentized statistic is read as a t with these degrees of
     freedom (:func:`matchaudit.estimators.permutation.standardize`): with a few identities with correlated
-    errors, ``T / se`` has heavier tails than its relabellings, which mix the groups' identities."""
+    errors, ``T / se`` has heavier tails than its relabellings, which mix the groups' identities. ``extra``: (R, m)
+    terms added to each pair's variance and squared shares (:meth:`ThresholdError.pair_terms`)."""
     vs = np.stack([v[:, a] + v[:, b] for a, b in pairs], axis=1)
     ws = np.stack([w[:, a] + w[:, b] for a, b in pairs], axis=1)
+    if extra is not None:
+        vs, ws = np.maximum(vs + extra[0], 0.0), ws + extra[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(ws > 0, vs**2 / ws, np.inf)
 
@@ -370,7 +429,7 @@ def matching_statistics(
     fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", unit: Unit = "identity",
     studentize: Studentize = True, variance: Variance = "clustered", n_bootstrap: int = 200,
     n_resamples: int | str | None = 999, seed: int = 0, grid: Grid | None = None, max_exact: int = 100_000,
-    progress: bool = False, resamples_param: str = "n_resamples",
+    progress: bool = False, resamples_param: str = "n_resamples", threshold_error: bool = True,
 ) -> MatchingStatistics:
     """Observed and relabelled group differences of ``metric`` (the inputs of the permutation test).
 
@@ -381,6 +440,8 @@ def matching_statistics(
     only; binomial variance). ``n_resamples``: random relabellings, or ``"exact"``/``None`` to enumerate.
     ``progress``: a display of the relabellings (identity unit). ``resamples_param``: the name of ``n_resamples``
     in the caller's terms, for the refusal of a number of relabellings over the memory budget.
+    ``threshold_error``: FNMR@FMR with ``fmr_reference="all"`` adds the threshold's sampling error to the variance
+    (:class:`ThresholdError`; False: the threshold treated as known, as before #43).
     """
     mode = _check_args(metric, threshold, fmr_target, studentize, variance, unit)
     if not data.has_identities:
@@ -413,6 +474,9 @@ def matching_statistics(
         # every relabelling has the observed threshold (no group label moves it): the fixed-threshold test there,
         # closed form per relabelling instead of G x G engine entries per impostor comparison
         threshold = details["observed_threshold"] = _observed_threshold(data, fmr_target, grid, rule)
+    slope = None
+    if metric == "fnmr_at_fmr" and fixed and threshold_error:
+        slope = ThresholdError.at(data, fmr_target, rule, grid)
     if fixed:
         terms = ClusterTerms.at(data, float(threshold), rule)
         def fn(lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -427,7 +491,12 @@ def matching_statistics(
                 wp.append(ww)
                 meter.advance(xx.shape[0])
         xp, vp, wp = np.concatenate(xp), np.concatenate(vp), np.concatenate(wp)
-        df, df_perm = effective_df(vx, wx, pairs), effective_df(vp, wp, pairs)
+        if slope is not None:  # the threshold's own sampling error, per pair (ThresholdError)
+            ex = slope.pair_terms(data.identity_group[None, :], sides, pairs)
+            ep = [np.concatenate(z) for z in zip(*(slope.pair_terms(labels[r0:r0 + _BATCH], sides, pairs)
+                                                   for r0 in range(0, labels.shape[0], _BATCH)))]
+        df = effective_df(vx, wx, pairs, None if slope is None else ex)
+        df_perm = effective_df(vp, wp, pairs, None if slope is None else ep)
     else:
         grid = grid or build_grid(data, rule=rule)
         targets = [fmr_target] if metric == "fnmr_at_fmr" else []
@@ -451,6 +520,8 @@ def matching_statistics(
                 df_perm = None if vp is None else effective_df(vp, wp, pairs)
     t, v = _pair_diffs(x, vx, pairs)
     t_perm, v_perm = _pair_diffs(xp, vp, pairs)
+    if slope is not None:
+        v, v_perm = np.maximum(v + ex[0], 0.0), np.maximum(v_perm + ep[0], 0.0)
     if mode != "none" and (variance == "bootstrap" or v is None):
         v = _bootstrap_variance(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, n_bootstrap,
                                 seed, grid)[None, :]
@@ -600,5 +671,5 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
                            st.details | {"estimates": est, "comparisons": comparisons})
 
 
-__all__ = ["METRICS", "ClusterTerms", "Comparisons", "check_all_groups_budget", "MatchingStatistics", "Relabel", "effective_df", "matching_all_groups_test",
+__all__ = ["METRICS", "ClusterTerms", "ThresholdError", "Comparisons", "check_all_groups_budget", "MatchingStatistics", "Relabel", "effective_df", "matching_all_groups_test",
            "matching_group_test", "matching_statistics", "relabellings"]
