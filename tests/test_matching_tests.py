@@ -69,8 +69,20 @@ def _threshold(imp_scores: np.ndarray, all_scores: np.ndarray, target: float) ->
     return np.inf
 
 
+def _log_ratio(a, b):
+    """The studentized test's statistic by definition from two sides' (rate, variance, squared shares, comparisons):
+    ``log q_a - log q_b``, ``q = (errors + 1/2) / comparisons`` (0 when the rates are equal), with variance
+    ``v_a / q_a^2 + v_b / q_b^2`` and effective df ``v^2 / (w_a / q_a^4 + w_b / q_b^4)``."""
+    (pa, va, wa, na), (pb, vb, wb, nb) = a, b
+    qa, qb = (pa * na + 0.5) / na, (pb * nb + 0.5) / nb
+    t = 0.0 if pa == pb else np.log(qa) - np.log(qb)
+    v, w = va / qa**2 + vb / qb**2, wa / qa**4 + wb / qb**4
+    return t, v, v * v / w if w > 0 else np.inf, (qa, qb)
+
+
 def _brute(score, ka, kb, gen, groups, metric, t=None, target=None):
-    """Per-group metric and clustered variance for a labelling ``groups`` (K,) by definition."""
+    """Per-group metric and clustered variance for a labelling ``groups`` (K,) by definition: the difference, and the
+    test's statistic (the log ratio for FNMR, FMR, FNMR@FMR: :func:`_log_ratio`) with its variance and df."""
     out = {}
     ref = (~gen) & (groups[ka] == groups[kb])
     if metric == "fnmr_at_fmr":
@@ -79,14 +91,14 @@ def _brute(score, ka, kb, gen, groups, metric, t=None, target=None):
         gm = gen & (groups[ka] == g)
         im = (~gen) & (groups[ka] == g) & (groups[kb] == g)
         if metric in ("fnmr", "fnmr_at_fmr"):
-            out[g] = _clustered((score[gm] < t).astype(float), ka[gm], kb[gm])
+            out[g] = _clustered((score[gm] < t).astype(float), ka[gm], kb[gm]) + (gm.sum(),)
         elif metric == "fmr":
-            out[g] = _clustered((score[im] >= t).astype(float), ka[im], kb[im])
+            out[g] = _clustered((score[im] >= t).astype(float), ka[im], kb[im]) + (im.sum(),)
         else:  # auc
             gs, is_ = score[gm], score[im]
-            out[g] = (((gs[:, None] > is_[None, :]) + 0.5 * (gs[:, None] == is_[None, :])).mean(), np.nan, np.nan)
-    v = out["A"][1] + out["B"][1]
-    return out["A"][0] - out["B"][0], v, v * v / (out["A"][2] + out["B"][2])
+            out[g] = (((gs[:, None] > is_[None, :]) + 0.5 * (gs[:, None] == is_[None, :])).mean(),)
+    d = out["A"][0] - out["B"][0]
+    return (d, d, np.nan, np.nan) if metric == "auc" else (d,) + _log_ratio(out["A"], out["B"])[:3]
 
 
 def _student(t: float, v: float, df: float) -> float:
@@ -110,19 +122,19 @@ def test_exact_pvalue_equals_itertools_enumeration(metric, kw, stud):
     r = matching_group_test(data, metric, n_resamples="exact", studentize=stud, grid=grid, **kw)
     names = np.array(data.identity_names)
     order = [int(n[2:]) for n in names]  # MatchData identity code -> our identity number
-    t0, v0, df0 = _brute(score, ka, kb, gen, np.array(["A"] * 3 + ["B"] * 3), metric,
-                         kw.get("threshold"), kw.get("fmr_target"))
+    e0, t0, v0, df0 = _brute(score, ka, kb, gen, np.array(["A"] * 3 + ["B"] * 3), metric,
+                             kw.get("threshold"), kw.get("fmr_target"))
     s0 = _student(t0, v0, df0) if stud else t0
     hits, n = 0, 0
     for a_set in combinations(range(6), 3):
         lab = np.array(["B"] * 6)
         lab[list(a_set)] = "A"
-        t, v, df = _brute(score, ka, kb, gen, lab, metric, kw.get("threshold"), kw.get("fmr_target"))
+        _, t, v, df = _brute(score, ka, kb, gen, lab, metric, kw.get("threshold"), kw.get("fmr_target"))
         s = _student(t, v, df) if stud else t
         hits += abs(s) >= abs(s0) - TOL * abs(s0)
         n += 1
     assert r.exact and r.n_resamples == n == 20
-    assert r.effect == pytest.approx(t0, abs=1e-12)
+    assert r.effect == pytest.approx(e0, abs=1e-12)
     assert r.statistic == pytest.approx(s0, rel=1e-9)
     assert r.pvalue == hits / n
     assert order == sorted(order)
@@ -297,42 +309,45 @@ def _brute_rest(score, ka, kb, gen, groups, g, metric, t=None, target=None, refe
     for inside in (groups[ka] == g, groups[ka] != g):
         if metric == "fmr":
             m = same & inside
-            out.append(_clustered((score[m] >= t).astype(float), ka[m], kb[m]))
+            out.append(_clustered((score[m] >= t).astype(float), ka[m], kb[m]) + (m.sum(),))
         else:
             m = gen & inside
-            out.append(_clustered((score[m] < t).astype(float), ka[m], kb[m]))
-    v, w = out[0][1] + out[1][1], out[0][2] + out[1][2]
+            out.append(_clustered((score[m] < t).astype(float), ka[m], kb[m]) + (m.sum(),))
+    t, v, df, q = _log_ratio(out[0], out[1])
     if metric == "fnmr_at_fmr" and reference == "all" and observed:  # the threshold's error: observed labels only
-        dv, dw = _threshold_error(score, ka, kb, gen, [groups[ka] == g, groups[ka] != g], target)
+        dv, dw = _threshold_error(score, ka, kb, gen, [groups[ka] == g, groups[ka] != g], target, 1 / np.array(q))
+        w = v * v / df if np.isfinite(df) else 0.0
         v, w = max(v + dv, 0.0), w + dw
-    return out[0][0] - out[1][0], v, v * v / w if w > 0 else np.inf, out[0][0], out[1][0]
+        df = v * v / w if w > 0 else np.inf
+    return t, v, df, out[0][0], out[1][0]
 
 
-def _threshold_error(score, ka, kb, gen, sides, target):
+def _threshold_error(score, ka, kb, gen, sides, target, factor=(1.0, 1.0)):
     """The threshold's sampling error in the variance of an FNMR difference at the all-impostor threshold, by
     definition (loops): ``D^2 Var(FMR) + 2 D Cov`` and ``D^4 sum r_k^4``, with ``D`` the two sides' difference of
     FNMR gained per FMR lost between the thresholds of FMR 2 target and target / 2 (``D^2`` less the clustered
     variance of that estimate) and ``r_k`` identity k's accepted minus expected impostors over the impostor
-    comparisons."""
+    comparisons. ``factor``: per side, the derivative of its statistic in its rate (the log ratio: 1 / q)."""
     imp = ~gen
     t_lo, t, t_hi = (_threshold(score[imp], score, a) for a in (2 * target, target, target / 2))
     t_lo, t_hi = (x if np.isfinite(x) else t for x in (t_lo, t_hi))
     fmr = lambda x: (score[imp] >= x).mean()  # noqa: E731
     fnmr = lambda m, x: (score[m] < x).mean()  # noqa: E731
     dfmr = fmr(t_lo) - fmr(t_hi)
-    d = sum(sign * (fnmr(gen & s, t_hi) - fnmr(gen & s, t_lo)) for sign, s in zip((1, -1), sides)) / dfmr
-    noise = sum(_clustered(((score[gen & s] >= t_lo) & (score[gen & s] < t_hi)).astype(float), ka[gen & s],
-                           kb[gen & s])[1] for s in sides) / dfmr**2  # the slope's own sampling variance
+    d = sum(f * sign * (fnmr(gen & s, t_hi) - fnmr(gen & s, t_lo))
+            for f, sign, s in zip(factor, (1, -1), sides)) / dfmr
+    noise = sum(f * f * _clustered(((score[gen & s] >= t_lo) & (score[gen & s] < t_hi)).astype(float), ka[gen & s],
+                                   kb[gen & s])[1] for f, s in zip(factor, sides)) / dfmr**2  # the slope's own noise
     d2 = max(d * d - noise, 0.0)
     p, v, _ = _clustered((score[imp] >= t).astype(float), ka[imp], kb[imp])
     r = {k: sum(float(score[j] >= t) - p for j in np.flatnonzero(imp) if k in (ka[j], kb[j])) / imp.sum()
          for k in np.unique(np.concatenate([ka, kb]))}
     cov = 0.0
-    for sign, s in zip((1, -1), sides):
+    for f, sign, s in zip(factor, (1, -1), sides):
         m = gen & s
         n = m.sum()
         q = (score[m] < t).mean()
-        cov += sign * sum(((score[m & (ka == k)] < t).sum() - q * (m & (ka == k)).sum()) * r[k]
+        cov += f * sign * sum(((score[m & (ka == k)] < t).sum() - q * (m & (ka == k)).sum()) * r[k]
                           for k in np.unique(ka[m])) / n
     return max(d2 * v + 2 * d * cov, 0.0), d2**2 * sum(x**4 for x in r.values())
 
@@ -358,7 +373,7 @@ def test_each_group_against_the_rest_equals_enumeration_by_definition(metric, kw
         g = row["group_a"]
         t0, v0, df0, a0, b0 = _brute_rest(score, ka, kb, gen, observed, g, metric, kw.get("threshold"),
                                           kw.get("fmr_target"), kw.get("fmr_reference", "all"))
-        assert row["effect"] == pytest.approx(t0, abs=1e-12)
+        assert row["effect"] == pytest.approx(a0 - b0, abs=1e-12)
         assert (row["estimate_a"], row["estimate_b"]) == pytest.approx((a0, b0), abs=1e-12)
         if not v0 > 1e-20:  # every identity at its side's rate (rounding aside): no studentized statistic
             assert row["pvalue"] == 1.0 if t0 == 0 else np.isnan(row["pvalue"]) and "variance" in row["reason"]
