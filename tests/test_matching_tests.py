@@ -234,17 +234,18 @@ def test_matching_cli_writer(tmp_path):
 
 
 def correlated_clusters(seed: int, n_a: int = 120, n_b: int = 30, per: int = 6, rate: float = 0.1,
-                        concentration: float = 2.0, gap: float = 0.0):
+                        concentration: float = 2.0, gap: float = 0.0, per_b: int | None = None):
     """A listed table where the weak null holds but the groups' error structures differ (#14 item 6): A has
     ``n_a`` identities whose ``per`` genuine comparisons fail independently with ``rate``; B has ``n_b``
-    identities whose failure probability is Beta(c rate, c (1 - rate)) (mean ``rate + gap``, errors correlated
-    inside an identity; smaller ``concentration`` c = stronger correlation). Rejected genuine scores 0.2,
-    accepted 0.8 (threshold 0.5); one impostor comparison per identity (score 0.1)."""
+    identities (``per_b`` genuine comparisons each, default ``per``) whose failure probability is Beta(c rate,
+    c (1 - rate)) (mean ``rate + gap``, errors correlated inside an identity; smaller ``concentration`` c = stronger
+    correlation). Rejected genuine scores 0.2, accepted 0.8 (threshold 0.5); one impostor comparison per identity
+    (score 0.1)."""
     rng = np.random.default_rng(seed)
     k = n_a + n_b
     rb = rate + gap
     pk = np.concatenate([np.full(n_a, rate), rng.beta(concentration * rb, concentration * (1 - rb), n_b)])
-    ida = np.repeat(np.arange(k), per)
+    ida = np.repeat(np.arange(k), np.r_[np.full(n_a, per), np.full(n_b, per if per_b is None else per_b)])
     score = np.where(rng.random(ida.size) < pk[ida], 0.2, 0.8)
     group = np.where(np.arange(k) < n_a, "A", "B")
     a = np.concatenate([ida, np.arange(k)])
@@ -277,6 +278,22 @@ def test_studentized_level_with_unequal_correlated_groups(concentration):
     rate = correlated_rejections(n, concentration)
     tol = 3 * np.sqrt(0.05 * 0.95 / n)
     assert 0.05 - tol <= rate <= 0.05 + tol, rate
+
+
+def test_log_ratio_holds_the_level_where_the_small_groups_errors_sit_in_few_identities():
+    """#43 item 3: 150 identities x 3 genuine comparisons failing independently (FNMR 0.05) against 25 x 105 whose
+    failure probability is Beta(0.1, 1.9) (mean 0.05). When B's few hard identities are absent, its rate and its
+    clustered variance are both low: the studentized difference rejected 0.146 at 0.05 (bench/test_level.py, 500
+    sets); the log ratio 0.012. Here 120 fixed data sets, B = 99: the difference is above 0.05 + 2 SE, the log
+    ratio (the default) below it."""
+    n, hits = 120, {"difference": 0, "log": 0}
+    for i in range(n):
+        data = correlated_clusters(700 + i, n_a=150, n_b=25, per=3, per_b=105, rate=0.05)
+        for scale in hits:
+            hits[scale] += matching_group_test(data, "fnmr", threshold=0.5, n_resamples=99, seed=i,
+                                               scale=scale).pvalue <= 0.05
+    band = 0.05 + 2 * np.sqrt(0.05 * 0.95 / n)
+    assert hits["log"] / n <= band < hits["difference"] / n
 
 
 def test_effective_df_counts_identities():
