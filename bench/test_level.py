@@ -2,9 +2,11 @@
 about 20 impostor errors, sparse counts, 2 and 4 groups.
 
 Run from the repository root: ``NUMBA_NUM_THREADS=1 .venv/bin/python bench/test_level.py [n_sets] [part ...]``
-(parts: ``threshold``, ``concentrated``, ``sparse``; default all). Writes ``bench/results/test_level.csv`` (one row
-per design, generator, metric and test variant: rejection rate at 0.05, Monte-Carlo SE, data sets) and prints the
-markdown table of docs/tests.md ("Level in unequal designs").
+(parts: ``threshold``, ``concentrated``, ``sparse``, ``generators``; default all). Writes
+``bench/results/test_level_<parts>.csv`` (one row per design, generator, metric and test variant: rejection rate at
+0.05, its binomial Monte-Carlo SE at 0.05, data sets) and prints the markdown tables of docs/tests.md ("Level in
+unequal designs"). ``old``: the studentized difference with the threshold treated as known (before #43 item 3);
+``new``: the defaults (log ratio; the threshold's error in the variance).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from scipy import integrate, stats
 from scipy.special import expit
 
 sys.path.insert(0, "src")
+sys.path.insert(0, "bench")
 import matchaudit as ma  # noqa: E402
 from matchaudit.estimators.matching_tests import matching_all_groups_test, matching_group_test  # noqa: E402
 
@@ -223,6 +226,36 @@ def sparse_rows(n_sets: int) -> list[dict]:
     return rows
 
 
+def generator_rows(n_sets: int) -> list[dict]:
+    """bench/generators.py (vmf, lookalike, tscore; groups from one law, all pairs of 4 samples per identity): FNMR at
+    the all-impostor threshold of about 20 impostor errors, and same-group FMR at the threshold of about 100."""
+    import generators
+
+    rows = []
+    for gen in generators.GENERATORS:
+        for groups, ids in ((2, 40), (4, 25)):
+            hits = {k: 0.0 for k in ("fnmr_at_fmr old", "fnmr_at_fmr new", "fmr old", "fmr new")}
+            for i in range(n_sets):
+                data = generators.make(gen, groups, ids, 4, 50_000 + i)
+                k = data.identity_sizes.astype(float)
+                impostors = (k.sum() ** 2 - (k**2).sum()) / 2
+                old = {"threshold_error": False, "scale": "difference"}
+                for name, kw in (("old", old), ("new", {})):
+                    hits[f"fnmr_at_fmr {name}"] += _rejected(data, "fnmr_at_fmr", i, fmr_target=20 / impostors, **kw)
+                thr = _threshold(data, 100 / impostors)
+                for name, kw in (("old", {"scale": "difference"}), ("new", {})):
+                    hits[f"fmr {name}"] += _rejected(data, "fmr", i, threshold=thr, **kw)
+            label = f"{groups} groups x {ids} identities x 4 samples"
+            rows += [_row(label, gen, k.split()[0], k.split()[1], h / n_sets, n_sets) for k, h in hits.items()]
+            _show(rows[-4:])
+    return rows
+
+
+def _threshold(data: ma.MatchData, fmr_target: float) -> float:
+    from matchaudit.estimators.matching_tests import _observed_threshold
+    return _observed_threshold(data, fmr_target, None, ">=")
+
+
 def _row(design: str, generator: str, metric: str, variant: str, rate: float, n: int) -> dict:
     return {"design": design, "generator": generator, "metric": metric, "variant": variant, "rate": round(rate, 4),
             "se": round(float(np.sqrt(LEVEL * (1 - LEVEL) / n)), 4), "n_sets": n, "n_resamples": B}
@@ -240,8 +273,9 @@ def main(n_sets: int, parts: list[str]) -> None:
     print("|---|---|---|---|---|---|---|")
     rows = []
     for part in parts:
-        rows += {"threshold": threshold_rows, "concentrated": concentrated_rows, "sparse": sparse_rows}[part](n_sets)
-    out = OUT.with_name(f"test_level_{'_'.join(parts)}.csv") if parts != ["threshold", "concentrated", "sparse"] else OUT
+        rows += {"threshold": threshold_rows, "concentrated": concentrated_rows, "sparse": sparse_rows,
+                 "generators": generator_rows}[part](n_sets)
+    out = OUT.with_name(f"test_level_{'_'.join(parts)}.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -251,4 +285,5 @@ def main(n_sets: int, parts: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400, sys.argv[2:] or ["threshold", "concentrated", "sparse"])
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400, sys.argv[2:] or ["threshold", "concentrated", "sparse",
+                                                                           "generators"])
