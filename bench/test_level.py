@@ -158,6 +158,8 @@ CONCENTRATED = [  # (label, metric, groups: (identities, comparisons per identit
     ("150x3 indep vs 25x15 lognormal odds", "fnmr", [(150, 3, "independent"), (25, 15, "lognormal")]),
     ("150x3 indep vs 25x15 10% hard", "fnmr", [(150, 3, "independent"), (25, 15, "hard10")]),
     ("60x6 vs 40x6, both Beta(0.1,1.9)", "fnmr", [(60, 6, "beta2"), (40, 6, "beta2")]),
+    ("150x15 Beta(0.1,1.9) vs 25x3 indep (3.75 expected errors in B)", "fnmr",
+     [(150, 15, "beta2"), (25, 3, "independent")]),
     ("4 groups: 100x3 indep, 25x15 Beta(0.1,1.9), 40x6 lognormal, 30x10 10% hard", "fnmr",
      [(100, 3, "independent"), (25, 15, "beta2"), (40, 6, "lognormal"), (30, 10, "hard10")]),
     ("FMR 150x20 indep vs 25x120 Beta(0.1,1.9)", "fmr", [(150, 20, "independent"), (25, 120, "beta2")]),
