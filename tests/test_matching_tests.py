@@ -335,7 +335,7 @@ def _brute_rest(score, ka, kb, gen, groups, g, metric, t=None, target=None, refe
         dv, dw = _threshold_error(score, ka, kb, gen, [groups[ka] == g, groups[ka] != g], target, 1 / np.array(q))
         w = v * v / df if np.isfinite(df) else 0.0
         v, w = max(v + dv, 0.0), w + dw
-        df = v * v / w if w > 0 else np.inf
+        df = min(df, v * v / w if w > 0 else np.inf)  # the term never raises the df
     return t, v, df, out[0][0], out[1][0]
 
 
