@@ -142,9 +142,9 @@ class ClusterTerms:
         """Same-group FMR of every side (a set of groups, row of the (S, G) 0/1 ``sides``: its groups' same-group
         impostors pooled), its clustered variance (docs/methods.md section 4) and the sum of squared per-identity
         shares ``(row_k / M)^4`` (:func:`effective_df`; ``row_k`` = identity k's accepted minus expected impostors
-        at the side's rate) and the comparisons ``M``, each (R, S), for the (R, K) group labels ``labels``. One pass over the identity pairs
-        per relabelling (a pair counts for group g when both identities are labelled g): O(R x pairs), whatever G;
-        a side sums its groups' terms, O(R x G x S)."""
+        at the side's rate) and the comparisons ``M``, each (R, S), for the (R, K) group labels ``labels``. One pass
+        over the identity pairs per relabelling (a pair counts for group g when both identities are labelled g):
+        O(R x pairs), whatever G; a side sums its groups' terms, O(R x G x S)."""
         R, K = labels.shape
         G = sides.shape[1]
         lab = labels.astype(np.int64)
@@ -231,10 +231,10 @@ class ThresholdError:
     ``T(t_hat) ~ T(t) + D (FMR_hat(t) - alpha)`` for ``T = FNMR_a - FNMR_b``, with ``D = (f_a - f_b) / f_imp`` the
     difference of the two sides' ROC slopes ``dFNMR / dFMR``, read over the thresholds of FMR ``2 alpha`` and
     ``alpha / 2`` (``de``: each identity's genuine errors between them; ``dfmr``: the FMR between them; ``D^2`` less
-    the clustered variance of that estimate). Hence ``Var T(t_hat) = Var T(t) + D^2 Var FMR_hat + 2 D Cov(T, FMR_hat)``: ``v`` is the clustered FMR variance of all
-    impostors (:func:`matchaudit.estimators.intervals.fmr_variance`) and the covariance pairs each identity's FNMR
-    share with its FMR influence ``r_k = row_k / M`` (accepted minus expected impostors of identity k, over the
-    impostor comparisons). ``w = sum_k r_k^4`` feeds :func:`effective_df`.
+    the clustered variance of that estimate). Hence ``Var T(t_hat) = Var T(t) + D^2 Var FMR_hat + 2 D Cov(T,
+    FMR_hat)``: ``v`` is the clustered FMR variance of all impostors (:func:`intervals.fmr_variance`) and the
+    covariance pairs each identity's FNMR share with its FMR influence ``r_k = row_k / M`` (accepted minus expected
+    impostors of identity k, over the impostor comparisons). ``w = sum_k r_k^4`` feeds :func:`effective_df`.
     """
 
     g: np.ndarray
@@ -261,9 +261,10 @@ class ThresholdError:
 
     def pair_terms(self, labels: np.ndarray, sides: np.ndarray, pairs: list[tuple[int, int]],
                    per_side: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(R, m) variance added to each pair's FNMR difference, ``max(D^2 v + 2 D (C_a - C_b), 0)``, and ``D^4 w``, for the
-        (R, K) group labels ``labels`` (``C_s = sum_{k in s} (e_k - p_s g_k) r_k / G_s``). ``per_side`` (R, S): the
-        derivative of each side's statistic in its rate (the log ratio: ``1 / q``; None: 1, the difference)."""
+        """(R, m) variance added to each pair's FNMR difference, ``max(D^2 v + 2 D (C_a - C_b), 0)``, and ``D^4 w``,
+        for the (R, K) group labels ``labels`` (``C_s = sum_{k in s} (e_k - p_s g_k) r_k / G_s``). ``per_side``
+        (R, S): the derivative of each side's statistic in its rate (the log ratio: ``1 / q``; None: 1, the
+        difference)."""
         g, e, de, r = self.g, self.e, self.de, self.r
         slope, noise, cov = [], [], []
         for j, side in enumerate(np.asarray(sides, bool)):
@@ -273,8 +274,8 @@ class ThresholdError:
             with np.errstate(divide="ignore", invalid="ignore"):
                 q = mask @ de / n
                 slope.append(f * q)
-                noise.append(f * f * np.maximum(mask @ (de * de) - 2 * q * (mask @ (de * g)) + q * q * (mask @ (g * g)), 0)
-                             / n**2)
+                spread = mask @ (de * de) - 2 * q * (mask @ (de * g)) + q * q * (mask @ (g * g))
+                noise.append(f * f * np.maximum(spread, 0) / n**2)
                 cov.append(f * (mask @ (e * r) - (mask @ e) / n * (mask @ (g * r))) / n)
         scale = 1 / self.dfmr if self.dfmr > 0 else 0.0
         d = np.stack([(slope[a] - slope[b]) * scale for a, b in pairs], 1)
@@ -294,9 +295,9 @@ class MatchingStatistics:
 
     ``v_perm`` is None when only the fast variant / baseline is possible. ``estimates[r, s]``: the metric
     per side on relabelling ``r`` (row 0 observed); a side is a group (the first G), or the rest of group g
-    (side ``G + g``) when asked; ``pairs`` are the compared sides. ``df`` (m,), ``df_perm`` (B, m): the effective degrees of
-    freedom of each studentized difference (:func:`effective_df`; None: read as normal). ``effect``, ``effect_v``
-    (m,): the difference of the rates and its variance when the test's statistic is on another scale
+    (side ``G + g``) when asked; ``pairs`` are the compared sides. ``df`` (m,), ``df_perm`` (B, m): the effective
+    degrees of freedom of each studentized difference (:func:`effective_df`; None: read as normal). ``effect``,
+    ``effect_v`` (m,): the difference of the rates and its variance when the test's statistic is on another scale
     (``details["statistic"] == "log ratio"``: ``t`` is the log ratio, :func:`_log_ratio`); None: ``t`` and ``v``.
     """
 
