@@ -284,12 +284,14 @@ def permutation_test(t: float, v: float | None, t_perm: np.ndarray, v_perm: np.n
                      studentize: Studentize = True, alternative: Alternative = "two-sided", exact: bool = False,
                      confidence_level: float = 0.95, labels: tuple[str, str] = ("A", "B"),
                      details: dict | None = None, df: float | None = None,
-                     df_perm: np.ndarray | None = None) -> PermutationTestResult:
+                     df_perm: np.ndarray | None = None,
+                     effect: tuple[float, float] | None = None) -> PermutationTestResult:
     """One comparison: the observed difference ``t`` (variance ``v``) against its relabelled copies ``t_perm``.
 
     ``exact=True`` means ``t_perm`` enumerates every distinct relabelling (the observed one included), so the
     p-value is ``k / B``; otherwise it is ``(1 + k) / (1 + B)`` for ``B`` random relabellings. ``df``,
-    ``df_perm``: effective degrees of freedom of the studentized statistics (:func:`standardize`).
+    ``df_perm``: effective degrees of freedom of the studentized statistics (:func:`standardize`). ``effect``: the
+    reported difference and its variance when ``t`` is on another scale (e.g. a log ratio); default ``(t, v)``.
     """
     t_perm = np.asarray(t_perm, dtype=np.float64).reshape(-1)
     z = standardize([t], None if v is None else [v], t_perm[:, None],
@@ -303,10 +305,11 @@ def permutation_test(t: float, v: float | None, t_perm: np.ndarray, v_perm: np.n
         pse, pci = monte_carlo_error(k, b, exact, confidence_level)
     else:
         p, pse, pci = _degenerate_p(t), np.nan, (np.nan, np.nan)
-    se, ci = effect_interval(t, np.nan if v is None else v, confidence_level)
+    eff, eff_v = (t, np.nan if v is None else v) if effect is None else effect
+    se, ci = effect_interval(eff, eff_v, confidence_level)
     return PermutationTestResult(
-        statistic=float(z.statistic[0]), pvalue=p, null_distribution=z.null[:, 0], effect=float(t),
-        effect_se=se, effect_ci=ci, direction=direction(t, labels), pvalue_se=pse, pvalue_ci=pci,
+        statistic=float(z.statistic[0]), pvalue=p, null_distribution=z.null[:, 0], effect=float(eff),
+        effect_se=se, effect_ci=ci, direction=direction(eff, labels), pvalue_se=pse, pvalue_ci=pci,
         n_resamples=b, exact=exact, alternative=alternative, studentize=z.mode, method=METHOD[z.mode],
         confidence_level=confidence_level, reason=reason, details=dict(details or {}))
 
@@ -315,11 +318,13 @@ def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, 
                      v_perm: np.ndarray | None = None, *, studentize: Studentize = True, exact: bool = False,
                      level: float = 0.05, confidence_level: float = 0.95,
                      labels: Sequence[tuple[str, str]] | None = None, df: np.ndarray | None = None,
-                     df_perm: np.ndarray | None = None) -> tuple[list[dict], Standardized]:
+                     df_perm: np.ndarray | None = None,
+                     effect: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[list[dict], Standardized]:
     """Many comparisons on the same relabellings: raw (two-sided), Holm and max-T p-values (family-wise error) and
     Benjamini-Hochberg q-values (false discovery rate), with flags at ``level``.
 
-    Returns one dict per comparison and the standardized statistics (for plots).
+    Returns one dict per comparison and the standardized statistics (for plots). ``effect``: the reported
+    differences and their variances when ``t`` is on another scale (default ``(t, v)``).
     """
     z = standardize(t, v, t_perm, v_perm, studentize, df, df_perm)
     b = z.null.shape[0]
@@ -329,6 +334,8 @@ def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, 
     ok = np.array([r is None for r in z.reasons])
     degenerate = np.array([_degenerate_p(x) for x in t])
     raw = np.where(ok, pvalue(k, b, exact), degenerate)
+    if effect is not None:
+        t, v = (np.asarray(a, dtype=np.float64) for a in effect)
     p_holm = np.where(ok, holm(np.where(ok, raw, np.nan)), degenerate)
     p_maxt = np.where(ok, maxt(z.statistic, z.null, exact), degenerate)
     q_bh = np.where(ok, benjamini_hochberg(np.where(ok, raw, np.nan)), degenerate)

@@ -1,0 +1,291 @@
+"""Level of the identity-level group tests in unequal designs (#43 item 3): concentrated errors, a threshold set by
+about 20 impostor errors, sparse counts, 2 and 4 groups.
+
+Run from the repository root: ``NUMBA_NUM_THREADS=1 .venv/bin/python bench/test_level.py [n_sets] [part ...]``
+(parts: ``threshold``, ``concentrated``, ``sparse``, ``generators``; default all). Writes
+``bench/results/test_level_<parts>.csv`` (one row per design, generator, metric and test variant: rejection rate at
+0.05, its binomial Monte-Carlo SE at 0.05, data sets) and prints the markdown tables of docs/tests.md ("Level in
+unequal designs"). ``old``: the studentized difference with the threshold treated as known (before #43 item 3);
+``new``: the defaults (log ratio; the threshold's error in the variance).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import integrate, stats
+from scipy.special import expit
+
+sys.path.insert(0, "src")
+sys.path.insert(0, "bench")
+import matchaudit as ma  # noqa: E402
+from matchaudit.estimators.matching_tests import matching_all_groups_test, matching_group_test  # noqa: E402
+
+B = 199
+LEVEL = 0.05
+OUT = Path("bench/results/test_level.csv")
+
+
+# ----------------------------------------------------------------------------- generators
+
+def per_identity_rates(shape: str, n: int, mean: float, rng: np.random.Generator) -> np.ndarray:
+    """Per-identity error probabilities with mean ``mean``: ``independent`` (all equal), ``beta<c>`` (Beta(c mean,
+    c (1 - mean)): ``beta2`` is Beta(0.1, 1.9) at mean 0.05), ``lognormal`` (normal log-odds, SD 1.5, rescaled to the
+    mean) or ``hard10`` (10% hard identities carrying 64% of the errors)."""
+    if shape == "independent":
+        return np.full(n, mean)
+    if shape.startswith("beta"):
+        c = float(shape[4:])  # concentration: Beta(c mean, c (1 - mean)); c = 2: Beta(0.1, 1.9) at mean 0.05
+        return rng.beta(c * mean, c * (1 - mean), n)
+    if shape == "lognormal":
+        sd = 1.5
+        odds = lambda z: expit(np.log(mean / (1 - mean)) + sd * z)  # noqa: E731
+        scale = mean / integrate.quad(lambda z: odds(z) * stats.norm.pdf(z), -12, 12)[0]  # mean exactly `mean`
+        return np.clip(scale * odds(rng.normal(size=n)), 0, 1)
+    if shape == "hard10":
+        hard = rng.random(n) < 0.1
+        return np.where(hard, 6.4 * mean, 0.4 * mean)
+    raise ValueError(shape)
+
+
+def genuine_design(seed: int, groups: list[tuple[int, int, str]], mean: float = 0.05) -> ma.MatchData:
+    """Groups of (identities, genuine comparisons per identity, shape of per-identity error rates), equal FNMR
+    ``mean`` (weak null). Failed genuine comparisons score 0.2, others 0.8 (threshold 0.5); one impostor per
+    identity (0.1)."""
+    rng = np.random.default_rng(seed)
+    gk, pk, grp = [], [], []
+    for j, (k, g, shape) in enumerate(groups):
+        gk.append(np.full(k, g))
+        pk.append(per_identity_rates(shape, k, mean, rng))
+        grp.append(np.full(k, chr(65 + j)))
+    gk, pk, grp = np.concatenate(gk), np.concatenate(pk), np.concatenate(grp)
+    K = gk.size
+    ida = np.repeat(np.arange(K), gk)
+    score = np.where(rng.random(ida.size) < pk[ida], 0.2, 0.8)
+    a = np.concatenate([ida, np.arange(K)])
+    b = np.concatenate([ida, (np.arange(K) + 1) % K])
+    names = np.array([f"i{x}" for x in range(K)])
+    return ma.from_scores(np.concatenate([score, np.full(K, 0.1)]), names[a], names[b],
+                          label=np.concatenate([np.ones(ida.size, bool), np.zeros(K, bool)]),
+                          attributes_a={"g": grp[a]}, attributes_b={"g": grp[b]}, group_by="g")
+
+
+def impostor_design(seed: int, groups: list[tuple[int, int, str]], mean: float) -> ma.MatchData:
+    """FMR analogue: per group (identities, impostor comparisons per identity with same-group partners, shape of
+    per-identity false-match propensity); an impostor pair (k, l) is accepted with probability sqrt(q_k q_l) scaled
+    to the group's mean ``mean``. Accepted 0.8, rejected 0.2 (threshold 0.5); one genuine comparison per identity."""
+    rng = np.random.default_rng(seed)
+    ka, kb, acc, grp_a = [], [], [], []
+    off = 0
+    gname = []
+    for j, (k, m, shape) in enumerate(groups):
+        q = per_identity_rates(shape, k, mean, rng)
+        q = np.sqrt(np.clip(q, 0, 1))
+        u = np.repeat(np.arange(k), m)
+        v = (u + rng.integers(1, k, u.size)) % k
+        pr = q[u] * q[v]
+        pr *= mean / max(pr.mean(), 1e-12)
+        acc.append(rng.random(u.size) < np.clip(pr, 0, 1))
+        ka.append(u + off)
+        kb.append(v + off)
+        gname.append(np.full(k, chr(65 + j)))
+        off += k
+    grp = np.concatenate(gname)
+    ka, kb, acc = np.concatenate(ka), np.concatenate(kb), np.concatenate(acc)
+    K = off
+    names = np.array([f"i{x}" for x in range(K)])
+    a = np.concatenate([ka, np.arange(K)])
+    b = np.concatenate([kb, np.arange(K)])
+    score = np.concatenate([np.where(acc, 0.8, 0.2), np.full(K, 0.9)])
+    return ma.from_scores(score, names[a], names[b], label=np.concatenate([np.zeros(ka.size, bool), np.ones(K, bool)]),
+                          attributes_a={"g": grp[a]}, attributes_b={"g": grp[b]}, group_by="g")
+
+
+def threshold_design(seed: int, groups: list[tuple[int, int, float]], impostors: int, errors: int = 20,
+                     fnmr: float = 0.05) -> tuple[ma.MatchData, float, float]:
+    """Groups of (identities, genuine comparisons per identity, genuine spread s) whose genuine scores are
+    ``t* + z s + identity effect + noise`` (total SD s, half of it per identity), so that every group's FNMR is
+    ``fnmr`` at the true threshold ``t*`` of FMR ``errors / impostors``, but the groups' score densities there differ
+    (unequal s). ``impostors`` N(0, 1) impostor scores between random identities (plus an identity effect of SD 0.2
+    on each side). Returns the data, the FMR target and t*."""
+    rng = np.random.default_rng(seed)
+    alpha = errors / impostors
+    side = 0.2
+    t_star = float(stats.norm.isf(alpha) * np.sqrt(1 + 2 * side**2))
+    z = stats.norm.isf(fnmr)
+    ids, sc, grp = [], [], []
+    off = 0
+    for j, (k, g, s) in enumerate(groups):
+        eff = rng.normal(0, s * np.sqrt(0.5), k)
+        u = np.repeat(np.arange(k), g)
+        sc.append(t_star + z * s + eff[u] + rng.normal(0, s * np.sqrt(0.5), u.size))
+        ids.append(u + off)
+        grp.append(np.full(k, chr(65 + j)))
+        off += k
+    grp = np.concatenate(grp)
+    K = off
+    eff_i = rng.normal(0, side, K)
+    ia = rng.integers(0, K, impostors)
+    ib = (ia + rng.integers(1, K, impostors)) % K
+    isc = rng.normal(0, 1, impostors) + eff_i[ia] + eff_i[ib]
+    gid = np.concatenate(ids)
+    names = np.array([f"i{x}" for x in range(K)])
+    a, b = np.concatenate([gid, ia]), np.concatenate([gid, ib])
+    data = ma.from_scores(np.concatenate([np.concatenate(sc), isc]), names[a], names[b],
+                          label=np.concatenate([np.ones(gid.size, bool), np.zeros(impostors, bool)]),
+                          attributes_a={"g": grp[a]}, attributes_b={"g": grp[b]}, group_by="g")
+    return data, alpha, t_star
+
+
+# ----------------------------------------------------------------------------- designs
+
+THRESHOLD = [  # (label, groups: (identities, genuine per identity, genuine spread)), 20 impostor errors
+    ("150x3 (s 0.5) vs 25x15 (s 2)", [(150, 3, 0.5), (25, 15, 2.0)]),
+    ("150x3 (s 2) vs 25x15 (s 0.5)", [(150, 3, 2.0), (25, 15, 0.5)]),
+    ("60x6 (s 0.7) vs 60x6 (s 1.4)", [(60, 6, 0.7), (60, 6, 1.4)]),
+    ("150x10 (s 0.3) vs 50x10 (s 1.5)", [(150, 10, 0.3), (50, 10, 1.5)]),
+    ("100x20 (s 0.3) vs 100x20 (s 1)", [(100, 20, 0.3), (100, 20, 1.0)]),
+    ("4 groups 100x3, 40x6, 25x15, 60x4 (s 0.5, 1, 2, 1)", [(100, 3, 0.5), (40, 6, 1.0), (25, 15, 2.0), (60, 4, 1.0)]),
+]
+CONCENTRATED = [  # (label, metric, groups: (identities, comparisons per identity, shape))
+    ("150x3 indep vs 25x15 Beta(0.1,1.9)", "fnmr", [(150, 3, "independent"), (25, 15, "beta2")]),
+    ("150x3 indep vs 25x105 Beta(0.1,1.9)", "fnmr", [(150, 3, "independent"), (25, 105, "beta2")]),
+    ("150x3 indep vs 25x15 Beta(1,19)", "fnmr", [(150, 3, "independent"), (25, 15, "beta20")]),
+    ("150x3 indep vs 25x15 lognormal odds", "fnmr", [(150, 3, "independent"), (25, 15, "lognormal")]),
+    ("150x3 indep vs 25x15 10% hard", "fnmr", [(150, 3, "independent"), (25, 15, "hard10")]),
+    ("60x6 vs 40x6, both Beta(0.1,1.9)", "fnmr", [(60, 6, "beta2"), (40, 6, "beta2")]),
+    ("150x15 Beta(0.1,1.9) vs 25x3 indep (3.75 expected errors in B)", "fnmr",
+     [(150, 15, "beta2"), (25, 3, "independent")]),
+    ("4 groups: 100x3 indep, 25x15 Beta(0.1,1.9), 40x6 lognormal, 30x10 10% hard", "fnmr",
+     [(100, 3, "independent"), (25, 15, "beta2"), (40, 6, "lognormal"), (30, 10, "hard10")]),
+    ("FMR 150x20 indep vs 25x120 Beta(0.1,1.9)", "fmr", [(150, 20, "independent"), (25, 120, "beta2")]),
+    ("FMR 150x20 indep vs 25x120 10% hard", "fmr", [(150, 20, "independent"), (25, 120, "hard10")]),
+]
+SPARSE_ERRORS = (1, 2, 3, 5, 10)  # expected errors of the sparser group
+VARIANTS = {  # old: the studentized difference (before #43 item 3); new: the default (log ratio)
+    "old": {"scale": "difference"}, "new": {}, "unstudentized": {"studentize": False}}
+
+
+def _rejected(data: ma.MatchData, metric: str, seed: int, **kw) -> float:
+    """Share of the comparisons (one pair, or all pairs of 3+ groups) rejected at LEVEL (raw p-values)."""
+    if len(data.group_names) == 2:
+        return float(matching_group_test(data, metric, n_resamples=B, seed=seed, **kw).pvalue <= LEVEL)
+    res = matching_all_groups_test(data, metric, n_resamples=B, seed=seed, **kw)
+    return float(np.mean([r["pvalue"] <= LEVEL for r in res.rows]))
+
+
+def threshold_rows(n_sets: int) -> list[dict]:
+    rows = []
+    for label, groups in THRESHOLD:
+        hits = {"old": 0.0, "new": 0.0, "true threshold": 0.0}
+        for i in range(n_sets):
+            data, alpha, t_star = threshold_design(20_000 + i, groups, impostors=20_000)
+            hits["old"] += _rejected(data, "fnmr_at_fmr", i, fmr_target=alpha, threshold_error=False,
+                                     scale="difference")
+            hits["new"] += _rejected(data, "fnmr_at_fmr", i, fmr_target=alpha)
+            hits["true threshold"] += _rejected(data, "fnmr", i, threshold=t_star)  # new test, t* known
+        rows += [_row(label, "threshold (normal scores)", "fnmr_at_fmr" if v != "true threshold" else "fnmr at t*",
+                      v, h / n_sets, n_sets) for v, h in hits.items()]
+        _show(rows[-3:])
+    return rows
+
+
+def concentrated_rows(n_sets: int) -> list[dict]:
+    rows = []
+    for label, metric, groups in CONCENTRATED:
+        make = genuine_design if metric == "fnmr" else impostor_design
+        hits = {"old": 0.0, "new": 0.0, "unstudentized": 0.0}
+        for i in range(n_sets):
+            data = make(30_000 + i, groups, 0.05) if metric == "fmr" else make(30_000 + i, groups)
+            for v, kw in VARIANTS.items():
+                hits[v] += _rejected(data, metric, i, threshold=0.5, **kw)
+        rows += [_row(label, "per-identity rates", metric, v, h / n_sets, n_sets) for v, h in hits.items()]
+        _show(rows[-3:])
+    return rows
+
+
+def sparse_rows(n_sets: int) -> list[dict]:
+    rows = []
+    for metric, per in (("fnmr", 4), ("fmr", 40)):
+        make = genuine_design if metric == "fnmr" else impostor_design
+        for shape in ("independent", "beta2"):
+            for err in SPARSE_ERRORS:
+                rate = err / (25 * per)  # B: 25 identities x per comparisons; A: 100 identities
+                groups = [(100, per, shape), (25, per, shape)]
+                hits = {"old": 0.0, "new": 0.0, "permutation-sd": 0.0}
+                for i in range(n_sets):
+                    data = make(40_000 + i, groups, rate)
+                    for v, kw in (VARIANTS | {"permutation-sd": {"studentize": "permutation-sd"}}).items():
+                        if v != "unstudentized":
+                            hits[v] += _rejected(data, metric, i, threshold=0.5, **kw)
+                rows += [_row(f"100x{per} vs 25x{per}, {err} expected errors in B", shape, metric, v, h / n_sets,
+                              n_sets) for v, h in hits.items()]
+                _show(rows[-3:])
+    return rows
+
+
+def generator_rows(n_sets: int) -> list[dict]:
+    """bench/generators.py (vmf, lookalike, tscore; groups from one law, all pairs of 4 samples per identity): FNMR at
+    the all-impostor threshold of about 20 impostor errors, and same-group FMR at the threshold of about 100."""
+    import generators
+
+    rows = []
+    for gen in generators.GENERATORS:
+        for groups, ids in ((2, 40), (4, 25)):
+            hits = {k: 0.0 for k in ("fnmr_at_fmr old", "fnmr_at_fmr new", "fmr old", "fmr new")}
+            for i in range(n_sets):
+                data = generators.make(gen, groups, ids, 4, 50_000 + i)
+                k = data.identity_sizes.astype(float)
+                impostors = (k.sum() ** 2 - (k**2).sum()) / 2
+                old = {"threshold_error": False, "scale": "difference"}
+                for name, kw in (("old", old), ("new", {})):
+                    hits[f"fnmr_at_fmr {name}"] += _rejected(data, "fnmr_at_fmr", i, fmr_target=20 / impostors, **kw)
+                thr = _threshold(data, 100 / impostors)
+                for name, kw in (("old", {"scale": "difference"}), ("new", {})):
+                    hits[f"fmr {name}"] += _rejected(data, "fmr", i, threshold=thr, **kw)
+            label = f"{groups} groups x {ids} identities x 4 samples"
+            rows += [_row(label, gen, k.split()[0], k.split()[1], h / n_sets, n_sets) for k, h in hits.items()]
+            _show(rows[-4:])
+    return rows
+
+
+def _threshold(data: ma.MatchData, fmr_target: float) -> float:
+    from matchaudit.estimators.matching_tests import _observed_threshold
+    return _observed_threshold(data, fmr_target, None, ">=")
+
+
+def _row(design: str, generator: str, metric: str, variant: str, rate: float, n: int) -> dict:
+    return {"design": design, "generator": generator, "metric": metric, "variant": variant, "rate": round(rate, 4),
+            "se": round(float(np.sqrt(LEVEL * (1 - LEVEL) / n)), 4), "n_sets": n, "n_resamples": B}
+
+
+def _show(rows: list[dict]) -> None:
+    for r in rows:
+        print(f"| {r['design']} | {r['generator']} | {r['metric']} | {r['variant']} | {r['rate']:.3f} | "
+              f"{r['se']:.3f} | {r['n_sets']} |", flush=True)
+
+
+def main(n_sets: int, parts: list[str]) -> None:
+    t0 = time.time()
+    print("| design | generator | metric | variant | rejection rate at 0.05 | MC SE | data sets |")
+    print("|---|---|---|---|---|---|---|")
+    rows = []
+    for part in parts:
+        rows += {"threshold": threshold_rows, "concentrated": concentrated_rows, "sparse": sparse_rows,
+                 "generators": generator_rows}[part](n_sets)
+    out = OUT.with_name(f"test_level_{'_'.join(parts)}.csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"\n({time.time() - t0:.0f} s; {out})")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400, sys.argv[2:] or ["threshold", "concentrated", "sparse",
+                                                                           "generators"])
