@@ -108,7 +108,7 @@ def _check_relabelled_fmr(data, score, ka, kb, t):
     labels, _ = relabellings(data.identity_group, np.arange(data.n_identities), 6, 1)
     labels = np.concatenate([data.identity_group[None], labels])
     eye = np.eye(4, dtype=bool)
-    p_, v_, w_ = terms.fmr(labels, np.concatenate([eye, ~eye]))  # each group, then the rest of each
+    p_, v_, w_, _ = terms.fmr(labels, np.concatenate([eye, ~eye]))  # each group, then the rest of each
     for r, lab in enumerate(labels):
         for s, side in enumerate(np.concatenate([eye, ~eye])):
             im = (ka != kb) & (lab[ka] == lab[kb]) & side[lab[ka]]
@@ -138,7 +138,7 @@ def test_relabelled_fmr_at_the_observed_labels_equals_the_audit_closed_form(regi
     data = load_comparisons(tmp_path / "t.parquet", group_by=list(ATTRS))
     imp = df.score[df.identity_a != df.identity_b]
     for t in np.quantile(imp, [0.9, 0.99]):
-        p, v, _ = ClusterTerms.at(data, float(t), ">=").fmr(data.identity_group[None], np.eye(data.n_groups, dtype=bool))
+        p, v, _, _ = ClusterTerms.at(data, float(t), ">=").fmr(data.identity_group[None], np.eye(data.n_groups, dtype=bool))
         ic = identity_counts(data, [t])
         for g in range(data.n_groups):
             tot = impostor_totals(ic, 0, impostor_categories(ic, g))

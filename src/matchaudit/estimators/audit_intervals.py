@@ -6,16 +6,16 @@ per-identity counts for the closed forms, the V-statistic pass for recentering a
 identity-balanced rates) and flattens the results. Point estimates and their counts are the audit's
 (:func:`matchaudit.metrics.evaluate.evaluate`); replicates come from the engine.
 
-Per-metric default methods (``method=None``): ``wilson`` for FMR/FNMR at a fixed threshold, ``recentered``
-for FNMR@FMR and curves (DET, AUC, EER), and ``double-or-nothing`` for the fairness measures (comparisons
-between groups: the identities redrawn, the question the identity-level group tests answer; a second, lighter
-pass, :func:`fairness_method`). A closed-form method asked for a curve or a fairness measure falls back to the
-default (recorded as ``method``); a bootstrap asked for a fixed threshold is used as is, and a bootstrap asked
-for is used for the fairness measures too.
+Per-metric default methods (``method=None``): ``wilson`` for FMR/FNMR at a fixed threshold and
+:data:`DEFAULT_BOOTSTRAP` (``double-or-nothing``) for everything else, FNMR@FMR, curves (DET, AUC, EER) and the
+fairness measures, from one pass: every default record answers for a new population of identities, the question
+the identity-level group tests answer (#43 item 4). A closed-form method asked for a curve or a fairness measure
+falls back to the default (recorded as ``method``); a bootstrap asked for a fixed threshold is used as is, and a
+bootstrap asked for is used for the fairness measures too.
 
 Weightings (``weighting`` in every record): ``pooled``, and ``balanced`` (identity-balanced) when the audit
 computes it. Balanced intervals are bootstraps only: the closed forms of docs/methods.md section 4 are defined
-for pooled rates, so at fixed thresholds they fall back to the bootstrap (``recentered`` unless one is
+for pooled rates, so at fixed thresholds they fall back to the bootstrap (the default unless one is
 asked for), ``two-level`` to ``vertex``; both recorded in ``method`` and ``note``. Balanced replicates'
 thresholds at FMR targets are grid edges (resolution recorded), the plug-in's exact.
 AUC/EER: the estimate is the audit's (exact AUC, ROCCH-EER); replicates are the same statistics of each
@@ -179,20 +179,6 @@ def default_bootstrap(data: MatchData) -> str:
     return DEFAULT_BOOTSTRAP
 
 
-FAIRNESS_DEFAULT = "double-or-nothing"
-"""The default bootstrap of the fairness measures: identity-level, so that their intervals answer the question of
-the group tests beside them (a new population of identities; docs/methods.md section 2)."""
-
-
-def fairness_method(data: MatchData, options: IntervalOptions, boot_method: str) -> str:
-    """The bootstrap of the fairness measures: the one asked for, else :data:`FAIRNESS_DEFAULT` where the data have
-    identities and groups (``boot_method``, the other records' bootstrap, otherwise). Only closed forms asked for
-    (``wilson``: fixed thresholds only) is no bootstrap asked for: the measures keep their default."""
-    if options.method in bs.BOOTSTRAP or not data.has_identities or data.n_groups < 2:  # as boot_method is chosen
-        return boot_method
-    return FAIRNESS_DEFAULT
-
-
 def check_methods(data: MatchData, options: IntervalOptions) -> None:
     """Refuse, naming ``ci_method``, a bootstrap that redraws samples when the comparisons carry no sample ids."""
     if data.samples is not None or not data.has_identities:
@@ -301,7 +287,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
 
     Several methods (``options.method`` a tuple): each bootstrap gives its records (and the first its bands), each
     closed form its records at the fixed thresholds (when no bootstrap is asked for, the first closed form's run
-    also gives the default ``recentered`` records of everything else); records in the order the methods were given.
+    also gives the default bootstrap's records of everything else); records in the order the methods were given.
     """
     if result is None:
         result = evaluate(data, config)
@@ -324,10 +310,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         return run(data, scheme, reps, grid=grid, fmr_targets=config.fmr_targets, thresholds=thresholds,
                    fmr_reference=config.threshold_impostors, progress=meter, backend=backend)
 
-    fair_method = fairness_method(data, options, boot_method)
-    apart = fair_method != boot_method and len(config.fmr_targets) > 0  # fairness measures from their own pass
-    fair_plans = list(plans.values()) if apart else []
-    total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in [*plans.values(), *fair_plans])
+    total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in plans.values())
     with Meter(progress, "bootstrap", total, PASS_UNIT) as meter:
         def counter(weighting: str, method: str) -> Callable[[np.ndarray], Counts]:
             """The engine counts of replicates under ``method``'s scheme for one weighting."""
@@ -347,10 +330,6 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
             bplug, bstats = chunks.reduce_in_chunks(
                 counter("balanced", bal_method), B, plans["balanced"].chunk,
                 _reducer("balanced", config, thresholds, options.det_points))
-        # the fairness measures' own bootstrap: the rates at the FMR targets only (no curves, no bands)
-        fair = {p.weighting: chunks.reduce_in_chunks(counter(p.weighting, fair_method), B, p.chunk,
-                                                     _target_reducer(p.weighting, config)) for p in fair_plans}
-    sections = SECTIONS if not apart else tuple(x for x in SECTIONS if x != "measures")
     v = None
     if boot_method in RECENTRED:
         v = bs.v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
@@ -371,7 +350,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         records += _bootstrap_records("pooled", plug, stats, v, boot_method, config, options, exact, fixed=fixed,
                                       zeros=ZeroBounds(data, options.level, options.alternative),
                                       within=_within(data, boot_method, thresholds, target_t, config.rule),
-                                      student=student, targets=targets, sections=sections)
+                                      student=student, targets=targets)
         bands += det_bands(plug, stats["det"], v, options, boot_method)
     if "balanced" in plans:
         bv = v.balanced if v is not None and bal_method in RECENTRED else None
@@ -384,13 +363,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
         records += _bootstrap_records("balanced", bplug, bstats, bv, bal_method, config, options, exact, fixed=True,
                                       notes=notes, zeros=ZeroBounds(data, options.level, options.alternative,
                                                                      balanced=True),
-                                      within=_within(data, bal_method, thresholds, bal_t, config.rule, balanced=True),
-                                      sections=sections)
+                                      within=_within(data, bal_method, thresholds, bal_t, config.rule, balanced=True))
         bands += det_bands(bplug, bstats["det"], bv, options, bal_method, "balanced")
-    for w, (fplug, fstats) in fair.items():
-        records += _bootstrap_records(w, fplug, fstats, None, fair_method, config, options, exact, fixed=False,
-                                      zeros=ZeroBounds(data, options.level, options.alternative,
-                                                       balanced=w == "balanced"), sections=("measures",))
     return records, bands
 
 
@@ -584,25 +558,19 @@ class ExactPoints:
         return self._curves[(weighting, group)]
 
 
-SECTIONS = ("rates", "curves", "measures")
-"""The parts of :func:`_bootstrap_records`: rates at FMR targets and fixed thresholds, curve summaries, fairness
-measures."""
-
-
 def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarray], v, method: str,
                        config: AuditConfig, options: IntervalOptions, exact: ExactPoints, fixed: bool,
                        notes: dict[str, str] | None = None,
                        zeros: ZeroBounds | None = None, within: WithinVariance | None = None,
-                       student: _Studentizer | None = None, targets: _TargetStudentizer | None = None,
-                       sections: tuple[str, ...] = SECTIONS) -> list[dict[str, Any]]:
+                       student: _Studentizer | None = None, targets: _TargetStudentizer | None = None
+                       ) -> list[dict[str, Any]]:
     """Bootstrap records of one weighting from its plug-in counts and replicate statistics (:func:`_reducer`;
     pooled: exact replicate thresholds at FMR targets; balanced: grid-edge replicate thresholds). ``fixed``: also FMR/FNMR at
     the fixed thresholds. ``notes`` by kind (``"threshold"``) or ``"all"``: appended to the records' notes.
     ``zeros``: a rate with zero errors gets its zero-error bound instead of a (zero-width) bootstrap interval.
     ``within``: the within-identity variances (fixed thresholds, then targets) that correct recentered FNMR
     intervals and the FNMR side of fairness measures for few samples per identity. ``student``: FNMR at the fixed
-    thresholds gets bootstrap-t bounds (identity bootstraps); ``targets``: FNMR at the FMR targets too. ``sections``: which of :data:`SECTIONS` (``stats``
-    needs ``fn_t``/``fm_t`` for rates and measures, ``auc``/``eer`` for curves)."""
+    thresholds gets bootstrap-t bounds (identity bootstraps); ``targets``: FNMR at the FMR targets too."""
     notes = notes or {}
     names = bs.view_names(counts)
     level, alt, res = options.level, options.alternative, counts.resolution
@@ -640,7 +608,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
     # FNMR and FMR at the FMR targets (each replicate at its own threshold)
     fn_t, fm_t = stats["fn_t"], stats["fm_t"]
     fn_v = bs.fnmr_v_at_targets(counts, v) if v is not None else None
-    for ti, a in enumerate(config.fmr_targets if "rates" in sections else ()):
+    for ti, a in enumerate(config.fmr_targets):
         for j, name in enumerate(names):
             op = exact.op(weighting, "fmr_target", a, name)
             vv = None if fn_v is None else fn_v[ti, j]
@@ -656,7 +624,7 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
 
     # FMR and FNMR at fixed thresholds
     gt = bs._views_gen(counts.genuine_total[0])
-    for ti, t in enumerate(config.thresholds if fixed and "rates" in sections else ()):
+    for ti, t in enumerate(config.thresholds if fixed else ()):
         fnmr, fmr = stats["fn_fixed"][:, ti], stats["fm_fixed"][:, ti]
         vfn = None if v is None else 1 - bs._div(bs._views_gen(v.threshold_genuine_accepted[ti]), gt)
         for j, name in enumerate(names):
@@ -669,25 +637,24 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
                      studentized=None if student is None else student.fnmr(ti, j)), metric="FNMR", **keys)
 
     # curve summaries: the audit's AUC and ROCCH-EER; replicates on the grid curve
-    if "curves" in sections:
-        auc, eer = stats["auc"], stats["eer"]
-        auc_v = eer_v = None
-        if v is not None:
-            auc_v, eer_v = bs.auc_eer(bs.v_curves(counts, v), config.eer_method)
-        bound = bs.auc_grid_bound(counts)
-        for j, name in enumerate(names):
-            c = exact.curve(weighting, name)
-            for metric, x, xv, est in (("AUC", auc, auc_v, c["auc"]), ("EER", eer, eer_v, c["eer"])):
-                vv = None if xv is None else xv[0, j]
-                r = boot(est, x[1:, j], vv)
-                r.extra["grid_estimate"] = float(x[0, j])
-                if metric == "AUC":
-                    r.extra["grid_bound"] = float(bound[j])
-                add(r, metric=metric, kind="curve", target=None, threshold=None, group=name,
-                    normalized_uncertainty=nu(est, x[1:, j], vv))
+    auc, eer = stats["auc"], stats["eer"]
+    auc_v = eer_v = None
+    if v is not None:
+        auc_v, eer_v = bs.auc_eer(bs.v_curves(counts, v), config.eer_method)
+    bound = bs.auc_grid_bound(counts)
+    for j, name in enumerate(names):
+        c = exact.curve(weighting, name)
+        for metric, x, xv, est in (("AUC", auc, auc_v, c["auc"]), ("EER", eer, eer_v, c["eer"])):
+            vv = None if xv is None else xv[0, j]
+            r = boot(est, x[1:, j], vv)
+            r.extra["grid_estimate"] = float(x[0, j])
+            if metric == "AUC":
+                r.extra["grid_bound"] = float(bound[j])
+            add(r, metric=metric, kind="curve", target=None, threshold=None, group=name,
+                normalized_uncertainty=nu(est, x[1:, j], vv))
 
     # fairness measures at each FMR target (replicate's own global threshold)
-    if "measures" in sections and len(names) > 2 and len(config.fmr_targets):
+    if len(names) > 2 and len(config.fmr_targets):
         # over the groups the audit's exact measures are taken over (small groups excluded when it asks)
         keep = np.array([name not in exact.excluded for name in names[1:]])
         scope = None
