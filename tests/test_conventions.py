@@ -96,3 +96,39 @@ def test_the_recorded_definitions_follow_the_options():
     cfg = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, eer="interpolated").config.to_dict()
     assert cfg["eer_definition"].startswith("NIST SRE'16") and cfg["fmr_threshold"] == "lowest-score"
     assert cfg["threshold_definition"].startswith("lowest observed score")
+
+
+def speechbrain_eer(positive: np.ndarray, negative: np.ndarray) -> float:
+    """speechbrain.utils.metric_stats.EER, transcribed without torch: thresholds at the distinct scores and the
+    midpoints between them; FRR = positives <= t, FAR = negatives > t; the first threshold with the smallest
+    |FAR - FRR|; EER their mean."""
+    t = np.unique(np.concatenate([positive, negative]))
+    t = np.sort(np.concatenate([t, (t[:-1] + t[1:]) / 2]))
+    frr = (positive[None, :] <= t[:, None]).mean(axis=1)
+    far = (negative[None, :] > t[:, None]).mean(axis=1)
+    i = int(np.argmin(np.abs(far - frr)))
+    return float((far[i] + frr[i]) / 2)
+
+
+@pytest.mark.parametrize("seed, ties", [(0, False), (1, True), (4, False), (5, True)])
+def test_closest_eer_is_speechbrains(seed, ties):
+    """docs/conventions.md, the speechbrain row: ``eer="closest"`` equals speechbrain's EER computed its
+    way, overall and per group, tied scores included (its operating point often lies inside a run of impostor
+    scores: the audit refines that run)."""
+    data, neg, pos = _data(seed, ties)
+    res = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, eer="closest")
+    ours = res.curves.query("group == 'all' and weighting == 'pooled'").eer.item()
+    assert ours == pytest.approx(speechbrain_eer(pos, neg), rel=1e-12, abs=1e-15)
+    assert res.config.to_dict()["eer_definition"].startswith("speechbrain")
+    other = ma.audit(data, fmr=1e-2, intervals=False, calibration=False).curves
+    assert not np.isclose(ours, other.query("group == 'all' and weighting == 'pooled'").eer.item())  # tells apart
+
+
+def test_closest_eer_rows_of_the_bootstrap_grid():
+    """The replicates' version on grid curves: any order of points, the accept-all point left out, first minimum."""
+    from matchaudit.metrics.rates import closest_eer_rows
+
+    x = np.array([[0.0, 1.0, 0.5, 0.3, 0.1], [1.0, 0.6, 0.4, 0.2, 0.0]])
+    y = np.array([[1.0, 0.0, 0.1, 0.25, 0.6], [0.0, 0.5, 0.6, 0.8, 1.0]])
+    np.testing.assert_allclose(closest_eer_rows(x, y), [(0.3 + 0.25) / 2, (0.6 + 0.5) / 2])
+    assert np.isnan(closest_eer_rows(np.array([1.0, np.nan, 0.0]), np.array([0.0, 0.5, 1.0])))

@@ -909,6 +909,8 @@ CLI_CASES = [
         "--no-figures --fmr-threshold bob", 2, "--fmr-threshold"),
     cli("audit-fmr-threshold-bob-rule-gt", "{AT} --fmr-threshold bob --rule '>'", 2, "--fmr-threshold"),
     cli("audit-fmr-threshold-unknown", "{AT} --fmr-threshold highest", 2, "--fmr-threshold"),
+    cli("audit-eer-closest-ok", "{AT} --eer closest", 0),
+    cli("audit-eer-unknown", "{AT} --eer fvc2000", 2, "--eer"),
     cli("audit-out-is-file", "{A} --out {d}/afile", 2, "--out", out=False),
     cli("audit-out-proc", "{A} --out /proc/matchaudit", 2, "--out", out=False),
     cli("audit-out-dev-null", "{A} --out /dev/null", 2, "--out", out=False),

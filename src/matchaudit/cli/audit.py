@@ -139,7 +139,7 @@ def audit(
     dcf_c_miss: float = typer.Option(1.0, "--dcf-c-miss", help="minDCF cost of a miss."),
     dcf_c_fa: float = typer.Option(1.0, "--dcf-c-fa", help="minDCF cost of a false alarm."),
     fmr_threshold: str = typer.Option("lowest-score", "--fmr-threshold", help="The threshold at each FMR target: lowest-score (the lowest observed score with FMR <= target) or bob (bob.measure's far_threshold, the lowest impostor score with it: reproduces bob's FNMR; with --no-intervals); docs/conventions.md."),
-    eer: str = typer.Option("rocch", "--eer", help="EER of the curve summaries: rocch (the ROC convex hull, as BOSARIS) or interpolated (between consecutive ROC points, as the NIST SRE'16 scorer and wespeaker report it); docs/conventions.md."),
+    eer: str = typer.Option("rocch", "--eer", help="EER of the curve summaries: rocch (the ROC convex hull, as BOSARIS), interpolated (between consecutive ROC points, as the NIST SRE'16 scorer and wespeaker report it) or closest (FMR and FNMR where they are closest, as speechbrain reports it); docs/conventions.md."),
     dcf: str = typer.Option(None, "--dcf", help="Operating points of the calibration and cost metrics (Cllr, minCllr, actual and minimum DCF with intervals): P_target,C_miss,C_fa triples separated by ';', e.g. '0.01,1,1;0.05,1,1' (default: --dcf-p-target, --dcf-c-miss, --dcf-c-fa)."),
     llr: bool = typer.Option(False, "--llr", help="The scores are natural-log likelihood ratios: report Cllr and the actual DCF too (otherwise only minCllr and minDCF)."),
     no_calibration: bool = typer.Option(False, "--no-calibration", help="Skip the calibration and cost metrics and the score distributions (a pass over every comparison, sorted: about half of a default audit's time at 8e6 comparisons)."),

@@ -47,6 +47,7 @@ scores from the lowest observed score up to the next impostor score are rejected
 EER_WORDS = {
     "rocch": "ROC convex hull (ROCCH-EER): where the hull of the (FMR, FNMR) points meets FMR = FNMR",
     "interpolated": "NIST SRE'16 scorer: linear interpolation between the ROC points either side of FMR = FNMR",
+    "closest": "speechbrain: the mean of FMR and FNMR at the operating point where they are closest",
 }
 
 
@@ -268,6 +269,11 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
         per_group = [Rates(tally, group_view(tally.categories, g, w)) for g in range(g_count)]
         for kind, target, t in points[w]:
             _operating_point(result, config, w, kind, target, t, global_rates[w], per_group, data, cross)
+        if config.eer_method == "closest":  # the impostor steps where each view's FMR - FNMR turns
+            cells = [c for r in [global_rates[w], *per_group] if (c := r.closest_cell()) is not None]
+            tally = refine(tally, data, np.array(cells, dtype=np.int64))
+            global_rates[w] = Rates(tally, View(gen_all, thr_cats, w))
+            per_group = [Rates(tally, group_view(tally.categories, g, w)) for g in range(g_count)]
         costs = (config.dcf_p_target, config.dcf_c_miss, config.dcf_c_fa)
         global_t = global_rates[w].min_dcf(*costs)[1]
         for name, r in zip(view_names(data.group_names), [global_rates[w]] + per_group):

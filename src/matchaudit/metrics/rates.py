@@ -282,11 +282,40 @@ class Rates:
         """Equal error rate: ``"rocch"``, of the ROC convex hull (as BOSARIS and PyBOSARIS): where the convex hull
         of the (FMR, FNMR) vertices crosses FMR = FNMR; ``"interpolated"``, where the straight lines between
         consecutive vertices cross it (the NIST SRE'16 scorer v4.1, as wespeaker vendors it; tied scores pooled
-        into one vertex, where the scorer splits them in its sort's order)."""
+        into one vertex, where the scorer splits them in its sort's order); ``"closest"``, the mean of FMR and FNMR
+        where they are closest (speechbrain; needs :meth:`closest_cell` refined)."""
         if method == "rocch":
             _, x, y = self.vertices()
             return rocch_eer(x, y)
+        if method == "closest":
+            return self._closest_eer()
         return float(interpolated_eer_rows(*self.staircase()))
+
+    def closest_cell(self) -> int | None:
+        """The cell whose impostor scores :meth:`eer` ``"closest"`` reads (needs it refined): the run of the
+        staircase where FMR - FNMR turns negative when that run is horizontal (impostors only), else None."""
+        x, y = self.staircase()
+        k = int(np.argmax(x - y < 0))
+        return (k - 1) // 2 if k >= 1 and (k - 1) % 2 == 0 and y[k - 1] == y[k] and x[k - 1] > x[k] else None
+
+    def _closest_eer(self) -> float:
+        """speechbrain's EER: the mean of FMR and FNMR at the operating point (accept iff ``s > v`` for
+        each distinct score ``v``, so every ``s >= u`` but the accept-all one) where they are closest, the lowest
+        threshold on ties: the staircase's points with the impostor steps of the run where FMR - FNMR turns."""
+        x, y = self.staircase()
+        x, y = x[1:], y[1:]  # no accept-all point
+        cell = self.closest_cell()
+        if cell is not None:
+            k = int(np.argmax(x - y < 0))  # the run's points are k - 1 and k (accept-all dropped)
+            u = self._impostors_in(cell)
+            lo = self.tally.edges[cell - 1] if cell > 0 else -np.inf
+            u = np.unique(u[u > lo])
+            fm = np.array([self.fmr(float(t), ">=").value for t in u])
+            x, y = np.insert(x, k, fm), np.insert(y, k, np.full(fm.size, y[k]))
+        if not np.isfinite(x).all() or not np.isfinite(y).all():
+            return float("nan")
+        i = int(np.argmin(np.abs(x - y)))
+        return float((x[i] + y[i]) / 2)
 
     def staircase(self) -> tuple[np.ndarray, np.ndarray]:
         """(FMR, FNMR) of the ROC as a path over every score: at each genuine score the threshold just at it
@@ -327,8 +356,8 @@ def rocch_eer(fmr: np.ndarray, fnmr: np.ndarray) -> float:
     return float(_hull_crossing(fmr[order], fnmr[order]))
 
 
-EerMethod = Literal["rocch", "interpolated"]
-EER_METHODS = ("rocch", "interpolated")
+EerMethod = Literal["rocch", "interpolated", "closest"]
+EER_METHODS = ("rocch", "interpolated", "closest")
 
 
 def interpolated_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
@@ -346,6 +375,18 @@ def interpolated_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         a = np.where(d1 - d0 > 0, d1 / (d1 - d0), 0.0)
         out = y1 + a * (y0 - y1)
+    return np.where(np.isfinite(x).all(-1) & np.isfinite(y).all(-1), out, np.nan)
+
+
+def closest_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
+    """speechbrain's EER of every row of ROC points ``(..., P)`` (any order; with the end points): in threshold order
+    without the accept-all point, the mean of FMR and FNMR at the first point where they are closest. NaN where a
+    row has a non-finite point. On a grid curve: resolution-limited, as the other methods there."""
+    x, y = np.asarray(fmr, float), np.asarray(fnmr, float)
+    order = np.lexsort((y, -x), axis=-1)
+    x, y = np.take_along_axis(x, order, -1)[..., 1:], np.take_along_axis(y, order, -1)[..., 1:]
+    i = np.argmin(np.where(np.isfinite(x - y), np.abs(x - y), np.inf), axis=-1)[..., None]
+    out = (np.take_along_axis(x, i, -1) + np.take_along_axis(y, i, -1))[..., 0] / 2
     return np.where(np.isfinite(x).all(-1) & np.isfinite(y).all(-1), out, np.nan)
 
 
