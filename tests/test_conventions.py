@@ -132,3 +132,37 @@ def test_closest_eer_rows_of_the_bootstrap_grid():
     y = np.array([[1.0, 0.0, 0.1, 0.25, 0.6], [0.0, 0.5, 0.6, 0.8, 1.0]])
     np.testing.assert_allclose(closest_eer_rows(x, y), [(0.3 + 0.25) / 2, (0.6 + 0.5) / 2])
     assert np.isnan(closest_eer_rows(np.array([1.0, np.nan, 0.0]), np.array([0.0, 0.5, 1.0])))
+
+
+def pyeer_eer(gscores: np.ndarray, iscores: np.ndarray) -> float:
+    """pyeer 0.5 ``calculate_roc`` then ``get_eer_values`` (pyeer/eer_stats.py), transcribed."""
+    scores = np.array(sorted([(s, 1) for s in gscores] + [(s, 0) for s in iscores], key=lambda r: r[0]))
+    cumul = np.cumsum(scores[:, 1])
+    _, u = np.unique(scores[:, 0], return_index=True)
+    fnm = cumul[u] - scores[u][:, 1]
+    fm = iscores.size - (u - fnm)
+    fmr, fnmr = fm / iscores.size, fnm / gscores.size
+    diff = fmr - fnmr
+    t2 = np.where(diff <= 0)[0][0]
+    t1 = t2 - 1 if diff[t2] != 0 and t2 != 0 else t2
+    if fmr[t1] + fnmr[t1] <= fmr[t2] + fnmr[t2]:
+        return float((fnmr[t1] + fmr[t1]) / 2)
+    return float((fnmr[t2] + fmr[t2]) / 2)
+
+
+@pytest.mark.parametrize("seed, ties", [(0, False), (1, True), (4, False), (5, True)])
+def test_fvc2000_eer_is_pyeers(seed, ties):
+    """docs/conventions.md, the pyeer row: ``eer="fvc2000"`` equals pyeer's EER computed its way."""
+    data, neg, pos = _data(seed, ties)
+    res = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, eer="fvc2000")
+    assert res.curves.query("group == 'all' and weighting == 'pooled'").eer.item() == pytest.approx(
+        pyeer_eer(pos, neg), rel=1e-12, abs=1e-15)
+
+
+def test_fvc2000_eer_rows_of_the_bootstrap_grid():
+    from matchaudit.metrics.rates import fvc2000_eer_rows
+
+    x = np.array([[1.0, 0.5, 0.3, 0.1, 0.0], [1.0, 0.6, 0.4, 0.2, 0.0]])
+    y = np.array([[0.0, 0.1, 0.25, 0.6, 1.0], [0.0, 0.5, 0.6, 0.8, 1.0]])
+    # row 1: first FMR <= FNMR at (0.1, 0.6), before it (0.3, 0.25): sums 0.7 and 0.55; row 2: (0.4, 0.6) vs (0.6, 0.5)
+    np.testing.assert_allclose(fvc2000_eer_rows(x, y), [0.55 / 2, 1.0 / 2])

@@ -535,10 +535,10 @@ def audit(
         ``group_by``: NIST FRTE's same sex, age band and region), :mod:`matchaudit.pairings`.
     dcf_p_target, dcf_c_miss, dcf_c_fa : float
         The minDCF operating point of the curve summaries.
-    eer : {"rocch", "interpolated", "closest"}
+    eer : {"rocch", "interpolated", "closest", "fvc2000"}
         The EER of the curve summaries: of the ROC convex hull (BOSARIS, PyBOSARIS; default), interpolated
         between consecutive ROC points (the NIST SRE'16 scorer, as wespeaker reports it) or the mean of FMR and
-        FNMR where they are closest (speechbrain); docs/conventions.md.
+        FNMR where they are closest (speechbrain), or pyeer's FVC2000 rule; docs/conventions.md.
     fmr_threshold : {"lowest-score", "bob"}
         The threshold at each FMR target: the lowest observed score whose FMR is at most the target (default), or
         bob.measure's ``far_threshold``, the lowest *impostor* score with that FMR (the same FMR, FNMR never

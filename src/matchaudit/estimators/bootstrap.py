@@ -49,7 +49,7 @@ from matchaudit.estimators.intervals import (
     IntervalResult,
     z_quantile,
 )
-from matchaudit.metrics.rates import closest_eer_rows, interpolated_eer_rows, rocch_eer_rows
+from matchaudit.metrics.rates import closest_eer_rows, fvc2000_eer_rows, interpolated_eer_rows, rocch_eer_rows
 from matchaudit.model import MatchData
 from matchaudit.model import view_names as model_views
 from matchaudit.scores import self_score
@@ -273,7 +273,8 @@ def auc_eer(curves: GridCurves, eer_method: str = "rocch") -> tuple[np.ndarray, 
     (:func:`matchaudit.metrics.rates.rocch_eer_rows` on its points with the end points, as the audit's EER).
     Resolution-limited by the grid: the grid's points are exact points of the empirical ROC, so with the
     plug-in's hull vertices as edges the plug-in EER is exact; the AUC is within :func:`auc_grid_bound`."""
-    eer = {"rocch": rocch_eer_rows, "interpolated": interpolated_eer_rows, "closest": closest_eer_rows}[eer_method]
+    eer = {"rocch": rocch_eer_rows, "interpolated": interpolated_eer_rows, "closest": closest_eer_rows,
+           "fvc2000": fvc2000_eer_rows}[eer_method]
     return curves.auc, eer(curves.x, curves.y)
 
 

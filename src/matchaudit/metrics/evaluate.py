@@ -48,6 +48,8 @@ EER_WORDS = {
     "rocch": "ROC convex hull (ROCCH-EER): where the hull of the (FMR, FNMR) points meets FMR = FNMR",
     "interpolated": "NIST SRE'16 scorer: linear interpolation between the ROC points either side of FMR = FNMR",
     "closest": "speechbrain: the mean of FMR and FNMR at the operating point where they are closest",
+    "fvc2000": "pyeer (FVC2000): of the two points either side of FMR = FNMR, the mean of the rates at the one with "
+               "the smaller FMR + FNMR",
 }
 
 
@@ -269,8 +271,9 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
         per_group = [Rates(tally, group_view(tally.categories, g, w)) for g in range(g_count)]
         for kind, target, t in points[w]:
             _operating_point(result, config, w, kind, target, t, global_rates[w], per_group, data, cross)
-        if config.eer_method == "closest":  # the impostor steps where each view's FMR - FNMR turns
-            cells = [c for r in [global_rates[w], *per_group] if (c := r.closest_cell()) is not None]
+        if config.eer_method in ("closest", "fvc2000"):  # the impostor steps where each view's FMR - FNMR turns
+            turn = "<" if config.eer_method == "closest" else "<="
+            cells = [c for r in [global_rates[w], *per_group] if (c := r.closest_cell(turn)) is not None]
             tally = refine(tally, data, np.array(cells, dtype=np.int64))
             global_rates[w] = Rates(tally, View(gen_all, thr_cats, w))
             per_group = [Rates(tally, group_view(tally.categories, g, w)) for g in range(g_count)]

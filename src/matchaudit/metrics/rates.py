@@ -283,38 +283,64 @@ class Rates:
         of the (FMR, FNMR) vertices crosses FMR = FNMR; ``"interpolated"``, where the straight lines between
         consecutive vertices cross it (the NIST SRE'16 scorer v4.1, as wespeaker vendors it; tied scores pooled
         into one vertex, where the scorer splits them in its sort's order); ``"closest"``, the mean of FMR and FNMR
-        where they are closest (speechbrain; needs :meth:`closest_cell` refined)."""
+        where they are closest (speechbrain); ``"fvc2000"``, pyeer's rule (:meth:`_fvc2000_eer`). The last two need
+        :meth:`closest_cell` refined."""
         if method == "rocch":
             _, x, y = self.vertices()
             return rocch_eer(x, y)
         if method == "closest":
             return self._closest_eer()
+        if method == "fvc2000":
+            return self._fvc2000_eer()
         return float(interpolated_eer_rows(*self.staircase()))
 
-    def closest_cell(self) -> int | None:
-        """The cell whose impostor scores :meth:`eer` ``"closest"`` reads (needs it refined): the run of the
-        staircase where FMR - FNMR turns negative when that run is horizontal (impostors only), else None."""
+    def closest_cell(self, turn: str = "<") -> int | None:
+        """The cell whose impostor scores :meth:`eer` ``"closest"`` (``turn`` ``"<"``: where FMR - FNMR turns
+        negative) or ``"fvc2000"`` (``"<="``: where it turns non-positive) reads, to refine first: that run of the
+        staircase when it is horizontal (impostors only), else None."""
         x, y = self.staircase()
-        k = int(np.argmax(x - y < 0))
+        k = int(np.argmax(x - y < 0 if turn == "<" else x - y <= 0))
         return (k - 1) // 2 if k >= 1 and (k - 1) % 2 == 0 and y[k - 1] == y[k] and x[k - 1] > x[k] else None
 
-    def _closest_eer(self) -> float:
-        """speechbrain's EER: the mean of FMR and FNMR at the operating point (accept iff ``s > v`` for
-        each distinct score ``v``, so every ``s >= u`` but the accept-all one) where they are closest, the lowest
-        threshold on ties: the staircase's points with the impostor steps of the run where FMR - FNMR turns."""
+    def _turning_points(self, turn: str) -> tuple[np.ndarray, np.ndarray]:
+        """The staircase with the impostor steps of the run where FMR - FNMR turns (``turn``, :meth:`closest_cell`):
+        every operating point ``s >= u`` of a distinct score ``u`` there, in threshold order."""
         x, y = self.staircase()
-        x, y = x[1:], y[1:]  # no accept-all point
-        cell = self.closest_cell()
-        if cell is not None:
-            k = int(np.argmax(x - y < 0))  # the run's points are k - 1 and k (accept-all dropped)
-            u = self._impostors_in(cell)
-            lo = self.tally.edges[cell - 1] if cell > 0 else -np.inf
-            u = np.unique(u[u > lo])
-            fm = np.array([self.fmr(float(t), ">=").value for t in u])
-            x, y = np.insert(x, k, fm), np.insert(y, k, np.full(fm.size, y[k]))
+        cell = self.closest_cell(turn)
+        if cell is None:
+            return x, y
+        k = int(np.argmax(x - y < 0 if turn == "<" else x - y <= 0))  # the run's end point
+        u = self._impostors_in(cell)
+        lo = self.tally.edges[cell - 1] if cell > 0 else -np.inf
+        fm = np.array([self.fmr(float(t), ">=").value for t in np.unique(u[u > lo])])
+        return np.insert(x, k, fm), np.insert(y, k, np.full(fm.size, y[k]))
+
+    def _closest_eer(self) -> float:
+        """speechbrain's EER: the mean of FMR and FNMR at the operating point (accept iff ``s > v`` for each distinct
+        score ``v``: every ``s >= u`` but the accept-all one) where they are closest, the lowest threshold on ties."""
+        x, y = self._turning_points("<")
+        keep = ~((x == 1) & (y == 0))  # no accept-all point
+        x, y = x[keep], y[keep]
         if not np.isfinite(x).all() or not np.isfinite(y).all():
             return float("nan")
         i = int(np.argmin(np.abs(x - y)))
+        return float((x[i] + y[i]) / 2)
+
+    def _fvc2000_eer(self) -> float:
+        """pyeer's EER (FVC2000): over the points ``s >= u`` of every distinct score ``u`` (no reject-all point), the
+        first with FMR <= FNMR and the one before it (unless equal there), the one with the smaller FMR + FNMR; the
+        mean of its FMR and FNMR (pyeer ``eer_stats.get_eer_values``)."""
+        x, y = self._turning_points("<=")
+        keep = ~((x == 0) & (y == 1))  # no reject-all point
+        x, y = x[keep], y[keep]
+        if not x.size or not np.isfinite(x).all() or not np.isfinite(y).all():
+            return float("nan")
+        d = x - y
+        if not (d <= 0).any():
+            return 1.0  # pyeer's answer when the curves never cross (with a warning there)
+        t2 = int(np.argmax(d <= 0))
+        t1 = t2 - 1 if d[t2] != 0 and t2 != 0 else t2
+        i = t1 if x[t1] + y[t1] <= x[t2] + y[t2] else t2
         return float((x[i] + y[i]) / 2)
 
     def staircase(self) -> tuple[np.ndarray, np.ndarray]:
@@ -356,8 +382,8 @@ def rocch_eer(fmr: np.ndarray, fnmr: np.ndarray) -> float:
     return float(_hull_crossing(fmr[order], fnmr[order]))
 
 
-EerMethod = Literal["rocch", "interpolated", "closest"]
-EER_METHODS = ("rocch", "interpolated", "closest")
+EerMethod = Literal["rocch", "interpolated", "closest", "fvc2000"]
+EER_METHODS = ("rocch", "interpolated", "closest", "fvc2000")
 
 
 def interpolated_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
@@ -388,6 +414,24 @@ def closest_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
     i = np.argmin(np.where(np.isfinite(x - y), np.abs(x - y), np.inf), axis=-1)[..., None]
     out = (np.take_along_axis(x, i, -1) + np.take_along_axis(y, i, -1))[..., 0] / 2
     return np.where(np.isfinite(x).all(-1) & np.isfinite(y).all(-1), out, np.nan)
+
+
+def fvc2000_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
+    """pyeer's (FVC2000) EER of every row of ROC points ``(..., P)`` (any order; with the end points): in threshold
+    order without the reject-all point, of the first point with FMR <= FNMR and the one before it (unless equal
+    there) the one with the smaller FMR + FNMR, the mean of its two rates. NaN where a row has a non-finite point."""
+    x, y = np.asarray(fmr, float), np.asarray(fnmr, float)
+    order = np.lexsort((y, -x), axis=-1)
+    x, y = np.take_along_axis(x, order, -1)[..., :-1], np.take_along_axis(y, order, -1)[..., :-1]
+    d = x - y
+    t2 = np.argmax(d <= 0, axis=-1)[..., None]
+    at = np.take_along_axis(d, t2, -1)
+    t1 = np.where((at != 0) & (t2 != 0), t2 - 1, t2)
+    s1 = np.take_along_axis(x + y, t1, -1)
+    s2 = np.take_along_axis(x + y, t2, -1)
+    out = (np.where(s1 <= s2, s1, s2) / 2)[..., 0]
+    ok = np.isfinite(x).all(-1) & np.isfinite(y).all(-1)
+    return np.where(ok, np.where((d <= 0).any(-1), out, 1.0), np.nan)
 
 
 def rocch_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
