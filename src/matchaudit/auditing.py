@@ -446,8 +446,7 @@ def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, opt
                    ) -> tuple[CalibrationResult | None, DistributionResult | None, list[dict], list[str]]:
     """The calibration and cost metrics, the score distributions and the intervals at the FNMR targets
     (:mod:`matchaudit.estimators.dual_point`: each replicate at its own threshold) of an audit, with intervals by
-    the first score-view method the options name (default ``recentered``, or ``double-or-nothing`` without
-    samples), or a warning saying why they were skipped (the comparisons do not fit in memory; labels without
+    the first score-view method the options name (default: the audit's default bootstrap), or a warning saying why they were skipped (the comparisons do not fit in memory; labels without
     identities)."""
     method = next((m for m in options.methods if m in SCORE_VIEW_METHODS), default_bootstrap(data))
     betas = tuple(config.fnmr_targets)

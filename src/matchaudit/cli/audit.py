@@ -147,7 +147,7 @@ def audit(
     zero_policy: ZeroOpt = typer.Option(ZeroOpt.report, "--zero-policy", help="Zero rates in fairness ratios: report inf/NaN with a reason, or substitute one-sided upper bounds."),
     exclude_small_groups: bool = typer.Option(False, "--exclude-small-groups", help="Take the fairness measures (and their intervals) over the groups that are not small only (fewer than --small-group-identities identities, 20 genuine or 20 same-group impostor comparisons); every group is flagged small or not either way, and per-group rates are unchanged."),
     small_group_identities: int = typer.Option(MIN_IDENTITIES, "--small-group-identities", help="The identities below which a group is small (default: identity-level intervals and tests are not validated below it)."),
-    ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(INTERVAL_METHODS)}), or several comma-separated, each where it applies, side by side; default: wilson at fixed thresholds, recentered for FNMR@FMR and curves, double-or-nothing (identities redrawn, as the group tests) for fairness measures."),
+    ci_method: str = typer.Option(None, "--ci-method", help=f"Interval method ({'|'.join(INTERVAL_METHODS)}), or several comma-separated, each where it applies, side by side; default: wilson at fixed thresholds, double-or-nothing (identities redrawn: a new population of identities, the group tests' question) for everything else; recentered answers for these identities."),
     level: float = typer.Option(0.95, "--level", help="Confidence level of the intervals."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
     ci_seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap replicates."),
