@@ -3,6 +3,8 @@ transcribed from the tool's source) against matchaudit's option for it. The EER 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -120,6 +122,9 @@ def test_closest_eer_is_speechbrains(seed, ties):
     ours = res.curves.query("group == 'all' and weighting == 'pooled'").eer.item()
     assert ours == pytest.approx(speechbrain_eer(pos, neg), rel=1e-12, abs=1e-15)
     assert res.config.to_dict()["eer_definition"].startswith("speechbrain")
+    from matchaudit.report.html import _det
+
+    assert "EER (closest, speechbrain)" in _det(res.to_dict(), Path("."))  # the report's column says which EER
     other = ma.audit(data, fmr=1e-2, intervals=False, calibration=False).curves
     assert not np.isclose(ours, other.query("group == 'all' and weighting == 'pooled'").eer.item())  # tells apart
 

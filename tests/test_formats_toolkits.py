@@ -787,7 +787,11 @@ def test_compare_reads_pyeer_and_bosaris(tmp_path):
                               "--impostor-scores-a", str(FIX / "pyeer_false.txt"), "--scores-b",
                               str(FIX / "pyeer_true.txt"), "--impostor-scores-b", str(FIX / "pyeer_false.txt"),
                               "--out", str(tmp_path / "c1"), "--quiet"])
-    assert res.exit_code == 2 and "identities" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "carry no ids" in res.output and "Traceback" not in res.output
+    assert "--impostor-scores." not in res.output  # audit's flag, not compare's (hostile run)
+    half = runner.invoke(app, ["compare", "--format", "pyeer", "--scores-a", str(FIX / "pyeer_true.txt"),
+                               "--scores-b", str(FIX / "pyeer_true.txt"), "--out", str(tmp_path / "c0"), "--quiet"])
+    assert half.exit_code == 2 and "carry no ids" in half.output
     b = tmp_path / "b.txt"
     b.write_text("".join(f"{m} {s} {float(x) * 0.9 + 0.01}\n" for m, s, x in _lines("bosaris_scores.txt")))
     res = runner.invoke(app, ["compare", "--format", "bosaris", "--scores-a", str(FIX / "bosaris_scores.txt"),

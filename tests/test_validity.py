@@ -121,6 +121,8 @@ def test_audit_warns_about_its_regime():
     many = [dict(recs[0], group=g, metric=m) for g in "CDEFG" for m in ("FNMR", "FMR")]
     (w,) = [x for x in regime_warnings(data, many) if "on fewer than" in x]  # C2: one warning, not one per group
     assert "FNMR of group C (FMR 0.001: 1/1,800), FMR of group C" in w and "FMR of group G" in w
+    (w,) = [x for x in regime_warnings(data, [dict(recs[0], group="L" * 5000)]) if "rests on" in x]
+    assert "(5,000 characters)" in w and "L" * 200 not in w  # a 5,000-character name filled the warnings
     reasons = {(r["metric"], r["kind"], r["group"], r["weighting"]): r["method_reason"]
                for r in result.interval_records}
     assert reasons[("FNMR", "fmr_target", "A", "pooled")].startswith(

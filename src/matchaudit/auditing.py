@@ -610,11 +610,16 @@ def audit(
                          dcf_c_fa=dcf_c_fa, eer_method=eer, fmr_threshold=fmr_threshold, zero_policy=zero_policy, exclude_small_groups=exclude_small_groups,
                          small_groups=SmallGroupRule(min_identities=checks.integer(
                              small_group_identities, "small_group_identities")))
-    if config.fmr_threshold == "bob" and (intervals or tests or equivalence is not None):
-        raise InputError("fmr_threshold='bob' reproduces bob's plug-in numbers; the intervals, tests and equivalence "
-                         "tests re-derive each replicate's threshold by the default rule (the lowest observed score), "
-                         "so they would not describe these numbers: run without them (intervals=False; CLI "
-                         "--no-intervals), or with the default fmr_threshold.", param="fmr_threshold")
+    with_bob = [(name, lib, cli) for name, on, lib, cli in (
+        ("the intervals", intervals, "intervals=False", "--no-intervals"), ("the tests", tests, "tests=False",
+                                                                             "no --tests"),
+        ("the equivalence test", equivalence is not None, "equivalence=None", "no --equivalence")) if on]
+    if config.fmr_threshold == "bob" and with_bob:
+        raise InputError(f"fmr_threshold 'bob' reproduces bob's plug-in numbers; {', '.join(w[0] for w in with_bob)} "
+                         "re-derive each replicate's or relabelling's threshold by the default rule (the lowest "
+                         "observed score), so they would not describe these numbers: leave them out "
+                         f"({', '.join(w[1] for w in with_bob)}; CLI: {', '.join(w[2] for w in with_bob)}), or use "
+                         "the default fmr_threshold.", param="fmr_threshold")
     if not intervals:  # options of intervals that will not be computed were ignored silently
         unused = [name for name, given in (("ci_method", ci_method is not None), ("one_sided", one_sided),
                                            ("band", band != "simultaneous")) if given]

@@ -16,6 +16,13 @@ class InputError(ValueError):
         self.param = param
 
 
+def short(name: object, limit: int = 40) -> str:
+    """A name as a sentence can quote it: cut to ``limit`` characters with an ellipsis and the full length (a
+    5,000-character group name filled the warnings)."""
+    text = str(name)
+    return text if len(text) <= limit else f"{text[:limit - 1]}… ({len(text):,} characters)"
+
+
 def listing(items: Sequence[object], limit: int = 10) -> str:
     """Render at most ``limit`` offending items, with a count of the rest (for error messages)."""
     shown = ", ".join(str(x) for x in list(items)[:limit])

@@ -133,7 +133,7 @@ def user_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-NAME_COLUMN = {"max_width": 32, "overflow": "ellipsis", "no_wrap": True}
+NAME_COLUMN = {"max_width": 20, "overflow": "ellipsis", "no_wrap": True}
 """Console table settings of a column of group names (C6: a 5,000-character name pushed the numbers off-screen)."""
 
 

@@ -153,6 +153,11 @@ def compare(
         if scores_a is None or scores_b is None or comparisons_a or comparisons_b or comparisons or samples:
             raise InputError(f"--format {fmt}: give --scores-a and --scores-b (the two models' score files for the "
                              "same trials), with the files they share (--trials, --key, --ids, --metadata).")
+        if fmt == "pyeer":  # before reading: its files have no ids, and the advice of the loader names audit's flags
+            raise InputError("--format pyeer: its score files carry no ids (one score per line), so the comparisons "
+                             "cannot be paired between the two models nor clustered by identity, which compare's "
+                             "paired identity bootstrap needs. Compare the models on a format with ids (a tidy "
+                             "table, a trial list with --speaker-of, bob, ...); audit reads pyeer files alone.")
         if (impostor_scores_a is None) != (impostor_scores_b is None):
             raise InputError("--impostor-scores-a and --impostor-scores-b go together (--format pyeer): each model's "
                              "impostor score file.")

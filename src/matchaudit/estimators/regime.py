@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from matchaudit.choices import SCOPE
-from matchaudit.errors import listing
+from matchaudit.errors import listing, short
 from matchaudit.formatting import operating_point
 from matchaudit.estimators.bootstrap import RECENTRED
 from matchaudit.metrics.evaluate import ALL
@@ -39,7 +39,7 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
             continue
         if 0 < e < MIN_ERRORS:
             at = operating_point(r["kind"], r["target"])
-            few.setdefault(f"{r['metric']} of group {r['group']}", []).append(f"{at}: {int(e)}/{int(r['comparisons']):,}")
+            few.setdefault(f"{r['metric']} of group {short(r['group'])}", []).append(f"{at}: {int(e)}/{int(r['comparisons']):,}")
     if few:  # one warning for every group (C2: a 30-group report opened with 117 boxes, one per group and rate)
         rates = [f"{what} ({'; '.join(dict.fromkeys(where))})" for what, where in few.items()]
         out.append(f"{listing(rates, 12)} {'rests' if len(rates) == 1 else 'rest'} on fewer than {MIN_ERRORS} errors: "
@@ -58,7 +58,7 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
     recentered = any(r.get("method") in RECENTRED for r in records)
     if recentered and data.samples is not None and data.has_identities:
         sizes = data.identity_sizes
-        two = [f"group {name} {int(np.sum(in_g & (sizes == 2))):,} of {int(in_g.sum()):,}"
+        two = [f"group {short(name)} {int(np.sum(in_g & (sizes == 2))):,} of {int(in_g.sum()):,}"
                for g, name in enumerate(data.group_names) for in_g in [data.identity_group == g]
                if np.any(in_g & (sizes == 2))]
         if two:
@@ -66,7 +66,7 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
                        "variance, so their within-identity (recentered) variance is bounded, not estimated: those "
                        "intervals are conservative.")
     if data.has_identities:
-        small = [f"{name} ({k})" for g, name in enumerate(data.group_names)
+        small = [f"{short(name)} ({k})" for g, name in enumerate(data.group_names)
                  for k in [int(np.sum(data.identity_group == g))] if 0 < k < MIN_IDENTITIES]
         if small:
             out.append(f"{'group' if len(small) == 1 else 'groups'} {listing(small, 12)} "

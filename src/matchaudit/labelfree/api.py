@@ -343,8 +343,8 @@ def estimate(
     seed = checks.seed(seed)
     if checks.integer(chains, "chains") < 2:
         raise InputError(f"chains {chains}: at least 2 are needed to check convergence (R-hat).", param="chains")
-    if draws is not None:
-        checks.integer(draws, "draws", low=1)
+    if draws is not None:  # split R-hat halves each chain: fewer than 4 draws leave halves without a variance
+        checks.integer(draws, "draws", low=4)
     if warmup is not None:
         checks.integer(warmup, "warmup", low=1)
     if likelihood_points is not None:

@@ -88,9 +88,10 @@ class AuditConfig:
         checks.choice(self.eer_method, EER_METHODS, "eer")
         checks.choice(self.fmr_threshold, FMR_THRESHOLDS, "fmr_threshold")
         if self.fmr_threshold == "bob" and (self.rule != ">=" or self.threshold_impostors != "all"):
-            raise InputError("fmr_threshold='bob' reproduces bob.measure's far_threshold, which accepts iff score >= "
-                             "threshold and sets it on every impostor score: use it with rule '>=' and "
-                             "threshold_impostors 'all'.", param="fmr_threshold")
+            bad = "rule" if self.rule != ">=" else "threshold_impostors"
+            raise InputError(f"fmr_threshold 'bob' reproduces bob.measure's far_threshold, which accepts iff score >= "
+                             "threshold and sets it on every impostor score: it goes with rule '>=' and "
+                             "threshold_impostors 'all'.", param=bad)
         weightings = (self.weightings,) if isinstance(self.weightings, str) else tuple(self.weightings)
         for w in weightings:
             checks.choice(w, Weighting, "weightings")

@@ -40,6 +40,11 @@ code,pre{background:#f4f4f4;padding:.1em .3em;font-size:.9em}.muted{color:#777;f
 """
 
 
+EER_LABEL = {"rocch": "ROCCH", "interpolated": "interpolated, SRE'16", "closest": "closest, speechbrain",
+             "fvc2000": "FVC2000, pyeer"}
+"""The EER column's definition by ``eer_method`` (results.json config; docs/conventions.md)."""
+
+
 def _summary(res: dict, folder: Path) -> str:
     s = res["summary"]
     rows = [[esc(g["group"]), f"{g.get('samples', '—'):,}" if isinstance(g.get("samples"), int) else "—",
@@ -106,7 +111,7 @@ def _det(res: dict, folder: Path) -> str:
                                   f"against the threshold, {w} weighting; dotted lines: the thresholds at the FMR "
                                   f"targets.{key}") for w in res["config"]["weightings"][:1])
     return ("<h2>DET curves</h2>" + figs
-            + table(["group", "weighting", "EER (ROCCH)", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})",
+            + table(["group", "weighting", f"EER ({EER_LABEL.get(cfg.get('eer_method', 'rocch'), 'ROCCH')})", "AUC", f"minDCF (P_tar={cfg['dcf_p_target']})",
                      "DCF at the overall minDCF threshold"], rows, 2)
             + "<p class='muted'>A group's minDCF is taken at that group's own best threshold, chosen on its own "
               "scores: optimistic, the more so the fewer its comparisons (a small group can show a minDCF below the "
