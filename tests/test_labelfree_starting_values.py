@@ -133,3 +133,4 @@ def test_labelled_matches_identify_the_match_component():
     x = np.r_[rng.normal(0.0, 1.0, 2000), rng.normal(4.0, 1.0, 20)]
     assert any("weakly identified" in w for w in initialise(x).warnings)
     assert not any("weakly identified" in w for w in initialise(x, labelled_matches=300).warnings)
+    assert not any("weakly identified" in w for w in initialise(x, labelled_matches=None).warnings)  # all labelled

@@ -210,7 +210,7 @@ def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: La
     """Start, draws and diagnostics of one group (standardised scores ``z``), and how its likelihood was
     computed (the unlabelled scores compressed by :func:`binned.likelihood_cells`)."""
     lab = ~np.isnan(y)
-    init = initialise(z, lam, labelled_matches=int((y[lab] == 1).sum()))
+    init = initialise(z, lam, labelled_matches=int((y[lab] == 1).sum()) if (~lab).any() else None)
     model, cells = GroupModel.compressed(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling,
                                          shape_prior, likelihood_points)
     mode, cov = samplers.laplace(model.log_density, model.start(init))

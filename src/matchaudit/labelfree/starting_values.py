@@ -186,9 +186,10 @@ def match_mode(x: np.ndarray, g: Gmm, support: tuple[float, float] | None = None
 
 
 def initialise(x: np.ndarray, lam: float = 0.05, support: tuple[float, float] | None = None,
-               labelled_matches: int = 0) -> Init:
+               labelled_matches: int | None = 0) -> Init:
     """Appendix D + E.2 start for one group's similarity scores (labels are not used here, but for their number of
-    matches: ``labelled_matches`` identify the match component whatever the mixture's share says)."""
+    matches: ``labelled_matches`` identify the match component whatever the mixture's share says; ``None``: every
+    score is labelled, nothing rests on the mixture)."""
     x = np.asarray(x, dtype=float)
     g = gmm2(x)
     warnings: list[str] = []
@@ -206,7 +207,7 @@ def initialise(x: np.ndarray, lam: float = 0.05, support: tuple[float, float] | 
         sigma = g.sds[1]
     pi_hat = storey(x, mu, sigma, lam)
     pi_start = float(np.clip(pi_hat if separate else g.weight1, 1.0 / x.size, 1.0 - 1.0 / x.size))
-    if max(x.size * pi_start, labelled_matches) < 200:
+    if labelled_matches is not None and max(x.size * pi_start, labelled_matches) < 200:
         warnings.append(f"only about {x.size * pi_start:.0f} true matches expected: the match component is weakly identified")
     return Init(g, tuple(float(v) for v in modes.locations), modes.bandwidth, mu, sigma, pi_hat, pi_start, tuple(warnings),
                 separate)
