@@ -124,7 +124,7 @@ def recheck(path: Path) -> None:
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    g = df.groupby(["generator", "identities", "samples", "metric", "kind", "method", "level"], sort=False)
+    g = df.groupby(["generator", "identities", "samples", "metric", "kind", "target", "method", "level"], sort=False)
     out = g.agg(coverage=("covered", "mean"), n=("covered", "count"), errors=("errors", "median"),
                 width=("high", "mean")).reset_index()
     out["width"] = g.apply(lambda x: float((x.high - x.low).mean()), include_groups=False).to_numpy()
