@@ -571,6 +571,8 @@ def test_bob_vulnerability_iapmr_equals_a_hand_count_and_the_wilson_function():
         want = iv.wilson(int(e.sum()), int(n.sum()), 0.95, variance=iv.fnmr_variance(n, e))
         assert (r["low"], r["high"], r["method"]) == (pytest.approx(want.confidence_interval.low),
                                                       pytest.approx(want.confidence_interval.high), "wilson")
+        assert r["indicative"] and "indicative" in r["note"]  # 2-4 attacked subjects (hostile run: 3/7 over 2
+        # subjects gave an interval narrower than the independent one)
     at = recs[(recs.kind == "fmr_target") & (recs.weighting == "pooled")].set_index("group")
     assert at.loc[["all", "F", "M"], "accepted"].tolist() == [7, 3, 4]  # the threshold 0.47: counted by hand
     # the attacks never enter FMR: the impostors of the audit are the licit ones only

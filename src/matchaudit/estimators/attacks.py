@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from matchaudit.definitions import Rule, accepts
+from matchaudit.metrics.small_groups import MIN_IDENTITIES
 from matchaudit.estimators import intervals as iv
 from matchaudit.model import ALL, Attacks, MatchData, view_names
 
@@ -53,13 +54,18 @@ def iapmr_records(data: MatchData, operating_points: Sequence[dict[str, Any]], r
         for name, g in views:
             keep = np.ones(len(a), bool) if g is None else a.group == g
             res = iapmr_interval(a, ok, keep, k, level)
+            subjects = int(np.unique(a.identity[keep]).size)
+            few = bool(k and subjects < MIN_IDENTITIES)  # the clustered variance from a handful of subjects
             out.append({"weighting": p["weighting"], "kind": p["kind"], "target": p["target"],
                         "threshold": p["threshold"], "rule": rule, "group": name, "attacks": int(keep.sum()),
                         "accepted": int((ok & keep).sum()), "iapmr": res.estimate,
                         "low": res.confidence_interval.low, "high": res.confidence_interval.high,
                         "method": res.method, "level": level,
-                        "subjects": int(np.unique(a.identity[keep]).size),
-                        "note": res.note if k else "no identities: attacks taken as independent"})
+                        "subjects": subjects, "indicative": few,
+                        "note": (f"{subjects} attacked subjects: the clustered variance rests on fewer than "
+                                 f"{MIN_IDENTITIES}, so the interval is indicative (it can be narrower than if the "
+                                 "attacks were independent)") if few else
+                                (res.note if k else "no identities: attacks taken as independent")})
     return out
 
 

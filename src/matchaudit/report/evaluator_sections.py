@@ -39,7 +39,9 @@ def attacks(res: dict, folder: Path) -> str:
     if not recs:
         return ""
     rows = [[esc(operating_point(r["kind"], r["target"])), esc(r["group"]), threshold(r["threshold"]),
-             f"{r['accepted']:,} / {r['attacks']:,}", pct(r["iapmr"]), interval(r["low"], r["high"], "rate")]
+             f"{r['accepted']:,} / {r['attacks']:,}", pct(r["iapmr"]),
+             interval(r["low"], r["high"], "rate")
+             + (f" <span class='warn' title='{esc(r.get('note') or '')}'>†</span>" if r.get("indicative") else "")]
             for r in recs]
     first = recs[0]
     return ("<h2>Presentation attacks</h2>"
@@ -51,7 +53,10 @@ def attacks(res: dict, folder: Path) -> str:
             f"Intervals: {esc(first['method'])} at {pct(first['level'], 2)}, with the variance clustered by "
             "attacked subject (attacks on one subject share its reference).</p>"
             + table(["operating point", "group", "threshold", "accepted / attacks", "IAPMR",
-                     f"{pct(first['level'], 2)} interval"], rows, 2))
+                     f"{pct(first['level'], 2)} interval"], rows, 2)
+            + ("<p class='muted'>† indicative: fewer than 10 attacked subjects behind the clustered variance (the "
+               "interval can be narrower than if the attacks were independent); hover for the note.</p>"
+               if any(r.get("indicative") for r in recs) else ""))
 
 
 _CAL_NAMES = {"cllr": "Cllr", "min_cllr": "minCllr", "act_dcf": "actDCF", "min_dcf": "minDCF"}
