@@ -11,6 +11,7 @@ quality; its fixed law: 16 cluster centres for every data set), ``tscore`` (per-
 impostors).
 
     NUMBA_NUM_THREADS=1 .venv/bin/python bench/new_population.py run --datasets 300      # CSV per design
+    NUMBA_NUM_THREADS=1 .venv/bin/python bench/new_population.py run --datasets 200 --designs vmf:100x4:groups
     .venv/bin/python bench/new_population.py recheck                                    # stored intervals, new truth
     .venv/bin/python bench/new_population.py table       # the summary: bench/results/new_population.csv
 """
@@ -105,6 +106,44 @@ def run_design(gen: str, k: int, s: int, datasets: int, n_resamples: int, level:
     return pd.DataFrame(rows)
 
 
+HARDER = 1.3  # the second group's difficulty factor in the two-group designs (bench/generators.py ``scale``)
+
+
+def group_truth(gen: str, k: int, s: int) -> dict:
+    """Per view (all, A, B) and FMR target: FNMR and FMR at the population's global threshold, averaged over
+    :data:`TRUTH_SEEDS` large two-group sets (``k`` identities per group)."""
+    rows = []
+    for seed in range(990_001, 990_001 + TRUTH_SEEDS):
+        data = generators.make(gen, 2, k, s, seed=seed, scale=[SCALE[gen], SCALE[gen] * HARDER], fixed_law=True)
+        res = ma.audit(data, fmr=TARGETS, intervals=False, calibration=False, weightings=("pooled",))
+        rows.append({(a, g): res.at_fmr(a).loc[g, ["fnmr", "fmr"]].to_numpy(float) for a in TARGETS
+                     for g in ("all", "A", "B")})
+    return {key: np.mean([r[key] for r in rows], axis=0) for key in rows[0]}
+
+
+def run_groups(gen: str, k: int, s: int, datasets: int, n_resamples: int, level: float) -> pd.DataFrame:
+    """Two groups of ``k`` identities x ``s`` samples, the second :data:`HARDER`: the default intervals (no
+    ``ci_method``) of each group's FNMR and FMR at the global threshold of each FMR target, against the truth."""
+    true = group_truth(gen, TRUTH_IDENTITIES[gen] // 2, s)
+    rows = []
+    for d in range(datasets):
+        data = generators.make(gen, 2, k, s, seed=20_000 + d, scale=[SCALE[gen], SCALE[gen] * HARDER], fixed_law=True)
+        res = ma.audit(data, fmr=TARGETS, n_resamples=n_resamples, level=level, seed=d, calibration=False,
+                       weightings=("pooled",))
+        for r in res.interval_records:
+            if r["kind"] != "fmr_target" or r["metric"] not in ("FMR", "FNMR") or (r["metric"] == "FMR"
+                                                                                  and r["group"] == "all"):
+                continue
+            value = float(true[(r["target"], r["group"])][0 if r["metric"] == "FNMR" else 1])
+            lo, hi = r["low"], r["high"]
+            rows.append(dict(generator=gen, identities=k, samples=s, dataset=d, metric=r["metric"], kind=r["kind"],
+                             target=r["target"], method=f"{r['method']} (group {r['group']})", level=level,
+                             estimate=r["estimate"], errors=r.get("errors"), low=lo, high=hi, truth=value,
+                             indicative=r.get("indicative"),
+                             covered=bool(lo <= value <= hi) if np.isfinite(lo) and np.isfinite(hi) else np.nan))
+    return pd.DataFrame(rows)
+
+
 def recheck(path: Path) -> None:
     """The coverage of a design's stored intervals against the current truth (a better truth, no new audits): the
     fixed thresholds stay those of the run, their truths are taken at them."""
@@ -146,10 +185,11 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     if a.what == "run":
         chosen = [d for d in DESIGNS if not a.designs or f"{d[0]}:{d[1]}x{d[2]}" in a.designs.split(",")]
-        for gen, k, s in chosen:
+        chosen += [(*d, "groups") for d in DESIGNS if f"{d[0]}:{d[1]}x{d[2]}:groups" in a.designs.split(",")]
+        for gen, k, s, *groups in chosen:
             t0 = time.time()
-            df = run_design(gen, k, s, a.datasets, a.n_resamples, a.level)
-            df.to_csv(out / f"{gen}_{k}x{s}_{a.level}.csv", index=False)
+            df = (run_groups if groups else run_design)(gen, k, s, a.datasets, a.n_resamples, a.level)
+            df.to_csv(out / f"{gen}_{k}x{s}{'_groups' if groups else ''}_{a.level}.csv", index=False)
             print(f"{gen} {k}x{s}: {time.time() - t0:.0f} s", file=sys.stderr)
         return
     if a.what == "recheck":
