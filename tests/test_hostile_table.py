@@ -911,6 +911,7 @@ CLI_CASES = [
     cli("audit-fmr-threshold-unknown", "{AT} --fmr-threshold highest", 2, "--fmr-threshold"),
     cli("audit-fmr-threshold-bob-with-tests", "{AT} --fmr-threshold bob --tests", 2, "no --tests",
         check=not_says("CLI --no-intervals")),
+    cli("audit-distance-given-to-similarities", "{AT} --distance", 0, check=warns("leave --distance out")),
     cli("audit-eer-closest-ok", "{AT} --eer closest", 0),
     cli("audit-eer-fvc2000-ok", "{AT} --eer fvc2000", 0),
     cli("audit-eer-unknown", "{AT} --eer pyeer", 2, "--eer"),

@@ -81,8 +81,11 @@ def score_warnings(exact: AuditResult) -> list[str]:
             and exact.summary["n_impostor"] and curve is not None and curve["auc"] == 0.5:
         return ["every score is the same value: no threshold separates anything. Check the score column."]
     if curve is not None and np.isfinite(curve["auc"]) and curve["auc"] < 0.5:
-        return [f"genuine comparisons score below impostors (AUC {curve['auc']:.3g} < 0.5): are these distances? "
-                "Give --distance (distance=True) so that smaller means more alike."]
+        head = f"genuine comparisons score below impostors (AUC {curve['auc']:.3g} < 0.5): "
+        if "distance" in str(exact.summary.get("score_kind", "")):  # negated as asked: the scores were similarities
+            return [head + "the scores were negated as distances (--distance, distance=True); if they are "
+                    "similarities (larger means more alike), leave --distance out."]
+        return [head + "are these distances? Give --distance (distance=True) so that smaller means more alike."]
     return []
 
 

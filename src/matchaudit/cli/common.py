@@ -121,7 +121,8 @@ def user_errors(fn: F) -> F:
         except MemoryError as e:  # e.g. a huge --n-resamples: the allocation is refused before any work
             detail = f" ({e})" if str(e) else ""
             err_console.print(f"[bold red]Error:[/] not enough memory for this job{detail}. Ask for less (fewer "
-                              "resamples, relabellings or MCMC draws) or give a smaller data set.", highlight=False,
+                              "resamples, relabellings, or MCMC draws and warm-up: --n-resamples, --test-resamples, "
+                              "--draws, --warmup), a smaller --memory budget, or a smaller data set.", highlight=False,
                               soft_wrap=True)
             raise typer.Exit(EXIT_INPUT) from None
         except OSError as e:  # the file system refused a read or write the checks could not foresee (a full disk)
