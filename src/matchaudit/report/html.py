@@ -33,7 +33,7 @@ line-height:1.45;padding:0 1em}.scroll{overflow-x:auto;max-width:100%}pre{white-
 @media (max-width:600px){body{margin:1em auto;padding:0 .5em}table{font-size:.8em}}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:1.8em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.88em}th,td{border:1px solid #ddd;padding:.25em .6em;
-text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}.reading{background:#f5f9ff;border-left:4px solid
+text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}td.l{overflow-wrap:anywhere;max-width:24em}.reading{background:#f5f9ff;border-left:4px solid
 #5b8def;padding:.5em 1em;margin:.8em 0}.warn{background:#fff8e6;border-left:4px solid #e0a800;padding:.4em 1em}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
 code,pre{background:#f4f4f4;padding:.1em .3em;font-size:.9em}.muted{color:#777;font-size:.9em}
