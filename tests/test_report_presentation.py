@@ -214,3 +214,25 @@ def test_one_gap_is_said_in_the_singular():
     said = _family_words({"comparison": "pairs", "metric": "fnmr", "tests": 3, "distinguishable": 1,
                           "discoveries": 1, "alpha": 0.05})
     assert "1 gap is distinguishable" in said and "1 is a discovery" in said
+
+
+def test_score_figures_of_many_groups_put_the_legend_beside_and_keep_colours_distinct(tmp_path):
+    """Hostile run: with 30 groups the score-distribution legend ran off the figure and colours repeated every 10
+    groups. The legend now goes beside the axes (the figure widens), each group its own colour."""
+    from matchaudit.estimators.distributions import DistributionResult, Histogram
+    from matchaudit.report.score_figures import distributions_figure
+
+    edges = np.linspace(-1, 1, 21)
+    hist = tuple(Histogram(f"g{k:02d}", np.full(20, 0.5), np.full(20, 0.5)) for k in range(30))
+    seen = []
+    real = figures.plt.Axes.plot
+    import unittest.mock as mock
+
+    def spy(self, *a, **k):
+        seen.append(k.get("color"))
+        return real(self, *a, **k)
+    with mock.patch.object(figures.plt.Axes, "plot", spy):
+        wide = distributions_figure(DistributionResult((), edges, hist, "double-or-nothing", 0.95, 40, 0), tmp_path / "w.png")
+    narrow = distributions_figure(DistributionResult((), edges, hist[:3], "double-or-nothing", 0.95, 40, 0), tmp_path / "n.png")
+    assert figures.plt.imread(wide).shape[1] > 1.3 * figures.plt.imread(narrow).shape[1]
+    assert len({str(c) for c in seen}) == 30

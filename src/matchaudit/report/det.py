@@ -17,7 +17,8 @@ from scipy.special import ndtri  # noqa: E402
 
 from matchaudit.definitions import DetScale  # noqa: E402
 from matchaudit.formatting import fmt  # noqa: E402
-from matchaudit.report.figures import curve_styles, figure_labels, save, tight  # noqa: E402
+from matchaudit.report.figures import (curve_styles, figure_labels, legend_axes, place_legend, save,  # noqa: E402
+                                      side_columns, tight)
 from matchaudit.report.results import thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
@@ -57,28 +58,6 @@ BANDS_MAX = 4
 as one grey smear)."""
 
 
-LEGEND_INSIDE = 12
-"""Legend entries that fit inside the axes; more go beside them, in columns of 30."""
-
-
-def _side_columns(entries: int) -> int:
-    """Columns of a legend beside the axes (0: inside)."""
-    return 0 if entries <= LEGEND_INSIDE else -(-entries // 30)
-
-
-def _axes(width: float, height: float, entries: int) -> tuple[plt.Figure, plt.Axes]:
-    """A figure of ``width`` x ``height`` inches, widened by the columns of a legend of ``entries`` beside it."""
-    return plt.subplots(figsize=(width + 2.6 * _side_columns(entries), height))
-
-
-def _legend(ax: plt.Axes, entries: int, **inside: Any) -> None:
-    """The legend: inside the axes (``inside``: its placement) for a few entries, beside them in columns for many."""
-    if columns := _side_columns(entries):
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=columns, frameon=False)
-    else:
-        ax.legend(**inside)
-
-
 def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summaries: list[dict[str, Any]],
              title: str, path: Path, bands: list[dict[str, Any]] | None = None, scale: DetScale = "probit") -> Path:
     """Draw one DET figure (one weighting): ``curves`` as in ``AuditResult.det``; ``points`` are the operating
@@ -88,8 +67,8 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     axis = _probit if scale == "probit" else _log
     one_band = bool(bands) and len(curves) > BANDS_MAX  # then a legend entry says so
     entries = len(curves) + one_band
-    fig, ax = _axes(6.4, 5.6, entries)
-    many = _side_columns(entries) > 0  # thinner lines
+    fig, ax = legend_axes(6.4, 5.6, entries)
+    many = side_columns(entries) > 0  # thinner lines
     styles = curve_styles(len(curves))
     shaded = {c["group"] for c in (curves[:1] if one_band else curves)}
     lo = min(1e-6, max(1e-7, min((c["fmr"][c["fmr"] > 0].min() for c in curves if (c["fmr"] > 0).any()), default=1e-6)))
@@ -122,7 +101,7 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     ax.grid(True, color="0.9")
     if one_band:
         ax.fill_between([], [], [], color=styles[0][0], alpha=0.2, label=f"band of {names[0]} only ({len(curves)} curves)")
-    _legend(ax, entries, fontsize=8, loc="upper right")
+    place_legend(ax, entries, fontsize=8, loc="upper right")
     tight(fig)
     return save(fig, path)
 
@@ -133,7 +112,7 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
     report cards draw them; vertical lines at the thresholds of the FMR targets. ``curves`` as in
     ``AuditResult.det`` (each group's genuine and same-group impostor comparisons), ``points`` its operating
     points."""
-    fig, ax = _axes(6.4, 4.8, 2 * len(curves))
+    fig, ax = legend_axes(6.4, 4.8, 2 * len(curves))
     names = figure_labels([c["group"] for c in curves])
     styles = curve_styles(len(curves))
     for i, c in enumerate(curves):
@@ -157,6 +136,6 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
     ax.set_ylabel("error rate (log scale)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, color="0.9")
-    _legend(ax, 2 * len(curves), fontsize=7, loc="lower left", ncol=2)
+    place_legend(ax, 2 * len(curves), fontsize=7, loc="lower left", ncol=2)
     tight(fig)
     return save(fig, path)

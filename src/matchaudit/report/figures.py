@@ -83,6 +83,28 @@ def order_groups(names: Sequence[str], group_by: Sequence[str], attribute: str |
     return [names[i] for i in order], blocks
 
 
+LEGEND_INSIDE = 12
+"""Legend entries that fit inside the axes; more go beside them, in columns of 30."""
+
+
+def side_columns(entries: int) -> int:
+    """Columns of a legend beside the axes (0: inside)."""
+    return 0 if entries <= LEGEND_INSIDE else -(-entries // 30)
+
+
+def legend_axes(width: float, height: float, entries: int) -> tuple[plt.Figure, plt.Axes]:
+    """A figure of ``width`` x ``height`` inches, widened by the columns of a legend of ``entries`` beside it."""
+    return plt.subplots(figsize=(width + 2.6 * side_columns(entries), height))
+
+
+def place_legend(ax: plt.Axes, entries: int, **inside: Any) -> None:
+    """The legend: inside the axes (``inside``: its placement) for a few entries, beside them in columns for many."""
+    if columns := side_columns(entries):
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=columns, frameon=False)
+    else:
+        ax.legend(**inside)
+
+
 def curve_styles(n: int) -> list[tuple[Any, str]]:
     """(colour, line style) of ``n`` curves, every one distinct: matplotlib's ten colours while they suffice, else
     tab20 (up to 20) or evenly spaced turbo colours, with four line styles in turn (11 groups reused C0 before)."""
