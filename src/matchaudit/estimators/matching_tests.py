@@ -271,11 +271,11 @@ class ThresholdError:
             mask = side[labels].astype(float)
             n = mask @ g
             f = 1.0 if per_side is None else per_side[:, j]
+            # the side's share of genuine errors between the window's thresholds and its clustered variance
+            q, spread = iv.weighted_fnmr_variance(g, de, mask)
+            slope.append(f * q)
+            noise.append(f * f * spread)
             with np.errstate(divide="ignore", invalid="ignore"):
-                q = mask @ de / n
-                slope.append(f * q)
-                spread = mask @ (de * de) - 2 * q * (mask @ (de * g)) + q * q * (mask @ (g * g))
-                noise.append(f * f * np.maximum(spread, 0) / n**2)
                 cov.append(f * (mask @ (e * r) - (mask @ e) / n * (mask @ (g * r))) / n)
         scale = 1 / self.dfmr if self.dfmr > 0 else 0.0
         d = np.stack([(slope[a] - slope[b]) * scale for a, b in pairs], 1)
@@ -544,7 +544,7 @@ def matching_statistics(
         t_perm, v_perm, w_perm = _log_ratio(xp, vp, wp, n_p, pairs)
         df, df_perm = _degrees(v, w), _degrees(v_perm, w_perm)
         if slope is not None:
-            ex = slope.pair_terms(obs, sides, pairs, 1 / ((x * nx + 0.5) / nx))
+            ex = slope.pair_terms(obs, sides, pairs, 1 / _half_error_rate(x, nx))
             v, w = np.maximum(v + ex[0], 0.0), w + ex[1]
             df = np.minimum(df, _degrees(v, w))  # see below
     elif vx is not None and vp is not None:
@@ -578,13 +578,20 @@ def _log_ratio(x: np.ndarray, v: np.ndarray, w: np.ndarray, n: np.ndarray, pairs
     identities are absent, rate and clustered variance are both low, and ``(p_a - p_b) / se`` has a long tail that
     the relabellings, which mix the groups' identities, do not show (FNMR 150 x 3 independent vs 25 x 15
     Beta(0.1, 1.9): 0.09 at 0.05). On the log scale the skew of a rate is mostly gone (bench/test_level.py)."""
+    q = _half_error_rate(x, n)
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = (x * n + 0.5) / n
         lq = np.log(q)
         t = np.stack([np.where(x[:, a] == x[:, b], 0.0, lq[:, a] - lq[:, b]) for a, b in pairs], axis=1)
         vs = np.stack([v[:, a] / q[:, a] ** 2 + v[:, b] / q[:, b] ** 2 for a, b in pairs], axis=1)
         ws = np.stack([w[:, a] / q[:, a] ** 4 + w[:, b] / q[:, b] ** 4 for a, b in pairs], axis=1)
     return t, vs, ws
+
+
+def _half_error_rate(x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``q = (errors + 1/2) / comparisons`` from rates ``x`` of ``n`` comparisons: the rate the log ratio takes
+    (finite at zero errors)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (x * n + 0.5) / n
 
 
 def _degrees(v: np.ndarray, w: np.ndarray) -> np.ndarray:

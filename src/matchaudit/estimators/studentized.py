@@ -79,7 +79,7 @@ def target_studentization(scheme: rs.Scheme, data: MatchData, genuine: GenuineSc
         return np.bincount(ident[:pos], minlength=k).astype(float)
 
     e_hat = errors_below(int(np.searchsorted(score, t_hat, side)))
-    _, v = iv.weighted_fnmr_variance(g[None, :] * inside, e_hat[None, :] * inside, np.ones((1, k)))
+    p_hat, v = iv.weighted_fnmr_variance(g[None, :] * inside, e_hat[None, :] * inside, np.ones((1, k)))
     layout = layout_of(data)
     b = np.asarray(thresholds, float).size
     by = np.argsort(thresholds, kind="stable")
@@ -98,9 +98,7 @@ def target_studentization(scheme: rs.Scheme, data: MatchData, genuine: GenuineSc
             reps[idx, j], var = iv.rowwise_fnmr_variance(g * view, e * view, w)
             rse[idx, j] = np.sqrt(var)
     reps[np.isnan(thresholds)] = np.nan  # a replicate without a threshold has no rate (as the engine's)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_hat = (inside @ e_hat) / (inside @ g)
-    return np.sqrt(v[0]), studentize(p_hat[None, :], reps, rse), reps
+    return np.sqrt(v[0]), studentize(p_hat, reps, rse), reps
 
 
 __all__ = ["STUDENTIZED", "rate_studentization", "studentize", "target_studentization"]
