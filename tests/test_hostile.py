@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from matchaudit.cli import app
 from tests.test_labelfree_cli import _table as labelfree_table
+from tests.test_hostile_table import _comparisons
 
 runner = CliRunner()
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -26,15 +27,7 @@ def inputs(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("hostile")
     assert runner.invoke(app, ["simulate", "--identities", "30", "--samples-per-identity", "3", "--dim", "16",
                                "--out", str(d)]).exit_code == 0
-    rng = np.random.default_rng(0)
-    n = 400
-    ids = rng.integers(0, 40, size=(n, 2))
-    t = pd.DataFrame({"sample_a": [f"a{i}" for i in range(n)], "sample_b": [f"b{i}" for i in range(n)],
-                      "identity_a": ids[:, 0], "identity_b": np.where(np.arange(n) % 4 == 0, ids[:, 0], ids[:, 1]),
-                      "score": rng.normal(size=n)})
-    t["group_a"] = np.where(t.identity_a % 2 == 0, "F", "M")
-    t["group_b"] = np.where(t.identity_b % 2 == 0, "F", "M")
-    t.loc[t.identity_a != t.identity_b, "score"] -= 2
+    t = _comparisons()  # the hostile table's tidy comparison table (same seed, same rows)
     t.to_csv(d / "t.csv", index=False)
     t.to_csv(d / "semicolon.csv", index=False, sep=";")
     t.replace({"group_a": {"F": "all"}, "group_b": {"F": "all"}}).to_csv(d / "allgroup.csv", index=False)
