@@ -298,50 +298,27 @@ class Rates:
         """The cell whose impostor scores :meth:`eer` ``"closest"`` (``turn`` ``"<"``: where FMR - FNMR turns
         negative) or ``"fvc2000"`` (``"<="``: where it turns non-positive) reads, to refine first: that run of the
         staircase when it is horizontal (impostors only), else None."""
-        x, y = self.staircase()
-        k = int(np.argmax(x - y < 0 if turn == "<" else x - y <= 0))
-        return (k - 1) // 2 if k >= 1 and (k - 1) % 2 == 0 and y[k - 1] == y[k] and x[k - 1] > x[k] else None
+        return _turning_run(*self.staircase(), turn)[1]
 
     def _turning_points(self, turn: str) -> tuple[np.ndarray, np.ndarray]:
         """The staircase with the impostor steps of the run where FMR - FNMR turns (``turn``, :meth:`closest_cell`):
         every operating point ``s >= u`` of a distinct score ``u`` there, in threshold order."""
         x, y = self.staircase()
-        cell = self.closest_cell(turn)
+        k, cell = _turning_run(x, y, turn)
         if cell is None:
             return x, y
-        k = int(np.argmax(x - y < 0 if turn == "<" else x - y <= 0))  # the run's end point
         u = self._impostors_in(cell)
         lo = self.tally.edges[cell - 1] if cell > 0 else -np.inf
         fm = np.array([self.fmr(float(t), ">=").value for t in np.unique(u[u > lo])])
         return np.insert(x, k, fm), np.insert(y, k, np.full(fm.size, y[k]))
 
     def _closest_eer(self) -> float:
-        """speechbrain's EER: the mean of FMR and FNMR at the operating point (accept iff ``s > v`` for each distinct
-        score ``v``: every ``s >= u`` but the accept-all one) where they are closest, the lowest threshold on ties."""
-        x, y = self._turning_points("<")
-        keep = ~((x == 1) & (y == 0))  # no accept-all point
-        x, y = x[keep], y[keep]
-        if not np.isfinite(x).all() or not np.isfinite(y).all():
-            return float("nan")
-        i = int(np.argmin(np.abs(x - y)))
-        return float((x[i] + y[i]) / 2)
+        """speechbrain's EER (:func:`closest_eer_rows`) on the staircase with the turning run's impostor steps."""
+        return float(closest_eer_rows(*self._turning_points("<")))
 
     def _fvc2000_eer(self) -> float:
-        """pyeer's EER (FVC2000): over the points ``s >= u`` of every distinct score ``u`` (no reject-all point), the
-        first with FMR <= FNMR and the one before it (unless equal there), the one with the smaller FMR + FNMR; the
-        mean of its FMR and FNMR (pyeer ``eer_stats.get_eer_values``)."""
-        x, y = self._turning_points("<=")
-        keep = ~((x == 0) & (y == 1))  # no reject-all point
-        x, y = x[keep], y[keep]
-        if not x.size or not np.isfinite(x).all() or not np.isfinite(y).all():
-            return float("nan")
-        d = x - y
-        if not (d <= 0).any():
-            return 1.0  # pyeer's answer when the curves never cross (with a warning there)
-        t2 = int(np.argmax(d <= 0))
-        t1 = t2 - 1 if d[t2] != 0 and t2 != 0 else t2
-        i = t1 if x[t1] + y[t1] <= x[t2] + y[t2] else t2
-        return float((x[i] + y[i]) / 2)
+        """pyeer's EER (:func:`fvc2000_eer_rows`) on the staircase with the turning run's impostor steps."""
+        return float(fvc2000_eer_rows(*self._turning_points("<=")))
 
     def staircase(self) -> tuple[np.ndarray, np.ndarray]:
         """(FMR, FNMR) of the ROC as a path over every score: at each genuine score the threshold just at it
@@ -391,9 +368,7 @@ def interpolated_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
     threshold order (FMR falling, FNMR rising), the first where FNMR - FMR >= 0 and the one before it, and the
     FNMR where the line between them meets FMR = FNMR: the NIST SRE'16 scorer's ``compute_eer``. NaN where a row has
     a non-finite point."""
-    x, y = np.asarray(fmr, float), np.asarray(fnmr, float)
-    order = np.lexsort((y, -x), axis=-1)
-    x, y = np.take_along_axis(x, order, -1), np.take_along_axis(y, order, -1)
+    x, y = _threshold_order(fmr, fnmr)
     d = y - x
     k = np.clip(np.argmax(d >= 0, axis=-1), 1, d.shape[-1] - 1)[..., None]
     d1, d0 = np.take_along_axis(d, k, -1)[..., 0], np.take_along_axis(d, k - 1, -1)[..., 0]
@@ -405,25 +380,26 @@ def interpolated_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
 
 
 def closest_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
-    """speechbrain's EER of every row of ROC points ``(..., P)`` (any order; with the end points): in threshold order
-    without the accept-all point, the mean of FMR and FNMR at the first point where they are closest. NaN where a
-    row has a non-finite point. On a grid curve: resolution-limited, as the other methods there."""
-    x, y = np.asarray(fmr, float), np.asarray(fnmr, float)
-    order = np.lexsort((y, -x), axis=-1)
-    x, y = np.take_along_axis(x, order, -1)[..., 1:], np.take_along_axis(y, order, -1)[..., 1:]
-    i = np.argmin(np.where(np.isfinite(x - y), np.abs(x - y), np.inf), axis=-1)[..., None]
+    """speechbrain's EER of every row of ROC points ``(..., P)`` (any order; with the end points): over its operating
+    points (accept iff ``s > v`` for each distinct score ``v``: every point but accept-all, (1, 0)), in threshold
+    order, the mean of FMR and FNMR at the first point where they are closest. NaN where a row has a non-finite
+    point. On a grid curve: resolution-limited, as the other methods there; on :meth:`Rates._turning_points`:
+    exact."""
+    x, y = _threshold_order(fmr, fnmr)
+    gap = np.where((x == 1) & (y == 0), np.inf, np.abs(x - y))
+    i = np.argmin(np.where(np.isfinite(x - y), gap, np.inf), axis=-1)[..., None]
     out = (np.take_along_axis(x, i, -1) + np.take_along_axis(y, i, -1))[..., 0] / 2
     return np.where(np.isfinite(x).all(-1) & np.isfinite(y).all(-1), out, np.nan)
 
 
 def fvc2000_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
-    """pyeer's (FVC2000) EER of every row of ROC points ``(..., P)`` (any order; with the end points): in threshold
-    order without the reject-all point, of the first point with FMR <= FNMR and the one before it (unless equal
-    there) the one with the smaller FMR + FNMR, the mean of its two rates. NaN where a row has a non-finite point."""
-    x, y = np.asarray(fmr, float), np.asarray(fnmr, float)
-    order = np.lexsort((y, -x), axis=-1)
-    x, y = np.take_along_axis(x, order, -1)[..., :-1], np.take_along_axis(y, order, -1)[..., :-1]
-    d = x - y
+    """pyeer's (FVC2000) EER of every row of ROC points ``(..., P)`` (any order; with the end points): over its
+    operating points (``s >= u`` for each distinct score ``u``: every point but reject-all, (0, 1)), in threshold
+    order, of the first point with FMR <= FNMR and the one before it (unless equal there) the one with the smaller
+    FMR + FNMR, the mean of its two rates; 1 when no point has FMR <= FNMR (pyeer's answer, with a warning there).
+    NaN where a row has a non-finite point (pyeer ``eer_stats.get_eer_values``)."""
+    x, y = _threshold_order(fmr, fnmr)
+    d = np.where((x == 0) & (y == 1), np.inf, x - y)
     t2 = np.argmax(d <= 0, axis=-1)[..., None]
     at = np.take_along_axis(d, t2, -1)
     t1 = np.where((at != 0) & (t2 != 0), t2 - 1, t2)
@@ -432,6 +408,22 @@ def fvc2000_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
     out = (np.where(s1 <= s2, s1, s2) / 2)[..., 0]
     ok = np.isfinite(x).all(-1) & np.isfinite(y).all(-1)
     return np.where(ok, np.where((d <= 0).any(-1), out, 1.0), np.nan)
+
+
+def _turning_run(x: np.ndarray, y: np.ndarray, turn: str) -> tuple[int, int | None]:
+    """On a :meth:`Rates.staircase` (accept-all, then ``>=`` and ``>`` at each genuine score, then reject-all):
+    the first point where FMR - FNMR turns (``"<"``: negative, ``"<="``: non-positive), and the cell of the run
+    ending there when that run is horizontal (impostors only between its ends), else None."""
+    k = int(np.argmax(x - y < 0 if turn == "<" else x - y <= 0))
+    run = k >= 1 and (k - 1) % 2 == 0 and y[k - 1] == y[k] and x[k - 1] > x[k]
+    return k, (k - 1) // 2 if run else None
+
+
+def _threshold_order(fmr: np.ndarray, fnmr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ROC points ``(..., P)`` in threshold order: FMR falling, FNMR rising."""
+    x, y = np.asarray(fmr, float), np.asarray(fnmr, float)
+    order = np.lexsort((y, -x), axis=-1)
+    return np.take_along_axis(x, order, -1), np.take_along_axis(y, order, -1)
 
 
 def rocch_eer_rows(fmr: np.ndarray, fnmr: np.ndarray) -> np.ndarray:
