@@ -64,7 +64,7 @@ def read_text(path: PathLike, role: str) -> tuple[str, str]:
         raise InputError(f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
 
 
-def _data_lines(path: PathLike, role: str, expected: str) -> tuple[list[list[str]], list[int], str]:
+def data_lines(path: PathLike, role: str, expected: str) -> tuple[list[list[str]], list[int], str]:
     """The blank-separated fields of each data line (blank lines and ``#`` comments skipped), with line numbers."""
     text, what = read_text(path, role)
     rows: list[list[str]] = []
@@ -95,7 +95,7 @@ def read_columns(path: PathLike, role: str, layouts: Mapping[int, str]) -> tuple
     """Whitespace-separated columns of a text file without a header; every data line must have one of
     ``layouts``' column counts (the first data line's count, for all lines)."""
     expected = " or ".join(f"{k} ({layout})" for k, layout in layouts.items())
-    rows, numbers, what = _data_lines(path, role, expected)
+    rows, numbers, what = data_lines(path, role, expected)
     where = Lines(what, lines=np.asarray(numbers, dtype=np.int64))
     k = len(rows[0]) if len(rows[0]) in layouts else -1
     # once the first line chose a layout, every line must have that one ("expected 4 or 3, as on its first data
@@ -113,7 +113,7 @@ def read_named_columns(
     allowed and ignored. Later lines equal to the header (logs concatenated with ``cat``) are skipped.
     """
     expected = "a header line naming " + ", ".join(alts[0] for alts in names.values())
-    rows, numbers, what = _data_lines(path, role, expected)
+    rows, numbers, what = data_lines(path, role, expected)
     header = rows[0]
     keep = [i for i, r in enumerate(rows) if i and r != header]
     where = Lines(what, lines=np.asarray([numbers[i] for i in keep], dtype=np.int64))

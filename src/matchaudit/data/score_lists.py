@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from matchaudit.data import validate as v
-from matchaudit.data.score_files import (Lines, PathLike, SpeakerOf, _data_lines, comparisons, join_rows,
+from matchaudit.data.score_files import (Lines, PathLike, SpeakerOf, data_lines, comparisons, join_rows,
                                          read_columns, speakers)
 from matchaudit.errors import InputError
 from matchaudit.model import DuplicatePolicy, MatchData
@@ -19,7 +19,7 @@ _BOSARIS_FIELDS = "(model, test segment)"
 def _last_column(path: PathLike, role: str) -> tuple[np.ndarray, Lines]:
     """The last blank-separated field of every data line (pyeer's ``float(line.strip().split(' ')[-1])``),
     checked as scores, with the lines for messages."""
-    rows, numbers, what = _data_lines(path, role, "one score per line (the last column)")
+    rows, numbers, what = data_lines(path, role, "one score per line (the last column)")
     where = Lines(what, lines=np.asarray(numbers, dtype=np.int64))
     return np.array([r[-1] for r in rows], dtype=object), where
 
