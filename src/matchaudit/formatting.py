@@ -35,11 +35,16 @@ def fmt(v: Any, unit: Unit = "plain", digits: int = 3, sign: bool = False, suffi
     floor = FLOOR[unit] * scale
     if abs(y) < floor:
         return f"> -{floor:g}{end}" if y < 0 else f"< {floor:g}{end}"
+    return f"{plus}{_digits(y, digits, 0.0, ',')}{end}"
+
+
+def _digits(y: float, digits: int, low: float, sep: str = "") -> str:
+    """``y`` (finite, non-zero) to ``digits`` significant digits, in plain digits from ``low`` up to a million and
+    with an exponent outside (C3: a threshold of 1e308 printed as 309 digits); ``sep`` groups thousands."""
     text = f"{y:.{digits}g}"
-    if "e" in text and abs(y) < 1e6:  # plain digits read better than exponents in a report, up to a million (C3:
-        # a threshold of 1e308 printed as 309 digits)
-        text = f"{y:,.{max(digits - 1 - math.floor(math.log10(abs(y))), 0)}f}"
-    return f"{plus}{text}{end}"
+    if "e" in text and low <= abs(y) < 1e6:
+        text = f"{y:{sep}.{max(digits - 1 - math.floor(math.log10(abs(y))), 0)}f}"
+    return text
 
 
 def threshold(v: Any) -> str:
@@ -52,11 +57,7 @@ def threshold(v: Any) -> str:
     digits = 5
     while digits < 17 and x != round(x) and float(f"{x:.{digits}g}") == round(x):
         digits += 1
-    text = f"{x:.{digits}g}"
-    if "e" in text and 1e-4 <= abs(x) < 1e6:
-        text = f"{x:.{max(digits - 1 - math.floor(math.log10(abs(x))), 0)}f}"
-    return text
-    return text
+    return _digits(x, digits, 1e-4)
 
 
 def interval(low: Any, high: Any, unit: Unit = "plain", digits: int = 3) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from matchaudit.formatting import fmt, interval, operating_point, threshold
+from matchaudit.metrics.small_groups import MIN_IDENTITIES
 from matchaudit.report.markup import esc, figure, pct, table
 
 
@@ -54,7 +55,8 @@ def attacks(res: dict, folder: Path) -> str:
             "attacked subject (attacks on one subject share its reference).</p>"
             + table(["operating point", "group", "threshold", "accepted / attacks", "IAPMR",
                      f"{pct(first['level'], 2)} interval"], rows, 2)
-            + ("<p class='muted'>† indicative: fewer than 10 attacked subjects behind the clustered variance (the "
+            + (f"<p class='muted'>† indicative: fewer than {MIN_IDENTITIES} attacked subjects behind the clustered "
+               "variance (the "
                "interval can be narrower than if the attacks were independent); hover for the note.</p>"
                if any(r.get("indicative") for r in recs) else ""))
 
