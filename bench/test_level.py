@@ -2,7 +2,9 @@
 about 20 impostor errors, sparse counts, 2 and 4 groups.
 
 Run from the repository root: ``NUMBA_NUM_THREADS=1 .venv/bin/python bench/test_level.py [n_sets] [part ...]``
-(parts: ``threshold``, ``concentrated``, ``sparse``, ``generators``; default all). Writes
+(parts: ``threshold``, ``concentrated``, ``sparse``, ``generators``; default all; ``fmr``: the FMR rows of
+``concentrated`` and ``sparse`` alone, rerun 2026-11-28 when the impostor generator stopped rescaling each sample to
+its mean). Writes
 ``bench/results/test_level_<parts>.csv`` (one row per design, generator, metric and test variant: rejection rate at
 0.05, its binomial Monte-Carlo SE at 0.05, data sets) and prints the markdown tables of docs/tests.md ("Level in
 unequal designs"). ``old``: the studentized difference with the threshold treated as known (before #43 item 3);
@@ -12,12 +14,13 @@ unequal designs"). ``old``: the studentized difference with the threshold treate
 from __future__ import annotations
 
 import csv
+import functools
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from scipy import integrate, stats
+from scipy import integrate, optimize, stats
 from scipy.special import expit
 
 sys.path.insert(0, "src")
@@ -77,7 +80,9 @@ def genuine_design(seed: int, groups: list[tuple[int, int, str]], mean: float = 
 def impostor_design(seed: int, groups: list[tuple[int, int, str]], mean: float) -> ma.MatchData:
     """FMR analogue: per group (identities, impostor comparisons per identity with same-group partners, shape of
     per-identity false-match propensity); an impostor pair (k, l) is accepted with probability sqrt(q_k q_l) scaled
-    to the group's mean ``mean``. Accepted 0.8, rejected 0.2 (threshold 0.5); one genuine comparison per identity."""
+    so that the *population's* FMR is ``mean`` (:func:`_pair_scale`; scaling by the sample's own mean, as before
+    2026-11-28, removed the identities' sampling variance and made every test look conservative). Accepted 0.8,
+    rejected 0.2 (threshold 0.5); one genuine comparison per identity."""
     rng = np.random.default_rng(seed)
     ka, kb, acc, grp_a = [], [], [], []
     off = 0
@@ -87,8 +92,7 @@ def impostor_design(seed: int, groups: list[tuple[int, int, str]], mean: float) 
         q = np.sqrt(np.clip(q, 0, 1))
         u = np.repeat(np.arange(k), m)
         v = (u + rng.integers(1, k, u.size)) % k
-        pr = q[u] * q[v]
-        pr *= mean / max(pr.mean(), 1e-12)
+        pr = q[u] * q[v] * _pair_scale(shape, mean)
         acc.append(rng.random(u.size) < np.clip(pr, 0, 1))
         ka.append(u + off)
         kb.append(v + off)
@@ -103,6 +107,16 @@ def impostor_design(seed: int, groups: list[tuple[int, int, str]], mean: float) 
     score = np.concatenate([np.where(acc, 0.8, 0.2), np.full(K, 0.9)])
     return ma.from_scores(score, names[a], names[b], label=np.concatenate([np.zeros(ka.size, bool), np.ones(K, bool)]),
                           attributes_a={"g": grp[a]}, attributes_b={"g": grp[b]}, group_by="g")
+
+
+@functools.lru_cache
+def _pair_scale(shape: str, mean: float) -> float:
+    """The factor ``c`` with ``E[min(1, c sqrt(q_k q_l))] = mean`` for two independent identities of ``shape``: the
+    population's pair acceptance probability is then ``mean`` (1,000,000 pairs from a fixed seed)."""
+    rng = np.random.default_rng(7)
+    q = np.sqrt(np.clip(per_identity_rates(shape, 2_000_000, mean, rng), 0, 1))
+    pair = q[:1_000_000] * q[1_000_000:]
+    return float(optimize.brentq(lambda c: np.minimum(1.0, c * pair).mean() - mean, 0.0, 1e6 / max(pair.mean(), 1e-12)))
 
 
 def threshold_design(seed: int, groups: list[tuple[int, int, float]], impostors: int, errors: int = 20,
@@ -164,6 +178,8 @@ CONCENTRATED = [  # (label, metric, groups: (identities, comparisons per identit
      [(100, 3, "independent"), (25, 15, "beta2"), (40, 6, "lognormal"), (30, 10, "hard10")]),
     ("FMR 150x20 indep vs 25x120 Beta(0.1,1.9)", "fmr", [(150, 20, "independent"), (25, 120, "beta2")]),
     ("FMR 150x20 indep vs 25x120 10% hard", "fmr", [(150, 20, "independent"), (25, 120, "hard10")]),
+    ("FMR 150x20 indep vs 25x120 lognormal odds", "fmr", [(150, 20, "independent"), (25, 120, "lognormal")]),
+    ("FMR 60x40 vs 40x40, both Beta(0.1,1.9)", "fmr", [(60, 40, "beta2"), (40, 40, "beta2")]),
 ]
 SPARSE_ERRORS = (1, 2, 3, 5, 10)  # expected errors of the sparser group
 VARIANTS = {  # old: the studentized difference (before #43 item 3); new: the default (log ratio)
@@ -194,9 +210,9 @@ def threshold_rows(n_sets: int) -> list[dict]:
     return rows
 
 
-def concentrated_rows(n_sets: int) -> list[dict]:
+def concentrated_rows(n_sets: int, metrics: tuple[str, ...] = ("fnmr", "fmr")) -> list[dict]:
     rows = []
-    for label, metric, groups in CONCENTRATED:
+    for label, metric, groups in (d for d in CONCENTRATED if d[1] in metrics):
         make = genuine_design if metric == "fnmr" else impostor_design
         hits = {"old": 0.0, "new": 0.0, "unstudentized": 0.0}
         for i in range(n_sets):
@@ -208,9 +224,9 @@ def concentrated_rows(n_sets: int) -> list[dict]:
     return rows
 
 
-def sparse_rows(n_sets: int) -> list[dict]:
+def sparse_rows(n_sets: int, metrics: tuple[str, ...] = ("fnmr", "fmr")) -> list[dict]:
     rows = []
-    for metric, per in (("fnmr", 4), ("fmr", 40)):
+    for metric, per in ((m, p) for m, p in (("fnmr", 4), ("fmr", 40)) if m in metrics):
         make = genuine_design if metric == "fnmr" else impostor_design
         for shape in ("independent", "beta2"):
             for err in SPARSE_ERRORS:
@@ -276,7 +292,9 @@ def main(n_sets: int, parts: list[str]) -> None:
     rows = []
     for part in parts:
         rows += {"threshold": threshold_rows, "concentrated": concentrated_rows, "sparse": sparse_rows,
-                 "generators": generator_rows}[part](n_sets)
+                 "generators": generator_rows,
+                 "fmr": lambda n: concentrated_rows(n, ("fmr",)) + sparse_rows(n, ("fmr",)),
+                 }[part](n_sets)
     out = OUT.with_name(f"test_level_{'_'.join(parts)}.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="") as f:

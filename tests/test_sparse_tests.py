@@ -37,3 +37,45 @@ def test_sparse_pairs_are_not_testable_and_leave_bh_and_holm():
             np.testing.assert_allclose(testable.qvalue_bh.to_numpy(float), benjamini_hochberg(raw))
             np.testing.assert_allclose(testable.pvalue_holm.to_numpy(float), holm(raw))
     assert seen >= 3  # the demo's FNMR at FMR 1e-2 (no errors in A and C) and FMR at 1e-3 (a handful per group)
+
+
+def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
+    """A group of fewer than SMALL_GROUP identities may lack the few identities that carry its errors (10% hard of
+    25: absent with probability 0.9^25 = 7%, level 0.084 at 0.05 in bench/test_level.py): every row testing such a
+    group says so, with the probability for its size; rows between large groups say nothing; the report's Reading
+    repeats it where it calls the gap distinguishable."""
+    from matchaudit.estimators.matching_tests import SMALL_GROUP, matching_all_groups_test, small_group_caveat
+    from matchaudit.report.html import render
+    from matchaudit.report.results import load_results
+
+    rng = np.random.default_rng(3)
+    sizes = {"A": 150, "B": 25, "C": 60}
+    rate = {"A": 0.02, "B": 0.2, "C": 0.02}
+    ids, grp, score = [], [], []
+    for g, k in sizes.items():
+        for i in range(k):
+            ids += [f"{g}{i}"] * 4
+            grp += [g] * 4
+            score += list(np.where(rng.random(4) < rate[g], 0.05, 0.8))  # failures below every impostor
+    imp_a = [f"{g}{i}" for g, k in sizes.items() for i in range(k)]
+    imp_b = imp_a[1:] + imp_a[:1]
+    gmap = {n: n[0] for n in imp_a}
+    data = ma.from_scores(np.r_[score, np.full(len(imp_a), 0.1)], ids + imp_a, ids + imp_b,
+                          label=np.r_[np.ones(len(ids), bool), np.zeros(len(imp_a), bool)],
+                          attributes_a={"g": grp + [gmap[x] for x in imp_a]},
+                          attributes_b={"g": grp + [gmap[x] for x in imp_b]}, group_by="g")
+    res = matching_all_groups_test(data, "fnmr", threshold=0.5, n_resamples=199, seed=1, comparisons="both")
+    for r in res.rows:
+        small = "B" in (r["group_a"], r["group_b"])  # "rest" has 210 or 235 identities
+        assert (r["caveat"] is not None) == small, r
+        if small:
+            assert "group B has 25 identities" in r["caveat"] and f"{0.9 ** 25:.0%}" in r["caveat"]
+    assert small_group_caveat({"X": SMALL_GROUP, "Y": 10 * SMALL_GROUP}) is None
+    assert "X has 49" in small_group_caveat({"X": SMALL_GROUP - 1, "Y": 200})
+    assert "Y has 20" in small_group_caveat({"X": SMALL_GROUP - 1, "Y": 20})  # the smaller group is named
+    audit = ma.audit(data, thresholds=[0.5], fmr=(1e-2,), tests=True, test_resamples=199, intervals=False)
+    flagged = audit.tests[audit.tests.significant & audit.tests.caveat.notna()]
+    assert len(flagged) and flagged.caveat.str.contains("group B has 25").all()
+    audit.save(tmp_path, figures=False)
+    html = render(load_results(tmp_path / "results.json"), tmp_path)
+    assert "Caveat: group B has 25 identities" in html

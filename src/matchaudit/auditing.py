@@ -140,7 +140,7 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                 "pvalue_adjusted": r["pvalue_maxt"], "significant": r["significant_maxt"],
                 "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
                 "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
-                "reason": r.get("reason")})
+                "reason": r.get("reason"), "caveat": r.get("caveat")})
         untestable(records[len(records) - len(res.rows):], points, data.group_names, metric, kind, target)
     return records, warnings
 

@@ -39,7 +39,8 @@ def write_test(res: PermutationTestResult | AllGroupsResult, metric: str, out: P
         rows = [{"comparison": " vs ".join(res.details["groups"]), "effect": res.effect,
                  "effect_ci_low": res.effect_ci[0], "effect_ci_high": res.effect_ci[1], "direction": res.direction,
                  "statistic": res.statistic, "pvalue": res.pvalue, "pvalue_se": res.pvalue_se,
-                 "significant": res.significant(level), "reason": res.reason}]
+                 "significant": res.significant(level), "reason": res.reason,
+                 "caveat": res.details.get("caveat")}]
         null, marks = res.null_distribution, {"observed": res.statistic}
         title, xlabel = f"{metric}: {rows[0]['comparison']} ({res.method})", f"statistic under {relabelling}"
     else:

@@ -232,4 +232,7 @@ def _print(rows: list[dict], result: dict, out: Path, level: float) -> None:
                                                        else f"not significant at {level:g}")
         table.add_row(*[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols], verdict)
     console.print(table)
+    for r in rows:
+        if r.get("caveat") and r.get("significant_maxt", r.get("significant")):
+            console.print(f"Caveat ({escape(str(r['comparison']))}): {escape(r['caveat'])}.", highlight=False)
     console.print(f"Results written to [bold]{escape(str(out))}[/] (test.json, comparisons.csv, null_distribution.png).")

@@ -429,6 +429,8 @@ def _reading(res: dict, folder: Path) -> str:
                 verdict = "is" if t["significant"] else "is not"
                 text += (f" The gap {verdict} distinguishable from noise at {100 * (1 - alpha):.0f}% "
                          f"(adjusted p = {pvalue(t['pvalue_adjusted'])}).")
+                if t["significant"] and t.get("caveat"):
+                    text += f" Caveat: {esc(t['caveat'])}."
                 text += _two_questions(ivs.get((w, "all", f"{name}:max_min_difference", "fmr_target", target)),
                                        bool(t["significant"]))
             elif not res.get("tests"):
