@@ -14,7 +14,7 @@ from matchaudit.data.classifier_table import classifier_data, load_classifier_ta
 from matchaudit.errors import InputError
 from matchaudit.estimators.classifier import _AUC, all_groups_test, correlation_test, group_statistics, group_test
 from matchaudit.estimators.intervals import wilson_bounds
-from matchaudit.estimators.permutation import benjamini_hochberg, holm, maxt, permutation_test
+from matchaudit.estimators.permutation import benjamini_hochberg, comparison_table, holm, maxt, permutation_test
 
 # --- exact enumeration against an independent itertools reference --------------------------------------------
 
@@ -288,10 +288,28 @@ def test_benjamini_hochberg_equals_scipy_to_the_bit():
 
 
 def test_maxt_brute_force():
+    """Including the NaN convention: a relabelled statistic that cannot be computed counts as +inf in its row's
+    maximum (conservative); read as 0 or dropped, rows 3 and 40 below would not count and every p-value would fall."""
     rng = np.random.default_rng(1)
     stat, null = rng.normal(size=4) * 2, rng.normal(size=(99, 4))
-    ref = [(1 + sum(np.max(np.abs(row)) >= abs(s) for row in null)) / 100 for s in stat]
+    null[3, 1] = null[40, 2] = np.nan
+    ref = [(1 + sum(np.any(np.isnan(row)) or np.max(np.abs(row)) >= abs(s) for row in null)) / 100 for s in stat]
     assert np.allclose(maxt(stat, null), ref, rtol=0, atol=0)
+    assert min(ref) >= 3 / 100
+
+
+def test_every_adjusted_verdict_is_significant_at_p_equal_to_level():
+    """The decision boundary p = level is significant for the raw, Holm, max-T and BH verdicts alike: one
+    comparison, 19 relabellings all below the observed statistic, so every p-value is exactly 1 / 20 = 0.05
+    (mutating any ``<=`` to ``<`` fails here)."""
+    rows, _ = comparison_table(["a vs b"], np.array([5.0]), None, np.linspace(-1, 1, 19)[:, None],
+                               studentize=False, level=0.05)
+    (r,) = rows
+    assert r["pvalue"] == r["pvalue_holm"] == r["pvalue_maxt"] == r["qvalue_bh"] == 0.05
+    assert r["significant"] and r["significant_holm"] and r["significant_maxt"] and r["significant_bh"]
+    rows, _ = comparison_table(["a vs b"], np.array([5.0]), None, np.linspace(-1, 1, 19)[:, None],
+                               studentize=False, level=0.0499)
+    assert not any(rows[0][k] for k in ("significant", "significant_holm", "significant_maxt", "significant_bh"))
 
 
 def test_all_groups_table_columns():

@@ -104,9 +104,9 @@ def test_gap(
     --------
     >>> import matchaudit as ma
     >>> data = ma.simulate(samples_per_identity=4, dim=32, seed=2).as_data()
-    >>> res = ma.test_gap(data, "fnmr_at_fmr", ("A", "C"), fmr=1e-2, n_resamples=99)
-    >>> 0 < res.pvalue <= 1
-    True
+    >>> res = ma.test_gap(data, "fnmr_at_fmr", ("A", "B"), fmr=1e-3, n_resamples=99)
+    >>> res.details["estimates"]["B"] > res.details["estimates"]["A"], res.direction, res.pvalue <= 0.05
+    (True, 'A < B', True)
     """
     checks.match_data(data)
     checks.choice(metric, METRICS, "metric")
