@@ -41,6 +41,7 @@ from matchaudit.model import view_names
 from matchaudit.outputs import staged
 from matchaudit.progress import announce
 from matchaudit.scores import tile_cache
+from matchaudit.metrics import fairness
 from matchaudit.metrics.fairness import ZeroPolicy
 from matchaudit.metrics.small_groups import MIN_IDENTITIES, SmallGroupRule
 from matchaudit.metrics.rates import Weighting
@@ -191,8 +192,8 @@ class Audit:
 
     Views are DataFrames: :meth:`at_fmr`, :meth:`at_threshold`, :attr:`operating_points`, :attr:`curves`,
     :attr:`fairness`, :attr:`cross_group_fmr`, :attr:`intervals`, :attr:`tests`; reducers :meth:`group_max`,
-    :meth:`group_min`, :meth:`difference` and :meth:`ratio` read the fairness measures the audit computed
-    (with its zero policy). :meth:`to_dict` is what ``results.json`` holds; :meth:`save` writes it, the CSV
+    :meth:`group_min`, :meth:`difference` and :meth:`ratio` all derive from :meth:`group_values` (the groups the
+    fairness measures compare, with the audit's zero policy). :meth:`to_dict` is what ``results.json`` holds; :meth:`save` writes it, the CSV
     tables and the DET figures.
     """
 
@@ -335,28 +336,42 @@ class Audit:
         return out
 
     # ------------------------------------------------------------------ reducers (fairlearn style)
+    def group_values(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
+                     ) -> pd.Series:
+        """Per group, ``metric`` at FMR target ``fmr`` as the fairness measures read it: the groups they compare
+        (small groups left out when the audit excludes them) and zero rates as the zero policy has them (upper
+        bounds under ``zero_policy="upper-bound"``). Every reducer below derives from this one table, so
+        ``difference == group_max - group_min`` and ``ratio == group_max / group_min`` under every option."""
+        record = self._record(metric, "max_min_difference", fmr, weighting)
+        rows = self.at_fmr(fmr, weighting).drop(ALL).drop(record["excluded_groups"])
+        values, _ = fairness.apply_zero_policy(rows[metric].to_numpy(float),
+                                               rows[f"{metric}_comparisons"].to_numpy(float),
+                                               self.config.zero_policy, self.config.zero_policy_level)
+        return pd.Series(values, index=rows.index, name=metric)
+
     def group_max(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
                   ) -> float:
-        """The largest per-group ``metric`` at FMR target ``fmr`` (groups only, not the overall row)."""
-        return float(self.at_fmr(fmr, weighting)[metric].drop(ALL).max())
+        """The largest of :meth:`group_values`."""
+        return float(self.group_values(metric, fmr=fmr, weighting=weighting).max())
 
     def group_min(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
                   ) -> float:
-        """The smallest per-group ``metric`` at FMR target ``fmr``."""
-        return float(self.at_fmr(fmr, weighting)[metric].drop(ALL).min())
+        """The smallest of :meth:`group_values`."""
+        return float(self.group_values(metric, fmr=fmr, weighting=weighting).min())
 
     def difference(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
                    ) -> float:
-        """Max - min over groups of ``metric`` at FMR target ``fmr`` (the audit's ``max_min_difference``)."""
-        return self._measure(metric, "max_min_difference", fmr, weighting)
+        """Max - min of :meth:`group_values` (the audit's ``max_min_difference``)."""
+        return float(self._record(metric, "max_min_difference", fmr, weighting)["value"])
 
     def ratio(self, metric: Literal["fmr", "fnmr"] = "fnmr", *, fmr: float, weighting: Weighting = "pooled"
               ) -> float:
-        """Max / min over groups of ``metric`` at FMR target ``fmr`` (the audit's ``max_min_ratio``, with its
-        zero policy: inf or NaN with a reason in :attr:`fairness`, or upper bounds for zero rates)."""
-        return self._measure(metric, "max_min_ratio", fmr, weighting)
+        """Max / min of :meth:`group_values` (the audit's ``max_min_ratio``: inf or NaN with a reason in
+        :attr:`fairness` where the smallest is 0)."""
+        return float(self._record(metric, "max_min_ratio", fmr, weighting)["value"])
 
-    def _measure(self, metric: str, measure: str, fmr: float, weighting: Weighting) -> float:
+    def _record(self, metric: str, measure: str, fmr: float, weighting: Weighting) -> dict[str, Any]:
+        """The fairness record of ``measure`` of ``metric`` at FMR target ``fmr``."""
         checks.choice(metric, ("fmr", "fnmr"), "metric")  # "auc" was blamed on group_by
         target = self._target("fmr_target", fmr, weighting)  # a clear error for a target the audit lacks
         rows = [r for r in self.exact.fairness
@@ -365,7 +380,7 @@ class Audit:
         if not rows:
             raise InputError("fairness measures need at least two groups (group the data by an attribute).",
                              param="group_by")
-        return float(rows[0]["value"])
+        return rows[0]
 
     # ------------------------------------------------------------------ output
     def to_dict(self) -> dict[str, Any]:
