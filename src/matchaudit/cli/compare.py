@@ -18,6 +18,7 @@ from matchaudit import checks
 from matchaudit.cli.app import app
 from matchaudit.cli.common import folder_path, err_console, floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
+from matchaudit.report.probit import probit, rate_ticks
 
 console = Console()
 
@@ -28,7 +29,7 @@ def _det(data, label: str, ax) -> None:
 
     curve = next(c for c in evaluate(data, AuditConfig(fmr_targets=(), weightings=("pooled",))).det
                  if c["group"] == ALL)
-    ax.plot(curve["fmr"], curve["fnmr"], label=label, drawstyle="steps-post")
+    ax.plot(probit(curve["fmr"]), probit(curve["fnmr"]), label=label, drawstyle="steps-post")
 
 
 def plot_compare(a, b, result, path: Path) -> None:
@@ -38,20 +39,16 @@ def plot_compare(a, b, result, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from scipy.special import ndtr, ndtri
 
+    from matchaudit.formatting import fmt
     from matchaudit.report.figures import tight
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     for d, lab in ((a, "model A"), (b, "model B")):
         _det(d, lab, ax1)
-    ax1.set_xscale("function", functions=(lambda x: ndtri(np.clip(x, 1e-9, 1 - 1e-9)), ndtr))
-    ax1.set_yscale("function", functions=(lambda x: ndtri(np.clip(x, 1e-9, 1 - 1e-9)), ndtr))
-    ticks = [1e-4, 1e-3, 1e-2, 0.1, 0.5]
-    ax1.set_xticks(ticks, [f"{100 * t:g}%" for t in ticks])
-    ax1.set_yticks([0.01, 0.05, 0.2, 0.5, 0.9], ["1%", "5%", "20%", "50%", "90%"])
-    ax1.set_xlim(1e-5, 0.5)
-    ax1.set_ylim(5e-3, 0.99)
+    rate_ticks(ax1, [1e-4, 1e-3, 1e-2, 0.1, 0.5], [0.01, 0.05, 0.2, 0.5, 0.9], lambda t: fmt(t, "rate", 4))
+    ax1.set_xlim(*probit([1e-5, 0.5]))
+    ax1.set_ylim(*probit([5e-3, 0.99]))
     ax1.set_xlabel("FMR")
     ax1.set_ylabel("FNMR")
     ax1.set_title("DET (pooled)")

@@ -9,15 +9,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy import special  # noqa: E402
 
+from matchaudit.formatting import fmt  # noqa: E402
 from matchaudit.report.figures import tight  # noqa: E402
+from matchaudit.report.probit import probit, rate_ticks  # noqa: E402
 
 _TICKS = np.array([1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8])
-
-
-def _probit(p: np.ndarray) -> np.ndarray:
-    return special.ndtri(np.clip(np.asarray(p, dtype=float), 1e-7, 1 - 1e-7))
 
 
 def plot_det(est, path: Path) -> None:
@@ -25,13 +22,12 @@ def plot_det(est, path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
     for ax, kind in zip(axes, ("population", "finite-sample")):
         c = est.results[kind]["curve"]
-        x = _probit(c["fmr"])
+        x = probit(c["fmr"])
         for i, g in enumerate(est.group_names):
             col = f"C{i}"
-            ax.plot(x, _probit(c[g]["median"]), color=col, label=g)
-            ax.fill_between(x, _probit(c[g]["lower"]), _probit(c[g]["upper"]), color=col, alpha=0.2, lw=0)
-        ax.set_xticks(_probit(_TICKS), [f"{100 * t:g}%" for t in _TICKS])
-        ax.set_yticks(_probit(_TICKS), [f"{100 * t:g}%" for t in _TICKS])
+            ax.plot(x, probit(c[g]["median"]), color=col, label=g)
+            ax.fill_between(x, probit(c[g]["lower"]), probit(c[g]["upper"]), color=col, alpha=0.2, lw=0)
+        rate_ticks(ax, _TICKS, _TICKS, lambda t: fmt(t, "rate", 4))
         ax.set_xlabel("FMR")
         ax.set_title(f"{kind} ({100 * est.level:g}% credible bands)")
         ax.grid(alpha=0.3)

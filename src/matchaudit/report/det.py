@@ -13,12 +13,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy.special import ndtri  # noqa: E402
 
 from matchaudit.definitions import DetScale  # noqa: E402
 from matchaudit.formatting import fmt  # noqa: E402
 from matchaudit.report.figures import (curve_styles, figure_labels, legend_axes, place_legend, save,  # noqa: E402
                                       side_columns, tight)
+from matchaudit.report.probit import CLIP, probit, rate_ticks  # noqa: E402
 from matchaudit.report.results import thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
@@ -27,12 +27,8 @@ FNMR_AXIS = (1e-4, 0.95)  # the FNMR range drawn
 FMR_HIGH = 0.5  # the FMR axis ends here (it starts at the lowest tick the data reach)
 
 
-def _probit(p: np.ndarray) -> np.ndarray:
-    return ndtri(np.clip(p, 1e-7, 1 - 1e-7))
-
-
 def _log(p: np.ndarray) -> np.ndarray:
-    return np.log10(np.clip(p, 1e-7, 1.0))
+    return np.log10(np.clip(p, CLIP, 1.0))
 
 
 def _label(p: float) -> str:
@@ -64,7 +60,7 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
     points to mark (same weighting); ``summaries`` give each group's EER. Optional ``bands``: per group
     ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals (every curve's up to
     :data:`BANDS_MAX` curves, else the first curve's, the overall one). ``scale``: the axes."""
-    axis = _probit if scale == "probit" else _log
+    axis = probit if scale == "probit" else _log
     one_band = bool(bands) and len(curves) > BANDS_MAX  # then a legend entry says so
     entries = len(curves) + one_band
     fig, ax = legend_axes(6.4, 5.6, entries)
@@ -90,8 +86,7 @@ def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summari
                    color=colour, marker="o", s=22, zorder=3)
         if eer is not None:
             ax.scatter([axis(np.array(eer))], [axis(np.array(eer))], color=colour, marker="x", s=40, zorder=3)
-    ax.set_xticks(axis(ticks), [_label(t) for t in ticks], rotation=45)
-    ax.set_yticks(axis(all_ticks), [_label(t) for t in all_ticks])
+    rate_ticks(ax, ticks, all_ticks, _label, rotation=45, axis=axis)
     ax.set_xlim(axis(np.array(ticks[0])), axis(np.array(FMR_HIGH)))
     ax.set_ylim(*axis(np.array(FNMR_AXIS)))
     ax.plot([-6, 6], [-6, 6], color="0.8", lw=0.8, ls=":")
