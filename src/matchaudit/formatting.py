@@ -11,7 +11,8 @@ FLOOR = {"rate": 1e-6, "points": 1e-6, "plain": 1e-4, "p": 1e-4}  # below: "< fl
 
 
 def value(v: Any) -> float:
-    """A results.json number as a float (NaN for null; "nan"/"inf" strings as written by older versions)."""
+    """A results.json number as a float (NaN for null; the "nan"/"inf"/"-inf" strings that
+    :func:`matchaudit.encoding.jsonable` writes for non-finite floats)."""
     if isinstance(v, str):
         return float(v)
     return float("nan") if v is None else float(v)
