@@ -60,23 +60,40 @@ def self_score(metric: Metric) -> float:
     return 1.0 if metric == "cosine" else 0.0
 
 
+@nb.njit(cache=True, inline="always")
+def score_of(dot: float, sq_a: float, sq_b: float, cosine: bool, scale: float) -> float:
+    """The score formula, once: the exact (integer) dot product and squared norms of two quantised embeddings ->
+    cosine similarity, or the negated Euclidean distance. Correctly rounded IEEE operations only, so every caller
+    (tiles, listed pairs, sampled rows) gives the same bits; the GPU backend mirrors it in PyTorch
+    (``engine/torch_backend.tile_scores``) and is tested bit for bit against it."""
+    if cosine:
+        return dot / np.sqrt(sq_a * sq_b)
+    return -np.sqrt(max(sq_a + sq_b - 2.0 * dot, 0.0)) / scale
+
+
 @nb.njit(cache=True, parallel=True)
 def _finish_tile(dots: np.ndarray, sq_r: np.ndarray, sq_c: np.ndarray, cosine: bool, scale: float, diag: bool) -> None:
-    """Exact dot products -> scores, in place, with the same correctly rounded IEEE operations as
-    :func:`pair_scores` (so tiles and listed pairs agree bit for bit), in one parallel pass. ``diag`` (a
-    tile on the diagonal): the entries below the diagonal become NaN. Whole rows are finished first (what
-    is below the diagonal too): a row loop starting at the diagonal is not vectorised as well, and took
-    1.6x as long for the 2,048 x 4,000 diagonal tile."""
+    """Exact dot products -> scores (:func:`score_of`), in place, in one parallel pass. ``diag`` (a tile on the
+    diagonal): the entries below the diagonal become NaN. Whole rows are finished first (what is below the
+    diagonal too): a row loop starting at the diagonal is not vectorised as well, and took 1.6x as long for the
+    2,048 x 4,000 diagonal tile."""
     r, c = dots.shape
     for i in nb.prange(r):
         for j in range(c):
-            if cosine:
-                dots[i, j] = dots[i, j] / np.sqrt(sq_r[i] * sq_c[j])
-            else:
-                dots[i, j] = -np.sqrt(max(sq_r[i] + sq_c[j] - 2.0 * dots[i, j], 0.0)) / scale
+            dots[i, j] = score_of(dots[i, j], sq_r[i], sq_c[j], cosine, scale)
         if diag:
             for j in range(min(i, c)):
                 dots[i, j] = np.nan
+
+
+def row_scores(q: np.ndarray, sq: np.ndarray, rows: np.ndarray, metric: Metric, scale: float) -> np.ndarray:
+    """Scores of the samples ``rows`` against every sample, (len(rows), n), as the all-pairs tiles compute them
+    (``q``, ``scale``: :func:`quantise`; ``sq``: the rows' exact squared norms): the window predictors' and the
+    grid's samples."""
+    with one_blas_thread():
+        dots = q[rows] @ q.T
+    _finish_tile(dots, sq[rows], sq, metric == "cosine", scale, False)
+    return dots
 
 
 @cache
@@ -261,9 +278,10 @@ def _tile(q: np.ndarray, sq: np.ndarray, r0: int, r1: int, c0: int, c1: int, cos
 
 
 @nb.njit(cache=True, parallel=True)
-def _pair_dots(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Dot products of rows ``a[k]`` and ``b[k]`` of ``q`` without gathering the rows (exact integers: the order of
-    the sums cannot change them)."""
+def _pair_scores(q: np.ndarray, sq: np.ndarray, a: np.ndarray, b: np.ndarray, cosine: bool, scale: float
+                 ) -> np.ndarray:
+    """Scores (:func:`score_of`) of rows ``a[k]`` and ``b[k]`` of ``q`` without gathering the rows (the dot products
+    are exact integers: the order of the sums cannot change them)."""
     out = np.empty(a.shape[0])
     d = q.shape[1]
     for k in nb.prange(a.shape[0]):
@@ -271,7 +289,7 @@ def _pair_dots(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         acc = 0.0
         for c in range(d):
             acc += x[c] * y[c]
-        out[k] = acc
+        out[k] = score_of(acc, sq[a[k]], sq[b[k]], cosine, scale)
     return out
 
 
@@ -279,9 +297,8 @@ def pair_scores(embeddings: np.ndarray, a: np.ndarray, b: np.ndarray, metric: Me
     """Scores of listed pairs, computed exactly as the all-pairs tiles compute them."""
     q, scale = quantise(embeddings, metric)
     sq = np.einsum("ij,ij->i", q, q)
-    dots = _pair_dots(q, np.asarray(a, np.int64), np.asarray(b, np.int64))
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    s = _pair_scores(q, sq, a, b, metric == "cosine", scale)
     if metric == "cosine":
-        s = dots / np.sqrt(sq[a] * sq[b])
         s[a == b] = 1.0
-        return s
-    return -np.sqrt(np.maximum(sq[a] + sq[b] - 2.0 * dots, 0.0)) / scale
+    return s

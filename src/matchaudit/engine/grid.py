@@ -15,7 +15,7 @@ import numpy as np
 
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
-from matchaudit.scores import one_blas_thread, quantise, upper_triangle
+from matchaudit.scores import quantise, row_scores, upper_triangle
 from matchaudit.sorting import sorted_values
 
 N_BUCKETS = 1 << 14  # int32 starts: 64 KiB, cache-resident for the per-comparison lookup
@@ -88,13 +88,7 @@ def _sorted_sample(data: MatchData, max_rows: int, max_scores: int = 20_000_000)
         return np.repeat(sorted_values(s[same]), 2), np.repeat(sorted_values(s[~same]), 2)
     q, scale = quantise(data.samples.embeddings, data.metric)
     rows = np.arange(0, n, n // max_rows)
-    sq = np.einsum("ij,ij->i", q, q)
-    with one_blas_thread():  # no spinning BLAS threads left behind (see scores)
-        dots = q[rows] @ q.T
-    if data.metric == "cosine":
-        s = dots / np.sqrt(np.outer(sq[rows], sq))
-    else:
-        s = -np.sqrt(np.maximum(sq[rows, None] + sq[None, :] - 2 * dots, 0.0)) / scale
+    s = row_scores(q, np.einsum("ij,ij->i", q, q), rows, data.metric, scale)
     gen = ident[rows, None] == ident[None, :]
     off = rows[:, None] != np.arange(n)[None, :]
     return sorted_values(s[gen & off]), sorted_values(s[~gen])

@@ -35,6 +35,7 @@ from matchaudit.errors import InputError, listing
 from matchaudit.estimators.intervals import z_quantile
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
+from matchaudit.scores import pair_scores
 
 
 @dataclass(frozen=True)
@@ -338,12 +339,11 @@ def protocol_study(groups, threshold: float, n_genuine: int, n_impostor: int, n_
         sim = draw(i)
         ids, who = sim.samples.sample_id.values, sim.samples.identity.values
         pos = {s: j for j, s in enumerate(ids)}
-        emb = sim.embeddings.astype(np.float64)
         for name, make in (("designed", design_protocol), ("random", random_protocol)):
             p = make(ids, who, n_genuine, n_impostor, seed=i)
             a = np.fromiter((pos[s] for s in p.sample_a), np.int64)
             b = np.fromiter((pos[s] for s in p.sample_b), np.int64)
-            s = np.einsum("ij,ij->i", emb[a], emb[b])
+            s = pair_scores(sim.embeddings, a, b)
             out[name].append(((s[p.genuine] < threshold).mean(), (s[~p.genuine] >= threshold).mean()))
             usage[name].append(p.sums())
     rows = []

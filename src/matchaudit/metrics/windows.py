@@ -23,6 +23,7 @@ import numpy as np
 
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
+from matchaudit.scores import quantise, row_scores
 from matchaudit.sorting import stable_order
 
 SAMPLE_ROWS = 128
@@ -34,20 +35,15 @@ MAX_COLLECTED = 50_000_000  # predicted impostors in the windows above which the
 
 def _sample(data: MatchData, reference: np.ndarray, seed: int = 0
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Scores of ``SAMPLE_ROWS`` random samples against every sample, in float32 (the windows need no exact
-    scores, only the tally does): the threshold impostors' scores, their row (0..rows-1), their identity-balanced
+    """Scores of ``SAMPLE_ROWS`` random samples against every sample, by the tiles' formula
+    (:func:`matchaudit.scores.row_scores`): the threshold impostors' scores, their row (0..rows-1), their identity-balanced
     weight ``1 / (n_k n_l)``, the scores of every impostor of any category, and the sampled rows. ``reference``:
     the (G, G) group pairs whose impostors set the threshold."""
     s = data.samples
     n = s.ids.shape[0]
     rows = np.sort(np.random.default_rng(seed).choice(n, size=min(n, SAMPLE_ROWS), replace=False))
-    x = np.asarray(s.embeddings, dtype=np.float32)
-    if data.metric == "cosine":
-        x = x / np.linalg.norm(x, axis=1, keepdims=True)
-        scores = x[rows] @ x.T
-    else:
-        sq = np.einsum("ij,ij->i", x, x)
-        scores = -np.sqrt(np.maximum(sq[rows, None] + sq[None, :] - 2.0 * (x[rows] @ x.T), 0.0))
+    q, scale = quantise(s.embeddings, data.metric)
+    scores = row_scores(q, np.einsum("ij,ij->i", q, q), rows, data.metric, scale)
     ident = s.identity
     impostor = ident[rows, None] != ident[None, :]
     g = data.identity_group[ident]
