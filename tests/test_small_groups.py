@@ -196,3 +196,14 @@ def test_cli_exclude_small_groups_end_to_end_and_bad_values(tmp_path):
     for bad in ("-1", "many", "2.5"):
         out = runner.invoke(app, args + ["--small-group-identities", bad])
         assert out.exit_code == 2 and "--small-group-identities" in out.output, (bad, out.output)
+
+
+def test_small_group_rule_cutoffs_are_strict():
+    """Pins ``SmallGroupRule.reasons``: a group is small with *fewer than* the cutoff (``<``, not ``<=``), for
+    identities, genuine and same-group impostor comparisons alike: counts equal to the cutoffs are not small."""
+    rule = SmallGroupRule(min_identities=10, min_genuine=20, min_impostor=30)
+    assert rule.reasons(10, 20, 30) == []
+    assert rule.reasons(None, 20, 30) == []
+    assert rule.reasons(9, 20, 30) == ["9 identities (fewer than 10)"]
+    assert rule.reasons(10, 19, 30) == ["19 genuine comparisons (fewer than 20)"]
+    assert rule.reasons(10, 20, 29) == ["29 same-group impostor comparisons (fewer than 30)"]
