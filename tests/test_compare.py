@@ -156,3 +156,19 @@ def test_compare_cli_writes_json_csv_and_figure(tmp_path):
     assert (out / "differences.csv").exists() and (out / "compare.png").stat().st_size > 0
     bad = CliRunner().invoke(app, ["compare", "--samples", str(tmp_path / "samples.parquet"), "--out", str(out)])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_fnmr_at_fmr_rejects_a_genuine_score_tied_with_the_threshold_impostor(rule):
+    """Pins ``fnmr_at_fmr_scores``' tie convention ``score <= q``: at FMR target 0 the threshold lies above the
+    highest impostor score q (rule ``>=``) or at it (rule ``>``), so a genuine comparison scoring exactly q is
+    rejected under either rule (``< q`` would accept it); the brute force and the definitions agree."""
+    from matchaudit.definitions import accepts
+
+    score = np.array([[0.5, 0.9, 0.5, 0.1, 0.2, 0.3]])
+    gen = np.array([True, True, False, False, False, False])
+    got = fnmr_at_fmr_scores(score, gen, ~gen, 0.0)
+    assert got.tolist() == [0.5]
+    assert _fnmr_at_fmr(score[0], np.ones(6, int), gen, 0.0) == 0.5
+    t = 0.9 if rule == ">=" else 0.5  # the lowest score whose FMR under the rule is 0
+    assert not accepts(score[0, ~gen], t, rule).any() and accepts(score[0, gen], t, rule).tolist() == [False, True]

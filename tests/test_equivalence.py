@@ -152,3 +152,14 @@ def test_audit_and_test_commands_write_the_verdicts_and_the_report_shows_them(tm
     assert row["groups"] == ["A", "B"] and row["equivalent"]
     bad = runner.invoke(app, ["audit", *base, "--equivalence", "1.1,2", "--out", str(tmp_path / "b")])
     assert bad.exit_code == 2 and "--equivalence" in bad.output and not (tmp_path / "b").exists()
+
+
+def test_p_equal_to_alpha_is_equivalent(data):
+    """Pins the verdict ``equivalent = p <= alpha``: 19 replicates and a margin no difference of rates can reach
+    give p = 1 / 20 = alpha exactly, which is equivalent (``p < alpha`` would not be); the interval at 1 - 2 alpha
+    (the replicates' extremes) lies inside the margin, the same decision."""
+    (r,) = equivalence_tests(data, 1e-2, metrics=("fmr",), pairs=[("A", "B")], scale="difference",
+                             margin=(-1.0, 1.0), n_resamples=19, alpha=0.05, seed=3)
+    assert r.undefined_replicates == 0 and r.pvalue_lower == r.pvalue_upper == 1 / 20
+    assert r.pvalue == r.alpha == 0.05 and r.equivalent
+    assert -1.0 < r.confidence_interval[0] <= r.confidence_interval[1] < 1.0

@@ -801,3 +801,25 @@ def test_compare_reads_pyeer_and_bosaris(tmp_path):
                               "--fmr", "0.1", "--n-resamples", "50", "--n-permutations", "0",
                               "--out", str(tmp_path / "c2"), "--quiet"])
     assert res.exit_code == 0, res.output
+
+
+def test_iapmr_is_indicative_below_min_identities_attacked_subjects_only():
+    """Pins ``iapmr_records``' ``subjects < MIN_IDENTITIES``: a view whose attacks fall on exactly MIN_IDENTITIES
+    subjects is not indicative (``<=`` would flag it); one with a subject fewer is, and says so."""
+    import matchaudit as ma
+    from matchaudit.estimators.attacks import iapmr_records
+    from matchaudit.metrics.small_groups import MIN_IDENTITIES
+    from matchaudit.model import Attacks
+    from matchaudit.simulation import GroupSpec
+
+    data = ma.simulate({"A": GroupSpec(MIN_IDENTITIES, (100.0, 300.0)),
+                        "B": GroupSpec(MIN_IDENTITIES - 1, (100.0, 300.0))},
+                       samples_per_identity=2, dim=16, seed=3).as_data()
+    k = data.n_identities
+    attacks = Attacks(score=np.linspace(0.0, 1.0, k), identity=np.arange(k), group=data.identity_group.copy(),
+                      attack_type=np.full(k, "print"), rows=np.arange(1, k + 1))
+    point = {"group": "all", "weighting": "pooled", "kind": "threshold", "target": 0.5, "threshold": 0.5}
+    recs = {r["group"]: r for r in iapmr_records(replace(data, attacks=attacks), [point], ">=")}
+    assert {g: (r["subjects"], r["indicative"]) for g, r in recs.items()} == {
+        "all": (2 * MIN_IDENTITIES - 1, False), "A": (MIN_IDENTITIES, False), "B": (MIN_IDENTITIES - 1, True)}
+    assert f"fewer than {MIN_IDENTITIES}" in recs["B"]["note"]

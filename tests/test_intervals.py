@@ -290,3 +290,12 @@ def test_zero_false_matches_come_with_a_bound_under_a_stated_assumption():
     assert r.extra["bound_if_pairs_independent"] == pytest.approx(-math.log(0.05) / 19_900)
     assert "independent" in r.extra["bound_assumption"] and "assumption" in r.to_dict()["bound_assumption"]
     assert iv.independent_pairs_bound(1) == 1.0
+
+
+def test_one_error_rule_is_for_exactly_one_error():
+    """Pins ``wilson``'s ``errors == 1`` (lower bound -ln(1-a)/N): it applies to one error, not to zero errors
+    (``errors <= 1`` would put the one-error note on a zero-error interval, whose lower end stays 0)."""
+    zero = iv.wilson(0, 30, 0.95, variance=0.001)
+    assert zero.confidence_interval.low == 0.0 and zero.note is None
+    one = iv.wilson(1, 30, 0.95, variance=0.001)
+    assert one.confidence_interval.low == pytest.approx(-math.log(0.95) / 30) and one.note.startswith("one error")

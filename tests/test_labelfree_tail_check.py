@@ -127,3 +127,30 @@ def test_labelled_pairs_are_drawn_from_their_own_component():
     mix = lambda x: 0.95 * NORMAL.sf(x, 0.0, 1.0, 1.0, 1.0) + 0.05 * NORMAL.sf(x, 3.2, 1.0, 1.0, 1.0)  # noqa: E731
     want = 3800 * mix(b["low"]) + 100 * NORMAL.sf(b["low"], 0.0, 1.0, 1.0, 1.0) + 100 * NORMAL.sf(b["low"], 3.2, 1.0, 1.0, 1.0)
     assert b["expected"] == pytest.approx(want, rel=1e-9)
+
+
+class _Replicates:
+    """A stand-in for the generator's ``multinomial``: the first draw replicates ``first`` exactly (``None``: as
+    every other draw), every other draw the model's expected counts rounded (nearer the model than any sample)."""
+
+    def __init__(self, first: np.ndarray | None):
+        self.first, self.calls = first, 0
+
+    def multinomial(self, n, p):
+        self.calls += 1
+        return self.first.copy() if self.calls == 1 and self.first is not None else np.round(n * np.asarray(p))
+
+
+def test_p_value_equal_to_the_alarm_level_does_not_fire():
+    """Pins ``tail_check``'s ``alarm = pvalue < TAIL_ALARM``: with 20 draws of which exactly one replicate is at
+    least as far from the model as the observed counts (it is the observed counts), p = 1/20 = TAIL_ALARM, and
+    the check does not fire (``<=`` would); with none, p = 0 and it does."""
+    rng = np.random.default_rng(0)
+    p = _draws(20, 0.3, (0.0, 1.0, 1.3))
+    cells = compress(_sample(NORMAL, rng, 3000, p), None)
+    observed = np.array([b["observed"] for b in ppc.tail_check(NORMAL, cells, p, (1e-2,), rng)["bins"]])
+    assert ppc.TAIL_ALARM == 0.05
+    tail = ppc.tail_check(NORMAL, cells, p, (1e-2,), _Replicates(observed))
+    assert tail["pvalue"] == 1 / 20 == ppc.TAIL_ALARM and not tail["alarm"]
+    never = ppc.tail_check(NORMAL, cells, p, (1e-2,), _Replicates(None))
+    assert never["pvalue"] == 0.0 and never["alarm"]

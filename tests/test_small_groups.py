@@ -219,3 +219,14 @@ def test_every_reducer_derives_from_one_table_under_every_option():
             np.testing.assert_equal(a.ratio(metric, fmr=fmr, weighting=w), expected)
             seen.add((exclude, policy, bool(lo == 0)))
     assert (True, "report", True) in seen and (True, "upper-bound", False) in seen  # zeros met, and bounded
+
+
+def test_small_group_rule_cutoffs_are_strict():
+    """Pins ``SmallGroupRule.reasons``: a group is small with *fewer than* the cutoff (``<``, not ``<=``), for
+    identities, genuine and same-group impostor comparisons alike: counts equal to the cutoffs are not small."""
+    rule = SmallGroupRule(min_identities=10, min_genuine=20, min_impostor=30)
+    assert rule.reasons(10, 20, 30) == []
+    assert rule.reasons(None, 20, 30) == []
+    assert rule.reasons(9, 20, 30) == ["9 identities (fewer than 10)"]
+    assert rule.reasons(10, 19, 30) == ["19 genuine comparisons (fewer than 20)"]
+    assert rule.reasons(10, 20, 29) == ["29 same-group impostor comparisons (fewer than 30)"]

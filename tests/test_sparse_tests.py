@@ -79,3 +79,34 @@ def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
     audit.save(tmp_path, figures=False)
     html = render(load_results(tmp_path / "results.json"), tmp_path)
     assert "Caveat: group B has 25 identities" in html
+
+
+class _Points:
+    """The operating points ``untestable`` reads: per group, FNMR errors and comparisons (any kind and target)."""
+
+    def __init__(self, counts: dict[str, tuple[int, int]]):
+        self.counts = counts
+
+    def op(self, weighting, kind, target, group):
+        e, n = self.counts[group]
+        return {"fnmr_errors": e, "fnmr_comparisons": n}
+
+
+def test_not_testable_cutoff_at_exactly_min_expected_errors_and_nan():
+    """Pins ``auditing.untestable``'s boundary ``not expected >= MIN_EXPECTED_ERRORS``: a pair whose sparser group
+    would show exactly MIN_EXPECTED_ERRORS errors at the pooled rate is tested (``>`` would drop it); one just below
+    is not; a pair without comparisons (pooled rate 0/0, expected NaN) is not testable (``expected < MIN`` would
+    test it)."""
+    from matchaudit.auditing import untestable
+
+    assert MIN_EXPECTED_ERRORS == 5
+    points = _Points({"A": (5, 10), "B": (5, 10), "C": (4, 10), "D": (0, 0), "E": (0, 0)})
+    pairs = [("A", "B"), ("B", "C"), ("D", "E")]  # expected 10 * 10/20 = 5 exactly; 10 * 9/20 = 4.5; NaN
+    rows = [{"group_a": a, "group_b": b, "pvalue": p, "pvalue_holm": p, "pvalue_maxt": p, "qvalue_bh": p,
+             "pvalue_adjusted": p, "significant": True} for (a, b), p in zip(pairs, (0.01, 0.02, 0.03))]
+    untestable(rows, points, list("ABCDE"), "fnmr", "fmr_target", 1e-3)
+    at_cutoff, below, empty = rows
+    assert "reason" not in at_cutoff and at_cutoff["pvalue"] == 0.01 and at_cutoff["significant"]
+    assert at_cutoff["pvalue_holm"] == 0.01 and at_cutoff["qvalue_bh"] == 0.01  # the only testable row
+    for r in (below, empty):
+        assert r["reason"].startswith("not testable") and math.isnan(r["pvalue"]) and not r["significant"]

@@ -93,3 +93,12 @@ def test_too_many_relabellings_stop_the_audit_naming_the_flag(many, tmp_path):
                                    "--group-by", "group", "--fmr", "1e-2", "--no-intervals", "--tests",
                                    "--test-resamples", "999999999", "--out", str(tmp_path / "o"), "--quiet"])
     assert out.exit_code == 2 and "--test-resamples" in out.output and "Traceback" not in out.output
+
+
+def test_a_q_value_equal_to_alpha_is_a_discovery():
+    """Pins ``summarise_tests``' ``discoveries``: a BH q-value exactly at alpha counts (``q <= alpha``; ``<`` would
+    not), one just above does not, and an undefined one never does."""
+    recs = [_record("A", "B", 0.1, 0.01, 0.05), _record("A", "C", 0.1, 0.02, 0.050000001),
+            _record("B", "C", np.nan, np.nan, np.nan)]
+    (fam,) = summarise_tests(recs)
+    assert fam["alpha"] == 0.05 and fam["discoveries"] == 1

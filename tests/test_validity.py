@@ -189,3 +189,46 @@ def test_unvalidated_intervals_are_flagged_in_warnings_and_report(tmp_path):
     result.save(tmp_path)
     page = write_report(tmp_path / "results.json").read_text()
     assert "† indicative" in page and "read it as indicative" in page
+
+
+def test_regime_warning_cutoffs_at_exactly_min_errors_and_min_identities():
+    """Pins ``regime_warnings``' boundaries ``0 < e < MIN_ERRORS`` and ``0 < k < MIN_IDENTITIES``: a rate resting on
+    exactly MIN_ERRORS errors and a group of exactly MIN_IDENTITIES identities draw no warning (``<=`` would warn);
+    one error fewer and one identity fewer do."""
+    import matchaudit as ma
+    from matchaudit.estimators.regime import MIN_ERRORS, MIN_IDENTITIES, regime_warnings
+    from matchaudit.simulation import GroupSpec
+
+    data = ma.simulate({"A": GroupSpec(MIN_IDENTITIES, (100.0, 300.0)),
+                        "B": GroupSpec(MIN_IDENTITIES - 1, (100.0, 300.0))},
+                       samples_per_identity=3, dim=16, seed=3).as_data()
+    rec = {"weighting": "pooled", "metric": "FNMR", "kind": "fmr_target", "target": 1e-3, "group": "A",
+           "errors": MIN_ERRORS, "comparisons": 1800, "method": "vertex"}
+    warns = regime_warnings(data, [rec])
+    assert not [w for w in warns if "rests on" in w]
+    (small,) = [w for w in warns if "identities (in brackets)" in w]
+    assert small.startswith(f"group B ({MIN_IDENTITIES - 1}) has fewer than {MIN_IDENTITIES} identities")
+    (few,) = [w for w in regime_warnings(data, [dict(rec, errors=MIN_ERRORS - 1)]) if "rests on" in w]
+    assert f"FNMR of group A (FMR 0.001: {MIN_ERRORS - 1}/1,800)" in few
+
+
+def test_method_reason_cutoffs_at_exactly_min_errors_and_threshold_errors():
+    """Pins ``assess``' boundaries ``e < rule.min_errors`` and ``target * impostors < MIN_THRESHOLD_ERRORS``: exactly
+    the grid's minimum of errors (20) and a threshold set by exactly 20 expected impostor errors (FMR 1e-4 of
+    200,000) are within the grid (``<=`` would call them indicative); one fewer of either is not."""
+    import matchaudit as ma
+    from matchaudit.estimators.regime import MIN_THRESHOLD_ERRORS, assess
+    from matchaudit.simulation import GroupSpec
+
+    data = ma.simulate({"A": GroupSpec(300, (100.0, 300.0))}, samples_per_identity=4, dim=16, seed=3).as_data()
+    rec = {"metric": "FMR", "kind": "threshold", "group": "A", "method": "wilson", "errors": 20,
+           "weighting": "pooled"}
+    assert assess(data, rec, ())[1] is False
+    reason, indicative = assess(data, dict(rec, errors=19), ())
+    assert indicative and "(fewer than 20 errors)" in reason
+    assert MIN_THRESHOLD_ERRORS == 20 and 1e-4 * 200_000 == 20
+    roc = dict(rec, metric="FNMR", kind="fmr_target", method="recentered", target=1e-4)
+    reason, indicative = assess(data, roc, (), impostors=200_000)
+    assert not indicative and reason.endswith("within 1.5 points of nominal in the regime grid")
+    reason, indicative = assess(data, roc, (), impostors=199_999)
+    assert indicative and "(a threshold set by fewer than 20 impostor errors)" in reason
