@@ -127,7 +127,9 @@ def test_save_writes_what_to_dict_holds(result, tmp_path):
 
 def test_test_gap_two_groups_and_all_pairs(data):
     two = ma.test_gap(data, "fnmr_at_fmr", ("A", "B"), fmr=1e-2, n_resamples=49)
-    assert 0 < two.pvalue <= 1 and two.null_distribution.shape == (49,)
+    assert two.null_distribution.shape == (49,)
+    effective = two.details["effective_errors"][0]  # a p-value exactly when the pair has the errors to test
+    assert (effective >= 5) == (0 < two.pvalue <= 1) == (two.reason is None), (effective, two.pvalue, two.reason)
     every = ma.test_gap(data, "fnmr_at_fmr", fmr=1e-2, n_resamples=49)
     assert len(every.rows) == 3
 

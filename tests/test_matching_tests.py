@@ -119,7 +119,7 @@ def _student(t: float, v: float, df: float) -> float:
 def test_exact_pvalue_equals_itertools_enumeration(metric, kw, stud):
     data, score, ka, kb, gen = _tiny_listed()
     grid = grid_from_edges(np.unique(score))
-    r = matching_group_test(data, metric, n_resamples="exact", studentize=stud, grid=grid, **kw)
+    r = matching_group_test(data, metric, n_resamples="exact", studentize=stud, grid=grid, sparse_rule=False, **kw)
     names = np.array(data.identity_names)
     order = [int(n[2:]) for n in names]  # MatchData identity code -> our identity number
     e0, t0, v0, df0 = _brute(score, ka, kb, gen, np.array(["A"] * 3 + ["B"] * 3), metric,
@@ -291,7 +291,7 @@ def test_log_ratio_holds_the_level_where_the_small_groups_errors_sit_in_few_iden
         data = correlated_clusters(700 + i, n_a=150, n_b=25, per=3, per_b=105, rate=0.05)
         for scale in hits:
             hits[scale] += matching_group_test(data, "fnmr", threshold=0.5, n_resamples=99, seed=i,
-                                               scale=scale).pvalue <= 0.05
+                                               scale=scale, sparse_rule=False).pvalue <= 0.05
     band = 0.05 + 2 * np.sqrt(0.05 * 0.95 / n)
     assert hits["log"] / n <= band < hits["difference"] / n
 
@@ -381,7 +381,8 @@ def test_each_group_against_the_rest_equals_enumeration_by_definition(metric, kw
     same-group reference moves the threshold in each relabelling: the engine path)."""
     data, score, ka, kb, gen = _tiny_three()
     grid = grid_from_edges(np.unique(score))
-    res = matching_all_groups_test(data, metric, comparisons="rest", n_resamples="exact", grid=grid, **kw)
+    res = matching_all_groups_test(data, metric, comparisons="rest", n_resamples="exact", grid=grid,
+                                   sparse_rule=False, **kw)
     assert [r["comparison"] for r in res.rows] == ["A vs rest", "B vs rest", "C vs rest"]
     assert res.exact and res.n_resamples == 90 and {r["kind"] for r in res.rows} == {"one-vs-rest"}
     observed = np.array(["A", "A", "B", "B", "C", "C"])
@@ -408,9 +409,12 @@ def test_each_group_against_the_rest_equals_enumeration_by_definition(metric, kw
 
 def test_pairs_and_rest_together_share_relabellings_and_refuse_what_has_no_rest():
     data = _tiny_three()[0]
-    both = matching_all_groups_test(data, "fnmr", comparisons="both", threshold=0.45, n_resamples=99, seed=4)
-    pairs = matching_all_groups_test(data, "fnmr", comparisons="pairs", threshold=0.45, n_resamples=99, seed=4)
-    rest = matching_all_groups_test(data, "fnmr", comparisons="rest", threshold=0.45, n_resamples=99, seed=4)
+    both = matching_all_groups_test(data, "fnmr", comparisons="both", threshold=0.45, n_resamples=99, seed=4,
+                                   sparse_rule=False)
+    pairs = matching_all_groups_test(data, "fnmr", comparisons="pairs", threshold=0.45, n_resamples=99, seed=4,
+                                   sparse_rule=False)
+    rest = matching_all_groups_test(data, "fnmr", comparisons="rest", threshold=0.45, n_resamples=99, seed=4,
+                                   sparse_rule=False)
     assert [r["comparison"] for r in both.rows] == [r["comparison"] for r in pairs.rows + rest.rows]
     for r, q in zip(both.rows, pairs.rows + rest.rows):  # same raw p-values; max-T over all six rows
         assert r["pvalue"] == q["pvalue"] and r["effect"] == q["effect"]

@@ -155,7 +155,7 @@ def test_the_verdict_is_the_results_own_flag_at_p_equal_alpha(report, tmp_path):
 
     doc = _demo_doc(report)
     for t in doc["tests"]:
-        t.update(pvalue_adjusted=0.05, pvalue_maxt=0.05, alpha=0.05, significant=True)
+        t.update(pvalue_adjusted=0.05, pvalue_maxt=0.05, alpha=0.05, significant=True, reason=None)
     (tmp_path / "results.json").write_text(json.dumps(doc))
     assert runner.invoke(app, ["report", str(tmp_path / "results.json")]).exit_code == 0
     page = (tmp_path / "report.html").read_text()

@@ -103,7 +103,7 @@ def test_gap(
     Examples
     --------
     >>> import matchaudit as ma
-    >>> data = ma.simulate(samples_per_identity=4, dim=32, seed=2).as_data()
+    >>> data = ma.simulate(samples_per_identity=10, dim=32, seed=2).as_data()
     >>> res = ma.test_gap(data, "fnmr_at_fmr", ("A", "B"), fmr=1e-3, n_resamples=99)
     >>> res.details["estimates"]["B"] > res.details["estimates"]["A"], res.direction, res.pvalue <= 0.05
     (True, 'A < B', True)

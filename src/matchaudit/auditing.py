@@ -141,49 +141,9 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                 "pvalue_adjusted": r["pvalue_maxt"], "significant": r["significant_maxt"],
                 "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
                 "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
-                "reason": r.get("reason"), "caveat": r.get("caveat")})
-        untestable(records[len(records) - len(res.rows):], points, data.group_names, metric, kind, target)
+                "reason": r.get("reason"), "caveat": r.get("caveat"), "expected_errors": r.get("expected_errors"),
+                "effective_errors": r.get("effective_errors")})
     return records, warnings
-
-
-MIN_EXPECTED_ERRORS = 5
-"""A pair of groups is tested only if each would show at least this many errors at their pooled rate: with fewer,
-the identity-level permutation test has no valid level (0/3,410 against 6/33,638 false matches gave p = 0.004, an
-exact binomial test p = 1), so the pair is "not testable" instead. The classical rule for a count test's
-approximation; it only removes rejections. Level study (#43 item 3, ``bench/test_level.py sparse``, docs/tests.md):
-with 1-2 expected errors in the sparser group the FMR test rejects 0.11 at 0.05; from 3 on every sparse design is
-at or under the level, so 5 keeps a margin."""
-
-
-def untestable(rows: list[dict], points: ExactPoints, groups: Sequence[str], metric: str, kind: str,
-               target: float) -> None:
-    """Mark the rows of one test family (one metric at one operating point) whose groups are too sparse to test
-    (:data:`MIN_EXPECTED_ERRORS`): no p-value, not significant, a reason; the other rows' Holm p-values and BH
-    q-values are recomputed without them (their max-T p-values, over the whole family, stay: conservative)."""
-    from matchaudit.estimators.permutation import benjamini_hochberg, holm
-
-    def counts(group: str, other: str) -> tuple[float, float]:
-        names = [g for g in groups if g != other] if group == "rest" else [group]
-        ops = [points.op("pooled", kind, target, g) for g in names]
-        return (float(sum(o[f"{metric}_errors"] for o in ops)), float(sum(o[f"{metric}_comparisons"] for o in ops)))
-
-    sparse = []
-    for r in rows:
-        (ea, na), (eb, nb) = counts(r["group_a"], r["group_b"]), counts(r["group_b"], r["group_a"])
-        pooled = (ea + eb) / (na + nb) if na + nb else math.nan
-        expected = min(na, nb) * pooled
-        sparse.append(not expected >= MIN_EXPECTED_ERRORS)
-        if sparse[-1]:
-            r.update(pvalue=math.nan, pvalue_holm=math.nan, pvalue_maxt=math.nan, qvalue_bh=math.nan,
-                     pvalue_adjusted=math.nan, significant=False,
-                     reason=f"not testable: at the pooled rate the sparser group would show {expected:.2g} errors "
-                            f"({int(ea)}/{int(na):,} and {int(eb)}/{int(nb):,}), fewer than {MIN_EXPECTED_ERRORS}; "
-                            "no identity-level test has a valid level there")
-    if any(sparse) and not all(sparse):
-        keep = [r for r, s in zip(rows, sparse) if not s]
-        raw = np.array([r["pvalue"] for r in keep], float)
-        for r, h, q in zip(keep, holm(raw), benjamini_hochberg(raw)):
-            r.update(pvalue_holm=float(h), qvalue_bh=float(q))
 
 
 @dataclass

@@ -18,7 +18,6 @@ from matchaudit import checks
 from matchaudit.cli.app import app
 from matchaudit.cli.common import folder_path, err_console, floats, names, output_dir, user_errors
 from matchaudit.errors import InputError
-from matchaudit.report.probit import probit, rate_ticks
 
 console = Console()
 
@@ -26,6 +25,7 @@ console = Console()
 def _det(data, label: str, ax) -> None:
     """The model's exact pooled DET (all groups), from the metrics layer."""
     from matchaudit.metrics.evaluate import ALL, AuditConfig, evaluate
+    from matchaudit.report.probit import probit
 
     curve = next(c for c in evaluate(data, AuditConfig(fmr_targets=(), weightings=("pooled",))).det
                  if c["group"] == ALL)
@@ -42,6 +42,7 @@ def plot_compare(a, b, result, path: Path) -> None:
 
     from matchaudit.formatting import fmt
     from matchaudit.report.figures import tight
+    from matchaudit.report.probit import probit, rate_ticks
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     for d, lab in ((a, "model A"), (b, "model B")):
