@@ -206,7 +206,7 @@ def test_pooled_target_estimates_are_the_engines_plug_in():
         for j, name in enumerate(bs.view_names(c)):
             r = got[(a, name)]
             assert r["estimate"] == pytest.approx(fn[ti, j], rel=1e-12, nan_ok=True)  # engine: 1 - accepted/n
-            assert r["errors"] == r["comparisons"] - bs._views_gen(c.target_genuine_accepted[0, ti])[j]
+            assert r["errors"] == r["comparisons"] - bs.views_gen(c.target_genuine_accepted[0, ti])[j]
             assert r["threshold"] == c.target_threshold[0, ti]
 
 

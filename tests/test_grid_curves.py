@@ -17,6 +17,7 @@ import pytest
 
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.grid_curves import fill
+from matchaudit.metrics.rates import safe_ratio
 
 
 def _reference(gen, imp, cats):
@@ -27,7 +28,7 @@ def _reference(gen, imp, cats):
     ties = np.full_like(auc, np.nan)
     # the views as the bootstrap defines them (all, then each group with its same-group impostors)
     counts = SimpleNamespace(group_names=[f"g{j}" for j in range(G)], threshold_categories=cats)
-    gv = np.moveaxis(bs._views_gen(np.moveaxis(gen, 1, -1)), -1, 1)
+    gv = np.moveaxis(bs.views_gen(np.moveaxis(gen, 1, -1)), -1, 1)
     iv = np.moveaxis(bs._views_imp(np.moveaxis(imp, 1, -1), counts), -1, 1)
     for r in range(R):
         for v in range(G + 1):
@@ -113,16 +114,16 @@ def test_fractional_counts_equal_the_numpy_spelling_bit_for_bit():
         imp = rng.integers(0, 50, (4, G + 5, C1)) * (rng.random((4, G + 5, C1)) / 7)
         cats = np.arange(G + 5) % 4 > 0
         counts = SimpleNamespace(group_names=[f"g{j}" for j in range(G)], threshold_categories=cats)
-        g = np.moveaxis(bs._views_gen(np.moveaxis(gen, 1, -1)), -1, 1)
+        g = np.moveaxis(bs.views_gen(np.moveaxis(gen, 1, -1)), -1, 1)
         i = np.moveaxis(bs._views_imp(np.moveaxis(imp, 1, -1), counts), -1, 1)
 
         def tail(a):
             return np.cumsum(a[..., ::-1], axis=-1)[..., ::-1][..., 1:]
 
         x, y, auc, ties = fill(gen, imp, cats)
-        np.testing.assert_array_equal(x[..., 1:-1], bs._div(tail(i), i.sum(axis=-1)[..., None]))
-        np.testing.assert_array_equal(y[..., 1:-1], 1 - bs._div(tail(g), g.sum(axis=-1)[..., None]))
+        np.testing.assert_array_equal(x[..., 1:-1], safe_ratio(tail(i), i.sum(axis=-1)[..., None]))
+        np.testing.assert_array_equal(y[..., 1:-1], 1 - safe_ratio(tail(g), g.sum(axis=-1)[..., None]))
         below = np.cumsum(i, axis=-1) - i
         both = g.sum(axis=-1) * i.sum(axis=-1)
-        np.testing.assert_array_equal(auc, bs._div((g * (below + 0.5 * i)).sum(axis=-1), both))
-        np.testing.assert_array_equal(ties, bs._div((g * i).sum(axis=-1), both))
+        np.testing.assert_array_equal(auc, safe_ratio((g * (below + 0.5 * i)).sum(axis=-1), both))
+        np.testing.assert_array_equal(ties, safe_ratio((g * i).sum(axis=-1), both))

@@ -71,7 +71,7 @@ def test_grid_sample_is_the_sorted_scores_of_its_rows(metric, max_rows):
     data = make_data(seed=3, sizes=(1, 2, 3, 4, 1, 5, 2, 3, 4, 2), groups=(0, 1, 0, 2, 1, 2, 0, 1, 0, 2), dim=4)
     data = dataclasses.replace(data, metric=metric, score_kind="cosine" if metric == "cosine" else "negated euclidean")
     n = data.samples.ids.shape[0]
-    gen, imp = grid_module._sorted_sample(data, max_rows)
+    gen, imp = grid_module.sorted_sample(data, max_rows)
     ref_gen, ref_imp = _brute_sample(data, np.arange(0, n, max(1, n // max_rows)))
     assert np.array_equal(gen, ref_gen)
     assert np.array_equal(imp, ref_imp)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.data import validate as v
-from matchaudit.data.readers import _head, check_embedding_array, column, list_column, read_table
+from matchaudit.data.readers import file_head, check_embedding_array, column, list_column, read_table
 from matchaudit.data.samples import build_samples, normalise_group_by
 from matchaudit.data.score_files import (
     PathLike,
@@ -177,7 +177,7 @@ def load_identity_embeddings(
 
 def _read_npz(p: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, v.Where]:
     where = v.Where(f"embeddings file '{p.name}'")
-    if not _head(p, where).startswith(b"PK"):
+    if not file_head(p, where).startswith(b"PK"):
         raise InputError(f"{where.what} is not a NumPy .npz archive (no zip signature). Save it with np.savez.")
     try:
         with np.load(p, allow_pickle=False) as z:

@@ -34,7 +34,7 @@ def file_path(value: object, role: str) -> Path:
                      "from_embeddings (embeddings and identities) or from_scores (scores and labels or identities).")
 
 
-def _head(path: Path, where: Where) -> bytes:
+def file_head(path: Path, where: Where) -> bytes:
     if not path.exists():
         raise InputError(f"{where.what}: file not found ({path}).")
     if not path.is_file():
@@ -56,7 +56,7 @@ def read_table(path: str | Path, role: str) -> tuple[pd.DataFrame, Where]:
             f"{where.what}: unsupported file type '{suffix or '(no extension)'}'. Expected a table as CSV (.csv), "
             "TSV (.tsv) or Parquet (.parquet); export it to one of these (with a header row)."
         )
-    head = _head(p, where)
+    head = file_head(p, where)
     if suffix in _PARQUET:
         if not head.startswith(_PARQUET_MAGIC):
             raise InputError(
@@ -107,7 +107,7 @@ def open_parquet(path: str | Path, role: str) -> tuple[pq.ParquetFile, Where]:
             f"{where.what}: out-of-core reading needs a Parquet file (.parquet), not '{p.suffix or '(none)'}'. "
             "Convert the table to Parquet (with row groups of about 1 million rows), or load it in memory."
         )
-    if not _head(p, where).startswith(_PARQUET_MAGIC):
+    if not file_head(p, where).startswith(_PARQUET_MAGIC):
         raise InputError(f"{where.what} is not a Parquet file (no Parquet signature). If it is a CSV, rename it to .csv.")
     try:
         f = pq.ParquetFile(p)
@@ -134,7 +134,7 @@ def read_npy(path: str | Path, role: str = "embeddings") -> tuple[np.ndarray, Wh
             f"{where.what}: unsupported file type '{p.suffix or '(no extension)'}'. Embeddings must be a NumPy "
             ".npy file (np.save), or a Parquet list column (embedding_col=...)."
         )
-    head = _head(p, where)
+    head = file_head(p, where)
     if not head.startswith(_NPY_MAGIC):
         raise InputError(f"{where.what} is not a NumPy .npy file (no .npy signature). Save it with np.save.")
     try:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from matchaudit.data import validate as v
 from matchaudit.data.comparisons import build_comparisons
-from matchaudit.data.readers import _head, column, read_table
+from matchaudit.data.readers import file_head, column, read_table
 from matchaudit.data.samples import normalise_group_by
 from matchaudit.errors import InputError, listing
 from matchaudit.model import DuplicatePolicy, FtaPolicy, MatchData
@@ -49,7 +49,7 @@ def read_text(path: PathLike, role: str) -> tuple[str, str]:
     """The UTF-8 text of a (possibly gzip-compressed) file, and the file's name for messages."""
     p = Path(path)
     what = f"{role} '{p.name}'"
-    head = _head(p, v.Where(what))
+    head = file_head(p, v.Where(what))
     raw = p.read_bytes()
     if head.startswith(b"\x1f\x8b"):
         try:

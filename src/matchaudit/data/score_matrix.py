@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit.data import validate as v
-from matchaudit.data.readers import _head, column, read_table
+from matchaudit.data.readers import file_head, column, read_table
 from matchaudit.data.samples import normalise_group_by
 from matchaudit.data.score_files import PathLike, comparisons, read_columns
 from matchaudit.errors import InputError, listing
@@ -36,7 +36,7 @@ def _load_array(path: PathLike, role: str) -> np.ndarray:
     """A 2-D array from a .npy file, or the array ``scores``/``mask`` of a .npz file (no pickles)."""
     p = Path(path)
     what = f"{role} '{p.name}'"
-    head = _head(p, v.Where(what))
+    head = file_head(p, v.Where(what))
     if not (head.startswith(b"\x93NUMPY") or head.startswith(b"PK")):
         raise InputError(f"{what} is not a NumPy .npy or .npz file. Save it with np.save or np.savez.")
     try:

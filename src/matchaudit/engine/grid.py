@@ -63,7 +63,7 @@ class Grid:
         return start, lo, scale, np.concatenate([[-np.inf], self.edges, [np.inf] * 3])
 
 
-def _sorted_sample(data: MatchData, max_rows: int, max_scores: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:
+def sorted_sample(data: MatchData, max_rows: int, max_scores: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:
     """Genuine and impostor scores of a deterministic subsample, each sorted (rows every k-th sample against all;
     listed: every k-th comparison, at most about ``max_scores``). Every row (k = 1) holds each pair twice: its
     scores are then read from the all-pairs tiles (those an audit has cached, :func:`matchaudit.scores.tile_cache`)
@@ -119,7 +119,7 @@ def build_grid(
     exact whatever the sample (see :mod:`matchaudit.engine.driver`); the sample sets the curve's resolution in
     the far tail (FMR steps below about ``1 / max_scores`` share one cell's range)."""
     n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
-    gen, imp = _sorted_sample(data, max(1, min(max_rows, max_scores // max(n, 1))), max_scores)
+    gen, imp = sorted_sample(data, max(1, min(max_rows, max_scores // max(n, 1))), max_scores)
     enough = _distinct_up_to(imp, gen, n_cells)
     request = n_cells
     while True:
@@ -170,4 +170,4 @@ def grid_from_edges(edges, rule: Rule = ">=") -> Grid:
     return Grid(edges=e, rule=rule)
 
 
-__all__ = ["Grid", "build_grid", "grid_from_edges"]
+__all__ = ["build_grid", "Grid", "grid_from_edges", "sorted_sample"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from matchaudit.engine.grid import Grid, _sorted_sample
+from matchaudit.engine.grid import Grid, sorted_sample
 from matchaudit.model import MatchData
 
 WINDOW = 4.0  # refinement items are kept in one pass for cells whose estimated FMR is within this factor
@@ -26,7 +26,7 @@ def window_cells(data: MatchData, grid: Grid, targets: np.ndarray) -> np.ndarray
     imp = grid.impostor_sample
     if imp is None:
         n = data.samples.ids.shape[0] if data.protocol == "all-pairs" else 1
-        _, imp = _sorted_sample(data, max_rows=max(1, WINDOW_SAMPLE // max(n, 1)), max_scores=WINDOW_SAMPLE)
+        _, imp = sorted_sample(data, max_rows=max(1, WINDOW_SAMPLE // max(n, 1)), max_scores=WINDOW_SAMPLE)
     win = np.zeros(grid.n_cells, np.bool_)
     if imp.size == 0:
         return win

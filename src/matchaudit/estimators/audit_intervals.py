@@ -48,7 +48,7 @@ from matchaudit.estimators.within_variance import WithinVariance, within_varianc
 from matchaudit.metrics import fairness
 from matchaudit.estimators import fairness_projection as fp
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
-from matchaudit.metrics.rates import roc_hull
+from matchaudit.metrics.rates import roc_hull, safe_ratio
 from matchaudit.metrics.small_groups import excluded_groups, too_few_left
 from matchaudit.metrics.tally import genuine_scores
 from matchaudit.model import IDENTITY_SOURCES, MatchData, view_names
@@ -623,10 +623,10 @@ def _bootstrap_records(weighting: str, counts: Counts, stats: dict[str, np.ndarr
                 group=name, normalized_uncertainty=nu(op["fmr"], fm_t[1:, ti, j], None))
 
     # FMR and FNMR at fixed thresholds
-    gt = bs._views_gen(counts.genuine_total[0])
+    gt = bs.views_gen(counts.genuine_total[0])
     for ti, t in enumerate(config.thresholds if fixed else ()):
         fnmr, fmr = stats["fn_fixed"][:, ti], stats["fm_fixed"][:, ti]
-        vfn = None if v is None else 1 - bs._div(bs._views_gen(v.threshold_genuine_accepted[ti]), gt)
+        vfn = None if v is None else 1 - safe_ratio(bs.views_gen(v.threshold_genuine_accepted[ti]), gt)
         for j, name in enumerate(names):
             op = exact.op(weighting, "threshold", t, name)
             keys = {"kind": "threshold", "target": float(t), "threshold": float(t), "group": name}

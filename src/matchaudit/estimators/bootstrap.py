@@ -49,7 +49,7 @@ from matchaudit.estimators.intervals import (
     IntervalResult,
     z_quantile,
 )
-from matchaudit.metrics.rates import closest_eer_rows, fvc2000_eer_rows, interpolated_eer_rows, rocch_eer_rows
+from matchaudit.metrics.rates import closest_eer_rows, fvc2000_eer_rows, interpolated_eer_rows, rocch_eer_rows, safe_ratio
 from matchaudit.model import MatchData
 from matchaudit.model import view_names as model_views
 from matchaudit.scores import self_score
@@ -58,11 +58,6 @@ RECENTRED = ("recentered", "gaussian")  # the methods centred on the V-statistic
 SCHEME_OF = {"recentered": "within-identity", "naive": "within-identity", "gaussian": "within-identity",
              "vertex": "vertex", "double-or-nothing": "double-or-nothing", "subsets": "subsets",
              "two-level": "two-level"}
-
-
-def _div(a, b):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(b > 0, a / np.where(b > 0, b, 1), np.nan)
 
 
 # ----------------------------------------------------------------------------- V-statistic counts
@@ -146,7 +141,7 @@ def view_names(counts: Counts) -> tuple[str, ...]:
     return model_views(tuple(counts.group_names))
 
 
-def _views_gen(x: np.ndarray) -> np.ndarray:
+def views_gen(x: np.ndarray) -> np.ndarray:
     """(..., G) -> (..., 1+G): all then groups."""
     return np.concatenate([x.sum(axis=-1, keepdims=True), x], axis=-1)
 
@@ -160,31 +155,31 @@ def rates_at_threshold(counts: Counts, t: float) -> tuple[np.ndarray, np.ndarray
     """Per replicate at threshold ``t`` (a grid edge): FNMR (R, 1+G), FMR (R, 1+G), and the plug-in counts
     (FNMR errors, comparisons, FMR errors, comparisons) as (1+G,) arrays in ``.info``-free tuples."""
     ga, ia = counts.accepted_at(t)
-    gt, it = _views_gen(counts.genuine_total), _views_imp(counts.impostor_total, counts)
-    ga, ia = _views_gen(ga), _views_imp(ia, counts)
-    return 1 - _div(ga, gt), _div(ia, it), gt - ga, gt
+    gt, it = views_gen(counts.genuine_total), _views_imp(counts.impostor_total, counts)
+    ga, ia = views_gen(ga), _views_imp(ia, counts)
+    return 1 - safe_ratio(ga, gt), safe_ratio(ia, it), gt - ga, gt
 
 
 def fnmr_at_targets(counts: Counts, sides: np.ndarray | None = None) -> np.ndarray:
     """FNMR at each replicate's own threshold for each FMR target: (R, T, 1+G); with ``sides`` (S, G) 0/1, per set
     of groups (a row's groups' genuine comparisons pooled): (R, T, 1+S)."""
-    total, accepted = _views_gen(counts.genuine_total), _views_gen(counts.target_genuine_accepted)
+    total, accepted = views_gen(counts.genuine_total), views_gen(counts.target_genuine_accepted)
     if sides is not None:  # all, then each side's groups summed (integers: exact)
         pick = np.concatenate([np.eye(1, total.shape[-1], dtype=np.int64),
                                np.pad(np.asarray(sides, np.int64), ((0, 0), (1, 0)))]).T
         total, accepted = total @ pick, accepted @ pick
-    return 1 - _div(accepted, total[:, None, :])
+    return 1 - safe_ratio(accepted, total[:, None, :])
 
 
 def fmr_at_targets(counts: Counts) -> np.ndarray:
     """Achieved FMR at each replicate's own threshold (same-group impostors per group): (R, T, 1+G)."""
     it = _views_imp(counts.impostor_total, counts)[:, None, :]
-    return _div(_views_imp(counts.target_impostor_accepted, counts), it)
+    return safe_ratio(_views_imp(counts.target_impostor_accepted, counts), it)
 
 
 def fnmr_v_at_targets(counts: Counts, v: VStatistic) -> np.ndarray:
     """FNMR~ at the original thresholds: (T, 1+G)."""
-    return 1 - _div(_views_gen(v.target_genuine_accepted), _views_gen(counts.genuine_total[0])[None, :])
+    return 1 - safe_ratio(views_gen(v.target_genuine_accepted), views_gen(counts.genuine_total[0])[None, :])
 
 
 @dataclass(frozen=True)
@@ -563,7 +558,10 @@ def group_replicates(method: str, fmr: np.ndarray, fnmr: np.ndarray, fnmr_v: np.
     return snap(fm, (0.0, 1.0)), snap(fn[..., k], (0.0, 1.0))  # residue of 1 - accepted/total: exact 0
 
 
-__all__ = ["BOOTSTRAP", "GridCurves", "RECENTRED", "SCHEME_OF", "VStatistic", "auc_eer", "check_resamples", "auc_grid_bound", "det_replicates", "fmr_at_targets",
-           "corrected_replicates", "group_replicates", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "grid_curves", "interval_from_replicates",
-           "measure_replicates", "min_resamples", "normalized_uncertainty", "rates_at_threshold", "snap", "sup_t_band", "targets_on_grid", "v_curves", "v_statistic",
-           "view_names"]
+__all__ = [
+    "auc_eer", "auc_grid_bound", "BOOTSTRAP", "check_resamples", "corrected_replicates", "det_replicates",
+    "fmr_at_targets", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "grid_curves", "GridCurves",
+    "group_replicates", "interval_from_replicates", "measure_replicates", "min_resamples", "normalized_uncertainty",
+    "rates_at_threshold", "RECENTRED", "SCHEME_OF", "snap", "sup_t_band", "targets_on_grid", "v_curves",
+    "v_statistic", "view_names", "views_gen", "VStatistic",
+]

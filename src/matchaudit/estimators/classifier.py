@@ -147,7 +147,7 @@ def _generator(rng: np.random.Generator | int | None, seed: int | None) -> tuple
     return np.random.default_rng(seed), seed
 
 
-def _arrangements(codes: np.ndarray) -> np.ndarray:
+def arrangements(codes: np.ndarray) -> np.ndarray:
     """Every distinct arrangement of a multiset of labels (N, n), the identity among them."""
     rows = np.full((1, codes.size), -1, dtype=np.int64)
     values, counts = np.unique(codes, return_counts=True)
@@ -164,7 +164,7 @@ def _arrangements(codes: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _n_arrangements(codes: np.ndarray) -> int:
+def n_arrangements(codes: np.ndarray) -> int:
     counts = np.unique(codes, return_counts=True)[1]
     return math.factorial(codes.size) // math.prod(math.factorial(int(c)) for c in counts)
 
@@ -183,7 +183,7 @@ class Relabelling:
 
     def __post_init__(self) -> None:
         if self.n_resamples is None:
-            total = math.prod(_n_arrangements(self.codes[s]) for s in self.strata)
+            total = math.prod(n_arrangements(self.codes[s]) for s in self.strata)
             if total > self.max_exact:
                 raise InputError(f"exact enumeration needs {total:,} relabellings (more than max_exact="
                                  f"{self.max_exact:,}); use a Monte-Carlo test (n_resamples=9999).")
@@ -202,7 +202,7 @@ class Relabelling:
         """(b, n) code matrices: every distinct relabelling (exact) or ``n_resamples`` random ones."""
         n = self.codes.size
         if self.exact:
-            blocks = [_arrangements(self.codes[s]) for s in self.strata]
+            blocks = [arrangements(self.codes[s]) for s in self.strata]
             shape = tuple(len(b) for b in blocks)
             for start in range(0, self.total, self.batch):
                 idx = np.unravel_index(np.arange(start, min(start + self.batch, self.total)), shape)

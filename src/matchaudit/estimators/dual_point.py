@@ -57,7 +57,7 @@ def _cuts(gpos: np.ndarray, gstart: np.ndarray, kind: np.ndarray, u: np.ndarray,
         start = gstart[k]
         while k < G and gstart[k] == start:
             p = gpos[k]
-            cal._weights(kind[p], u[p], v[p], UT, wl)
+            cal.lane_weights(kind[p], u[p], v[p], UT, wl)
             for l in range(L):
                 cum[l] += wl[l]
             k += 1
@@ -102,7 +102,7 @@ def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.nda
     else:
         for k in range(gpos.shape[0]):
             p = gpos[k]
-            cal._weights(kind[p], u[p], v[p], UT, wl)
+            cal.lane_weights(kind[p], u[p], v[p], UT, wl)
             for l in range(L):
                 gen_all[l] += wl[l]
     cut = np.empty(T * L, np.int64)
@@ -115,7 +115,7 @@ def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.nda
         order = np.argsort(cut)[::-1]
         p = _snap(cut, order, 0, n, acc_g, acc_i, at_g, at_i)
         for i in range(n - 1, (cut.min() if cut.size else n) - 1, -1):
-            cal._weights(kind[i], u[i], v[i], UT, wl)
+            cal.lane_weights(kind[i], u[i], v[i], UT, wl)
             _add(wl, view[i], acc_g if gen[i] else acc_i, gen[i] or ref[i])
             if p < cut.shape[0] and cut[order[p]] == i:  # tested here: a call per comparison doubled the pass
                 p = _snap(cut, order, p, i, acc_g, acc_i, at_g, at_i)
@@ -127,7 +127,7 @@ def dual_sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, ref: np.nda
         for i in range(n):
             if p < cut.shape[0] and cut[order[p]] == i:
                 p = _snap(cut, order, p, i, acc_g, acc_i, at_g, at_i)
-            cal._weights(kind[i], u[i], v[i], UT, wl)
+            cal.lane_weights(kind[i], u[i], v[i], UT, wl)
             _add(wl, view[i], acc_g if gen[i] else acc_i, gen[i] or ref[i])
         _snap(cut, order, p, n, acc_g, acc_i, at_g, at_i)
         tot_g, tot_i = acc_g, acc_i

@@ -43,7 +43,7 @@ from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.classifier import AllGroupsResult, _arrangements, _n_arrangements
+from matchaudit.estimators.classifier import AllGroupsResult, arrangements, n_arrangements
 from matchaudit.estimators.permutation import (
     METHOD, Alternative, PermutationTestResult, Studentize, benjamini_hochberg, comparison_table, holm, mode_of,
     permutation_test,
@@ -80,11 +80,11 @@ def relabellings(identity_group: np.ndarray, movable: np.ndarray, n_resamples: i
     g = np.asarray(identity_group, np.int64)
     sub = g[movable]
     if n_resamples is None:
-        total = _n_arrangements(sub)
+        total = n_arrangements(sub)
         if total > max_exact:
             raise InputError(f"exact enumeration needs {total:,} relabellings of identities (more than max_exact="
                              f"{max_exact:,}); use a Monte-Carlo test (n_resamples=9999).")
-        perm = _arrangements(sub)
+        perm = arrangements(sub)
     else:
         if n_resamples < 1:
             raise ValueError("n_resamples must be a positive integer, or 'exact'.")

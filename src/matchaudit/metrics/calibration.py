@@ -86,7 +86,7 @@ _TT, _TN, _S1T, _S1N, _S2T, _S2N, _CT, _CN, _TOPA, _TOPB, _TIEB = range(11)  # p
 
 
 @nb.njit(cache=True)
-def _weights(kind: int, u: int, v: int, UT: np.ndarray, wl: np.ndarray) -> None:
+def lane_weights(kind: int, u: int, v: int, UT: np.ndarray, wl: np.ndarray) -> None:
     """The comparison's weight in every lane: ``U[u]``, ``U[u] U[v]`` or ``C(U[u], 2)`` (``UT`` is units x lanes)."""
     L = wl.shape[0]
     if kind == SINGLE:
@@ -128,7 +128,7 @@ def sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, sp: np.ndarray, 
     lane's sums are added in the same order whatever the number of lanes, so its summaries are the same bits.
 
     Comparisons are sorted by ``score`` ascending; ``gen`` marks targets; each is in view 0 and in view
-    ``view[i]`` when that is > 0; its weight in lane l follows from ``kind``, ``u``, ``v`` (:func:`_weights`).
+    ``view[i]`` when that is > 0; its weight in lane l follows from ``kind``, ``u``, ``v`` (:func:`lane_weights`).
     ``sp``: ``log(1 + e^-s)`` of targets, ``log(1 + e^s)`` of non-targets (empty: no Cllr). ``cut[t]``: the first
     position whose score reaches operating point t's threshold (act DCF); ``ops`` (T, 3): (p, c_miss, c_fa).
     ``calib`` False skips the costs (moments only). ``bound`` (V,): PAV stack room per view (targets + 2).
@@ -162,7 +162,7 @@ def sweep(score: np.ndarray, gen: np.ndarray, view: np.ndarray, sp: np.ndarray, 
         s = score[i]
         d = s - shift
         g = view[i]
-        _weights(kind[i], u[i], v[i], UT, wl)
+        lane_weights(kind[i], u[i], v[i], UT, wl)
         c = 0 if gen[i] else 1
         x = sp[i] if has_sp else 0.0
         for k in range(2 if g > 0 else 1):
@@ -357,5 +357,7 @@ def ape_curve(tar, non, prior_log_odds=DEFAULT_PRIOR_LOG_ODDS, tar_weights=None,
     return ApeCurve(group, eta, s[N_FIXED:N_FIXED + T], s[N_FIXED + T:], dr30(eta, np.size(tar), np.size(non)))
 
 
-__all__ = ["ApeCurve", "DEFAULT_PRIOR_LOG_ODDS", "act_dcf", "ape_curve", "bayes_threshold", "cllr", "dr30",
-           "min_cllr", "min_dcf", "normalized_dcf", "summaries", "sweep"]
+__all__ = [
+    "act_dcf", "ape_curve", "ApeCurve", "bayes_threshold", "cllr", "DEFAULT_PRIOR_LOG_ODDS", "dr30", "lane_weights",
+    "min_cllr", "min_dcf", "normalized_dcf", "summaries", "sweep",
+]

@@ -24,7 +24,7 @@ from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.errors import InputError
 from matchaudit.metrics import fairness
 from matchaudit.metrics.cross_groups import cross_group_counts
-from matchaudit.metrics.rates import EER_METHODS, EerMethod, Rate, Rates, View, Weighting, _div
+from matchaudit.metrics.rates import EER_METHODS, EerMethod, Rate, Rates, View, Weighting, safe_ratio
 from matchaudit.metrics.small_groups import SmallGroupRule, excluded_groups, too_few_left
 from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
 from matchaudit.metrics.windows import predicted_cells
@@ -195,7 +195,7 @@ def _cross_group(data: MatchData, tally: Tally, rule: Rule, thresholds: list[flo
         c, i = cc.categories.slot[a, b], index[t]
         if not cc.comparisons[c]:
             return None
-        value = _div(cc.accepted_weight[i, c], cc.units[c]) if w == "balanced" else _div(cc.accepted[i, c],
+        value = safe_ratio(cc.accepted_weight[i, c], cc.units[c]) if w == "balanced" else safe_ratio(cc.accepted[i, c],
                                                                                           cc.comparisons[c])
         return Rate(float(value), int(cc.accepted[i, c]), int(cc.comparisons[c]))
     return from_pass

@@ -49,10 +49,14 @@ class Rate:
     comparisons: int
 
 
-def _div(num, den):
-    """num / den, NaN where the denominator is 0 (a view with no comparisons of that class)."""
+def safe_ratio(num, den):
+    """num / den, NaN where the denominator is 0 (a view or replicate with no comparisons of that class): the one
+    division of a count by its total (the rates here, the bootstrap's replicate rates)."""
+    if not np.ndim(num) and not np.ndim(den):
+        return num / den if den else np.nan
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.divide(num, den) if np.ndim(num) else (num / den if den else np.nan)
+        den = np.asarray(den)
+        return np.where(den > 0, np.divide(num, np.where(den > 0, den, 1)), np.nan)
 
 
 class Rates:
@@ -129,12 +133,12 @@ class Rates:
 
     def fnmr(self, t: float, rule: Rule = ">=") -> Rate:
         k = int(self._genuine_rejected(t, rule, False))
-        v = _div(self._genuine_rejected(t, rule, self._weighted), self.genuine_total)
+        v = safe_ratio(self._genuine_rejected(t, rule, self._weighted), self.genuine_total)
         return Rate(float(v), k, self.n_genuine)
 
     def fmr(self, t: float, rule: Rule = ">=") -> Rate:
         k = int(self._impostor_accepted(t, rule, False))
-        v = _div(self._impostor_accepted(t, rule, self._weighted), self.impostor_total)
+        v = safe_ratio(self._impostor_accepted(t, rule, self._weighted), self.impostor_total)
         return Rate(float(v), k, self.n_impostor)
 
     def _fmr_at_edges(self, rule: Rule) -> np.ndarray:
@@ -142,7 +146,7 @@ class Rates:
         w = self._weighted
         suf, tie = (self._suf, self._wt) if w else (self._nsuf.astype(float), self._tie.astype(float))
         acc = suf[1 : self.tally.edges.size + 1] - (tie if rule == ">" else 0.0)
-        return _div(acc, self.impostor_total)
+        return safe_ratio(acc, self.impostor_total)
 
     def target_cell(self, alpha: float, rule: Rule = ">=") -> int:
         """The one cell whose impostors decide the threshold at FMR target ``alpha`` (for refinement)."""
@@ -267,7 +271,7 @@ class Rates:
     def _fnmr_at_edges(self, rule: Rule) -> np.ndarray:
         """FNMR with the threshold at each edge: the genuine weight below it (``>=``) or at most at it (``>``)."""
         k = np.searchsorted(self._gs, self.tally.edges, side="left" if rule == ">=" else "right")
-        return _div(self._gcum[k], self.genuine_total)
+        return safe_ratio(self._gcum[k], self.genuine_total)
 
     def auc(self) -> float:
         """P(genuine score > impostor score) + 1/2 P(tie): exact (Mann-Whitney)."""
@@ -276,7 +280,7 @@ class Rates:
         gw = np.bincount(j, weights=self._gw, minlength=edges.size)
         below = self._suf[0] - self._suf[1 : edges.size + 1]  # impostor weight < edge
         total_w = self._suf[0]
-        return float(_div((gw * (below + 0.5 * self._wt)).sum(), self._gcum[-1] * total_w))
+        return float(safe_ratio((gw * (below + 0.5 * self._wt)).sum(), self._gcum[-1] * total_w))
 
     def eer(self, method: EerMethod = "rocch") -> float:
         """Equal error rate: ``"rocch"``, of the ROC convex hull (as BOSARIS and PyBOSARIS): where the convex hull
