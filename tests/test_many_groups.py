@@ -101,7 +101,8 @@ def test_same_group_fmr_of_every_group_per_relabelling_matches_brute_force(proto
 
 
 def _check_relabelled_fmr(data, score, ka, kb, t):
-    from matchaudit.estimators.matching_tests import ClusterTerms, relabellings
+    from matchaudit.estimators.clustered_rates import ClusterTerms
+    from matchaudit.estimators.matching_tests import relabellings
     from tests.test_matching_tests import _clustered
 
     terms = ClusterTerms.at(data, t, ">=")
@@ -128,7 +129,7 @@ def test_relabelled_fmr_at_the_observed_labels_equals_the_audit_closed_form(regi
     from matchaudit.engine import identity_counts
     from matchaudit.estimators import intervals as iv
     from matchaudit.estimators.audit_intervals import impostor_categories, impostor_totals
-    from matchaudit.estimators.matching_tests import ClusterTerms
+    from matchaudit.estimators.clustered_rates import ClusterTerms
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     from many_groups import ATTRS, trial_list

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import matchaudit as ma
-from matchaudit.estimators.matching_tests import MIN_EFFECTIVE_ERRORS, MIN_EXPECTED_ERRORS
+from matchaudit.estimators.testability import MIN_EFFECTIVE_ERRORS, MIN_EXPECTED_ERRORS
 from matchaudit.estimators.permutation import benjamini_hochberg, holm
 
 
@@ -50,7 +50,8 @@ def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
     25: absent with probability 0.9^25 = 7%, level 0.084 at 0.05 in bench/test_level.py): every row testing such a
     group says so, with the probability for its size; rows between large groups say nothing; the report's Reading
     repeats it where it calls the gap distinguishable."""
-    from matchaudit.estimators.matching_tests import SMALL_GROUP, matching_all_groups_test, small_group_caveat
+    from matchaudit.estimators.matching_tests import matching_all_groups_test
+    from matchaudit.estimators.testability import SMALL_GROUP, small_group_caveat
     from matchaudit.report.html import render
     from matchaudit.report.results import load_results
 
@@ -88,19 +89,19 @@ def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
 
 
 def test_not_testable_cutoffs_at_exactly_five_raw_and_two_effective_errors():
-    """Pins both boundaries of ``matching_tests.testable``: ``expected >= MIN_EXPECTED_ERRORS`` (exactly 5 raw errors
+    """Pins both boundaries of ``testability.testable``: ``expected >= MIN_EXPECTED_ERRORS`` (exactly 5 raw errors
     at the pooled rate is tested, 4.5 is not) and ``effective >= MIN_EFFECTIVE_ERRORS`` (10 errors whose within-group
     clustered variance is 5x the binomial, 2 effective, is tested; 8x, 1.25 effective, is not, and says why); a pair
     without comparisons is not; a design effect below 1 counts as 1; the rows left are re-adjusted (Holm, BH)
     without the untestable ones; ``sparse_rule`` off tests everything."""
-    from matchaudit.estimators.matching_tests import _not_testable, _sparse, testable
+    from matchaudit.estimators.testability import not_testable, sparse_counts, testable
 
     assert (MIN_EXPECTED_ERRORS, MIN_EFFECTIVE_ERRORS) == (5, 2)
     x = np.array([0.5, 0.5, 0.5, 0.4, 0.0, 0.0, 0.1, 0.1, 0.1, 0.1])
     n = np.array([10.0, 10.0, 10.0, 10.0, 0.0, 0.0, 100.0, 100.0, 100.0, 100.0])
     binomial = np.where(n > 0, x * (1 - x) / np.where(n > 0, n, 1), 0.0)
     v = binomial * np.array([0.5, 0.5, 1.0, 1.0, 1.0, 1.0, 5.0, 5.0, 8.0, 8.0])  # design effects <1, 1, -, 5, 8
-    expected, effective = _sparse(x, v, n, [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)])
+    expected, effective = sparse_counts(x, v, n, [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)])
     assert expected[0] == effective[0] == 5.0  # exactly at the raw cutoff, design effect < 1 taken as 1
     assert expected[1:] == pytest.approx([4.5, 0.0, 10.0, 10.0])
     assert effective[3] == pytest.approx(2.0) and effective[4] == pytest.approx(1.25)
@@ -113,7 +114,7 @@ def test_not_testable_cutoffs_at_exactly_five_raw_and_two_effective_errors():
     rows = [{"pvalue": x, "pvalue_holm": x, "pvalue_maxt": x, "qvalue_bh": x, "significant": True,
              "significant_holm": True, "significant_maxt": True, "significant_bh": True}
             for x in (0.01, 0.02, 0.03, 0.04, 0.05)]
-    _not_testable(rows, reasons, 0.05)
+    not_testable(rows, reasons, 0.05)
     assert rows[0]["pvalue"] == rows[0]["pvalue_holm"] / 2 == 0.01 and rows[0]["qvalue_bh"] == pytest.approx(0.02)
     assert rows[3]["pvalue_holm"] == pytest.approx(0.04) and rows[3]["significant_holm"]
     assert all(math.isnan(rows[j]["pvalue"]) and not rows[j]["significant_maxt"] for j in (1, 2, 4))

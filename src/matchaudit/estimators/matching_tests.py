@@ -30,23 +30,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from itertools import combinations
-from math import comb
 from typing import Literal
 
-import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
 from matchaudit import resampling as rs
 from matchaudit.engine import Counts, Grid, build_grid, chunks, identity_counts, run
-from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
-from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.classifier import AllGroupsResult, arrangements, n_arrangements
+from matchaudit.estimators.clustered_rates import ClusterTerms, ThresholdError, masked
+from matchaudit.estimators.testability import group_sizes, not_testable, small_group_caveat, sparse_counts, testable
 from matchaudit.estimators.permutation import (
-    METHOD, Alternative, PermutationTestResult, Studentize, benjamini_hochberg, comparison_table, holm, mode_of,
-    permutation_test,
+    METHOD, Alternative, PermutationTestResult, Studentize, comparison_table, mode_of, permutation_test,
 )
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.model import MatchData
@@ -93,200 +90,6 @@ def relabellings(identity_group: np.ndarray, movable: np.ndarray, n_resamples: i
     out = np.repeat(g[None, :], perm.shape[0], axis=0)
     out[:, movable] = perm
     return out, n_resamples is None
-
-
-# ----------------------------------------------------------------------------- clustered rates per labelling
-
-@dataclass(frozen=True)
-class ClusterTerms:
-    """Per-identity and per-identity-pair sufficient statistics of FNMR and same-group FMR at one threshold.
-
-    Genuine: ``g``, ``e`` (K,). Impostor: sparse symmetric K x K ``E`` (accepted) and, for listed data, ``M``
-    (comparisons); all-pairs data has ``m_kl = n_k n_l`` (``sizes``) and no ``M``.
-    """
-
-    g: np.ndarray
-    e: np.ndarray
-    E: sp.csr_matrix
-    M: sp.csr_matrix | None
-    sizes: np.ndarray
-
-    @classmethod
-    def at(cls, data: MatchData, threshold: float, rule: Rule) -> ClusterTerms:
-        ic = identity_counts(data, [threshold], rule)
-        K = data.n_identities
-        k, l, e = ic.pair_k[0], ic.pair_l[0], ic.pair_e[0].astype(float)
-        E = sp.coo_matrix((np.concatenate([e, e]), (np.concatenate([k, l]), np.concatenate([l, k]))),
-                          shape=(K, K)).tocsr()
-        M = None
-        if data.protocol == "listed":
-            data.table("the group tests")  # in memory (a clear error out of core)
-            keys, m = impostor_pair_counts(data)
-            u, v, m = keys // K, keys % K, m.astype(float)
-            M = sp.coo_matrix((np.concatenate([m, m]), (np.concatenate([u, v]), np.concatenate([v, u]))),
-                              shape=(K, K)).tocsr()
-        return cls(ic.g.astype(float), ic.e[0].astype(float), E, M, data.identity_sizes.astype(float))
-
-    def fnmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """FNMR, its clustered variance ``sum_k c_k``, ``sum_k c_k^2`` (``c_k = (e_k - p g_k)^2 / G^2``, identity
-        k's share of the variance: :func:`effective_df`) and the comparisons ``G``, for each row of the (B, K) 0/1
-        ``mask``."""
-        g, e = self.g, self.e
-        G = mask @ g
-        p, v = iv.weighted_fnmr_variance(g, e, mask)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            c = (e[None, :] - p[:, None] * g[None, :]) ** 2 / (G**2)[:, None]
-            w = np.einsum("bk,bk->b", mask, c * c)
-        return p, v, w, G
-
-    def fmr(self, labels: np.ndarray, sides: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Same-group FMR of every side (a set of groups, row of the (S, G) 0/1 ``sides``: its groups' same-group
-        impostors pooled), its clustered variance (docs/methods.md section 4) and the sum of squared per-identity
-        shares ``(row_k / M)^4`` (:func:`effective_df`; ``row_k`` = identity k's accepted minus expected impostors
-        at the side's rate) and the comparisons ``M``, each (R, S), for the (R, K) group labels ``labels``. One pass
-        over the identity pairs per relabelling (a pair counts for group g when both identities are labelled g):
-        O(R x pairs), whatever G; a side sums its groups' terms, O(R x G x S)."""
-        R, K = labels.shape
-        G = sides.shape[1]
-        lab = labels.astype(np.int64)
-        rr = np.arange(R)[:, None]
-        E = sp.triu(self.E, 1).tocoo()  # each identity pair once
-        e_row, q_e2 = self._same_group(lab, E, G)
-        if self.M is None:
-            n = self.sizes
-            S = _by_group(lab, np.broadcast_to(n, lab.shape), G)
-            m_row = n * (S[rr, lab] - n)
-            s2, s4 = _by_group(lab, np.broadcast_to(n**2, lab.shape), G), _by_group(lab, np.broadcast_to(n**4, lab.shape), G)
-            q_m2 = 0.5 * (s2**2 - s4)
-            _, q_em = self._same_group(lab, sp.coo_matrix((E.data * n[E.row] * n[E.col], (E.row, E.col)), E.shape), G,
-                                       rows=False, power=1)
-        else:
-            m_row, q_m2 = self._same_group(lab, sp.triu(self.M, 1).tocoo(), G)
-            EM = sp.triu(self.E.multiply(self.M), 1).tocoo()
-            _, q_em = self._same_group(lab, EM, G, rows=False, power=1)
-        A = np.asarray(sides, float)  # (S, G)
-        M_g = 0.5 * _by_group(lab, m_row, G)
-        E_g = 0.5 * _by_group(lab, e_row, G)
-        Mtot = M_g @ A.T
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = E_g @ A.T / Mtot
-            s = np.maximum(q_e2 @ A.T - 2 * p * (q_em @ A.T) + p * p * (q_m2 @ A.T), 0.0)
-            # row_k = e_row_k - p m_row_k = a_k + d m_k: a_k at k's own group's rate (computed directly, so that a
-            # group whose pairs all sit at its rate has exact zeros), d = own rate - the side's (0 for a group)
-            own = np.where(M_g > 0, E_g / M_g, 0.0)
-            a = e_row - own[rr, lab] * m_row
-            d = own[:, :, None] - p[:, None, :]  # (R, G, S)
-
-            def power(j: int) -> np.ndarray:  # (R, S): sum over each side's identities of row_k^j
-                per_group = sum(comb(j, i) * d**i * _by_group(lab, a ** (j - i) * m_row**i, G)[:, :, None]
-                                for i in range(j + 1))
-                return np.einsum("rgs,sg->rs", per_group, A)
-
-            cov = power(2) - 2 * s
-            v = (s + np.maximum(cov, 0.0)) / Mtot**2
-            w = power(4) / (2 * Mtot) ** 4
-        return p, v, w, Mtot
-
-    @staticmethod
-    def _same_group(lab: np.ndarray, pairs: sp.coo_matrix, G: int, rows: bool = True, power: int = 2
-                    ) -> tuple[np.ndarray | None, np.ndarray]:
-        """For identity pairs k < l with values x_kl: per relabelling, each identity's sum of x over its same-label
-        partners (R, K; None unless ``rows``) and each group's sum of x^power over its same-label pairs (R, G)."""
-        R, K = lab.shape
-        row_k, row_l = (np.zeros((R, K)), np.zeros((R, K))) if rows else (np.zeros((0, K)), np.zeros((0, K)))
-        sq = np.zeros((R, G))
-        _same_group_sums(np.ascontiguousarray(lab, np.int64), pairs.row.astype(np.int64),
-                         pairs.col.astype(np.int64), pairs.data.astype(float), power, rows, row_k, row_l, sq)
-        return (row_k + row_l if rows else None), sq
-
-
-@nb.njit(parallel=True, cache=True)
-def _same_group_sums(lab, k, l, x, power, rows, row_k, row_l, sq):
-    """Per relabelling ``r`` (in parallel), in the pairs' order: ``sq[r, g] += x^power`` and ``row_k[r, k] +=
-    x``, ``row_l[r, l] += x`` for every pair labelled ``g`` on both sides (the sums NumPy's ``bincount`` over the
-    masked pairs made, in the same order: the same numbers)."""
-    for r in nb.prange(lab.shape[0]):
-        for j in range(k.size):
-            g = lab[r, k[j]]
-            if g != lab[r, l[j]]:
-                continue
-            sq[r, g] += x[j] * x[j] if power == 2 else x[j]
-            if rows:
-                row_k[r, k[j]] += x[j]
-                row_l[r, l[j]] += x[j]
-
-
-def _by_group(lab: np.ndarray, x: np.ndarray, G: int) -> np.ndarray:
-    """(R, G): per relabelling, the sum of ``x`` (R, K) over the identities labelled g."""
-    R = lab.shape[0]
-    return np.bincount((np.arange(R)[:, None] * G + lab).ravel(), weights=np.asarray(x, float).ravel(),
-                       minlength=R * G).reshape(R, G)
-
-
-@dataclass(frozen=True)
-class ThresholdError:
-    """The sampling error of a threshold set on all impostors at an FMR target, carried into the variance of an FNMR
-    difference at that threshold (delta method, #43 item 3).
-
-    ``t`` solves ``FMR(t) = alpha`` on the impostors, so ``t_hat - t ~ (FMR_hat(t) - alpha) / f_imp(t)`` and
-    ``T(t_hat) ~ T(t) + D (FMR_hat(t) - alpha)`` for ``T = FNMR_a - FNMR_b``, with ``D = (f_a - f_b) / f_imp`` the
-    difference of the two sides' ROC slopes ``dFNMR / dFMR``, read over the thresholds of FMR ``2 alpha`` and
-    ``alpha / 2`` (``de``: each identity's genuine errors between them; ``dfmr``: the FMR between them; ``D^2`` less
-    the clustered variance of that estimate). Hence ``Var T(t_hat) = Var T(t) + D^2 Var FMR_hat + 2 D Cov(T,
-    FMR_hat)``: ``v`` is the clustered FMR variance of all impostors (:func:`intervals.fmr_variance`) and the
-    covariance pairs each identity's FNMR share with its FMR influence ``r_k = row_k / M`` (accepted minus expected
-    impostors of identity k, over the impostor comparisons). ``w = sum_k r_k^4`` feeds :func:`effective_df`.
-    """
-
-    g: np.ndarray
-    e: np.ndarray
-    de: np.ndarray
-    dfmr: float
-    r: np.ndarray
-    v: float
-    w: float
-
-    @classmethod
-    def at(cls, data: MatchData, fmr_target: float, rule: Rule, grid: Grid | None) -> ThresholdError:
-        thr = run(data, None, grid=grid or build_grid(data, rule=rule),
-                  fmr_targets=[2 * fmr_target, fmr_target, fmr_target / 2]).target_threshold[0]
-        thr = np.where(np.isfinite(thr), thr, thr[1])  # a window edge out of reach: that side of the window shut
-        ic = identity_counts(data, thr, rule)
-        fmr = [2 * float(ic.pair_e[i].sum()) / float(ic.m_row.sum()) for i in range(3)]
-        tot = iv.ImpostorTotals(ic.m_row.astype(float), ic.e_row[1].astype(float), ic.pair_m[1].astype(float),
-                                ic.pair_e[1].astype(float), float(ic.sum_m2))
-        M = float(ic.m_row.sum()) / 2
-        r = (tot.row_errors - fmr[1] * tot.row_comparisons) / M
-        return cls(ic.g.astype(float), ic.e[1].astype(float), (ic.e[2] - ic.e[0]).astype(float), fmr[0] - fmr[2],
-                   r, float(iv.fmr_variance(tot)), float((r**4).sum()))
-
-    def pair_terms(self, labels: np.ndarray, sides: np.ndarray, pairs: list[tuple[int, int]],
-                   per_side: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(R, m) variance added to each pair's FNMR difference, ``max(D^2 v + 2 D (C_a - C_b), 0)``, and ``D^4 w``,
-        for the (R, K) group labels ``labels`` (``C_s = sum_{k in s} (e_k - p_s g_k) r_k / G_s``). ``per_side``
-        (R, S): the derivative of each side's statistic in its rate (the log ratio: ``1 / q``; None: 1, the
-        difference)."""
-        g, e, de, r = self.g, self.e, self.de, self.r
-        slope, noise, cov = [], [], []
-        for j, side in enumerate(np.asarray(sides, bool)):
-            mask = side[labels].astype(float)
-            n = mask @ g
-            f = 1.0 if per_side is None else per_side[:, j]
-            # the side's share of genuine errors between the window's thresholds and its clustered variance
-            q, spread = iv.weighted_fnmr_variance(g, de, mask)
-            slope.append(f * q)
-            noise.append(f * f * spread)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cov.append(f * (mask @ (e * r) - (mask @ e) / n * (mask @ (g * r))) / n)
-        scale = 1 / self.dfmr if self.dfmr > 0 else 0.0
-        d = np.stack([(slope[a] - slope[b]) * scale for a, b in pairs], 1)
-        # D^2 less its own clustered sampling variance (a noisy slope would inflate D^2: conservative tests)
-        d2 = np.maximum(d * d - np.stack([noise[a] + noise[b] for a, b in pairs], 1) * scale**2, 0.0)
-        c = np.stack([cov[a] - cov[b] for a, b in pairs], 1)
-        # never below 0: the term only ever makes the observed statistic smaller, so the test stays conservative
-        # under the strong null, where the unadjusted statistic is exact
-        return np.maximum(d2 * self.v + 2 * d * c, 0.0), d2**2 * self.w
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -503,7 +306,7 @@ def matching_statistics(
     if fixed:
         terms = ClusterTerms.at(data, float(threshold), rule)
         def fn(lab: np.ndarray) -> tuple[np.ndarray, ...]:
-            return terms.fmr(lab, sides) if metric == "fmr" else _masked(terms.fnmr, lab, sides)
+            return terms.fmr(lab, sides) if metric == "fmr" else masked(terms.fnmr, lab, sides)
         x, vx, wx, nx = fn(obs)
         parts = []
         with Meter(progress, "relabellings", labels.shape[0], "relabellings") as meter:
@@ -531,7 +334,7 @@ def matching_statistics(
                 vx, vp, wx, wp, nx, n_p = _fnmr_variances(data, thr, labels, rule, sides,
                                                           need_perm=mode == "studentized")
     if vx is not None and nx is not None:
-        details["expected_errors"], details["effective_errors"] = _sparse(x[0], vx[0], nx[0], pairs)
+        details["expected_errors"], details["effective_errors"] = sparse_counts(x[0], vx[0], nx[0], pairs)
         details["sparse_rule"] = sparse_rule
     t, v = _pair_diffs(x, vx, pairs)  # the effect and its variance: the difference of the rates
     t_perm, v_perm = _pair_diffs(xp, vp, pairs)
@@ -612,64 +415,6 @@ def _observed_threshold(data: MatchData, fmr_target: float, grid: Grid | None, r
                      ).target_threshold[0, 0])
 
 
-def _masked(fn, labels: np.ndarray, sides: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per-side metric, variance, sum of squared identity shares and comparisons, each (R, S), for label matrices
-    (R, K): ``fn`` of each side's (R, K) identity mask (a side: the groups of a row of the (S, G) 0/1 ``sides``)."""
-    out = [fn(side[labels].astype(float)) for side in np.asarray(sides, bool)]
-    return tuple(np.stack([o[i] for o in out], axis=1) for i in range(len(out[0])))
-
-
-MIN_EXPECTED_ERRORS = 5
-MIN_EFFECTIVE_ERRORS = 2
-"""A pair of groups is tested only if the sparser one would show at least :data:`MIN_EXPECTED_ERRORS` errors at the
-pair's pooled rate, and at least :data:`MIN_EFFECTIVE_ERRORS` once divided by the design effect within the groups
-(:func:`_sparse`): with fewer, the identity-level permutation test has no valid level. The raw count is the classical
-rule for a count approximation (1-2 expected independent false matches: 0.10-0.12 at 0.05; from 3: at or under).
-The effective count catches errors that sit in one identity or one look-alike pair: with listed same-group impostors
-and Beta propensities, 3-10 false matches of one or two pairs rejected a true null 0.16-0.25 at 0.05 while every raw
-count passed. Measured over 21 designs and 6,300 data sets (``bench/test_level.py``, ``docs/tests.md``): rejection
-0.26 with at most 1 effective error, 0.028-0.031 from 1 to 7, 0.05-0.08 above (the hard-identity designs, which
-:func:`small_group_caveat` covers). Both rules only remove rejections; a row below either is "not testable": no
-p-value, never significant, left out of the family's Holm and BH."""
-
-
-def _sparse(x: np.ndarray, v: np.ndarray, n: np.ndarray, pairs: list[tuple[int, int]]
-            ) -> tuple[list[float], list[float]]:
-    """Per compared pair (a, b): the errors the sparser side would show at the pair's pooled rate ``p`` (``p`` x its
-    comparisons), and the same divided by the design effect within the two groups, ``(v_a + v_b) / (x_a (1 - x_a) /
-    n_a + x_b (1 - x_b) / n_b)``: the identity-clustered variance of the difference over its binomial value (from the
-    side with errors when the other has none; a design effect below 1 is taken as 1, so the effective count never
-    exceeds the raw one). Within groups, so that a real gap between the groups does not count as clustering.
-    ``x``, ``v``, ``n``: rate, clustered variance and comparisons per side."""
-    expected, effective = [], []
-    for a, b in pairs:
-        total = n[a] + n[b]
-        p = (x[a] * n[a] + x[b] * n[b]) / total if total > 0 else 0.0
-        e = float(p * min(n[a], n[b]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            binomial = sum(x[s] * (1 - x[s]) / n[s] for s in (a, b) if n[s] > 0)
-        deff = max(1.0, float((v[a] + v[b]) / binomial)) if binomial > 0 else 1.0
-        expected.append(e)
-        effective.append(e / deff)
-    return expected, effective
-
-
-def testable(details: dict, j: int) -> str | None:
-    """None when compared pair ``j`` of a test has the errors to test (:data:`MIN_EXPECTED_ERRORS` at the pooled rate,
-    :data:`MIN_EFFECTIVE_ERRORS` of them effective; always when ``details["sparse_rule"]`` is off), else why it is not
-    testable (pairs the rule cannot measure, AUC and EER, are testable)."""
-    if "effective_errors" not in details or not details.get("sparse_rule", True):
-        return None
-    e, f = details["expected_errors"][j], details["effective_errors"][j]
-    if e >= MIN_EXPECTED_ERRORS and f >= MIN_EFFECTIVE_ERRORS:
-        return None
-    why = (f"{e:.2g} errors, fewer than {MIN_EXPECTED_ERRORS}" if e < MIN_EXPECTED_ERRORS else
-           f"{e:.2g} errors but {f:.2g} effective (they sit in one or two identities or identity pairs), fewer than "
-           f"{MIN_EFFECTIVE_ERRORS}")
-    return (f"not testable: at the pooled rate the sparser group would show {why}; no identity-level test has a "
-            "valid level there")
-
-
 def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: Rule, sides: np.ndarray,
                     need_perm: bool):
     """Clustered FNMR variance and squared identity shares per side at each relabelling's own threshold
@@ -684,7 +429,7 @@ def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: 
     for u in np.unique(idx[:rows]):
         at = np.flatnonzero(idx[:rows] == u)
         terms = ClusterTerms(ic.g.astype(float), ic.e[u].astype(float), sp.csr_matrix((1, 1)), None, ic.g)
-        _, v[at], w[at], n[at] = _masked(terms.fnmr, all_labels[at], sides)
+        _, v[at], w[at], n[at] = masked(terms.fnmr, all_labels[at], sides)
     rest = lambda a: a[1:] if need_perm else None  # noqa: E731
     return v[:1], rest(v), w[:1], rest(w), n[:1], rest(n)
 
@@ -759,33 +504,6 @@ def _same_group_rows(terms: ClusterTerms, onehot: np.ndarray) -> tuple[np.ndarra
 
 # ----------------------------------------------------------------------------- results
 
-SMALL_GROUP = 50
-"""Fewer identities than this in a tested group: the test's level holds only if the group's errors are not carried
-by a few identities that this sample may lack. If a tenth of a population's identities carry most of its errors,
-a sample of ``k`` identities lacks all of them with probability ``0.9^k`` (25: 7%; 50: 0.5%), and then its rate and
-clustered variance both look low and well behaved: no statistic can tell it from a group whose rate is that low
-(``bench/test_level.py``: 150 x 3 against 25 x 15 with 10% hard identities rejects 0.084 at 0.05)."""
-
-
-def small_group_caveat(sizes: dict[str, int]) -> str | None:
-    """The caveat a significant gap carries when a group has fewer than :data:`SMALL_GROUP` identities (None
-    otherwise); ``sizes``: identities per tested group."""
-    small = {g: k for g, k in sizes.items() if k < SMALL_GROUP}
-    if not small:
-        return None
-    g, k = min(small.items(), key=lambda x: x[1])
-    return (f"group {g} has {k} identities: if a tenth of its population's identities carry most of its errors, a "
-            f"sample this size lacks them all with probability {0.9 ** k:.0%}, and no test can tell (level measured "
-            f"up to 0.084 at 0.05); confirm with more identities")
-
-
-def _sizes(data: MatchData, a: str, b: str) -> dict[str, int]:
-    """Identities per tested group (``rest``: every group but the other)."""
-    count = dict(zip(data.group_names, np.bincount(data.identity_group, minlength=data.n_groups).tolist()))
-    total = sum(count.values())
-    return {a: count[a] if a in count else total - count[b], b: count[b] if b in count else total - count[a]}
-
-
 def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
                         alternative: Alternative = "two-sided", confidence_level: float = 0.95,
                         **kwargs) -> PermutationTestResult:
@@ -797,7 +515,7 @@ def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups
     studentize = kwargs.get("studentize", True)
     details = st.details | {"groups": list(st.labels[0]),
                             "estimates": dict(zip(st.labels[0], map(float, st.estimates[0, list(st.pairs[0])]))),
-                            "caveat": small_group_caveat(_sizes(data, *st.labels[0]))}
+                            "caveat": small_group_caveat(group_sizes(data, *st.labels[0]))}
     res = permutation_test(float(st.t[0]), float(st.v[0]), st.t_perm[:, 0],
                            None if st.v_perm is None else st.v_perm[:, 0], studentize=studentize,
                            effect=None if st.effect is None else (float(st.effect[0]), float(st.effect_v[0])),
@@ -807,24 +525,6 @@ def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups
                            labels=st.labels[0], details=details)
     why = testable(st.details, 0)
     return res if why is None else replace(res, pvalue=math.nan, reason=why)
-
-
-def _not_testable(rows: list[dict], reasons: list[str | None], level: float) -> None:
-    """Mark the rows with a reason (:func:`testable`): no p-value, never significant; the others' Holm p-values and
-    BH q-values are recomputed without them (their max-T p-values, over the whole family, stay: conservative)."""
-    if not any(reasons):
-        return
-    for r, why in zip(rows, reasons):
-        if why:
-            r.update(pvalue=math.nan, pvalue_holm=math.nan, pvalue_maxt=math.nan, qvalue_bh=math.nan,
-                     significant=False, significant_holm=False, significant_maxt=False, significant_bh=False,
-                     reason=why)
-    keep = [r for r, why in zip(rows, reasons) if not why]
-    if keep:
-        raw = np.array([r["pvalue"] for r in keep], float)
-        for r, h, q in zip(keep, holm(raw), benjamini_hochberg(raw)):
-            r.update(pvalue_holm=float(h), qvalue_bh=float(q), significant_holm=bool(h <= level),
-                     significant_bh=bool(q <= level))
 
 
 def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *, comparisons: Comparisons = "pairs",
@@ -841,14 +541,14 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
     est = {n: float(x) for n, x in zip(data.group_names, st.estimates[0, :G])}
     for j, (row, (a, b), (sa, sb)) in enumerate(zip(rows, st.labels, st.pairs)):
         row.update(kind="pair" if sb < G else "one-vs-rest", group_a=a, group_b=b, estimate_a=float(st.estimates[0, sa]),
-                   estimate_b=float(st.estimates[0, sb]), caveat=small_group_caveat(_sizes(data, a, b)))
+                   estimate_b=float(st.estimates[0, sb]), caveat=small_group_caveat(group_sizes(data, a, b)))
         if "effective_errors" in st.details:
             row.update(expected_errors=st.details["expected_errors"][j],
                        effective_errors=st.details["effective_errors"][j])
-    _not_testable(rows, [testable(st.details, j) for j in range(len(rows))], level)
+    not_testable(rows, [testable(st.details, j) for j in range(len(rows))], level)
     return AllGroupsResult(rows, z.null, z.statistic, level, int(st.t_perm.shape[0]), st.exact, METHOD[z.mode],
                            st.details | {"estimates": est, "comparisons": comparisons})
 
 
-__all__ = ["METRICS", "MIN_EFFECTIVE_ERRORS", "MIN_EXPECTED_ERRORS", "SMALL_GROUP", "ClusterTerms", "ThresholdError", "Comparisons", "check_all_groups_budget", "MatchingStatistics", "Relabel", "effective_df", "matching_all_groups_test",
-           "matching_group_test", "matching_statistics", "relabellings", "small_group_caveat", "testable"]
+__all__ = ["METRICS", "Comparisons", "check_all_groups_budget", "MatchingStatistics", "Relabel", "effective_df",
+           "matching_all_groups_test", "matching_group_test", "matching_statistics", "relabellings"]
