@@ -42,6 +42,7 @@ TOLERANCE = 0.015
 
 
 TRUTH_SEEDS = 6  # large sets averaged per truth: their own sampling error, about 0.07 of a 100-identity set's SD
+RATE_SEEDS = 12  # other large sets for the rates at fixed thresholds (rates_at): ~0.17 of a 1,000-identity set's SD
 
 
 def tscore_rates(t: float) -> tuple[float, float]:
@@ -69,15 +70,23 @@ def truth(gen: str, samples: int) -> dict:
     return {a: np.mean([r[a] for r in rows], axis=0) for a in TARGETS}
 
 
-def fixed_truths(gen: str, true: dict) -> dict:
-    """The truths at the true thresholds: FMR is the target by construction (tscore: exact at the rounded
-    threshold), FNMR the population's there."""
-    out = {}
-    for a in TARGETS:
-        t = float(true[a][0])
-        fm, fn = tscore_rates(t) if gen == "tscore" else (a, float(true[a][1]))
-        out |= {("FMR", t): fm, ("FNMR", t): fn}
-    return out
+def rates_at(gen: str, samples: int, thresholds: list[float]) -> dict:
+    """The population's FMR and FNMR at each fixed threshold, ``{(metric, t): rate}``: exact for ``tscore``, else
+    the mean over :data:`RATE_SEEDS` large sets of the law of the rates at ``t`` itself, sets other than those that
+    set the threshold (whose own error would pull the FMR there back to the target). Until 2026-11-28 the FMR truth
+    at the averaged threshold of FMR ``a`` was taken to be ``a``: at 1,000 x 2 look-alike identities that is 0.001
+    against 0.000976 +- 0.000012 at the threshold, and Wilson's coverage read 0.917 instead of 0.943."""
+    if gen == "tscore":
+        return {(m, t): v for t in thresholds for m, v in zip(("FMR", "FNMR"), tscore_rates(t))}
+    sums: dict = {}
+    for seed in range(880_001, 880_001 + RATE_SEEDS):
+        data = generators.make(gen, 1, TRUTH_IDENTITIES[gen], samples, seed=seed, scale=[SCALE[gen]], fixed_law=True)
+        res = ma.audit(data, fmr=(), thresholds=thresholds, intervals=False, calibration=False, weightings=("pooled",))
+        for t in thresholds:
+            row = res.at_threshold(t).loc["all"]
+            for m in ("FMR", "FNMR"):
+                sums[(m, t)] = sums.get((m, t), 0.0) + float(row[m.lower()]) / RATE_SEEDS
+    return sums
 
 
 def run_design(gen: str, k: int, s: int, datasets: int, n_resamples: int, level: float,
@@ -86,7 +95,7 @@ def run_design(gen: str, k: int, s: int, datasets: int, n_resamples: int, level:
     the truth, with its ``indicative`` flag (``methods`` None: the audit's defaults, as a user gets them)."""
     true = truth(gen, s)
     thresholds = [float(true[a][0]) for a in TARGETS]
-    fixed = fixed_truths(gen, true)
+    fixed = rates_at(gen, s, thresholds)
     rows = []
     for d in range(datasets):
         data = generators.make(gen, 1, k, s, seed=10_000 + d, scale=[SCALE[gen]], fixed_law=True)
@@ -153,12 +162,9 @@ def recheck(path: Path) -> None:
     df = pd.read_csv(path)
     gen, s = df.generator.iloc[0], int(df.samples.iloc[0])
     true = truth(gen, s)
-    for t in sorted(df[df.kind == "threshold"].target.unique()):
-        a = min(TARGETS, key=lambda x: abs(true[x][0] - t))
-        true[("at", t)] = (tscore_rates(t) if gen == "tscore" else (a, float(true[a][1])))
+    fixed = rates_at(gen, s, sorted(df[df.kind == "threshold"].target.unique()))
     value = np.where(df.kind == "fmr_target", df.target.map(lambda a: float(true[a][1]) if a in true else np.nan),
-                     [true[("at", t)][0 if m == "FMR" else 1] if k == "threshold" else np.nan
-                      for t, m, k in zip(df.target, df.metric, df.kind)])
+                     [fixed[(m, t)] if k == "threshold" else np.nan for t, m, k in zip(df.target, df.metric, df.kind)])
     df["truth"] = value
     ok = np.isfinite(df.low) & np.isfinite(df.high)
     df["covered"] = np.where(ok, (df.low <= df.truth) & (df.truth <= df.high), np.nan)
@@ -166,10 +172,12 @@ def recheck(path: Path) -> None:
 
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per cell: coverage, data sets, median errors, mean width, SE, ``ok`` (within :data:`TOLERANCE` of nominal).
-    Where the audit's ``indicative`` flag was recorded: the share flagged, the coverage of the unflagged intervals,
-    and ``unflagged_miss``, the share of all data sets whose interval misses *and* is not flagged (what a user who
-    trusts every unflagged interval gets wrong); ``ok`` then also when that share is within the tolerance of
+    """Per cell: coverage, data sets, median errors, mean width, SE, ``ok``: within :data:`TOLERANCE` of nominal
+    once the Monte-Carlo error is allowed for (coverage >= level - 0.015 - 2 SE, SE at nominal: with 300 data sets a
+    cell at exactly 0.95 reads below 0.935 one time in eight, and the grid has over a hundred cells). Where the audit's
+    ``indicative`` flag was recorded: the share flagged, the coverage of the unflagged intervals, and
+    ``unflagged_miss``, the share of all data sets whose interval misses *and* is not flagged (what a user who trusts
+    every unflagged interval gets wrong); ``ok`` then also when that share is within the same allowance of
     ``1 - level``: the cell is within 1.5 points or flagged."""
     keys = ["generator", "identities", "samples", "metric", "kind", "target", "method", "level"]
     df = df[df.covered.notna()]
@@ -177,7 +185,8 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     out = g.agg(coverage=("covered", "mean"), n=("covered", "count"), errors=("errors", "median")).reset_index()
     out["width"] = g.apply(lambda x: float((x.high - x.low).mean()), include_groups=False).to_numpy()
     out["se"] = np.sqrt(out.coverage * (1 - out.coverage) / out.n)
-    out["ok"] = out.coverage >= out.level - TOLERANCE
+    slack = TOLERANCE + 2 * np.sqrt(out.level * (1 - out.level) / out.n)
+    out["ok"] = out.coverage >= out.level - slack
     if "indicative" in df and df.indicative.notna().any():
         flag = df.indicative.astype("boolean").fillna(False).astype(bool)
         miss = (df.covered == 0) & ~flag
@@ -185,7 +194,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
         out["unflagged_coverage"] = df[~flag].groupby(keys, sort=False).covered.mean().reindex(
             pd.MultiIndex.from_frame(out[keys])).to_numpy()
         out["unflagged_miss"] = miss.groupby([df[k] for k in keys], sort=False).mean().to_numpy()
-        out["ok"] = out.ok | (out.unflagged_miss <= 1 - out.level + TOLERANCE)
+        out["ok"] = out.ok | (out.unflagged_miss <= 1 - out.level + slack)
     return out
 
 
@@ -214,8 +223,9 @@ def main() -> None:
             print(f"{design}: {time.time() - t0:.0f} s", file=sys.stderr)
         return
     if a.what == "recheck":
-        for f in sorted(out.glob("*.csv")):
-            if not a.designs or any(f.name.startswith(d.replace(":", "_")) for d in a.designs.split(",")):
+        for f in sorted(out.glob("*.csv")):  # two-group designs keep their own truths (group_truth)
+            if "_groups" not in f.name and (not a.designs or any(f.name.startswith(d.replace(":", "_"))
+                                                                  for d in a.designs.split(","))):
                 recheck(f)
                 print(f"{f.name}: truth recomputed", file=sys.stderr)
         return

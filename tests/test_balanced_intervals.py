@@ -126,7 +126,7 @@ def test_balanced_plug_in_equals_evaluate(rule, reference):
             np.testing.assert_allclose([fnmr[0, j], fmr[0, j]], [op["fnmr"], op["fmr"]], rtol=1e-12)
     # balanced V-statistic against the literal per-identity average
     pooled = run(data, rs.WithinIdentity(0), 0, grid=grid, fmr_targets=config.fmr_targets,
-                    thresholds=config.thresholds, fmr_reference=reference)
+                    thresholds=config.thresholds, threshold_impostors=reference)
     v = bs.v_statistic(data, pooled, config.thresholds, bal_t).balanced
     fn_v = bs.fnmr_v_at_targets(c, v)
     np.fill_diagonal(S, 1.0)

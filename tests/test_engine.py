@@ -52,7 +52,7 @@ def test_all_pairs_matches_brute_force(scheme, rule, reference, layout):
     data = make_data()
     grid = build_grid(data, n_cells=16, rule=rule)  # coarse: targets need refinement
     cats = _categories(data.n_groups, reference, layout) if layout == "full" else None
-    c = run(data, scheme, B, grid=grid, fmr_targets=TARGETS, fmr_reference=reference, block_rows=3, categories=cats)
+    c = run(data, scheme, B, grid=grid, fmr_targets=TARGETS, threshold_impostors=reference, block_rows=3, categories=cats)
     _check(data, scheme, c, lambda b: materialise(data, scheme, b), rule, reference, layout)
 
 
@@ -266,7 +266,7 @@ def test_plug_in_thresholds_match_evaluate(protocol, rule, reference):
     for seed in range(4):
         data = make_data(seed=seed) if protocol == "all-pairs" else listed(make_data(seed=seed), seed=seed)
         grid = build_grid(data, n_cells=16, rule=rule)
-        c = run(data, rs.DoubleOrNothing(1), 2, grid=grid, fmr_targets=targets, fmr_reference=reference,
+        c = run(data, rs.DoubleOrNothing(1), 2, grid=grid, fmr_targets=targets, threshold_impostors=reference,
                 categories=_categories(data.n_groups, reference, "full"))  # every group pair: the cross-group FMR
         res = evaluate(data, AuditConfig(fmr_targets=tuple(targets), rule=rule, weightings=("pooled",),
                                          threshold_impostors=reference))

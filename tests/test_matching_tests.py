@@ -113,7 +113,7 @@ def _student(t: float, v: float, df: float) -> float:
 @pytest.mark.parametrize("metric,kw,stud", [
     ("fnmr", {"threshold": 0.45}, True),
     ("fmr", {"threshold": 0.1}, True),
-    ("fnmr_at_fmr", {"fmr_target": 0.05, "fmr_reference": "same-group"}, True),
+    ("fnmr_at_fmr", {"fmr_target": 0.05, "threshold_impostors": "same-group"}, True),
     ("auc", {}, False),
 ])
 def test_exact_pvalue_equals_itertools_enumeration(metric, kw, stud):
@@ -372,8 +372,8 @@ def _threshold_error(score, ka, kb, gen, sides, target, factor=(1.0, 1.0)):
 @pytest.mark.parametrize("metric,kw", [
     ("fnmr", {"threshold": 0.45}),
     ("fmr", {"threshold": 0.1}),
-    ("fnmr_at_fmr", {"fmr_target": 0.05, "fmr_reference": "all"}),
-    ("fnmr_at_fmr", {"fmr_target": 0.05, "fmr_reference": "same-group"}),
+    ("fnmr_at_fmr", {"fmr_target": 0.05, "threshold_impostors": "all"}),
+    ("fnmr_at_fmr", {"fmr_target": 0.05, "threshold_impostors": "same-group"}),
 ])
 def test_each_group_against_the_rest_equals_enumeration_by_definition(metric, kw):
     """``comparisons="rest"``: each group's rate against the pooled rate of the other groups, the statistic and
@@ -390,7 +390,7 @@ def test_each_group_against_the_rest_equals_enumeration_by_definition(metric, kw
     for row in res.rows:
         g = row["group_a"]
         t0, v0, df0, a0, b0 = _brute_rest(score, ka, kb, gen, observed, g, metric, kw.get("threshold"),
-                                          kw.get("fmr_target"), kw.get("fmr_reference", "all"))
+                                          kw.get("fmr_target"), kw.get("threshold_impostors", "all"))
         assert row["effect"] == pytest.approx(a0 - b0, abs=1e-12)
         assert (row["estimate_a"], row["estimate_b"]) == pytest.approx((a0, b0), abs=1e-12)
         if not v0 > 1e-20:  # every identity at its side's rate (rounding aside): no studentized statistic
@@ -400,7 +400,7 @@ def test_each_group_against_the_rest_equals_enumeration_by_definition(metric, kw
         hits = 0
         for lab in arrangements:
             t, v, df, *_ = _brute_rest(score, ka, kb, gen, np.array(lab), g, metric, kw.get("threshold"),
-                                       kw.get("fmr_target"), kw.get("fmr_reference", "all"), observed=False)
+                                       kw.get("fmr_target"), kw.get("threshold_impostors", "all"), observed=False)
             s = _student(t, v, df)
             hits += abs(s) >= abs(s0) - TOL * abs(s0)
         assert row["pvalue"] == hits / len(arrangements)

@@ -91,7 +91,7 @@ def test_threshold_and_fmr_against_brute_force(shared):
     assert row.fmr_comparisons == int(ref.sum())
     assert row.fmr_errors == int((s[ref] >= row.threshold).sum())
     # the engine (every bootstrap's replicate 0) finds the same threshold
-    c = run(data, fmr_targets=[target], fmr_reference=spec)
+    c = run(data, fmr_targets=[target], threshold_impostors=spec)
     assert c.target_threshold[0, 0] == pytest.approx(want, abs=0)
     # and the wider/narrower specs differ from it, so the test can tell them apart
     others = {sp: _brute_threshold(data, attrs, sh, target)
@@ -107,7 +107,7 @@ def test_replicate_thresholds_against_brute_force():
     weighted comparisons (genuine of identity k: weight w_k; impostor (k, l): w_k w_l)."""
     data, attrs = _data()
     spec, target, reps = "same:sex,age", 0.05, np.arange(1, 6)
-    c = run(data, rs.DoubleOrNothing(7), reps, fmr_targets=[target], fmr_reference=spec)
+    c = run(data, rs.DoubleOrNothing(7), reps, fmr_targets=[target], threshold_impostors=spec)
     w = rs.DoubleOrNothing(7).identity_weights(reps, rs.Layout(identity_group=data.identity_group))[0]
     i, j = np.triu_indices(data.samples.ids.size, 1)
     s = pair_scores(data.samples.embeddings, i, j)

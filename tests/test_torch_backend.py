@@ -72,7 +72,7 @@ def test_small_data_identical_to_cpu(scheme, protocol, method, monkeypatch):
         if protocol == "listed":
             data = listed(data, seed=seed)
         grid = build_grid(data, n_cells=16, rule=rule)
-        kw = {"grid": grid, "fmr_targets": TARGETS, "fmr_reference": ref_kind}
+        kw = {"grid": grid, "fmr_targets": TARGETS, "threshold_impostors": ref_kind}
         ref = run(data, scheme, 6, **kw)
         c = run(data, scheme, 6, backend=TorchBackend("cpu", method=method, tile=7, budget=40, lanes=4), **kw)
         _same(c, ref, f"{seed} {rule}")

@@ -61,7 +61,7 @@ def compare(
     n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)
     return compare_models(a, b, targets, method=ci_method, n_resamples=n_resamples,
                           n_permutations=max(n_permutations, 1), seed=checks.seed(seed), level=level,
-                          fmr_reference=check_spec(threshold_impostors),
+                          threshold_impostors=check_spec(threshold_impostors),
                           rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0, progress=progress)
 
 
@@ -112,7 +112,7 @@ def test_gap(
     checks.choice(metric, METRICS, "metric")
     kw = dict(fmr_target=None if fmr is None else checks.number(fmr, "fmr", **_FMR),
               threshold=None if threshold is None else checks.number(threshold, "threshold", finite=False),
-              fmr_reference=check_spec(threshold_impostors),
+              threshold_impostors=check_spec(threshold_impostors),
               rule=checks.choice(rule, Rule, "rule"), seed=checks.seed(seed), studentize=studentize,
               n_resamples=None if n_resamples == "exact" else checks.integer(n_resamples, "n_resamples", low=1),
               variance=checks.choice(variance, ("clustered", "bootstrap"), "variance"),

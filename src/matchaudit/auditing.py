@@ -117,7 +117,7 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
                   studentize=options.studentize, comparisons=options.comparisons, progress=progress,
                   resamples_param="test_resamples")
     runs = [("fmr_target", target, metric, kw) for target in config.fmr_targets
-            for metric, kw in (("fnmr", dict(fmr_target=target, fmr_reference=config.threshold_impostors)),
+            for metric, kw in (("fnmr", dict(fmr_target=target, threshold_impostors=config.threshold_impostors)),
                                ("fmr", dict(threshold=points.op("pooled", "fmr_target", target, ALL)["threshold"])))]
     runs += [("fnmr_target", target, metric, dict(threshold=points.op("pooled", "fnmr_target", target, ALL)["threshold"]))
              for target in config.fnmr_targets for metric in ("fmr", "fnmr")]

@@ -40,7 +40,7 @@ class Counts:
     the FMR targets and the exact accepted counts there. The threshold (the project definition, as
     :meth:`matchaudit.metrics.rates.Rates.threshold_at_fmr`): the lowest score of any comparison with
     positive weight in the replicate, genuine or impostor, whose FMR over the reference impostors
-    (``fmr_reference``, its categories ``threshold_categories``) is at most the target under ``grid.rule``; +inf if none (or no reference impostors).
+    (``threshold_impostors``, its categories ``threshold_categories``) is at most the target under ``grid.rule``; +inf if none (or no reference impostors).
     """
 
     scheme: str
@@ -52,8 +52,8 @@ class Counts:
     genuine: np.ndarray  # (R, G, C+1) int64
     impostor: np.ndarray  # (R, n_cat, C+1) int64
     fmr_targets: np.ndarray  # (T,)
-    fmr_reference: ThresholdImpostors
-    threshold_categories: np.ndarray  # (n_cat,) bool: the impostor categories of fmr_reference
+    threshold_impostors: ThresholdImpostors
+    threshold_categories: np.ndarray  # (n_cat,) bool: the impostor categories of threshold_impostors
     target_threshold: np.ndarray  # (R, T) float64
     target_genuine_accepted: np.ndarray  # (R, T, G) int64
     target_impostor_accepted: np.ndarray  # (R, T, n_cat) int64

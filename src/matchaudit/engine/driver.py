@@ -75,7 +75,7 @@ def run(
     grid: Grid | None = None,
     fmr_targets: np.ndarray | list[float] = (),
     thresholds: np.ndarray | list[float] = (),
-    fmr_reference: ThresholdImpostors = "all",
+    threshold_impostors: ThresholdImpostors = "all",
     lanes: int = 128,
     block_rows: int = 2048,
     collapse: bool | None = None,
@@ -95,7 +95,7 @@ def run(
     lowest target's window (``Counts.tail``), so identity-level counts at the plug-in thresholds (corrected
     Wilson, jackknife) need no second scoring pass; memory: 20 bytes per comparison above that floor (about
     ``WINDOW x`` the largest FMR target of the impostors). ``categories``: which impostor categories are counted
-    (default: same-group pairs, and cross-group pairs pooled by whether they are ``fmr_reference``'s, at most
+    (default: same-group pairs, and cross-group pairs pooled by whether they are ``threshold_impostors``'s, at most
     G + 2: :meth:`PairCategories.pooled_by`). Ctrl-C stops between sub-tiles and re-raises
     KeyboardInterrupt. ``progress``: show a display, or advance a running :class:`Meter` (a job of several runs).
     """
@@ -114,7 +114,7 @@ def run(
         block_rows = min(block_rows, max(256, -(-data.samples.ids.shape[0] // 16)))
     layout = layout_of(data)
     targets = np.asarray(fmr_targets, dtype=np.float64)
-    cats = categories or PairCategories.pooled_by(reference_pairs(fmr_reference, data.group_names, data.group_by))
+    cats = categories or PairCategories.pooled_by(reference_pairs(threshold_impostors, data.group_names, data.group_by))
     ref = cats.reference
     R = reps.size + 1
     cross = None  # the FMR targets' crossing cells, found once (passed on to the exact thresholds)
@@ -159,7 +159,7 @@ def run(
         scheme="plug-in" if scheme is None else scheme.name, seed=None if scheme is None else scheme.seed,
         replicates=np.concatenate([[0], reps]), grid=grid, group_names=tuple(data.group_names),
         categories=list(cats.pairs), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
-        fmr_reference=fmr_reference, threshold_categories=ref, target_threshold=thr, target_genuine_accepted=gacc,
+        threshold_impostors=threshold_impostors, threshold_categories=ref, target_threshold=thr, target_genuine_accepted=gacc,
         target_impostor_accepted=iacc, imputed_pairs=imputed, tail=tail, info=info)
 
 

@@ -308,7 +308,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
 
     def pooled(reps: np.ndarray, scheme: rs.Scheme | None, meter: Meter | bool = False) -> Counts:
         return run(data, scheme, reps, grid=grid, fmr_targets=config.fmr_targets, thresholds=thresholds,
-                   fmr_reference=config.threshold_impostors, progress=meter, backend=backend)
+                   threshold_impostors=config.threshold_impostors, progress=meter, backend=backend)
 
     total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in plans.values())
     with Meter(progress, "bootstrap", total, PASS_UNIT) as meter:

@@ -73,7 +73,7 @@ def engine_categories(data: MatchData) -> int:
 
 
 def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarray, grid: Grid,
-                    fmr_reference: str = "all", thresholds=(), progress=False) -> Counts:
+                    threshold_impostors: str = "all", thresholds=(), progress=False) -> Counts:
     """Unit-weighted counts (see module doc) for the plug-in and ``replicates`` of ``scheme`` (an int B means
     replicates 1..B; the caller chunks them, :mod:`matchaudit.engine.chunks`): ``genuine[r, g, c]`` = sum over
     identities k of group g of ``W_k x`` (share of k's genuine comparisons in cell c); ``impostor[r, cat, c]``
@@ -84,7 +84,7 @@ def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarra
         raise ValueError(f"identity-balanced replicates unavailable: {reason}")
     keys, cls = size_classes(data)
     G, C = data.n_groups, keys.shape[0]
-    cats = PairCategories.pooled_by(reference_pairs(fmr_reference, data.group_names, data.group_by))
+    cats = PairCategories.pooled_by(reference_pairs(threshold_impostors, data.group_names, data.group_by))
     n = keys[:, 1].astype(float)
     gen_unit = n * (n - 1) / 2
     to_group = np.zeros((C, G))
@@ -100,7 +100,7 @@ def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarra
                   group_names=tuple(data.group_names), categories=list(cats.pairs),
                   genuine=np.einsum("rac,ag->rgc", c.genuine, to_group),
                   impostor=np.einsum("rkc,kq->rqc", c.impostor, to_cat), fmr_targets=np.zeros(0),
-                  fmr_reference=fmr_reference,
+                  threshold_impostors=threshold_impostors,
                   threshold_categories=cats.reference, target_threshold=np.zeros((R, 0)),
                   target_genuine_accepted=np.zeros((R, 0, G)), target_impostor_accepted=np.zeros((R, 0, cats.n)),
                   info={"weighting": "balanced", "size_classes": C})

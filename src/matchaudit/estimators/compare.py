@@ -108,11 +108,11 @@ class IdentityReplicates:
                                        fixed=2 * kept, param="n_resamples")
         self.work = chunks.work(data.n_comparisons(), n_resamples, self.chunk)
 
-    def run(self, scheme: rs.Scheme, targets: np.ndarray, fmr_reference: ThresholdImpostors, meter: Meter
+    def run(self, scheme: rs.Scheme, targets: np.ndarray, threshold_impostors: ThresholdImpostors, meter: Meter
             ) -> tuple[Counts, np.ndarray, np.ndarray]:
         """The plug-in counts, FNMR (R, T, 1+G) and achieved FMR (R, T, 1+G) at each replicate's own thresholds."""
         plug, x = chunks.reduce_in_chunks(
-            lambda reps: run(self.data, scheme, reps, grid=self.grid, fmr_targets=targets, fmr_reference=fmr_reference,
+            lambda reps: run(self.data, scheme, reps, grid=self.grid, fmr_targets=targets, threshold_impostors=threshold_impostors,
                              progress=meter),
             self.n, self.chunk, lambda c: {"fnmr": bs.fnmr_at_targets(c), "fmr": bs.fmr_at_targets(c)})
         return plug, x["fnmr"], x["fmr"]
@@ -120,7 +120,7 @@ class IdentityReplicates:
 
 def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "double-or-nothing",
                      n_resamples: int = 1000, seed: int = 0, level: float = 0.95,
-                     fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", progress: bool = False
+                     threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", progress: bool = False
                      ) -> tuple[list[dict], dict]:
     """Percentile intervals of model A - model B from paired identity-bootstrap replicates (``progress``: one
     display over both models' counting passes).
@@ -135,7 +135,7 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
     scheme = rs.SCHEMES[method](seed)
     models = [IdentityReplicates(m, n_resamples, rule, targets.size) for m in (a, b)]
     with Meter(progress, "paired bootstrap", sum(m.work for m in models), PASS_UNIT) as meter:
-        (ca, fa, ma), (cb, fb, mb) = (m.run(scheme, targets, fmr_reference, meter) for m in models)
+        (ca, fa, ma), (cb, fb, mb) = (m.run(scheme, targets, threshold_impostors, meter) for m in models)
     views = bs.view_names(ca)
     records, reps = [], {}
 
@@ -164,14 +164,14 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
 
 # ----------------------------------------------------------------------------- paired swap test
 
-def comparison_arrays(data: MatchData, fmr_reference: ThresholdImpostors = "all"
+def comparison_arrays(data: MatchData, threshold_impostors: ThresholdImpostors = "all"
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(score, genuine, owner identity, threshold impostor under ``fmr_reference``) per comparison, in block
+    """(score, genuine, owner identity, threshold impostor under ``threshold_impostors``) per comparison, in block
     order.
 
     All-pairs data is listed out (meant for data sets small enough to hold every score)."""
     g = data.identity_group
-    pairs = reference_pairs(fmr_reference, data.group_names, data.group_by)
+    pairs = reference_pairs(threshold_impostors, data.group_names, data.group_by)
     if data.protocol == "listed":
         p = data.table("model comparison")
         return (p.score.astype(float), p.genuine.copy(), p.identity_a.astype(np.int64),
@@ -227,11 +227,11 @@ def contenders(sa: np.ndarray, sb: np.ndarray, reference: np.ndarray, target: fl
 
 
 def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_resamples: int = 999, seed: int = 0,
-              fmr_reference: ThresholdImpostors = "all", confidence_level: float = 0.95, progress: bool = False
+              threshold_impostors: ThresholdImpostors = "all", confidence_level: float = 0.95, progress: bool = False
               ) -> PermutationTestResult:
     """Paired test of FNMR@FMR(A) = FNMR@FMR(B): model labels swapped per identity (see module doc).
     ``progress``: a display in comparisons x swaps."""
-    sa, gen, owner, ref = comparison_arrays(a, fmr_reference)
+    sa, gen, owner, ref = comparison_arrays(a, threshold_impostors)
     sb = comparison_arrays(b)[0]
     t = float(fnmr_at_fmr_scores(sa[None], gen, ref, fmr_target)[0] - fnmr_at_fmr_scores(sb[None], gen, ref, fmr_target)[0])
     n_ref = int(ref.sum())
@@ -254,14 +254,14 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
     t_perm = np.concatenate(diffs)
     return permutation_test(t, se**2, t_perm, studentize="permutation-sd", confidence_level=confidence_level,
                             labels=("model A", "model B"),
-                            details={"metric": "fnmr_at_fmr", "fmr_target": fmr_target, "fmr_reference": fmr_reference,
+                            details={"metric": "fnmr_at_fmr", "fmr_target": fmr_target, "threshold_impostors": threshold_impostors,
                                      "relabelling": "model labels swapped per identity (owner: side a)",
                                      "seed": seed, "se_from": "paired identity bootstrap"})
 
 
 def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: str = "double-or-nothing",
                    n_resamples: int = 1000, n_permutations: int = 999, seed: int = 0, level: float = 0.95,
-                   fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", test: bool = True,
+                   threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", test: bool = True,
                    progress: bool = False) -> ModelComparison:
     """Paired intervals for model A - model B and, per FMR target, the paired swap test of the overall FNMR@FMR
     (``progress``: a display for each of those steps)."""
@@ -271,7 +271,7 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
     if test:  # the swap tests keep their relabelled differences (and the studentized null): refused when too many
         chunks.check_budget(32.0 * (n_permutations + 1) * len(fmr_targets), n_permutations, "n_permutations")
     records, reps = paired_bootstrap(a, b, fmr_targets, method=method, n_resamples=n_resamples, seed=seed,
-                                     level=level, fmr_reference=fmr_reference, rule=rule, progress=progress)
+                                     level=level, threshold_impostors=threshold_impostors, rule=rule, progress=progress)
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
     tests = []
     if test:
@@ -279,9 +279,9 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
             rec = next(r for r in records if r["metric"] == "fnmr_at_fmr" and r["view"] == "all"
                        and r["fmr_target"] == float(tg))
             tests.append(swap_test(a, b, float(tg), se=float(rec["standard_error"]), n_resamples=n_permutations,
-                                   seed=seed, fmr_reference=fmr_reference, confidence_level=level, progress=progress))
+                                   seed=seed, threshold_impostors=threshold_impostors, confidence_level=level, progress=progress))
     return ModelComparison(records, tests, targets, method, n_resamples, seed,
-                           {"fmr_reference": fmr_reference, "rule": rule, "n_permutations": n_permutations,
+                           {"threshold_impostors": threshold_impostors, "rule": rule, "n_permutations": n_permutations,
                             "protocol": a.protocol, "groups": list(a.group_names), "data": a.fingerprint()}, reps,
                            [f"model {name}: {w}" for name, d in (("A", a), ("B", b)) for w in d.warnings])
 

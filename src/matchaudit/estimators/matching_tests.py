@@ -13,7 +13,7 @@ Metrics (per group ``a``: its identities' genuine comparisons, its same-group im
                    per-identity-pair counts of :func:`matchaudit.engine.identity_counts`.
 ``fnmr_at_fmr``    FNMR at the threshold where the reference impostors' FMR reaches ``fmr_target``; the
                    threshold is re-derived in every relabelling from that relabelling's impostors
-                   (``fmr_reference="same-group"`` changes with the labels; ``"all"`` does not). Studentized
+                   (``threshold_impostors="same-group"`` changes with the labels; ``"all"`` does not). Studentized
                    with the clustered FNMR variance at each relabelling's own threshold (``studentize=True``),
                    or by the paper's fast variant.
 ``auc``, ``eer``   per group against its same-group impostors (grid resolution, as the audit's bootstrap;
@@ -246,7 +246,7 @@ def _check_args(metric: str, threshold, fmr_target, studentize, variance, unit) 
 def matching_statistics(
     data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
     comparisons: Comparisons | None = None, threshold: float | None = None, fmr_target: float | None = None,
-    fmr_reference: ThresholdImpostors = "all", rule: Rule = ">=", unit: Unit = "identity",
+    threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", unit: Unit = "identity",
     studentize: Studentize = True, variance: Variance = "clustered", n_bootstrap: int = 200,
     n_resamples: int | str | None = 999, seed: int = 0, grid: Grid | None = None, max_exact: int = 100_000,
     progress: bool = False, resamples_param: str = "n_resamples", threshold_error: bool = True,
@@ -261,7 +261,7 @@ def matching_statistics(
     only; binomial variance). ``n_resamples``: random relabellings, or ``"exact"``/``None`` to enumerate.
     ``progress``: a display of the relabellings (identity unit). ``resamples_param``: the name of ``n_resamples``
     in the caller's terms, for the refusal of a number of relabellings over the memory budget.
-    ``threshold_error``: FNMR@FMR with ``fmr_reference="all"`` adds the threshold's sampling error to the variance
+    ``threshold_error``: FNMR@FMR with ``threshold_impostors="all"`` adds the threshold's sampling error to the variance
     (:class:`ThresholdError`; False: the threshold treated as known, as before #43). ``scale``: the studentized
     test's statistic, the log ratio of the rates (default, :func:`_log_ratio`) or their difference (before #43); the
     reported effect is the difference either way. ``sparse_rule``: pairs too sparse to test are "not testable"
@@ -281,19 +281,19 @@ def matching_statistics(
     if isinstance(n_resamples, str) and not exact:
         raise ValueError(f"n_resamples={n_resamples!r}: give an integer, or 'exact' / None.")
     details = {"metric": metric, "unit": unit, "threshold": threshold, "fmr_target": fmr_target,
-               "fmr_reference": fmr_reference, "rule": rule, "seed": seed, "studentize": mode,
+               "threshold_impostors": threshold_impostors, "rule": rule, "seed": seed, "studentize": mode,
                "variance": variance if mode != "none" else None,
                "n_bootstrap": n_bootstrap if variance == "bootstrap" and mode != "none" else None,
                "groups_identities": {n: int((data.identity_group == g).sum()) for g, n in enumerate(names)}}
     if unit == "comparison":
-        return _comparison_level(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, exact,
+        return _comparison_level(data, metric, pairs, threshold, fmr_target, threshold_impostors, rule, exact,
                                  n_resamples, seed, grid, details)
     G = data.n_groups
     if not exact:
         _check_budget(data, design, int(n_resamples), resamples_param)
     labels, exact = relabellings(data.identity_group, design.movable, None if exact else int(n_resamples), seed,
                                  max_exact)
-    fixed = metric in ("fnmr", "fmr") or (metric == "fnmr_at_fmr" and fmr_reference == "all")
+    fixed = metric in ("fnmr", "fmr") or (metric == "fnmr_at_fmr" and threshold_impostors == "all")
     if metric == "fnmr_at_fmr" and fixed:
         # every relabelling has the observed threshold (no group label moves it): the fixed-threshold test there,
         # closed form per relabelling instead of G x G engine entries per impostor comparison
@@ -322,7 +322,7 @@ def matching_statistics(
         with Meter(progress, "relabellings", chunks.work(data.n_comparisons(), B, chunk), PASS_UNIT) as meter:
             plug, per_rep = chunks.reduce_in_chunks(
                 lambda reps: run(data, Relabel(seed, labels=labels), reps, grid=grid, fmr_targets=targets,
-                                 fmr_reference=fmr_reference, progress=meter),
+                                 threshold_impostors=threshold_impostors, progress=meter),
                 B, chunk, lambda c: {"x": _engine_metric(c, metric, sides), "threshold": c.target_threshold})
         allx = per_rep["x"]
         x, xp = allx[:1], allx[1:]
@@ -364,7 +364,7 @@ def matching_statistics(
     details["statistic"] = ("log ratio" if mode == "studentized" and scale == "log" and df is not None
                             else "difference")
     if mode != "none" and (variance == "bootstrap" or v is None):
-        v = _bootstrap_variance(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, n_bootstrap,
+        v = _bootstrap_variance(data, metric, pairs, threshold, fmr_target, threshold_impostors, rule, n_bootstrap,
                                 seed, grid)[None, :]
     if v is None:
         v = np.full_like(t, np.nan)
@@ -434,7 +434,7 @@ def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: 
     return v[:1], rest(v), w[:1], rest(w), n[:1], rest(n)
 
 
-def _bootstrap_variance(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, n_bootstrap, seed, grid):
+def _bootstrap_variance(data, metric, pairs, threshold, fmr_target, threshold_impostors, rule, n_bootstrap, seed, grid):
     """Variance of each group difference over double-or-nothing identity replicates (engine)."""
     if metric in ("fnmr", "fmr"):
         g = Grid(np.unique(np.append(build_grid(data, rule=rule).edges, threshold)), rule) if grid is None else grid
@@ -443,21 +443,21 @@ def _bootstrap_variance(data, metric, pairs, threshold, fmr_target, fmr_referenc
         x = (fnmr if metric == "fnmr" else fmr)[1:, 1:]
     else:
         c = run(data, rs.DoubleOrNothing(seed), n_bootstrap, grid=grid or build_grid(data, rule=rule),
-                fmr_targets=[fmr_target] if metric == "fnmr_at_fmr" else [], fmr_reference=fmr_reference)
+                fmr_targets=[fmr_target] if metric == "fnmr_at_fmr" else [], threshold_impostors=threshold_impostors)
         x = _engine_metric(c, metric, np.eye(data.n_groups, dtype=bool))[1:]
     d, _ = _pair_diffs(x, None, pairs)
     with np.errstate(invalid="ignore"):
         return np.nanvar(np.where(np.isfinite(d), d, np.nan), axis=0, ddof=1)
 
 
-def _comparison_level(data, metric, pairs, threshold, fmr_target, fmr_reference, rule, exact, n_resamples, seed,
+def _comparison_level(data, metric, pairs, threshold, fmr_target, threshold_impostors, rule, exact, n_resamples, seed,
                       grid, details):
     """Baseline: group labels permuted across comparisons (multivariate hypergeometric error counts)."""
     if exact:
         raise InputError("the comparison-level baseline has no exact enumeration; give n_resamples.")
     if metric == "fnmr_at_fmr":
-        if fmr_reference != "all":
-            raise InputError("comparison-level baseline for fnmr_at_fmr: only with fmr_reference='all' "
+        if threshold_impostors != "all":
+            raise InputError("comparison-level baseline for fnmr_at_fmr: only with threshold_impostors='all' "
                              "(then the threshold does not depend on the labels).")
         threshold = details["observed_threshold"] = _observed_threshold(data, fmr_target, grid, rule)
         metric = "fnmr"
