@@ -187,13 +187,15 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     out["se"] = np.sqrt(out.coverage * (1 - out.coverage) / out.n)
     slack = TOLERANCE + 2 * np.sqrt(out.level * (1 - out.level) / out.n)
     out["ok"] = out.coverage >= out.level - slack
-    if "indicative" in df and df.indicative.notna().any():
+    if "indicative" in df and df.indicative.notna().any():  # cells run before the flag was recorded: NaN
+        by = [df[k] for k in keys]
+        recorded = df.indicative.notna().groupby(by, sort=False).all().to_numpy()
         flag = df.indicative.astype("boolean").fillna(False).astype(bool)
         miss = (df.covered == 0) & ~flag
-        out["flagged"] = flag.groupby([df[k] for k in keys], sort=False).mean().to_numpy()
-        out["unflagged_coverage"] = df[~flag].groupby(keys, sort=False).covered.mean().reindex(
-            pd.MultiIndex.from_frame(out[keys])).to_numpy()
-        out["unflagged_miss"] = miss.groupby([df[k] for k in keys], sort=False).mean().to_numpy()
+        out["flagged"] = np.where(recorded, flag.groupby(by, sort=False).mean().to_numpy(), np.nan)
+        out["unflagged_coverage"] = np.where(recorded, df[~flag].groupby(keys, sort=False).covered.mean().reindex(
+            pd.MultiIndex.from_frame(out[keys])).to_numpy(), np.nan)
+        out["unflagged_miss"] = np.where(recorded, miss.groupby(by, sort=False).mean().to_numpy(), np.nan)
         out["ok"] = out.ok | (out.unflagged_miss <= 1 - out.level + slack)
     return out
 
