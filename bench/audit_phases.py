@@ -25,7 +25,7 @@ import matchaudit as ma
 PHASES = [  # (label, file suffix, function name)
     ("audit", "auditing.py", "audit"),
     ("  exact metrics", "metrics/evaluate.py", "evaluate"),
-    ("  intervals", "audit_intervals.py", "compute_intervals"),
+    ("  intervals", "auditing/intervals.py", "compute_intervals"),
     ("    counting passes (engine)", "engine/driver.py", "run"),
     ("    grid curves (FMR/FNMR per edge, AUC)", "estimators/grid_curves.py", "fill"),
     ("    ROCCH-EER per replicate and view", "metrics/rates.py", "rocch_eer_rows"),

@@ -17,7 +17,7 @@ import numpy as np
 
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, identity_counts, run
-from matchaudit.estimators import audit_intervals as ai
+from matchaudit.estimators import closed_forms as ai
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.model import MatchData, Samples
 

@@ -3,7 +3,7 @@ way, whose results are the audit's exact numbers, and whose docstring examples r
 
 from __future__ import annotations
 
-from matchaudit.estimators.audit_intervals import DEFAULT_BOOTSTRAP
+from matchaudit.auditing.intervals import DEFAULT_BOOTSTRAP
 import doctest
 import json
 
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import matchaudit as ma
-from matchaudit import api, auditing
-from matchaudit.estimators.audit_intervals import IntervalOptions
+from matchaudit import api
+from matchaudit.auditing import core as audit_core
+from matchaudit.auditing.options import IntervalOptions
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.encoding import jsonable
 
@@ -49,7 +50,7 @@ def test_public_names_are_not_shadowed_by_submodules():
     assert not [n for n in ma.__all__ if isinstance(getattr(ma, n), ModuleType)]
 
 
-@pytest.mark.parametrize("module", [ma, auditing, api])
+@pytest.mark.parametrize("module", [ma, audit_core, api])
 @pytest.mark.slow
 def test_docstring_examples_run(module):
     failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

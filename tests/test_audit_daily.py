@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from matchaudit.estimators.audit_intervals import DEFAULT_BOOTSTRAP
+from matchaudit.auditing.intervals import DEFAULT_BOOTSTRAP
 import json
 
 import pytest
@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import matchaudit as ma
 from matchaudit.auditing import score_analyses
 from matchaudit.cli import app
-from matchaudit.estimators.audit_intervals import IntervalOptions
+from matchaudit.auditing.options import IntervalOptions
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.report.html import write_report
 

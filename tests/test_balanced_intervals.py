@@ -10,7 +10,7 @@ import pytest
 
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, run
-from matchaudit.estimators import audit_intervals as ai
+from matchaudit.auditing import intervals as ai
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.balanced import balanced_counts, unsupported
 from matchaudit.metrics.evaluate import AuditConfig, evaluate

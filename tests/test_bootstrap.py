@@ -11,7 +11,9 @@ from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, run
 from matchaudit.estimators import bootstrap as bs
-from matchaudit.estimators.audit_intervals import METHODS, IntervalOptions, compute_intervals
+from matchaudit.auditing.intervals import compute_intervals
+from matchaudit.auditing.options import IntervalOptions
+from matchaudit.choices import INTERVAL_METHODS as METHODS
 from matchaudit.metrics.evaluate import AuditConfig
 from matchaudit.report.results import intervals_table
 from matchaudit.simulation import GroupSpec, VmfPopulation

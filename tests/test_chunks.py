@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import matchaudit as ma
 from matchaudit.cli import app
 from matchaudit.engine import chunks
-from matchaudit.estimators import audit_intervals as ai
+from matchaudit.auditing import intervals as ai
 from matchaudit.errors import InputError
 
 runner = CliRunner()

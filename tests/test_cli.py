@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from matchaudit.estimators.audit_intervals import DEFAULT_BOOTSTRAP
+from matchaudit.auditing.intervals import DEFAULT_BOOTSTRAP
 import json
 from pathlib import Path
 

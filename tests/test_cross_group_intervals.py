@@ -11,7 +11,7 @@ import pytest
 
 import matchaudit as ma
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.audit_intervals import (CROSS_GROUP_FIELDS, IntervalOptions, add_cross_group_intervals,
+from matchaudit.auditing.intervals import (CROSS_GROUP_FIELDS, IntervalOptions, add_cross_group_intervals,
                                                   cross_group_method)
 from matchaudit.estimators.cross_group_intervals import cross_group_intervals
 from matchaudit.metrics.evaluate import AuditConfig, evaluate

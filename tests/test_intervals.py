@@ -11,7 +11,7 @@ from scipy.stats import binomtest, norm
 
 from matchaudit.estimators import intervals as iv
 from matchaudit.engine import identity_counts
-from matchaudit.estimators import audit_intervals as adapter
+from matchaudit.estimators import closed_forms as adapter
 
 from tests.engine_reference import listed, make_data, score_matrix
 

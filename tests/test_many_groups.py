@@ -128,7 +128,7 @@ def test_relabelled_fmr_at_the_observed_labels_equals_the_audit_closed_form(regi
     from matchaudit.data import load_comparisons
     from matchaudit.engine import identity_counts
     from matchaudit.estimators import intervals as iv
-    from matchaudit.estimators.audit_intervals import impostor_categories, impostor_totals
+    from matchaudit.estimators.closed_forms import impostor_categories, impostor_totals
     from matchaudit.estimators.clustered_rates import ClusterTerms
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

@@ -12,7 +12,7 @@ import matchaudit as ma
 from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, run
 from matchaudit.estimators import bootstrap as bs
-from matchaudit.estimators.audit_intervals import IntervalOptions
+from matchaudit.auditing.options import IntervalOptions
 from tests.engine_reference import make_data
 
 

@@ -35,7 +35,8 @@ from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import fairness_projection as fp
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators import vmf_truth as vt
-from matchaudit.estimators.audit_intervals import RECENTRED, closed_form
+from matchaudit.estimators.bootstrap import RECENTRED
+from matchaudit.estimators.closed_forms import closed_form
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import within_variance
 from matchaudit.metrics.fairness import summary_measures

@@ -7,8 +7,6 @@ fairlearn's ``MetricFrame`` and writes what ``results.json`` holds.
 
 from __future__ import annotations
 
-import math
-
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Sequence
@@ -24,18 +22,18 @@ from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import check_margin, equivalence_tests
 from matchaudit.estimators.matching_tests import Comparisons, check_all_groups_budget
 from matchaudit.estimators.test_summary import summarise_tests
-from matchaudit.estimators.calibration import CalibrationResult, calibration_from, check_operating_points
-from matchaudit.estimators.distributions import DistributionResult, distributions_from
+from matchaudit.estimators.calibration import CalibrationResult, check_operating_points
+from matchaudit.estimators.distributions import DistributionResult
 from matchaudit.estimators.dual_point import interval_records
 from matchaudit.estimators.attacks import iapmr_records
 from matchaudit.estimators.failures import failure_note, fta_records
-from matchaudit.estimators.score_views import MEMORY_GIB, METHODS as SCORE_VIEW_METHODS, Runner, materialise
 from matchaudit.estimators.regime import annotate, regime_warnings
-from matchaudit.formatting import operating_point
-from matchaudit.estimators.audit_intervals import (ExactPoints, IntervalOptions, ZeroBounds, add_cross_group_intervals,
-                                                  balanced_method, check_methods, compute_intervals, default_bootstrap,
-                                                  interval_weightings, intervals_without_identities, plan_chunks,
-                                                  plan_note)
+from matchaudit.auditing.group_tests import group_tests
+from matchaudit.auditing.score_analyses import score_analyses, score_warnings
+from matchaudit.auditing.options import IntervalOptions, TestOptions
+from matchaudit.auditing.intervals import (add_cross_group_intervals, balanced_method, check_methods,
+                                           compute_intervals, interval_weightings, intervals_without_identities,
+                                           plan_chunks, plan_note)
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.model import view_names
 from matchaudit.outputs import staged
@@ -46,105 +44,6 @@ from matchaudit.metrics.fairness import ZeroPolicy
 from matchaudit.metrics.small_groups import MIN_IDENTITIES, SmallGroupRule
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
-
-Studentize = Literal["permutation-sd", "studentized"]
-
-
-@dataclass(frozen=True)
-class TestOptions:
-    """The identity-level all-groups permutation tests run inside an audit: ``comparisons`` every pair of groups,
-    each group against the pooled rest, or both (one max-T family per metric and operating point)."""
-
-    __test__ = False  # not a pytest class
-
-    n_resamples: int = 999
-    seed: int = 0
-    alpha: float = 0.05
-    studentize: Studentize = "permutation-sd"
-    comparisons: Comparisons = "pairs"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "test_resamples", low=1))
-        object.__setattr__(self, "seed", checks.seed(self.seed))
-        object.__setattr__(self, "alpha", checks.probability(self.alpha, "alpha"))
-        checks.choice(self.studentize, Studentize, "studentize")
-        checks.choice(self.comparisons, Comparisons, "test_comparisons")
-
-
-def score_warnings(exact: AuditResult) -> list[str]:
-    """Signs that the scores are not what the audit assumes: every score equal, or genuine comparisons scoring
-    below impostors (distances read as similarities)."""
-    curve = next((c for c in exact.curve_summaries if c["group"] == ALL), None)
-    det = next((d for d in exact.det if d["group"] == ALL), None)
-    # one distinct genuine score and no separation at all (binary scores that separate perfectly have one
-    # genuine score too: AUC 1, and they said "every score is the same value")
-    if det is not None and np.isfinite(det["threshold"]).sum() <= 1 and exact.summary["n_genuine"] \
-            and exact.summary["n_impostor"] and curve is not None and curve["auc"] == 0.5:
-        return ["every score is the same value: no threshold separates anything. Check the score column."]
-    if curve is not None and np.isfinite(curve["auc"]) and curve["auc"] < 0.5:
-        head = f"genuine comparisons score below impostors (AUC {curve['auc']:.3g} < 0.5): "
-        if "distance" in str(exact.summary.get("score_kind", "")):  # negated as asked: the scores were similarities
-            return [head + "the scores were negated as distances (--distance, distance=True); if they are "
-                    "similarities (larger means more alike), leave --distance out."]
-        return [head + "are these distances? Give --distance (distance=True) so that smaller means more alike."]
-    return []
-
-
-def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
-                exact: AuditResult | None = None, progress: bool = False) -> tuple[list[dict], list[str]]:
-    """Tidy records of the FNMR and FMR differences of every pair of groups and/or each group against the rest
-    (``options.comparisons``; ``comparison`` is ``pair`` or ``one-vs-rest``, whose ``group_b`` is ``rest``) with raw,
-    Holm, max-T p-values and the Benjamini-Hochberg q-value, per FMR target and per FNMR target.
-
-    At an FMR target, FNMR: the threshold is re-derived in every relabelling from the same impostors that set the
-    audit's global threshold (``threshold_impostors``); FMR (same-group impostors): at the audit's global threshold
-    of the target (``exact``'s, computed when not given), held fixed. At an FNMR target the threshold comes from
-    every genuine comparison, whatever the group labels, so relabelling identities cannot move it: both rates are
-    tested at the audit's threshold there, exactly the fixed-threshold tests. Studentized with the identity-clustered variance.
-    ``significant`` is the max-T adjusted verdict (``pvalue_adjusted <= alpha``). Targets the test cannot run at
-    are skipped with a warning; too many relabellings for the memory budget are refused, naming
-    ``test_resamples``. ``progress``: a display of each test's relabellings.
-    """
-    from matchaudit.estimators.matching_tests import matching_all_groups_test
-
-    if not data.has_identities or len(data.group_names) < 2:
-        return [], ["group tests skipped: they need identities and at least two groups."]
-    exact = evaluate(data, config) if exact is None else exact
-    points = ExactPoints(exact)
-    records: list[dict] = []
-    warnings: list[str] = []
-    common = dict(level=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
-                  studentize=options.studentize, comparisons=options.comparisons, progress=progress,
-                  resamples_param="test_resamples")
-    runs = [("fmr_target", target, metric, kw) for target in config.fmr_targets
-            for metric, kw in (("fnmr", dict(fmr_target=target, threshold_impostors=config.threshold_impostors)),
-                               ("fmr", dict(threshold=points.op("pooled", "fmr_target", target, ALL)["threshold"])))]
-    runs += [("fnmr_target", target, metric, dict(threshold=points.op("pooled", "fnmr_target", target, ALL)["threshold"]))
-             for target in config.fnmr_targets for metric in ("fmr", "fnmr")]
-    for kind, target, metric, kw in runs:
-        name = f"{metric.upper()} group tests at {operating_point(kind, target)}"
-        try:
-            if "threshold" in kw and not np.isfinite(kw["threshold"]):
-                raise InputError("the audit's threshold there is not finite")
-            res = matching_all_groups_test(data, "fnmr_at_fmr" if "fmr_target" in kw else metric, **kw, **common)
-        except (InputError, ValueError) as e:
-            if getattr(e, "param", None) == "test_resamples":  # too many relabellings: the user's to change
-                raise
-            warnings.append(f"{name} skipped: {e}")
-            continue
-        for r in res.rows:
-            records.append({
-                "metric": metric, "kind": kind, "target": target, "weighting": "pooled", "comparison": r["kind"],
-                "group_a": r["group_a"], "group_b": r["group_b"], "estimate_a": r["estimate_a"],
-                "estimate_b": r["estimate_b"], "effect": r["effect"], "pvalue": r["pvalue"],
-                "pvalue_holm": r["pvalue_holm"], "pvalue_maxt": r["pvalue_maxt"], "qvalue_bh": r["qvalue_bh"],
-                "pvalue_adjusted": r["pvalue_maxt"], "significant": r["significant_maxt"],
-                "alpha": options.alpha, "method": res.method, "unit": "identity", "n_resamples": res.n_resamples,
-                "seed": options.seed, "rule": config.rule, "threshold_impostors": config.threshold_impostors,
-                "reason": r.get("reason"), "caveat": r.get("caveat"), "expected_errors": r.get("expected_errors"),
-                "effective_errors": r.get("effective_errors")})
-    return records, warnings
-
 
 @dataclass
 class Audit:
@@ -417,38 +316,6 @@ class Audit:
                                        ("tests", self.test_records is not None)) if on]
         head = repr(self.exact).replace("AuditResult(", "Audit(", 1)
         return head + (f"\n  with {' and '.join(extra)}" if extra else "")
-
-
-def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, options: IntervalOptions,
-                   dcf: Sequence[tuple[float, float, float]], llr: bool, progress: bool
-                   ) -> tuple[CalibrationResult | None, DistributionResult | None, list[dict], list[str]]:
-    """The calibration and cost metrics, the score distributions and the intervals at the FNMR targets
-    (:mod:`matchaudit.estimators.dual_point`: each replicate at its own threshold) of an audit, with intervals by
-    the first score-view method the options name (default: the audit's default bootstrap), or a warning saying why they were skipped (the comparisons do not fit in memory; labels without
-    identities)."""
-    method = next((m for m in options.methods if m in SCORE_VIEW_METHODS), default_bootstrap(data))
-    betas = tuple(config.fnmr_targets)
-    try:  # one materialisation and one pass serve all three (the pass computes the moments with the costs)
-        views = materialise(data, method, options.memory_gb or MEMORY_GIB,
-                            "calibration metrics and score distributions", config.threshold_impostors)
-    except InputError as e:
-        if e.param not in (None, "memory_gib", "method"):  # the data cannot serve them: say so, audit the rest
-            raise
-        what = "calibration metrics, score distributions" + (" and intervals at FNMR targets" if betas else "")
-        return None, None, [], [f"{what} skipped: {e}"]
-    s = Runner(views, dcf, llr=llr, fnmr_targets=betas).bootstrap(
-        method, options.n_resamples, options.seed, progress, "calibration and score-distribution resamples")
-    args = (method, options.level, options.n_resamples, options.seed)
-    dual = []
-    if betas:
-        points = ExactPoints(exact)
-        dual = interval_records(s, views.names, betas, method, options.level, options.alternative,
-                                options.n_resamples, options.seed,
-                                lambda b, g: points.op("pooled", "fnmr_target", b, g),
-                                {"weighting": "pooled", "rule": config.rule,
-                                 "threshold_impostors": config.threshold_impostors, "scheme": method},
-                                ZeroBounds(data, options.level, options.alternative).interval)
-    return calibration_from(views, s, llr, *args), distributions_from(views, s, *args), dual, []
 
 
 @tile_cache()
