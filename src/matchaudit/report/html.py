@@ -476,8 +476,8 @@ def _family_words(f: dict) -> str:
     if f["tests"] < 2:
         return ""
     tested = f["tests"] - f.get("undefined", 0)
-    untested = (f" ({f['undefined']:,} more could not be tested: too few errors or no variance; see the group "
-                "tests)") if f.get("undefined") else ""
+    untested = (f" ({f['undefined']:,} more could not be tested: too few errors, errors in one or two identities, "
+                "or no variance; see the group tests)") if f.get("undefined") else ""
     k, d = f["distinguishable"], f["discoveries"]
     return (f" Of the {tested:,} pairs of groups tested{untested}, {k:,} {'gap is' if k == 1 else 'gaps are'} "
             f"distinguishable from noise (max-T at {level}) and {d:,} {'is a discovery' if d == 1 else 'are discoveries'}"
