@@ -23,15 +23,15 @@ from pathlib import Path
 import matchaudit as ma
 
 PHASES = [  # (label, file suffix, function name)
-    ("audit", "auditing.py", "audit"),
+    ("audit", "auditing/core.py", "audit"),
     ("  exact metrics", "metrics/evaluate.py", "evaluate"),
     ("  intervals", "auditing/intervals.py", "compute_intervals"),
     ("    counting passes (engine)", "engine/driver.py", "run"),
     ("    grid curves (FMR/FNMR per edge, AUC)", "estimators/grid_curves.py", "fill"),
     ("    ROCCH-EER per replicate and view", "metrics/rates.py", "rocch_eer_rows"),
     ("    DET curves on the band grid", "estimators/bootstrap.py", "fnmr_at_fmr_grid"),
-    ("  calibration and score distributions", "auditing.py", "score_analyses"),
-    ("  group tests", "auditing.py", "group_tests"),
+    ("  calibration and score distributions", "auditing/score_analyses.py", "score_analyses"),
+    ("  group tests", "auditing/group_tests.py", "group_tests"),
 ]
 
 
