@@ -209,7 +209,7 @@ def test_tight_lays_out_as_tight_layout_and_leaves_no_engine(tmp_path):
 
 def test_one_gap_is_said_in_the_singular():
     """C7: "1 gaps are distinguishable", "1 rows fewer"."""
-    from matchaudit.report.html import _family_words
+    from matchaudit.report.verdicts import family_words as _family_words
 
     said = _family_words({"comparison": "pairs", "metric": "fnmr", "tests": 3, "distinguishable": 1,
                           "discoveries": 1, "alpha": 0.05})

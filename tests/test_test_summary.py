@@ -61,7 +61,8 @@ def test_the_audit_tests_each_group_against_the_rest_and_writes_tests_csv(many, 
 
 
 def test_the_report_summarises_many_pairs_and_lists_the_strongest(many, tmp_path):
-    from matchaudit.report.html import _ALL_ROWS, _FAMILY_ROWS, write_report
+    from matchaudit.report.html import write_report
+    from matchaudit.report.verdicts import ALL_ROWS as _ALL_ROWS, FAMILY_ROWS as _FAMILY_ROWS
 
     res = ma.audit(many, fmr=1e-2, intervals=False, tests=True, test_resamples=99, calibration=False)
     assert len(res.tests) == 2 * 276 > _ALL_ROWS
