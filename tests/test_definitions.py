@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import matchaudit as ma
 from matchaudit.definitions import accepting_thresholds, accepts, fmr_passes, lowest_passing, max_accepted
 from matchaudit.engine.identity import _level
-from matchaudit.engine.kernels import _fmr_ok
+from matchaudit.engine.target_kernels import fmr_ok as _fmr_ok
 from matchaudit.estimators.bootstrap import fnmr_at_fmr_grid
 from matchaudit.estimators.compare import fnmr_at_fmr_scores
 from matchaudit.labelfree.curves import empirical_at_fmr

@@ -33,7 +33,7 @@ is an upper bound ``[low of the support, high]`` and ``"greater"`` a lower bound
 # considered, any class), or +inf when none qualifies, whose FMR over the threshold impostors is at most alpha.
 # FMR is one correctly rounded float64 division, accepted / total, compared with `<=` ("at most", as bob's
 # far_threshold). An undefined FMR (no threshold impostors: 0/0, NaN) never passes, so the threshold is +inf.
-# Numba and Torch kernels that cannot call these (engine.kernels._fmr_ok) are property-tested against them.
+# Numba and Torch kernels that cannot call these (engine.target_kernels.fmr_ok) are property-tested against them.
 
 
 def fmr_passes(fmr: ArrayLike, alpha: ArrayLike) -> np.ndarray:

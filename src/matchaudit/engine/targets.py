@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from matchaudit.engine import kernels as K
+from matchaudit.engine.target_kernels import crossings, solve_targets
 from matchaudit.engine.entries import Entries
 
 
@@ -22,7 +22,7 @@ def target_crossings(table: np.ndarray, G: int, targets: np.ndarray, ref: np.nda
     R = table.shape[0]
     cstar = np.empty((R, targets.size), np.int64)
     nxt = np.empty((R, targets.size), np.int64)
-    K.crossings(table, ref_mask(G, ref), targets, cstar, nxt)
+    crossings(table, ref_mask(G, ref), targets, cstar, nxt)
     return cstar, nxt
 
 
@@ -80,6 +80,6 @@ def exact_targets(table, G, targets, ref, items: Items | None, rule, crossings):
     cstar, nxt = crossings
     order = np.lexsort((items.score, items.cell))
     off = np.searchsorted(items.cell[order], np.arange(C + 1)).astype(np.int64)
-    K.solve_targets(table, ref_mask(G, ref), targets, cstar, nxt, off, items.score[order],
+    solve_targets(table, ref_mask(G, ref), targets, cstar, nxt, off, items.score[order],
                     items.kc[order].astype(np.int64), items.u[order], items.v[order], items.wt, rule == ">=", thr, acc)
     return thr, acc[:, :, :G], acc[:, :, G:]
