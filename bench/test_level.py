@@ -255,20 +255,21 @@ def generator_rows(n_sets: int) -> list[dict]:
     rows = []
     for gen in generators.GENERATORS:
         for groups, ids in ((2, 40), (4, 25)):
-            hits = {k: 0.0 for k in ("fnmr_at_fmr old", "fnmr_at_fmr new", "fmr old", "fmr new")}
+            hits = {f"{m} {v}": 0.0 for m in ("fnmr_at_fmr", "fmr") for v in ("old", "new", "rule")}
             for i in range(n_sets):
                 data = generators.make(gen, groups, ids, 4, 50_000 + i)
                 k = data.identity_sizes.astype(float)
                 impostors = (k.sum() ** 2 - (k**2).sum()) / 2
-                old = {"threshold_error": False, "scale": "difference"}
-                for name, kw in (("old", old), ("new", {})):
+                old = {"threshold_error": False, "scale": "difference", "sparse_rule": False}
+                for name, kw in (("old", old), ("new", {"sparse_rule": False}), ("rule", {})):
                     hits[f"fnmr_at_fmr {name}"] += _rejected(data, "fnmr_at_fmr", i, fmr_target=20 / impostors, **kw)
                 thr = _threshold(data, 100 / impostors)
-                for name, kw in (("old", {"scale": "difference"}), ("new", {})):
+                for name, kw in (("old", {"scale": "difference", "sparse_rule": False}),
+                                 ("new", {"sparse_rule": False}), ("rule", {})):
                     hits[f"fmr {name}"] += _rejected(data, "fmr", i, threshold=thr, **kw)
             label = f"{groups} groups x {ids} identities x 4 samples"
             rows += [_row(label, gen, k.split()[0], k.split()[1], h / n_sets, n_sets) for k, h in hits.items()]
-            _show(rows[-4:])
+            _show(rows[-6:])
     return rows
 
 
