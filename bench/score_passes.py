@@ -1,0 +1,57 @@
+"""How many times a default audit scores the comparisons (#46 item 1: "at most twice" is the target).
+
+Counts the all-pairs tiles an audit computes (``scores._tile`` calls) against the tiles of one pass over the score
+matrix, for the demo's population (2,000 samples: the whole matrix fits ``scores.tile_cache``, so once) and a larger
+one (12,000 samples x 64 dims, 72e6 comparisons: streamed, once per pass that needs scores). The audit: FMR targets
+1e-2, 1e-3, 1e-4, an FNMR target 1e-2, default intervals (B = 200) and the group tests (99 relabellings).
+
+    .venv/bin/python bench/score_passes.py
+
+2026-11-28, 2 cores: 2,000 samples 1 tile = 1.0 pass; 12,000 samples 102 tiles = 17.0 passes (6 tiles a pass), 11 s.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+sys.path.insert(0, "src")
+import matchaudit as ma  # noqa: E402
+from matchaudit import scores  # noqa: E402
+from matchaudit.simulation import DEMO_GROUPS, GroupSpec, simulate_vmf  # noqa: E402
+
+CALLS = {"tiles": 0}
+_REAL = scores._tile
+
+
+def _counted(*args, **kwargs):
+    CALLS["tiles"] += 1
+    return _REAL(*args, **kwargs)
+
+
+def passes(data: ma.MatchData) -> tuple[int, float, float]:
+    """(tiles computed, passes over the matrix, seconds) of one default audit of ``data``."""
+    CALLS["tiles"] = 0
+    scores._tile = _counted
+    try:
+        t0 = time.time()
+        ma.audit(data, fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), tests=True, test_resamples=99, n_resamples=200)
+        seconds = time.time() - t0
+    finally:
+        scores._tile = _REAL
+    per_pass = sum(1 for _ in scores.tiles(data.samples.ids.shape[0], 2048))
+    return CALLS["tiles"], CALLS["tiles"] / per_pass, seconds
+
+
+def main() -> None:
+    sets = {"demo (2,000 x 128)": simulate_vmf(DEMO_GROUPS, dim=128, samples_per_identity=10, seed=0).as_data(),
+            "12,000 x 64": simulate_vmf({"A": GroupSpec(700, (100.0, 600.0)), "B": GroupSpec(500, (60.0, 300.0))},
+                                        dim=64, samples_per_identity=10, seed=1).as_data()}
+    for name, data in sets.items():
+        n = data.samples.ids.shape[0]
+        tiles, p, s = passes(data)
+        print(f"{name}: {n * (n - 1) // 2:,} comparisons, {tiles} tiles computed = {p:.1f} passes, {s:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
