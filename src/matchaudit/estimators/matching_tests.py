@@ -22,7 +22,9 @@ Metrics (per group ``a``: its identities' genuine comparisons, its same-group im
 Studentization (:mod:`matchaudit.estimators.permutation`): ``True`` (own variance per relabelling),
 ``"permutation-sd"`` (``T / se(T)`` against ``T_pi / sd(T_pi)``; ``se(T)`` from the clustered variance or
 an identity bootstrap: ``variance="bootstrap"``, double-or-nothing weights through the engine) or ``False``.
-Two groups of identities are independent, so ``Var(T) = Var_a + Var_b``.
+Two groups of identities are independent, so ``Var(T) = Var_a + Var_b``. The clustered rates under any labelling
+are :mod:`matchaudit.estimators.clustered_rates`; which pairs get no p-value ("not testable") and which verdicts carry
+a caveat, :mod:`matchaudit.estimators.testability`.
 """
 
 from __future__ import annotations
