@@ -2,7 +2,8 @@
 about 20 impostor errors, sparse counts, 2 and 4 groups.
 
 Run from the repository root: ``NUMBA_NUM_THREADS=1 .venv/bin/python bench/test_level.py [n_sets] [part ...]``
-(parts: ``threshold``, ``concentrated``, ``sparse``, ``generators``; default all; ``fmr``: the FMR rows of
+(parts: ``threshold``, ``concentrated``, ``sparse``, ``generators``, ``effective`` (the raw test's level by effective
+errors, the study behind ``MIN_EFFECTIVE_ERRORS``); default the first four; ``fmr``: the FMR rows of
 ``concentrated`` and ``sparse`` alone, rerun 2026-11-28 when the impostor generator stopped rescaling each sample to
 its mean). Writes
 ``bench/results/test_level_<parts>.csv`` (one row per design, generator, metric and test variant: rejection rate at
@@ -247,6 +248,42 @@ def sparse_rows(n_sets: int, metrics: tuple[str, ...] = ("fnmr", "fmr")) -> list
     return rows
 
 
+def effective_rows(n_sets: int) -> list[dict]:
+    """The raw test's rejection rate (``sparse_rule=False``) by the pair's effective errors
+    (:func:`matchaudit.estimators.testability.sparse_counts`), pooled over 21 designs: sparse FMR and FNMR whose
+    per-identity rates are Beta(2r, 2(1 - r)) (and Beta(20r, ...)) at 3-40 expected errors, and the concentrated
+    designs above; the bins behind ``MIN_EFFECTIVE_ERRORS``. Rows: bin, rejection rate, data sets."""
+    designs = [(f"sparse FMR beta2 {e}", "fmr", [(100, 40, "beta2"), (25, 40, "beta2")], e / 1000)
+               for e in (3, 5, 10, 20, 40)]
+    designs += [("sparse FMR beta20 10", "fmr", [(100, 40, "beta20"), (25, 40, "beta20")], 10 / 1000)]
+    designs += [(label, m, g, 0.05 if m == "fmr" else None) for label, m, g in CONCENTRATED
+                if not label.startswith("4 groups")]
+    designs += [(f"sparse FNMR beta2 {e}", "fnmr", [(100, 4, "beta2"), (25, 4, "beta2")], e / 100)
+                for e in (3, 5, 10, 20)]
+    seen = []
+    for label, metric, groups, rate in designs:
+        for i in range(n_sets):
+            if metric == "fmr":
+                data = impostor_design(40_000 + i, groups, rate)
+            else:
+                data = genuine_design(40_000 + i, groups) if rate is None else genuine_design(40_000 + i, groups, rate)
+            res = matching_group_test(data, metric, threshold=0.5, n_resamples=B, seed=i, sparse_rule=False)
+            seen.append((res.details["effective_errors"][0], res.pvalue <= LEVEL))
+        print(label, flush=True)
+    eff, rej = np.array(seen, float).T
+    edges = [0, 1, 2, 3, 4, 5, 7, 10, 20, np.inf]
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        k = (eff > lo) & (eff <= hi) if lo > 0 else eff <= hi
+        rows.append({"design": f"effective errors in ({lo:g}, {hi:g}]" if lo > 0 else f"effective errors <= {hi:g}",
+                     "generator": "21 designs", "metric": "fnmr and fmr", "variant": "new (raw test)",
+                     "rate": round(float(rej[k].mean()), 4) if k.any() else float("nan"),
+                     "se": round(float(np.sqrt(LEVEL * (1 - LEVEL) / max(k.sum(), 1))), 4), "n_sets": int(k.sum()),
+                     "n_resamples": B})
+    _show(rows)
+    return rows
+
+
 def generator_rows(n_sets: int) -> list[dict]:
     """bench/generators.py (vmf, lookalike, tscore; groups from one law, all pairs of 4 samples per identity): FNMR at
     the all-impostor threshold of about 20 impostor errors, and same-group FMR at the threshold of about 100."""
@@ -298,6 +335,7 @@ def main(n_sets: int, parts: list[str]) -> None:
         rows += {"threshold": threshold_rows, "concentrated": concentrated_rows, "sparse": sparse_rows,
                  "generators": generator_rows,
                  "fmr": lambda n: concentrated_rows(n, ("fmr",)) + sparse_rows(n, ("fmr",)),
+                 "effective": effective_rows,
                  }[part](n_sets)
     out = OUT.with_name(f"test_level_{'_'.join(parts)}.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -310,4 +348,4 @@ def main(n_sets: int, parts: list[str]) -> None:
 
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 400, sys.argv[2:] or ["threshold", "concentrated", "sparse",
-                                                                           "generators"])
+                                                                           "generators"])  # effective: on request
