@@ -284,6 +284,59 @@ def effective_rows(n_sets: int) -> list[dict]:
     return rows
 
 
+def heavy_design(seed: int, groups: list[tuple[int, int, float, float]], threshold: float = 0.0,
+                 fnmr: float = 0.03) -> ma.MatchData:
+    """Continuous genuine scores ``mu + identity effect (t with 3 df, scale s_id) + noise (normal, s_noise)``, per
+    group (identities, genuine per identity, s_id, s_noise), ``mu`` set so that every group's population FNMR at
+    ``threshold`` is ``fnmr`` (the weak null): a large ``s_id`` against a small noise puts a group's errors in the few
+    identities of the t's lower tail. One impostor per identity, far below the threshold. (A check on designs the
+    tests were not tuned on, 2026-11-28.)"""
+    rng = np.random.default_rng(seed)
+    ids, sc, grp, off = [], [], [], 0
+    for j, (k, m, s_id, s_noise) in enumerate(groups):
+        eff = s_id * rng.standard_t(3, k)
+        u = np.repeat(np.arange(k), m)
+        sc.append(_heavy_mu(s_id, s_noise, threshold, fnmr) + eff[u] + s_noise * rng.normal(size=u.size))
+        ids.append(u + off)
+        grp.append(np.full(k, chr(65 + j)))
+        off += k
+    gid, grp = np.concatenate(ids), np.concatenate(grp)
+    partner = np.concatenate([np.roll(np.flatnonzero(grp == g), 1) for g in np.unique(grp)])
+    own = np.concatenate([np.flatnonzero(grp == g) for g in np.unique(grp)])
+    names = np.array([f"i{x}" for x in range(off)])
+    a, b = np.concatenate([gid, own]), np.concatenate([gid, partner])
+    return ma.from_scores(np.concatenate([np.concatenate(sc), np.full(off, threshold - 10.0)]), names[a], names[b],
+                          label=np.concatenate([np.ones(gid.size, bool), np.zeros(off, bool)]),
+                          attributes_a={"g": grp[a]}, attributes_b={"g": grp[b]}, group_by="g")
+
+
+@functools.lru_cache
+def _heavy_mu(s_id: float, s_noise: float, threshold: float, fnmr: float) -> float:
+    """``mu`` with P(mu + s_id t3 + s_noise z < threshold) = fnmr (4,000,000 draws from a fixed seed)."""
+    r = np.random.default_rng(14)
+    return float(threshold - np.quantile(s_id * r.standard_t(3, 4_000_000) + s_noise * r.normal(size=4_000_000), fnmr))
+
+
+HEAVY = [  # (label, groups: (identities, genuine per identity, t3 scale of the identity effect, noise SD))
+    ("40x8 clustered (t3 1.0, noise 0.3) vs 120x4 (t3 0.2, noise 1.0)", [(40, 8, 1.0, 0.3), (120, 4, 0.2, 1.0)]),
+    ("80x8 clustered vs 120x4", [(80, 8, 1.0, 0.3), (120, 4, 0.2, 1.0)]),
+    ("120x8 clustered vs 120x4", [(120, 8, 1.0, 0.3), (120, 4, 0.2, 1.0)]),
+    ("40x8 vs 120x4, both clustered (same law)", [(40, 8, 1.0, 0.3), (120, 4, 1.0, 0.3)]),
+    ("40x8 vs 120x4, both t3 0.5, noise 0.8", [(40, 8, 0.5, 0.8), (120, 4, 0.5, 0.8)]),
+    ("40x8 (t3 0.2, noise 1.0) vs 120x4 clustered", [(40, 8, 0.2, 1.0), (120, 4, 1.0, 0.3)]),
+]
+
+
+def heavy_rows(n_sets: int) -> list[dict]:
+    """FNMR with heavy-tailed identity effects (:func:`heavy_design`), the test as run (not-testable rule on)."""
+    rows = []
+    for label, groups in HEAVY:
+        hits = sum(_rejected(heavy_design(60_000 + i, groups), "fnmr", i, threshold=0.0) for i in range(n_sets))
+        rows.append(_row(label, "t3 identity effects", "fnmr", "new, not-testable rule", hits / n_sets, n_sets))
+        _show(rows[-1:])
+    return rows
+
+
 def generator_rows(n_sets: int) -> list[dict]:
     """bench/generators.py (vmf, lookalike, tscore; groups from one law, all pairs of 4 samples per identity): FNMR at
     the all-impostor threshold of about 20 impostor errors, and same-group FMR at the threshold of about 100."""
@@ -335,7 +388,7 @@ def main(n_sets: int, parts: list[str]) -> None:
         rows += {"threshold": threshold_rows, "concentrated": concentrated_rows, "sparse": sparse_rows,
                  "generators": generator_rows,
                  "fmr": lambda n: concentrated_rows(n, ("fmr",)) + sparse_rows(n, ("fmr",)),
-                 "effective": effective_rows,
+                 "effective": effective_rows, "heavy": heavy_rows,
                  }[part](n_sets)
     out = OUT.with_name(f"test_level_{'_'.join(parts)}.csv")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,8 @@ def test_sparse_pairs_are_not_testable_and_leave_bh_and_holm():
 
 def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
     """A group of fewer than SMALL_GROUP identities may lack the few identities that carry its errors (10% hard of
-    25: absent with probability 0.9^25 = 7%, level 0.084 at 0.05 in bench/test_level.py): every row testing such a
+    25: absent with probability 0.9^25 = 7%, level 0.084 at 0.05 in bench/test_level.py; 0.14 with heavy-tailed
+    identity effects at 40 identities): every row testing such a
     group says so, with the probability for its size; rows between large groups say nothing; the report's Reading
     repeats it where it calls the gap distinguishable."""
     from matchaudit.estimators.matching_tests import matching_all_groups_test
