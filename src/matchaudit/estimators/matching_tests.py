@@ -517,7 +517,7 @@ def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups
     studentize = kwargs.get("studentize", True)
     details = st.details | {"groups": list(st.labels[0]),
                             "estimates": dict(zip(st.labels[0], map(float, st.estimates[0, list(st.pairs[0])]))),
-                            "caveat": small_group_caveat(group_sizes(data, *st.labels[0]))}
+                            "caveat": small_group_caveat(group_sizes(st.details["groups_identities"], *st.labels[0]))}
     res = permutation_test(float(st.t[0]), float(st.v[0]), st.t_perm[:, 0],
                            None if st.v_perm is None else st.v_perm[:, 0], studentize=studentize,
                            effect=None if st.effect is None else (float(st.effect[0]), float(st.effect_v[0])),
@@ -543,7 +543,7 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
     est = {n: float(x) for n, x in zip(data.group_names, st.estimates[0, :G])}
     for j, (row, (a, b), (sa, sb)) in enumerate(zip(rows, st.labels, st.pairs)):
         row.update(kind="pair" if sb < G else "one-vs-rest", group_a=a, group_b=b, estimate_a=float(st.estimates[0, sa]),
-                   estimate_b=float(st.estimates[0, sb]), caveat=small_group_caveat(group_sizes(data, a, b)))
+                   estimate_b=float(st.estimates[0, sb]), caveat=small_group_caveat(group_sizes(st.details["groups_identities"], a, b)))
         if "effective_errors" in st.details:
             row.update(expected_errors=st.details["expected_errors"][j],
                        effective_errors=st.details["effective_errors"][j])

@@ -266,7 +266,7 @@ class PermutationTestResult:
 
     def significant(self, level: float = 0.05) -> bool:
         """Whether the test rejects at ``level`` (never for a degenerate / NaN p-value)."""
-        return bool(self.pvalue <= level)
+        return rejects(self.pvalue, level)
 
     def to_dict(self, include_null: bool = False) -> dict:
         """JSON-ready summary (the null distribution only when asked)."""
@@ -274,6 +274,12 @@ class PermutationTestResult:
         d["null_distribution"] = self.null_distribution.tolist() if include_null else None
         d["effect_ci"], d["pvalue_ci"] = list(self.effect_ci), list(self.pvalue_ci)
         return jsonable(d)
+
+
+def rejects(pvalue: float, level: float) -> bool:
+    """The one significance rule of every test here: reject when ``pvalue <= level`` (p = level rejects; a NaN
+    p-value, a degenerate or untestable comparison, never does)."""
+    return bool(pvalue <= level)
 
 
 def _degenerate_p(t: float) -> float:
@@ -350,8 +356,8 @@ def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, 
             "effect_ci_high": ci[1], "direction": direction(float(t[j]), lab), "statistic": float(z.statistic[j]),
             "pvalue": float(raw[j]), "pvalue_se": pse, "pvalue_ci_low": pci[0], "pvalue_ci_high": pci[1],
             "pvalue_holm": float(p_holm[j]), "pvalue_maxt": float(p_maxt[j]), "qvalue_bh": float(q_bh[j]),
-            "significant": bool(raw[j] <= level), "significant_holm": bool(p_holm[j] <= level),
-            "significant_maxt": bool(p_maxt[j] <= level), "significant_bh": bool(q_bh[j] <= level),
+            "significant": rejects(raw[j], level), "significant_holm": rejects(p_holm[j], level),
+            "significant_maxt": rejects(p_maxt[j], level), "significant_bh": rejects(q_bh[j], level),
             "reason": z.reasons[j],
         })
     return rows, z

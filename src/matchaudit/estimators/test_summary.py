@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from matchaudit.estimators.permutation import rejects
+
 FAMILY = ("metric", "kind", "target", "comparison")
 """The fields that identify a family of group tests (records without ``comparison`` are pairs)."""
 
@@ -61,7 +63,7 @@ def summarise_tests(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({
             **dict(zip(FAMILY, key)), "alpha": alpha, "tests": len(rows),
             "distinguishable": len(strong),
-            "discoveries": sum(1 for r in rows if _defined(r.get("qvalue_bh")) and r["qvalue_bh"] <= alpha),
+            "discoveries": sum(1 for r in rows if _defined(r.get("qvalue_bh")) and rejects(r["qvalue_bh"], alpha)),
             "undefined": sum(1 for r in rows if not _defined(r.get("pvalue_adjusted"))),
             "largest": max(defined, key=lambda r: abs(r["effect"])) if defined else None,
             "above": [r for r in strong if r["effect"] > 0],

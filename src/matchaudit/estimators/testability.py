@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 
-from matchaudit.estimators.permutation import benjamini_hochberg, holm
-from matchaudit.model import MatchData
+from matchaudit.estimators.permutation import benjamini_hochberg, holm, rejects
 
 MIN_EXPECTED_ERRORS = 5
+"""Errors the sparser group must show at the pair's pooled rate (the classical count rule; see below)."""
 MIN_EFFECTIVE_ERRORS = 2
 """A pair of groups is tested only if the sparser one would show at least :data:`MIN_EXPECTED_ERRORS` errors at the
 pair's pooled rate, and at least :data:`MIN_EFFECTIVE_ERRORS` once divided by the design effect within the groups
@@ -21,13 +21,13 @@ rule for a count approximation (1-2 expected independent false matches: 0.10-0.1
 The effective count catches errors that sit in one identity or one look-alike pair: with listed same-group impostors
 and Beta propensities, 3-10 false matches of one or two pairs rejected a true null 0.16-0.25 at 0.05 while every raw
 count passed. Measured over 21 designs and 6,300 data sets (``bench/test_level.py``, ``docs/tests.md``): rejection
-0.26 with at most 1 effective error, 0.028-0.031 from 1 to 7, 0.05-0.08 above (the hard-identity designs, which
-:func:`small_group_caveat` covers). Both rules only remove rejections; a row below either is "not testable": no
+0.258 with at most 1 effective error, 0.027-0.031 from 1 to 7, 0.05-0.08 above (groups of 25-40 identities with
+hard identities, which :func:`small_group_caveat` covers). Both rules only remove rejections; a row below either is "not testable": no
 p-value, never significant, left out of the family's Holm and BH."""
 
 
 def sparse_counts(x: np.ndarray, v: np.ndarray, n: np.ndarray, pairs: list[tuple[int, int]]
-            ) -> tuple[list[float], list[float]]:
+                  ) -> tuple[list[float], list[float]]:
     """Per compared pair (a, b): the errors the sparser side would show at the pair's pooled rate ``p`` (``p`` x its
     comparisons), and the same divided by the design effect within the two groups, ``(v_a + v_b) / (x_a (1 - x_a) /
     n_a + x_b (1 - x_b) / n_b)``: the identity-clustered variance of the difference over its binomial value (from the
@@ -85,11 +85,11 @@ def small_group_caveat(sizes: dict[str, int]) -> str | None:
             f"up to 0.14 at 0.05 with 40 identities); confirm with more identities")
 
 
-def group_sizes(data: MatchData, a: str, b: str) -> dict[str, int]:
-    """Identities per tested group (``rest``: every group but the other)."""
-    count = dict(zip(data.group_names, np.bincount(data.identity_group, minlength=data.n_groups).tolist()))
-    total = sum(count.values())
-    return {a: count[a] if a in count else total - count[b], b: count[b] if b in count else total - count[a]}
+def group_sizes(identities: dict[str, int], a: str, b: str) -> dict[str, int]:
+    """Identities per tested group from the test's identities per group (``details["groups_identities"]``;
+    ``rest``: every group but the other)."""
+    total = sum(identities.values())
+    return {x: identities[x] if x in identities else total - identities[y] for x, y in ((a, b), (b, a))}
 
 
 def not_testable(rows: list[dict], reasons: list[str | None], level: float) -> None:
@@ -106,8 +106,8 @@ def not_testable(rows: list[dict], reasons: list[str | None], level: float) -> N
     if keep:
         raw = np.array([r["pvalue"] for r in keep], float)
         for r, h, q in zip(keep, holm(raw), benjamini_hochberg(raw)):
-            r.update(pvalue_holm=float(h), qvalue_bh=float(q), significant_holm=bool(h <= level),
-                     significant_bh=bool(q <= level))
+            r.update(pvalue_holm=float(h), qvalue_bh=float(q), significant_holm=rejects(h, level),
+                     significant_bh=rejects(q, level))
 
 
 __all__ = ["MIN_EFFECTIVE_ERRORS", "MIN_EXPECTED_ERRORS", "SMALL_GROUP", "group_sizes", "not_testable",
