@@ -364,8 +364,8 @@ def generator_rows(n_sets: int) -> list[dict]:
 
 
 def _threshold(data: ma.MatchData, fmr_target: float) -> float:
-    from matchaudit.estimators.matching_tests import _observed_threshold
-    return _observed_threshold(data, fmr_target, None, ">=")
+    from matchaudit.engine import target_thresholds
+    return float(target_thresholds(data, [fmr_target])[0])
 
 
 def _row(design: str, generator: str, metric: str, variant: str, rate: float, n: int) -> dict:

@@ -141,3 +141,35 @@ def test_row_chunks_count_each_rows_comparisons_and_split_them_evenly(row0, col0
     assert chunks[0] == 0 and chunks[-1] == rows.size and (np.diff(chunks) >= 0).all()
     share = cum[-1] / 4
     assert all(cum[chunks[t + 1]] - cum[chunks[t]] <= share + max(brute) for t in range(4))
+
+
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_counts_at_a_subset_of_held_thresholds_equal_a_pass_and_make_none(rule, monkeypatch):
+    """Inside one audit's block, identity counts at thresholds that a held pass covered (a subset, repeated, unsorted,
+    +-inf, ties on observed scores) are derived from it, exactly equal to a fresh pass, without scoring again; a
+    threshold the held pass lacks makes a pass."""
+    from matchaudit import scores as sc
+    from matchaudit.engine import identity as ident
+
+    data = make_data(seed=7, sizes=(3, 5, 2, 6, 1, 4, 3), groups=(0, 1, 1, 0, 1, 0, 2))
+    obs = sorted({s for *_, s in _comparisons(data)})
+    held = [obs[2], obs[len(obs) // 2], -np.inf, obs[-3], np.inf, 0.25, obs[len(obs) // 3]]
+    passes = []
+    real = ident._all_pairs_hits
+    monkeypatch.setattr(ident, "_all_pairs_hits", lambda *a: (passes.append(1), real(*a))[1])
+    fresh = {}
+    for sub in ([obs[-3], obs[2]], [obs[len(obs) // 2]] * 2, [np.inf, -np.inf, 0.25], [obs[len(obs) // 3], obs[2]]):
+        fresh[tuple(sub)] = identity_counts(data, sub, rule)
+    assert len(passes) == 4
+    with sc.tile_cache():
+        identity_counts(data, held, rule)
+        for sub, want in fresh.items():
+            got = identity_counts(data, list(sub), rule)
+            for f in ("g", "e", "m_row", "e_row", "m_row_cat", "e_row_cat", "sum_m2"):
+                np.testing.assert_array_equal(getattr(got, f), getattr(want, f), err_msg=f)
+            for f in ("pair_k", "pair_l", "pair_e", "pair_m", "pair_cat"):
+                for x, y in zip(getattr(got, f), getattr(want, f), strict=True):
+                    np.testing.assert_array_equal(x, y, err_msg=f)
+        assert len(passes) == 5  # the held pass only
+        identity_counts(data, [obs[1]], rule)  # not held: scored
+        assert len(passes) == 6

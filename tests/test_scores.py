@@ -122,7 +122,8 @@ def test_an_audit_leaves_the_cached_tiles_as_computed():
 
 def test_once_per_call_keys_by_identity_and_value(monkeypatch):
     """Outside tile_cache every call computes; inside, a result is served again only for the same objects (by
-    identity, not by equal content) and equal values; results over CACHE_BYTES are not kept."""
+    identity, not by equal content) and equal values; results over RESULT_BYTES are not kept; ``derive`` serves
+    another call from a held result of the same objects, and only when it says it can."""
     made = []
 
     def compute(tag):
@@ -137,10 +138,13 @@ def test_once_per_call_keys_by_identity_and_value(monkeypatch):
         assert scores.once_per_call((a,), (1,), compute("again")) is first
         scores.once_per_call((b,), (1,), compute("b1"))  # equal content, another array
         scores.once_per_call((a,), (2,), compute("a2"))
-        monkeypatch.setattr(scores, "CACHE_BYTES", 16)
+        sub = lambda vals, held: held[:2] if vals == (2,) else None  # noqa: E731  (only from the values (2,))
+        assert scores.once_per_call((a,), (5,), compute("never"), derive=sub).tolist() == [5.0, 5.0]
+        scores.once_per_call((b,), (5,), compute("b5"), derive=sub)  # b holds (1,) only: computed
+        monkeypatch.setattr(scores, "RESULT_BYTES", 16)
         scores.once_per_call((a,), (3,), compute("big"))
         scores.once_per_call((a,), (3,), compute("big"))
-    assert made == ["out", "out", "a1", "b1", "a2", "big", "big"]
+    assert made == ["out", "out", "a1", "b1", "a2", "b5", "big", "big"]
     scores.once_per_call((a,), (1,), compute("after"))  # the block's results are gone with it
     assert made[-1] == "after"
 

@@ -30,6 +30,7 @@ from matchaudit.blocks import DenseBlock, Metric
 TILE_COLS = 16384
 R = TypeVar("R")
 CACHE_BYTES = 256 << 20  # what tile_cache may hold: one default tile's memory
+RESULT_BYTES = 1 << 30  # what once_per_call may hold: results are what a pass built anyway, and a pass saved each
 _MANTISSA = 52  # exact integers in float64 up to 2^53; keep a bit of headroom
 
 
@@ -142,21 +143,30 @@ def tile_cache() -> Iterator[list[_Held]]:
         _RESULTS.reset(results)
 
 
-def once_per_call(objects: tuple, values: tuple, compute: Callable[[], R]) -> R:
+def once_per_call(objects: tuple, values: tuple, compute: Callable[[], R],
+                  derive: Callable[[tuple, Any], R | None] | None = None) -> R:
     """``compute()``, or inside :func:`tile_cache` its result for the same key computed before in the block: the key
     is ``objects`` (compared by identity, and kept alive with the result) and ``values`` (compared by ``==``). A
     pass over all pairs that several parts of one audit make with the same arguments (the identity counts at the
-    same thresholds: the Wilson intervals, the cross-group cells, the studentized bootstrap) is made once. Results
-    whose arrays exceed ``CACHE_BYTES`` are not kept; callers must not change what they get."""
+    same thresholds: the Wilson intervals, the cross-group cells, the studentized bootstrap) is made once.
+    ``derive(held_values, held_result)``: this call's result from a held one with the same ``objects`` and other
+    ``values`` (e.g. counts at a subset of the thresholds), or None; derived results are exact, not kept. Results
+    whose arrays exceed ``RESULT_BYTES`` are not kept; callers must not change what they get."""
     results = _RESULTS.get()
     if results is None:
         return compute()
-    for objs, vals, result in results:
-        if len(objs) == len(objects) and all(a is b for a, b in zip(objs, objects)) and vals == values:
+    held = [(vals, result) for objs, vals, result in results
+            if len(objs) == len(objects) and all(a is b for a, b in zip(objs, objects))]
+    for vals, result in held:
+        if vals == values:
             return result
+    for vals, result in held if derive is not None else ():
+        got = derive(vals, result)
+        if got is not None:
+            return got
     result = compute()
     if sum(x.nbytes for x in (result if isinstance(result, tuple) else (result,)) if isinstance(x, np.ndarray)
-           ) <= CACHE_BYTES:
+           ) <= RESULT_BYTES:
         results.append((objects, values, result))
     return result
 

@@ -31,6 +31,7 @@ from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.auditing.group_tests import group_tests
 from matchaudit.auditing.score_analyses import score_analyses, score_warnings
 from matchaudit.auditing.options import IntervalOptions, TestOptions
+from matchaudit.auditing.pass_plan import share_passes
 from matchaudit.auditing.intervals import (add_cross_group_intervals, balanced_method, check_methods,
                                            compute_intervals, interval_weightings, intervals_without_identities,
                                            plan_chunks, plan_note)
@@ -503,6 +504,7 @@ def audit(
     result.warnings += score_warnings(exact)
     if no_intervals:
         result.warnings.append(no_intervals)
+    share_passes(data, exact, iopts, topts)  # the all-pairs passes the steps below share, made once
     result.warnings += add_cross_group_intervals(data, exact, iopts)  # the interval fields, None without intervals
     if data.failures is not None:
         result.failure_records = fta_records(data, checks.probability(level, "level"))

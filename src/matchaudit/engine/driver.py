@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from matchaudit.definitions import ThresholdImpostors
+from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import kernels as K
 from matchaudit.engine.comparison_level import comparison_level_counts
 from matchaudit.engine.counts import Counts, TailHits
@@ -41,6 +41,7 @@ from matchaudit.engine.window import window_cells
 from matchaudit.model import MatchData
 from matchaudit.pairings import PairCategories, reference_pairs
 from matchaudit.resampling import Scheme
+from matchaudit.scores import once_per_call
 
 
 # The identity-level collapse against counting every entry (bench/collapse.py, 8,000 samples, 2 cores): merging
@@ -163,6 +164,26 @@ def run(
         target_impostor_accepted=iacc, imputed_pairs=imputed, tail=tail, info=info)
 
 
+def target_thresholds(data: MatchData, fmr_targets, rule: Rule = ">=",
+                      threshold_impostors: ThresholdImpostors = "all") -> np.ndarray:
+    """The plug-in thresholds at ``fmr_targets`` over the ``threshold_impostors`` (the engine's exact definition;
+    +inf where no threshold reaches a target), from one pass; inside :func:`matchaudit.scores.tile_cache` a call
+    at targets that an earlier call covered is answered from it (exact: a target's threshold does not depend on
+    the other targets of the pass)."""
+    want = np.atleast_1d(np.asarray(fmr_targets, np.float64))
+    key = ("target thresholds", rule, threshold_impostors)
+
+    def held(vals: tuple, thr: np.ndarray) -> np.ndarray | None:
+        have = np.frombuffer(vals[-1])
+        if vals[:-1] != key or not np.isin(want, have).all():
+            return None
+        return thr[[int(np.flatnonzero(have == a)[0]) for a in want]]
+
+    return once_per_call((data,), (*key, want.tobytes()), lambda: run(
+        data, None, grid=build_grid(data, rule=rule), fmr_targets=want,
+        threshold_impostors=threshold_impostors).target_threshold[0].copy(), derive=held)
+
+
 def _tail_hits(ent: Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np.ndarray) -> TailHits:
     """The comparisons among the items of a tail window (every cell from the first window cell up), by
     identity."""
@@ -172,4 +193,4 @@ def _tail_hits(ent: Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np.
     return TailHits(floor, *parts)
 
 
-__all__ = ["run"]
+__all__ = ["run", "target_thresholds"]

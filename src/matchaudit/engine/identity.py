@@ -163,6 +163,26 @@ def _genuine_levels(identity, score, ts, ge, hist):
         hist[identity[x], _level(score[x], ts, ge)] += 1
 
 
+def _hits_at_subset(held: tuple, held_ts: np.ndarray, ts: np.ndarray) -> tuple | None:
+    """What :func:`_all_pairs_hits` returns at the ascending ``ts``, from its result ``held`` at the ascending
+    ``held_ts`` when every threshold of ``ts`` is one of them (else None): a threshold at position ``j`` of
+    ``held_ts`` accepts a score exactly when the score's level there exceeds ``j``, so levels map by counting.
+    Exact: the same arrays, in the same order, as a pass at ``ts``."""
+    if np.isnan(held_ts).any() or np.isnan(ts).any():
+        return None
+    pos = np.searchsorted(held_ts, ts)
+    if (pos >= held_ts.size).any() or (held_ts[pos.clip(0, held_ts.size - 1)] != ts).any():
+        return None
+    hist, k, l, lev = held
+    level = np.searchsorted(pos, np.arange(held_ts.size + 1))  # level at held_ts -> level at ts
+    out = np.zeros((hist.shape[0], ts.size + 1), np.int64)
+    for j in range(held_ts.size + 1):
+        out[:, level[j]] += hist[:, j]
+    new = level[lev]
+    keep = new > 0
+    return out, k[keep], l[keep], new[keep].astype(lev.dtype)
+
+
 def _levels_from_tail(hits: TailHits, ts: np.ndarray, ge: bool, sizes: np.ndarray):
     """What :func:`_all_pairs_hits` returns, from the comparisons a counting pass kept (all thresholds
     >= ``hits.floor``, so every comparison they accept is among the hits; the other genuine comparisons
@@ -225,10 +245,12 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
             hist, pk, pl, lev = _levels_from_tail(hits, ts, ge, sizes)
         else:
             assert data.samples is not None
+            key = ("identity hits", data.metric, ge, block_rows, nb.get_num_threads(), K)
             hist, pk, pl, lev = once_per_call(
-                (data.samples.embeddings, data.samples.identity),
-                ("identity hits", data.metric, ts.tobytes(), ge, block_rows, nb.get_num_threads(), K),
-                lambda: _all_pairs_hits(data, ts, ge, block_rows))
+                (data.samples.embeddings, data.samples.identity), (*key, ts.tobytes()),
+                lambda: _all_pairs_hits(data, ts, ge, block_rows),
+                derive=lambda vals, held: _hits_at_subset(held, np.frombuffer(vals[-1]), ts)
+                if vals[:-1] == key else None)
         n = sizes.astype(object)  # exact Python ints for the squared sums
         S = np.bincount(group, weights=sizes, minlength=G).astype(np.int64)
         m_row_cat = np.zeros((n_cat, K), np.int64)

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from matchaudit.definitions import Rule
-from matchaudit.engine import Grid, build_grid, identity_counts, run
+from matchaudit.engine import identity_counts, target_thresholds
 from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.estimators import intervals as iv
 from matchaudit.model import MatchData
@@ -171,9 +171,8 @@ class ThresholdError:
     w: float
 
     @classmethod
-    def at(cls, data: MatchData, fmr_target: float, rule: Rule, grid: Grid | None) -> ThresholdError:
-        thr = run(data, None, grid=grid or build_grid(data, rule=rule),
-                  fmr_targets=[2 * fmr_target, fmr_target, fmr_target / 2]).target_threshold[0]
+    def at(cls, data: MatchData, fmr_target: float, rule: Rule) -> ThresholdError:
+        thr = target_thresholds(data, [2 * fmr_target, fmr_target, fmr_target / 2], rule)
         thr = np.where(np.isfinite(thr), thr, thr[1])  # a window edge out of reach: that side of the window shut
         ic = identity_counts(data, thr, rule)
         fmr = [2 * float(ic.pair_e[i].sum()) / float(ic.m_row.sum()) for i in range(3)]

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from matchaudit import resampling as rs
-from matchaudit.engine import Counts, Grid, build_grid, chunks, identity_counts, run
+from matchaudit.engine import Counts, Grid, build_grid, chunks, identity_counts, run, target_thresholds
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.classifier import AllGroupsResult, arrangements, n_arrangements
@@ -299,10 +299,10 @@ def matching_statistics(
     if metric == "fnmr_at_fmr" and fixed:
         # every relabelling has the observed threshold (no group label moves it): the fixed-threshold test there,
         # closed form per relabelling instead of G x G engine entries per impostor comparison
-        threshold = details["observed_threshold"] = _observed_threshold(data, fmr_target, grid, rule)
+        threshold = details["observed_threshold"] = float(target_thresholds(data, [fmr_target], rule)[0])
     slope = None
     if metric == "fnmr_at_fmr" and fixed and threshold_error:
-        slope = ThresholdError.at(data, fmr_target, rule, grid)
+        slope = ThresholdError.at(data, fmr_target, rule)
     obs = data.identity_group[None, :]
     vx = vp = wx = wp = nx = n_p = None
     if fixed:
@@ -411,12 +411,6 @@ def _degrees(v: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.where(w > 0, v**2 / w, np.inf)
 
 
-def _observed_threshold(data: MatchData, fmr_target: float, grid: Grid | None, rule: Rule) -> float:
-    """The plug-in threshold at ``fmr_target`` over all impostors (the engine's exact definition)."""
-    return float(run(data, None, grid=grid or build_grid(data, rule=rule), fmr_targets=[fmr_target]
-                     ).target_threshold[0, 0])
-
-
 def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: Rule, sides: np.ndarray,
                     need_perm: bool):
     """Clustered FNMR variance and squared identity shares per side at each relabelling's own threshold
@@ -461,7 +455,7 @@ def _comparison_level(data, metric, pairs, threshold, fmr_target, threshold_impo
         if threshold_impostors != "all":
             raise InputError("comparison-level baseline for fnmr_at_fmr: only with threshold_impostors='all' "
                              "(then the threshold does not depend on the labels).")
-        threshold = details["observed_threshold"] = _observed_threshold(data, fmr_target, grid, rule)
+        threshold = details["observed_threshold"] = float(target_thresholds(data, [fmr_target], rule)[0])
         metric = "fnmr"
     elif metric not in ("fnmr", "fmr"):
         raise InputError(f"the comparison-level baseline supports fnmr, fmr and fnmr_at_fmr, not {metric!r}.")

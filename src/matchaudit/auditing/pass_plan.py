@@ -1,0 +1,59 @@
+"""The passes over all pairs that several steps of one audit share, made once up front (#46 item 1).
+
+The cross-group intervals, the closed-form and studentized intervals at fixed thresholds and every family of group
+tests each ask for identity-level counts (:func:`matchaudit.engine.identity_counts`) at their own thresholds, and
+the tests of FNMR at an FMR target ask for the plug-in thresholds there and at twice and half the target
+(:func:`matchaudit.engine.target_thresholds`): each one a pass over the score matrix when it does not fit the tile
+cache (12,000 samples: 13 of the audit's 17 passes, ``bench/score_passes.py``). :func:`share_passes` makes one
+pass of each at the union of what the steps will ask; inside the audit's
+:func:`~matchaudit.scores.tile_cache` block their calls are then answered from it, exactly (a step asking for
+something else still makes its own pass: the plan saves work, it never changes a number).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from matchaudit.auditing.options import IntervalOptions, TestOptions
+from matchaudit.engine import identity_counts, target_thresholds
+from matchaudit.metrics.evaluate import ALL, AuditResult
+from matchaudit.model import MatchData
+from matchaudit.scores import RESULT_BYTES
+
+HIT_BYTES = 10  # one impostor comparison accepted at the loosest threshold, as the identity pass holds it
+
+
+def tested_targets(config_targets, test_options: TestOptions | None, data: MatchData, threshold_impostors: str
+                   ) -> np.ndarray:
+    """The FMR targets whose plug-in thresholds the group tests ask for: each target, twice and half of it (the
+    threshold's sampling error, :class:`~matchaudit.estimators.clustered_rates.ThresholdError`), when the tests run
+    with the threshold set on all impostors; else none."""
+    if test_options is None or data.n_groups < 2 or threshold_impostors != "all" or not len(config_targets):
+        return np.zeros(0)
+    a = np.asarray(config_targets, np.float64)
+    return np.unique(np.concatenate([2 * a, a, a / 2]))
+
+
+def share_passes(data: MatchData, exact: AuditResult, interval_options: IntervalOptions | None,
+                 test_options: TestOptions | None) -> None:
+    """Make the shared passes (see module doc) when at least one step will ask for identity counts, the data are all
+    pairs of embeddings (listed tables stream their own), and the identity pass's result fits ``RESULT_BYTES`` by the
+    audit's own FMR at its loosest threshold (else the steps make their passes as before)."""
+    config = exact.config
+    tests = test_options is not None and data.n_groups >= 2
+    if data.protocol != "all-pairs" or data.samples is None or not data.has_identities or not (
+            interval_options is not None or tests):
+        return
+    ops = [p for p in exact.operating_points if p["weighting"] == "pooled" and p["group"] == ALL
+           and not np.isnan(p["threshold"])]
+    targets = tested_targets(config.fmr_targets, test_options, data, config.threshold_impostors)
+    loosest = max([p["fmr"] for p in ops if p["fmr"] is not None] + list(targets) + [0.0])
+    if HIT_BYTES * loosest * data.n_comparisons() > RESULT_BYTES:
+        return
+    extra = target_thresholds(data, targets, config.rule) if targets.size else np.zeros(0)
+    union = np.unique(np.concatenate([[p["threshold"] for p in ops], extra]))
+    if union.size:
+        identity_counts(data, union, config.rule)
+
+
+__all__ = ["share_passes", "tested_targets"]
