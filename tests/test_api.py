@@ -18,7 +18,7 @@ from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.encoding import jsonable
 
 SURFACE = {"Audit", "InputError", "audit", "compare", "estimate", "from_embeddings", "from_scores",
-           "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap"}
+           "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"}
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +131,18 @@ def test_test_gap_two_groups_and_all_pairs(data):
     assert two.null_distribution.shape == (49,)
     effective = two.details["effective_errors"][0]  # a p-value exactly when the pair has the errors to test
     assert (effective >= 5) == (0 < two.pvalue <= 1) == (two.reason is None), (effective, two.pvalue, two.reason)
-    every = ma.test_gap(data, "fnmr_at_fmr", fmr=1e-2, n_resamples=49)
+    every = ma.test_gaps(data, "fnmr_at_fmr", fmr=1e-2, n_resamples=49)
     assert len(every.rows) == 3
+    with pytest.raises(ma.InputError, match="ma.test_gaps") as e:  # one function, one result type
+        ma.test_gap(data, "fnmr_at_fmr", fmr=1e-2)
+    assert e.value.param == "groups"
+    from matchaudit.simulation import GroupSpec
+
+    two_groups = ma.simulate({"A": GroupSpec(30, (20.0, 60.0)), "B": GroupSpec(30, (10.0, 40.0))}, dim=16,
+                             samples_per_identity=4, seed=1).as_data()
+    assert ma.test_gap(two_groups, "fnmr", threshold=0.5, n_resamples=19).details["groups"] == ["A", "B"]
+    pair = ma.test_gaps(two_groups, "fnmr", threshold=0.5, n_resamples=19)
+    assert isinstance(pair, type(every)) and len(pair.rows) == 1  # two groups: still the table
 
 
 def test_one_json_encoding_of_non_finite_numbers():

@@ -57,8 +57,11 @@ def test_options_that_would_be_ignored_are_refused(tmp_path):
     with pytest.raises(ma.InputError, match="would be ignored") as e:
         ma.audit(data, fmr=0.01, intervals=False, ci_method="wilson")
     assert e.value.param == "ci_method"
-    with pytest.raises(ma.InputError, match="two-group test"):
-        ma.test_gap(data, "fnmr", threshold=0.5, alternative="greater")
+    from matchaudit.cli.matching_writer import write_matching_test
+
+    with pytest.raises(ma.InputError, match="two-group test") as e:  # three groups: every pair, two-sided
+        write_matching_test(data, "fnmr", tmp_path / "t", threshold=0.5, alternative="greater")
+    assert e.value.param == "alternative" and not (tmp_path / "t").exists()
     with pytest.raises(ma.InputError, match="at least one genuine and one impostor"):
         ma.plan([f"s{i}" for i in range(6)], [0, 0, 1, 1, 2, 2], genuine=0, impostor=0)
     samples = tmp_path / "s.csv"

@@ -71,7 +71,7 @@ def test_aggregation_of_hand_made_records_and_its_refusals():
     cells are not carried into a union (None); a non-attribute is refused naming the parameter."""
     base = {"weighting": "pooled", "kind": "fmr_target", "target": 0.01, "threshold": 1.5, "rule": ">=",
             "threshold_impostors": "all", "alias": "FMR100", "fmr_lower": 0.1, "fmr_upper": 0.2,
-            "interval_method": "wilson", "confidence_level": 0.95}
+            "interval_method": "wilson", "level": 0.95}
     cells = [("A|F", "A|F", 1, 10), ("A|F", "A|M", 2, 20), ("A|F", "B|F", 3, 30), ("A|M", "B|F", 4, 40),
              ("B|F", "B|M", 0, 0), ("A|M", "A|M", 0, 50)]
     recs = [{**base, "group_a": a, "group_b": b, "errors": k, "comparisons": n, "fmr": k / n if n else None}

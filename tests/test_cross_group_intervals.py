@@ -160,7 +160,7 @@ def test_the_audit_puts_the_cells_intervals_on_pooled_records_only(audited, tmp_
         assert (c.errors, c.comparisons) == (r["errors"], r["comparisons"])  # the audit's own counts
         assert (r["fmr_lower"], r["fmr_upper"]) == tuple(c.confidence_interval)
         assert r["fmr_lower"] <= r["fmr"] <= r["fmr_upper"]
-        assert r["interval_method"] == "wilson" and r["confidence_level"] == 0.95
+        assert r["interval_method"] == "wilson" and r["level"] == 0.95
     assert all(r[f] is None for r in balanced for f in CROSS_GROUP_FIELDS)
     paths = res.save(tmp_path, figures=False)  # results.json is schema-checked on the way
     with open(paths["cross_group_fmr"]) as f:

@@ -303,12 +303,12 @@ def test_every_adjusted_verdict_is_significant_at_p_equal_to_level():
     comparison, 19 relabellings all below the observed statistic, so every p-value is exactly 1 / 20 = 0.05
     (mutating any ``<=`` to ``<`` fails here)."""
     rows, _ = comparison_table(["a vs b"], np.array([5.0]), None, np.linspace(-1, 1, 19)[:, None],
-                               studentize=False, level=0.05)
+                               studentize=False, alpha=0.05)
     (r,) = rows
     assert r["pvalue"] == r["pvalue_holm"] == r["pvalue_maxt"] == r["qvalue_bh"] == 0.05
     assert r["significant"] and r["significant_holm"] and r["significant_maxt"] and r["significant_bh"]
     rows, _ = comparison_table(["a vs b"], np.array([5.0]), None, np.linspace(-1, 1, 19)[:, None],
-                               studentize=False, level=0.0499)
+                               studentize=False, alpha=0.0499)
     assert not any(rows[0][k] for k in ("significant", "significant_holm", "significant_maxt", "significant_bh"))
 
 

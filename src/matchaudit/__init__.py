@@ -19,7 +19,7 @@ from typing import Any
 _WHERE = {  # public name -> module defining it; imported on first use, so `import matchaudit` and the CLI start fast
     "Audit": "matchaudit.auditing", "audit": "matchaudit.auditing",
     "compare": "matchaudit.api", "plan": "matchaudit.api", "test_gap": "matchaudit.api",
-    "test_equivalence": "matchaudit.api",
+    "test_gaps": "matchaudit.api", "test_equivalence": "matchaudit.api",
     "from_embeddings": "matchaudit.data", "from_scores": "matchaudit.data",
     "load_comparisons": "matchaudit.data", "load_samples": "matchaudit.data",
     "InputError": "matchaudit.errors", "estimate": "matchaudit.labelfree", "simulate": "matchaudit.simulation",
@@ -27,7 +27,7 @@ _WHERE = {  # public name -> module defining it; imported on first use, so `impo
 _ALIASES = {"simulate": "simulate_vmf"}
 
 __all__ = ["Audit", "InputError", "audit", "compare", "estimate", "from_embeddings", "from_scores",
-           "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap"]
+           "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"]
 
 
 def __getattr__(name: str) -> Any:

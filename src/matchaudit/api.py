@@ -65,6 +65,23 @@ def compare(
                           rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0, progress=progress)
 
 
+def _gap_options(data: MatchData, metric: str, fmr, threshold, rule, threshold_impostors, n_resamples, seed,
+                 studentize, variance, n_bootstrap, unit, progress) -> dict:
+    """The checked keyword arguments :func:`test_gap` and :func:`test_gaps` share (a gap needs two groups)."""
+    checks.match_data(data)
+    checks.choice(metric, METRICS, "metric")
+    if data.n_groups < 2:
+        raise InputError("a gap needs at least two groups: group the data by an attribute.", param="group_by")
+    return dict(fmr_target=None if fmr is None else checks.number(fmr, "fmr", **_FMR),
+                threshold=None if threshold is None else checks.number(threshold, "threshold", finite=False),
+                threshold_impostors=check_spec(threshold_impostors),
+                rule=checks.choice(rule, Rule, "rule"), seed=checks.seed(seed), studentize=studentize,
+                n_resamples=None if n_resamples == "exact" else checks.integer(n_resamples, "n_resamples", low=1),
+                variance=checks.choice(variance, ("clustered", "bootstrap"), "variance"),
+                n_bootstrap=checks.integer(n_bootstrap, "n_bootstrap", low=1),
+                unit=checks.choice(unit, ("identity", "comparison"), "unit"), progress=progress)
+
+
 @tile_cache()
 def test_gap(
     data: MatchData,
@@ -75,63 +92,88 @@ def test_gap(
     threshold: float | None = None,
     rule: Rule = ">=",
     threshold_impostors: ThresholdImpostors = "all",
-    comparisons: Comparisons = "pairs",
     n_resamples: int | Literal["exact"] = 999,
     seed: int = 0,
-    alpha: float = 0.05,
     alternative: Alternative = "two-sided",
     studentize: bool | Literal["permutation-sd"] = True,
     variance: Literal["clustered", "bootstrap"] = "clustered",
     n_bootstrap: int = 200,
     unit: Literal["identity", "comparison"] = "identity",
-    confidence_level: float = 0.95,
+    level: float = 0.95,
     progress: bool = False,
-) -> PermutationTestResult | AllGroupsResult:
-    """Is a gap in ``metric`` between groups real or noise? A studentized permutation test with the identity
-    as the exchangeable unit.
+) -> PermutationTestResult:
+    """Is the gap in ``metric`` between two groups real or noise? A studentized permutation test with the identity
+    as the exchangeable unit, the identities of the two groups relabelled among themselves.
 
-    Two groups (or ``groups=(A, B)``): a :class:`PermutationTestResult` (``.pvalue``, ``.confidence_interval``
-    of the gap, ``.null_distribution``, ``.significant(alpha)``). More groups: on the same relabellings, every pair
-    (``comparisons="pairs"``), each group against the pooled rest of the groups (``"rest"``; FNMR and FMR) or both,
-    an :class:`AllGroupsResult` with raw, Holm and max-T adjusted p-values and BH q-values per row.
-    ``fmr`` is needed for ``fnmr_at_fmr``, ``threshold`` for ``fnmr`` and ``fmr``. ``n_resamples="exact"``
-    enumerates every relabelling (small data). ``studentize="permutation-sd"`` with ``variance="bootstrap"``
-    (``n_bootstrap`` identity-bootstrap replicates) is the fast variant, and the one AUC and EER need;
-    ``unit="comparison"`` is the invalid baseline that ignores identity dependence. ``progress``: a display of
-    the relabellings on stderr.
+    ``groups=(A, B)`` (default: the data's two groups; with more, :func:`test_gaps` tests every pair on the same
+    relabellings). A :class:`PermutationTestResult`: ``.pvalue``, ``.effect`` (A - B) with its ``.effect_ci`` at
+    the confidence ``level``, ``.null_distribution``, ``.significant(alpha)``; a pair too sparse to test has no
+    p-value and says why in ``.reason``. ``fmr`` is needed for ``fnmr_at_fmr``, ``threshold`` for ``fnmr`` and
+    ``fmr``. ``n_resamples="exact"`` enumerates every relabelling (small data). ``studentize="permutation-sd"``
+    with ``variance="bootstrap"`` (``n_bootstrap`` identity-bootstrap replicates) is the fast variant, and the one
+    AUC and EER need; ``unit="comparison"`` is the invalid baseline that ignores identity dependence.
+    ``progress``: a display of the relabellings on stderr.
 
     Examples
     --------
     >>> import matchaudit as ma
     >>> data = ma.simulate(samples_per_identity=10, dim=32, seed=2).as_data()
     >>> res = ma.test_gap(data, "fnmr_at_fmr", ("A", "B"), fmr=1e-3, n_resamples=99)
-    >>> res.details["estimates"]["B"] > res.details["estimates"]["A"], res.direction, res.pvalue <= 0.05
+    >>> res.details["estimates"]["B"] > res.details["estimates"]["A"], res.direction, res.significant(0.05)
     (True, 'A < B', True)
     """
-    checks.match_data(data)
-    checks.choice(metric, METRICS, "metric")
-    kw = dict(fmr_target=None if fmr is None else checks.number(fmr, "fmr", **_FMR),
-              threshold=None if threshold is None else checks.number(threshold, "threshold", finite=False),
-              threshold_impostors=check_spec(threshold_impostors),
-              rule=checks.choice(rule, Rule, "rule"), seed=checks.seed(seed), studentize=studentize,
-              n_resamples=None if n_resamples == "exact" else checks.integer(n_resamples, "n_resamples", low=1),
-              variance=checks.choice(variance, ("clustered", "bootstrap"), "variance"),
-              n_bootstrap=checks.integer(n_bootstrap, "n_bootstrap", low=1),
-              unit=checks.choice(unit, ("identity", "comparison"), "unit"), progress=progress)
-    confidence_level = checks.probability(confidence_level, "confidence_level")
-    if groups is not None or data.n_groups == 2:
-        groups = None if groups is None else checks.pair(groups, "groups")  # three groups: use comparisons=
-        return matching_group_test(data, metric, groups, alternative=checks.choice(alternative, Alternative, "alternative"),
-                                   confidence_level=confidence_level, **kw)
-    if data.n_groups < 2:
-        raise InputError("a gap needs at least two groups: group the data by an attribute.", param="group_by")
-    if alternative != "two-sided":  # it was ignored silently with more than two groups
-        raise InputError(f"alternative={alternative!r} is a two-group test's; with {data.n_groups} groups the tests "
-                         "are two-sided (name two groups with groups=(A, B) for a one-sided test).",
-                         param="alternative")
+    kw = _gap_options(data, metric, fmr, threshold, rule, threshold_impostors, n_resamples, seed, studentize,
+                      variance, n_bootstrap, unit, progress)
+    level, alternative = checks.probability(level, "level"), checks.choice(alternative, Alternative, "alternative")
+    if groups is None and data.n_groups != 2:
+        raise InputError(f"the data has {data.n_groups} groups: name two with groups=(A, B), or test every pair "
+                         "with ma.test_gaps.", param="groups")
+    return matching_group_test(data, metric, None if groups is None else checks.pair(groups, "groups"),
+                               alternative=alternative, level=level, **kw)
+
+
+@tile_cache()
+def test_gaps(
+    data: MatchData,
+    metric: Literal["fnmr", "fmr", "fnmr_at_fmr", "auc", "eer"] = "fnmr_at_fmr",
+    *,
+    comparisons: Comparisons = "pairs",
+    fmr: float | None = None,
+    threshold: float | None = None,
+    rule: Rule = ">=",
+    threshold_impostors: ThresholdImpostors = "all",
+    n_resamples: int | Literal["exact"] = 999,
+    seed: int = 0,
+    alpha: float = 0.05,
+    studentize: bool | Literal["permutation-sd"] = True,
+    variance: Literal["clustered", "bootstrap"] = "clustered",
+    n_bootstrap: int = 200,
+    unit: Literal["identity", "comparison"] = "identity",
+    level: float = 0.95,
+    progress: bool = False,
+) -> AllGroupsResult:
+    """Which gaps in ``metric`` between groups are real? :func:`test_gap` for every pair of groups
+    (``comparisons="pairs"``), each group against the pooled rest (``"rest"``; FNMR and FMR) or both, on the same
+    joint relabellings of all identities: an :class:`AllGroupsResult` with, per row, the raw two-sided p-value, Holm
+    and max-T adjusted p-values (family-wise error) and the BH q-value (false discoveries), each flagged at the
+    significance level ``alpha``; effect intervals at the confidence ``level``. Other arguments as
+    :func:`test_gap`.
+
+    Examples
+    --------
+    >>> import matchaudit as ma
+    >>> data = ma.simulate(samples_per_identity=10, dim=32, seed=2).as_data()
+    >>> res = ma.test_gaps(data, "fnmr_at_fmr", fmr=1e-3, n_resamples=99)
+    >>> [(r["comparison"], r["significant_maxt"]) for r in res.rows]  # A vs C: too few errors ("not testable")
+    [('A vs B', True), ('A vs C', False), ('B vs C', True)]
+    >>> res.rows[1]["reason"].startswith("not testable")
+    True
+    """
+    kw = _gap_options(data, metric, fmr, threshold, rule, threshold_impostors, n_resamples, seed, studentize,
+                      variance, n_bootstrap, unit, progress)
     return matching_all_groups_test(data, metric, comparisons=checks.choice(comparisons, Comparisons, "comparisons"),
-                                    level=checks.probability(alpha, "alpha"),
-                                    confidence_level=confidence_level, **kw)
+                                    alpha=checks.probability(alpha, "alpha"), level=checks.probability(level, "level"),
+                                    **kw)
 
 
 @tile_cache()
@@ -193,6 +235,6 @@ def plan(sample_ids: Sequence[object], identities: Sequence[object], genuine: in
                            checks.integer(impostor, "impostor"), seed=checks.seed(seed))
 
 
-__all__ = ["compare", "plan", "test_equivalence", "test_gap"]
-test_gap.__test__ = False  # a library function, not a pytest test
+__all__ = ["compare", "plan", "test_equivalence", "test_gap", "test_gaps"]
+test_gap.__test__ = test_gaps.__test__ = False  # library functions, not pytest tests
 test_equivalence.__test__ = False

@@ -100,7 +100,7 @@ class Audit:
     def cross_group_fmr(self) -> pd.DataFrame:
         """FMR of every pair of groups at every operating point; with intervals, pooled rows carry the cell's
         closed-form identity-clustered interval (``fmr_lower``, ``fmr_upper``, ``interval_method``,
-        ``confidence_level``; None elsewhere)."""
+        ``level``; None elsewhere)."""
         return pd.DataFrame(self.exact.cross_group_fmr)
 
     @property

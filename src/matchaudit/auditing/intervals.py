@@ -298,7 +298,7 @@ def closed_form_records(data: MatchData, config: AuditConfig, options: IntervalO
 
 # ----------------------------------------------------------------------------- the cross-group FMR matrix
 
-CROSS_GROUP_FIELDS = ("fmr_lower", "fmr_upper", "interval_method", "confidence_level")
+CROSS_GROUP_FIELDS = ("fmr_lower", "fmr_upper", "interval_method", "level")
 """The interval fields of every ``cross_group_fmr`` record (None where the cell has no interval)."""
 
 
@@ -333,7 +333,7 @@ def add_cross_group_intervals(data: MatchData, result: AuditResult, options: Int
     for r in pooled:
         low, high = cells[index[float(r["threshold"])], code[r["group_a"]], code[r["group_b"]]].confidence_interval
         r.update(fmr_lower=float(low), fmr_upper=float(high), interval_method=method,
-                 confidence_level=options.level)
+                 level=options.level)
     return []
 
 

@@ -12,7 +12,8 @@ import pandas as pd
 
 from matchaudit import __version__
 from matchaudit.report.figures import plot_null
-from matchaudit.api import test_gap
+from matchaudit.api import test_gap, test_gaps
+from matchaudit.errors import InputError
 from matchaudit.estimators.classifier import AllGroupsResult
 from matchaudit.estimators.permutation import PermutationTestResult
 from matchaudit.model import MatchData
@@ -22,15 +23,25 @@ _MARKS = 8  # observed statistics marked on the max-T null (a legend of 4,950 pa
 
 
 def write_matching_test(data: MatchData, metric: str, out: Path, *, groups: tuple[str, str] | None = None,
-                        level: float = 0.05, meta: dict | None = None, **options: Any) -> tuple[dict, list[dict]]:
-    """Run :func:`matchaudit.test_gap` (two groups, or every pair with Holm and max-T; ``options`` are its
-    keyword arguments) and write its outputs (:func:`write_test`); return (document, rows) for printing."""
-    res = test_gap(data, metric, groups, alpha=level, **options)
-    meta = {"version": __version__, "level": level, "data": "matching"} | (meta or {})
-    return write_test(res, metric, out, level, meta, "identity relabelling")
+                        alpha: float = 0.05, level: float = 0.95, meta: dict | None = None, **options: Any
+                        ) -> tuple[dict, list[dict]]:
+    """Run :func:`matchaudit.test_gap` (``groups``, or the data's two groups) or :func:`matchaudit.test_gaps` (more
+    groups: ``comparisons``, with Holm and max-T; ``options`` are their keyword arguments) and write its outputs
+    (:func:`write_test`); return (document, rows) for printing."""
+    comparisons, alternative = options.pop("comparisons", "pairs"), options.pop("alternative", "two-sided")
+    if groups is not None or data.n_groups == 2:
+        res = test_gap(data, metric, groups, alternative=alternative, level=level, **options)
+    elif alternative != "two-sided":  # it would be ignored
+        raise InputError(f"alternative={alternative!r} is a two-group test's; with {data.n_groups} groups the tests "
+                         "are two-sided (name two groups with groups=(A, B) for a one-sided test).",
+                         param="alternative")
+    else:
+        res = test_gaps(data, metric, comparisons=comparisons, alpha=alpha, level=level, **options)
+    meta = {"version": __version__, "alpha": alpha, "level": level, "data": "matching"} | (meta or {})
+    return write_test(res, metric, out, alpha, meta, "identity relabelling")
 
 
-def write_test(res: PermutationTestResult | AllGroupsResult, metric: str, out: Path, level: float, meta: dict,
+def write_test(res: PermutationTestResult | AllGroupsResult, metric: str, out: Path, alpha: float, meta: dict,
                relabelling: str = "relabelling") -> tuple[dict, list[dict]]:
     """``test.json``, ``comparisons.csv`` and ``null_distribution.png`` of a test (two groups, or every pair with
     its max-T null) into ``out`` as one set (:func:`matchaudit.outputs.staged`); return (document, rows)."""
@@ -39,7 +50,7 @@ def write_test(res: PermutationTestResult | AllGroupsResult, metric: str, out: P
         rows = [{"comparison": " vs ".join(res.details["groups"]), "effect": res.effect,
                  "effect_ci_low": res.effect_ci[0], "effect_ci_high": res.effect_ci[1], "direction": res.direction,
                  "statistic": res.statistic, "pvalue": res.pvalue, "pvalue_se": res.pvalue_se,
-                 "significant": res.significant(level), "reason": res.reason,
+                 "significant": res.significant(alpha), "reason": res.reason,
                  "caveat": res.details.get("caveat")}]
         null, marks = res.null_distribution, {"observed": res.statistic}
         title, xlabel = f"{metric}: {rows[0]['comparison']} ({res.method})", f"statistic under {relabelling}"

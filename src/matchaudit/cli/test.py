@@ -90,9 +90,9 @@ def test(
     n_resamples: str = typer.Option("9999", "--n-resamples", help="Random relabellings, or 'exact' to enumerate all (small data)."),
     alternative: AltOpt = typer.Option(AltOpt.two, "--alternative", help="Two-group test only: two-sided, greater (A > B) or less."),
     seed: int = typer.Option(0, "--seed", help="Seed: same seed, same numbers."),
-    level: float = typer.Option(0.05, "--level", help="Significance level for the 'significant' flags."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Of the effect and p-value intervals."),
-    equivalence: str = typer.Option(None, "--equivalence", help="Matching data: instead of testing for a gap, test that it lies within a margin lo,hi accepted as fair (e.g. 0.8,1.25): TOST on --n-resamples double-or-nothing identity replicates, at --level; needs --fmr."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the 'significant' flags (and of --equivalence)."),
+    level: float = typer.Option(0.95, "--level", help="Confidence level of the effect and p-value intervals, as in every command."),
+    equivalence: str = typer.Option(None, "--equivalence", help="Matching data: instead of testing for a gap, test that it lies within a margin lo,hi accepted as fair (e.g. 0.8,1.25): TOST on --n-resamples double-or-nothing identity replicates, at --alpha; needs --fmr."),
     equivalence_scale: str = typer.Option("ratio", "--equivalence-scale", help="With --equivalence: ratio (A / B) or difference (A - B)."),
     out: Path = typer.Option(Path("matchaudit-test"), "--out", parser=folder_path, help="Output directory (created if missing)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
@@ -111,7 +111,7 @@ def test(
 
         matchaudit test --table predictions.csv --y-true label --y-pred pred --group gender --metric fnr --n-resamples 9999 --seed 0 --out results/
 
-        matchaudit test --table scores.parquet --y-true y --y-score s --group ethnicity --metric auc --level 0.05 --out results/
+        matchaudit test --table scores.parquet --y-true y --y-score s --group ethnicity --metric auc --alpha 0.05 --out results/
 
         matchaudit test --samples samples.parquet --embeddings embeddings.npy --group-by group --metric fnmr_at_fmr --fmr 1e-3 --n-resamples 999 --out results/
     """
@@ -121,8 +121,11 @@ def test(
     from matchaudit.estimators.classifier import all_groups_test, group_test
 
     output_dir(out, "test", (table, samples, embeddings, comparisons))
-    if not 0 < level < 1 or not 0 < confidence_level < 1:
-        raise InputError("--level and --confidence-level must lie strictly between 0 and 1.")
+    if not 0 < alpha < 1 or not 0 < level < 1:
+        raise InputError("--alpha and --level must lie strictly between 0 and 1.")
+    if level <= 0.5:  # --level was this command's significance level before: never read 0.05 as a 5% interval
+        raise InputError(f"--level {level:g}: the confidence level of the intervals (e.g. 0.95), as in every command; "
+                         "the significance level is --alpha (e.g. --alpha 0.05).")
     pair = names(groups)
     if (pair and len(pair) != 2) or (groups is not None and not pair):  # ',' was read as no --groups
         raise InputError(f"--groups {groups!r}: give exactly two groups, e.g. --groups A,B.")
@@ -144,7 +147,7 @@ def test(
         name = (metric or ("fnmr_at_fmr" if fmr is not None else "fnmr")).lower()
         metric = MATCHING_ALIASES.get(name, name)
         if equivalence is not None:
-            _equivalence(data, metric, fmr, equivalence, equivalence_scale, pair, n_resamples, level, seed,
+            _equivalence(data, metric, fmr, equivalence, equivalence_scale, pair, n_resamples, alpha, seed,
                          threshold_impostors, meta, out, quiet)
             return
         if threshold is None and fmr is None and metric in ("fnmr", "fmr"):
@@ -154,10 +157,10 @@ def test(
             threshold_impostors=threshold_impostors, comparisons=versus or "pairs", unit=unit, studentize=_STUDENTIZE[studentize.value],
             variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr")
             and studentize.value != "permutation-sd" else "bootstrap", n_bootstrap=n_bootstrap,
-            n_resamples=_resamples(n_resamples), alternative=alternative.value, seed=seed, level=level,
-            confidence_level=confidence_level, meta=meta, progress=not quiet)
+            n_resamples=_resamples(n_resamples), alternative=alternative.value, seed=seed, alpha=alpha,
+            level=level, meta=meta, progress=not quiet)
         if not quiet:
-            _print(rows, doc["result"], out, level)
+            _print(rows, doc["result"], out, alpha)
         return
     if equivalence is not None:
         raise InputError("--equivalence tests matching data (--samples/--embeddings or --comparisons).")
@@ -173,9 +176,8 @@ def test(
     metric = metric or "fnr"
     data = load_classifier_table(table, y_true=y_true, group=group, y_pred=y_pred, y_score=y_score, threshold=threshold)
     common = dict(permutation=permutation.value, studentize=_STUDENTIZE[studentize.value], variance=variance.value,
-                  n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples), seed=seed,
-                  confidence_level=confidence_level)
-    meta |= {"table": str(table), "level": level}
+                  n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples), seed=seed, level=level)
+    meta |= {"table": str(table), "alpha": alpha, "level": level}
     with status(quiet, "Permutation test..."):
         if pair or len(data.group_names) == 2:
             res = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
@@ -183,14 +185,14 @@ def test(
             if alternative.value != "two-sided":  # it was ignored silently
                 raise InputError(f"--alternative {alternative.value} is a two-group test's; with "
                                  f"{len(data.group_names)} groups the tests are two-sided (--groups A,B for one pair).")
-            res = all_groups_test(data, metric, comparisons=versus or "both", level=level, **common)
-    doc, rows = write_test(res, metric, out, level, meta)
+            res = all_groups_test(data, metric, comparisons=versus or "both", alpha=alpha, **common)
+    doc, rows = write_test(res, metric, out, alpha, meta)
     if not quiet:
-        _print(rows, doc["result"], out, level)
+        _print(rows, doc["result"], out, alpha)
 
 
 def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: str, pair: list[str], n_resamples: str,
-                 level: float, seed: int, threshold_impostors: str, meta: dict, out: Path, quiet: bool) -> None:
+                 alpha: float, seed: int, threshold_impostors: str, meta: dict, out: Path, quiet: bool) -> None:
     """``--equivalence``: TOST of each pair (or ``--groups``) at ``--fmr``; equivalence.json and equivalence.csv."""
     import json
 
@@ -208,7 +210,7 @@ def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: 
                          "number of replicates (e.g. 1999).")
     res = equivalence_tests(data, fmr, margin=margin(margin_text), scale=scale,
                             metrics=("fnmr" if metric == "fnmr_at_fmr" else "fmr",),
-                            pairs=[tuple(pair)] if pair else None, n_resamples=resamples, alpha=level, seed=seed,
+                            pairs=[tuple(pair)] if pair else None, n_resamples=resamples, alpha=alpha, seed=seed,
                             threshold_impostors=threshold_impostors, progress=not quiet)
     rows = [r.to_dict() for r in res]
     with staged(out, "test") as tmp:
@@ -221,15 +223,15 @@ def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: 
         console.print(f"Results written to [bold]{escape(str(out))}[/] (equivalence.json, equivalence.csv).")
 
 
-def _print(rows: list[dict], result: dict, out: Path, level: float) -> None:
+def _print(rows: list[dict], result: dict, out: Path, alpha: float) -> None:
     table = Table(title=f"{result.get('method')}")
     cols = ["comparison", "effect", "pvalue"] + [c for c in ("pvalue_holm", "pvalue_maxt", "qvalue_bh") if c in rows[0]]
     for c in cols + ["verdict"]:
         table.add_column(c, **(NAME_COLUMN if c == "comparison" else {}))
     for r in rows:
         sig = r.get("significant_maxt", r.get("significant"))
-        verdict = r["reason"] if r.get("reason") else (f"{r['direction']} (significant at {level:g})" if sig
-                                                       else f"not significant at {level:g}")
+        verdict = r["reason"] if r.get("reason") else (f"{r['direction']} (significant at {alpha:g})" if sig
+                                                       else f"not significant at {alpha:g}")
         table.add_row(*[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols], verdict)
     console.print(table)
     for r in rows:

@@ -401,7 +401,7 @@ def group_test(data: ClassifierData, metric: str = "fnr", groups: tuple[str, str
                permutation: Scheme = "auto", studentize: Studentize = True, variance: Variance = "pooled",
                n_bootstrap: int = 1000, alternative: Alternative = "two-sided",
                n_resamples: int | str | None = 9999, rng: np.random.Generator | int | None = None,
-               seed: int | None = None, confidence_level: float = 0.95, max_exact: int = 200_000
+               seed: int | None = None, level: float = 0.95, max_exact: int = 200_000
                ) -> PermutationTestResult:
     """Test ``metric(A) == metric(B)`` (the weak null) by a studentized permutation test.
 
@@ -416,17 +416,18 @@ def group_test(data: ClassifierData, metric: str = "fnr", groups: tuple[str, str
     st = group_statistics(data, metric, groups, permutation=permutation, variance=variance, n_bootstrap=n_bootstrap,
                           n_resamples=n_resamples, rng=rng, seed=seed, max_exact=max_exact, studentize=studentize)
     return permutation_test(st.t, st.v, st.t_perm, st.v_perm, studentize=studentize, alternative=alternative,
-                            exact=st.exact, confidence_level=confidence_level, labels=st.labels, details=st.details)
+                            exact=st.exact, level=level, labels=st.labels, details=st.details)
 
 
 @dataclass(frozen=True)
 class AllGroupsResult:
-    """Every pairwise and/or one-vs-rest comparison with raw, Holm and max-T adjusted p-values at ``level``."""
+    """Every pairwise and/or one-vs-rest comparison with raw, Holm and max-T adjusted p-values, flagged at the
+    significance level ``alpha``."""
 
     rows: list[dict]
     null_distribution: np.ndarray
     statistic: np.ndarray
-    level: float
+    alpha: float
     n_resamples: int
     exact: bool
     method: str
@@ -439,15 +440,15 @@ class AllGroupsResult:
 
     def to_dict(self) -> dict:
         """JSON-ready summary (without the null distribution)."""
-        return jsonable({"comparisons": self.rows, "level": self.level, "n_resamples": self.n_resamples,
+        return jsonable({"comparisons": self.rows, "alpha": self.alpha, "n_resamples": self.n_resamples,
                          "exact": self.exact, "method": self.method, "details": self.details})
 
 
 def all_groups_test(data: ClassifierData, metric: str = "fnr", *, comparisons: Literal["both", "pairs", "rest"] = "both",
-                    level: float = 0.05, permutation: Scheme = "auto", studentize: Studentize = True,
+                    alpha: float = 0.05, permutation: Scheme = "auto", studentize: Studentize = True,
                     variance: Variance = "pooled", n_bootstrap: int = 1000,
                     n_resamples: int | str | None = 9999, rng: np.random.Generator | int | None = None,
-                    seed: int | None = None, confidence_level: float = 0.95, max_exact: int = 200_000
+                    seed: int | None = None, level: float = 0.95, max_exact: int = 200_000
                     ) -> AllGroupsResult:
     """All pairs of groups (A vs B, effect = A - B) and each group against the rest, on the same relabellings.
 
@@ -468,7 +469,7 @@ def all_groups_test(data: ClassifierData, metric: str = "fnr", *, comparisons: L
     setup = _prepare(data, m, gidx, permutation, n_resamples, rng, seed, max_exact)
     t, v, tt, vv = _run(setup, comps, studentize, variance, n_bootstrap)
     rows, z = comparison_table([c.name for c in comps], t, v, tt, vv, studentize=studentize,
-                               exact=setup.relabel.exact, level=level, confidence_level=confidence_level,
+                               exact=setup.relabel.exact, alpha=alpha, level=level,
                                labels=[c.labels for c in comps])
     est = {names[g]: float(e) for g, e in zip(gidx, setup.ev.stats(np.stack([setup.codes == g for g in gidx]))[0])}
     for row, c in zip(rows, comps):
@@ -478,7 +479,7 @@ def all_groups_test(data: ClassifierData, metric: str = "fnr", *, comparisons: L
                        setup.ev.stats((setup.codes != c.left)[None, :])[0][0]))
     details = setup.details | {"estimates": est, "variance": variance, "comparisons": comparisons,
                                "n_bootstrap": n_bootstrap if variance == "bootstrap" else None}
-    return AllGroupsResult(rows, z.null, z.statistic, level, setup.relabel.total, setup.relabel.exact,
+    return AllGroupsResult(rows, z.null, z.statistic, alpha, setup.relabel.total, setup.relabel.exact,
                            METHOD[z.mode], details)
 
 
@@ -514,7 +515,7 @@ def correlation_statistics(x: Sequence[float] | np.ndarray, y: Sequence[float] |
 def correlation_test(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, studentize: Studentize = True,
                      alternative: Alternative = "two-sided", n_resamples: int = 999,
                      rng: np.random.Generator | int | None = None, seed: int | None = None,
-                     confidence_level: float = 0.95) -> PermutationTestResult:
+                     level: float = 0.95) -> PermutationTestResult:
     """Permutation test of zero Pearson correlation between an attribute ``x`` and a model error ``y``.
 
     Studentized (DiCiccio & Romano 2017, used in the paper's FairTest comparison): ``S = r / se(r)`` with
@@ -523,4 +524,4 @@ def correlation_test(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.nd
     """
     st = correlation_statistics(x, y, n_resamples=n_resamples, rng=rng, seed=seed)
     return permutation_test(st.t, st.v, st.t_perm, st.v_perm, studentize=studentize, alternative=alternative,
-                            confidence_level=confidence_level, labels=st.labels, details=st.details)
+                            level=level, labels=st.labels, details=st.details)

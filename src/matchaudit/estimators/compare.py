@@ -227,7 +227,7 @@ def contenders(sa: np.ndarray, sb: np.ndarray, reference: np.ndarray, target: fl
 
 
 def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_resamples: int = 999, seed: int = 0,
-              threshold_impostors: ThresholdImpostors = "all", confidence_level: float = 0.95, progress: bool = False
+              threshold_impostors: ThresholdImpostors = "all", level: float = 0.95, progress: bool = False
               ) -> PermutationTestResult:
     """Paired test of FNMR@FMR(A) = FNMR@FMR(B): model labels swapped per identity (see module doc).
     ``progress``: a display in comparisons x swaps."""
@@ -252,7 +252,7 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
                          - fnmr_at_fmr_scores(xb, gen, keep, fmr_target, n_ref))
             meter.advance(sw.size)
     t_perm = np.concatenate(diffs)
-    return permutation_test(t, se**2, t_perm, studentize="permutation-sd", confidence_level=confidence_level,
+    return permutation_test(t, se**2, t_perm, studentize="permutation-sd", level=level,
                             labels=("model A", "model B"),
                             details={"metric": "fnmr_at_fmr", "fmr_target": fmr_target, "threshold_impostors": threshold_impostors,
                                      "relabelling": "model labels swapped per identity (owner: side a)",
@@ -279,7 +279,7 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
             rec = next(r for r in records if r["metric"] == "fnmr_at_fmr" and r["view"] == "all"
                        and r["fmr_target"] == float(tg))
             tests.append(swap_test(a, b, float(tg), se=float(rec["standard_error"]), n_resamples=n_permutations,
-                                   seed=seed, threshold_impostors=threshold_impostors, confidence_level=level, progress=progress))
+                                   seed=seed, threshold_impostors=threshold_impostors, level=level, progress=progress))
     return ModelComparison(records, tests, targets, method, n_resamples, seed,
                            {"threshold_impostors": threshold_impostors, "rule": rule, "n_permutations": n_permutations,
                             "protocol": a.protocol, "groups": list(a.group_names), "data": a.fingerprint()}, reps,

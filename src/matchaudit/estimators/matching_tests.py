@@ -501,7 +501,7 @@ def _same_group_rows(terms: ClusterTerms, onehot: np.ndarray) -> tuple[np.ndarra
 # ----------------------------------------------------------------------------- results
 
 def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
-                        alternative: Alternative = "two-sided", confidence_level: float = 0.95,
+                        alternative: Alternative = "two-sided", level: float = 0.95,
                         **kwargs) -> PermutationTestResult:
     """Test ``metric(A) == metric(B)`` on matching data (weak null) by an identity-level permutation test.
 
@@ -517,14 +517,14 @@ def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups
                            effect=None if st.effect is None else (float(st.effect[0]), float(st.effect_v[0])),
                            df=None if st.df is None else float(st.df[0]),
                            df_perm=None if st.df_perm is None else st.df_perm[:, 0],
-                           alternative=alternative, exact=st.exact, confidence_level=confidence_level,
+                           alternative=alternative, exact=st.exact, level=level,
                            labels=st.labels[0], details=details)
     why = testable(st.details, 0)
     return res if why is None else replace(res, pvalue=math.nan, reason=why)
 
 
 def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *, comparisons: Comparisons = "pairs",
-                             level: float = 0.05, confidence_level: float = 0.95, **kwargs) -> AllGroupsResult:
+                             alpha: float = 0.05, level: float = 0.95, **kwargs) -> AllGroupsResult:
     """Every pair of groups (``comparisons="pairs"``), each group against the rest (``"rest"``: FNMR and FMR) or both,
     on the same joint relabellings of all identities: raw, Holm and max-T p-values and BH q-values over the rows."""
     st = matching_statistics(data, metric, None, comparisons=comparisons, **kwargs)
@@ -532,7 +532,7 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
     rows, z = comparison_table(st.names, st.t, st.v, st.t_perm, st.v_perm, studentize=studentize, exact=st.exact,
                                df=st.df, df_perm=st.df_perm,
                                effect=None if st.effect is None else (st.effect, st.effect_v),
-                               level=level, confidence_level=confidence_level, labels=st.labels)
+                               alpha=alpha, level=level, labels=st.labels)
     G = data.n_groups
     est = {n: float(x) for n, x in zip(data.group_names, st.estimates[0, :G])}
     for j, (row, (a, b), (sa, sb)) in enumerate(zip(rows, st.labels, st.pairs)):
@@ -541,8 +541,8 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
         if "effective_errors" in st.details:
             row.update(expected_errors=st.details["expected_errors"][j],
                        effective_errors=st.details["effective_errors"][j])
-    not_testable(rows, [testable(st.details, j) for j in range(len(rows))], level)
-    return AllGroupsResult(rows, z.null, z.statistic, level, int(st.t_perm.shape[0]), st.exact, METHOD[z.mode],
+    not_testable(rows, [testable(st.details, j) for j in range(len(rows))], alpha)
+    return AllGroupsResult(rows, z.null, z.statistic, alpha, int(st.t_perm.shape[0]), st.exact, METHOD[z.mode],
                            st.details | {"estimates": est, "comparisons": comparisons})
 
 

@@ -162,13 +162,13 @@ def pvalue(k: np.ndarray | int, n: int, exact: bool) -> np.ndarray:
     return k / n if exact else (1.0 + k) / (1.0 + n)
 
 
-def monte_carlo_error(k: int, n: int, exact: bool, confidence_level: float = 0.95) -> tuple[float, tuple[float, float]]:
+def monte_carlo_error(k: int, n: int, exact: bool, level: float = 0.95) -> tuple[float, tuple[float, float]]:
     """Monte-Carlo standard error of a permutation p-value and a Wilson interval for the exceedance probability."""
     if exact:
         p = k / n
         return 0.0, (p, p)
     p = (1.0 + k) / (1.0 + n)
-    return float(np.sqrt(p * (1 - p) / n)), wilson_bounds(k / n, n, confidence_level) if n > 0 else (np.nan, np.nan)
+    return float(np.sqrt(p * (1 - p) / n)), wilson_bounds(k / n, n, level) if n > 0 else (np.nan, np.nan)
 
 
 def _in_order(pvalues: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -230,10 +230,10 @@ def direction(effect: float, labels: tuple[str, str]) -> str:
     return f"{labels[0]} > {labels[1]}" if effect > 0 else f"{labels[0]} < {labels[1]}"
 
 
-def effect_interval(effect: float, variance: float, confidence_level: float) -> tuple[float, tuple[float, float]]:
+def effect_interval(effect: float, variance: float, level: float) -> tuple[float, tuple[float, float]]:
     """Standard error and Wald interval of the difference (closed-form or bootstrap variance)."""
     se = float(np.sqrt(variance)) if variance >= 0 else np.nan
-    z = z_quantile(confidence_level)
+    z = z_quantile(level)
     return se, (effect - z * se, effect + z * se)
 
 
@@ -243,7 +243,8 @@ class PermutationTestResult:
 
     ``statistic``/``null_distribution`` are on the test's scale (studentized unless the baseline);
     ``effect`` is the raw difference metric(A) - metric(B) with ``effect_se`` and ``effect_ci``;
-    ``pvalue_se`` and ``pvalue_ci`` give the Monte-Carlo uncertainty of the p-value (zero for exact).
+    ``pvalue_se`` and ``pvalue_ci`` give the Monte-Carlo uncertainty of the p-value (zero for exact); ``level`` is
+    the confidence level of both intervals (the significance level is the caller's: :meth:`significant`).
     """
 
     statistic: float
@@ -260,13 +261,13 @@ class PermutationTestResult:
     alternative: str
     studentize: str
     method: str
-    confidence_level: float
+    level: float
     reason: str | None = None
     details: dict = field(default_factory=dict)
 
-    def significant(self, level: float = 0.05) -> bool:
-        """Whether the test rejects at ``level`` (never for a degenerate / NaN p-value)."""
-        return rejects(self.pvalue, level)
+    def significant(self, alpha: float = 0.05) -> bool:
+        """Whether the test rejects at the significance level ``alpha`` (never for a degenerate / NaN p-value)."""
+        return rejects(self.pvalue, alpha)
 
     def to_dict(self, include_null: bool = False) -> dict:
         """JSON-ready summary (the null distribution only when asked)."""
@@ -276,10 +277,10 @@ class PermutationTestResult:
         return jsonable(d)
 
 
-def rejects(pvalue: float, level: float) -> bool:
-    """The one significance rule of every test here: reject when ``pvalue <= level`` (p = level rejects; a NaN
+def rejects(pvalue: float, alpha: float) -> bool:
+    """The one significance rule of every test here: reject when ``pvalue <= alpha`` (p = alpha rejects; a NaN
     p-value, a degenerate or untestable comparison, never does)."""
-    return bool(pvalue <= level)
+    return bool(pvalue <= alpha)
 
 
 def _degenerate_p(t: float) -> float:
@@ -288,7 +289,7 @@ def _degenerate_p(t: float) -> float:
 
 def permutation_test(t: float, v: float | None, t_perm: np.ndarray, v_perm: np.ndarray | None = None, *,
                      studentize: Studentize = True, alternative: Alternative = "two-sided", exact: bool = False,
-                     confidence_level: float = 0.95, labels: tuple[str, str] = ("A", "B"),
+                     level: float = 0.95, labels: tuple[str, str] = ("A", "B"),
                      details: dict | None = None, df: float | None = None,
                      df_perm: np.ndarray | None = None,
                      effect: tuple[float, float] | None = None) -> PermutationTestResult:
@@ -308,26 +309,27 @@ def permutation_test(t: float, v: float | None, t_perm: np.ndarray, v_perm: np.n
     if reason is None:
         k = int(exceedances(z.statistic, z.null, alternative)[0])
         p = float(pvalue(k, b, exact))
-        pse, pci = monte_carlo_error(k, b, exact, confidence_level)
+        pse, pci = monte_carlo_error(k, b, exact, level)
     else:
         p, pse, pci = _degenerate_p(t), np.nan, (np.nan, np.nan)
     eff, eff_v = (t, np.nan if v is None else v) if effect is None else effect
-    se, ci = effect_interval(eff, eff_v, confidence_level)
+    se, ci = effect_interval(eff, eff_v, level)
     return PermutationTestResult(
         statistic=float(z.statistic[0]), pvalue=p, null_distribution=z.null[:, 0], effect=float(eff),
         effect_se=se, effect_ci=ci, direction=direction(eff, labels), pvalue_se=pse, pvalue_ci=pci,
         n_resamples=b, exact=exact, alternative=alternative, studentize=z.mode, method=METHOD[z.mode],
-        confidence_level=confidence_level, reason=reason, details=dict(details or {}))
+        level=level, reason=reason, details=dict(details or {}))
 
 
 def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, t_perm: np.ndarray,
                      v_perm: np.ndarray | None = None, *, studentize: Studentize = True, exact: bool = False,
-                     level: float = 0.05, confidence_level: float = 0.95,
+                     alpha: float = 0.05, level: float = 0.95,
                      labels: Sequence[tuple[str, str]] | None = None, df: np.ndarray | None = None,
                      df_perm: np.ndarray | None = None,
                      effect: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[list[dict], Standardized]:
     """Many comparisons on the same relabellings: raw (two-sided), Holm and max-T p-values (family-wise error) and
-    Benjamini-Hochberg q-values (false discovery rate), with flags at ``level``.
+    Benjamini-Hochberg q-values (false discovery rate), with flags at the significance level ``alpha``; the effect and
+    p-value intervals at the confidence ``level``.
 
     Returns one dict per comparison and the standardized statistics (for plots). ``effect``: the reported
     differences and their variances when ``t`` is on another scale (default ``(t, v)``).
@@ -347,8 +349,8 @@ def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, 
     q_bh = np.where(ok, benjamini_hochberg(np.where(ok, raw, np.nan)), degenerate)
     rows = []
     for j, name in enumerate(names):
-        se, ci = effect_interval(float(t[j]), float(v[j]), confidence_level)
-        pse, pci = (monte_carlo_error(int(k[j]), b, exact, confidence_level) if z.reasons[j] is None
+        se, ci = effect_interval(float(t[j]), float(v[j]), level)
+        pse, pci = (monte_carlo_error(int(k[j]), b, exact, level) if z.reasons[j] is None
                     else (np.nan, (np.nan, np.nan)))
         lab = labels[j] if labels is not None else ("A", "B")
         rows.append({
@@ -356,8 +358,8 @@ def comparison_table(names: Sequence[str], t: np.ndarray, v: np.ndarray | None, 
             "effect_ci_high": ci[1], "direction": direction(float(t[j]), lab), "statistic": float(z.statistic[j]),
             "pvalue": float(raw[j]), "pvalue_se": pse, "pvalue_ci_low": pci[0], "pvalue_ci_high": pci[1],
             "pvalue_holm": float(p_holm[j]), "pvalue_maxt": float(p_maxt[j]), "qvalue_bh": float(q_bh[j]),
-            "significant": rejects(raw[j], level), "significant_holm": rejects(p_holm[j], level),
-            "significant_maxt": rejects(p_maxt[j], level), "significant_bh": rejects(q_bh[j], level),
+            "significant": rejects(raw[j], alpha), "significant_holm": rejects(p_holm[j], alpha),
+            "significant_maxt": rejects(p_maxt[j], alpha), "significant_bh": rejects(q_bh[j], alpha),
             "reason": z.reasons[j],
         })
     return rows, z

@@ -92,7 +92,7 @@ def group_sizes(identities: dict[str, int], a: str, b: str) -> dict[str, int]:
     return {x: identities[x] if x in identities else total - identities[y] for x, y in ((a, b), (b, a))}
 
 
-def not_testable(rows: list[dict], reasons: list[str | None], level: float) -> None:
+def not_testable(rows: list[dict], reasons: list[str | None], alpha: float) -> None:
     """Mark the rows with a reason (:func:`testable`): no p-value, never significant; the others' Holm p-values and
     BH q-values are recomputed without them (their max-T p-values, over the whole family, stay: conservative)."""
     if not any(reasons):
@@ -106,8 +106,8 @@ def not_testable(rows: list[dict], reasons: list[str | None], level: float) -> N
     if keep:
         raw = np.array([r["pvalue"] for r in keep], float)
         for r, h, q in zip(keep, holm(raw), benjamini_hochberg(raw)):
-            r.update(pvalue_holm=float(h), qvalue_bh=float(q), significant_holm=rejects(h, level),
-                     significant_bh=rejects(q, level))
+            r.update(pvalue_holm=float(h), qvalue_bh=float(q), significant_holm=rejects(h, alpha),
+                     significant_bh=rejects(q, alpha))
 
 
 __all__ = ["MIN_EFFECTIVE_ERRORS", "MIN_EXPECTED_ERRORS", "SMALL_GROUP", "group_sizes", "not_testable",

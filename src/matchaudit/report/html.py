@@ -303,7 +303,7 @@ def _extreme_cells(recs: list[dict], target: float) -> str:
     with_iv = [r for r in recs if r.get("fmr_lower") is not None and r.get("fmr_upper") is not None]
     head = ["pair", "FMR (false matches / comparisons)"]
     if with_iv:
-        level, method = with_iv[0].get("confidence_level"), with_iv[0].get("interval_method")
+        level, method = with_iv[0].get("level"), with_iv[0].get("interval_method")
         head.append(f"{pct(level, 2) + ' ' if level is not None else ''}interval"
                     + (f" ({method})" if method else ""))
     head.append("note")
