@@ -303,12 +303,18 @@ def _pair_scores(q: np.ndarray, sq: np.ndarray, a: np.ndarray, b: np.ndarray, co
     return out
 
 
+def pair_scores_exact(q: np.ndarray, sq: np.ndarray, a: np.ndarray, b: np.ndarray, cosine: bool, scale: float
+                      ) -> np.ndarray:
+    """Scores of rows ``a[k]``, ``b[k]`` of the quantised embeddings ``q`` (:func:`quantise`; ``sq`` their squared
+    norms), bit for bit the all-pairs tiles' (what another device's scores are checked against)."""
+    return _pair_scores(q, sq, np.asarray(a, np.int64), np.asarray(b, np.int64), cosine, scale)
+
+
 def pair_scores(embeddings: np.ndarray, a: np.ndarray, b: np.ndarray, metric: Metric = "cosine") -> np.ndarray:
     """Scores of listed pairs, computed exactly as the all-pairs tiles compute them."""
     q, scale = quantise(embeddings, metric)
-    sq = np.einsum("ij,ij->i", q, q)
     a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
-    s = _pair_scores(q, sq, a, b, metric == "cosine", scale)
+    s = pair_scores_exact(q, np.einsum("ij,ij->i", q, q), a, b, metric == "cosine", scale)
     if metric == "cosine":
         s[a == b] = 1.0
     return s

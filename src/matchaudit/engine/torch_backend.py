@@ -3,8 +3,14 @@
 Same counts as :class:`~matchaudit.engine.passes.LocalBackend`, bit for bit (tests/test_torch_backend.py):
 
 * Scores: the quantised embeddings (:func:`matchaudit.scores.quantise`, integers in float64) go to the
-  device once; a tile's dot products are one fp64 matmul (exact: integer sums below 2^53, any order) and
-  the score is the same correctly rounded IEEE division / square root as :func:`scores._finish_tile`.
+  device once; a tile's dot products are one fp64 matmul and the score is the same correctly rounded IEEE
+  division / square root as :func:`scores._finish_tile`. Exact where the device's GEMM is (integer sums below
+  2^53 in any order); a device library may not be (cuBLAS on an H200 gave 1 ulp off in 9.7% of the scores), so
+  every score that could decide something is recomputed on the host by the CPU's formula
+  (:func:`matchaudit.scores.pair_scores_exact`): those within ``RECHECK_ULPS`` of a cell edge (thresholds are
+  edges) and those of the cells whose entries are kept with their scores (the FMR targets' windows). Elsewhere
+  a device score within ``RECHECK_ULPS`` of the exact one has the exact one's cell, so the counts are the CPU's;
+  the bound is checked on the first row of every tile (an error names the backend to use instead).
 * Cells: ``torch.bucketize`` on the grid's float64 edges (``right=True`` counts edges <= s: rule ``>=``;
   ``right=False`` counts edges < s: rule ``>``), the definition :class:`~matchaudit.engine.grid.Grid` uses.
 * Entries: (key, u, v) per comparison exactly as :func:`matchaudit.engine.kernels.emit` (every mode:
@@ -36,12 +42,13 @@ from matchaudit.engine.passes import Backend, CountTask
 from matchaudit.progress import Meter, pass_meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
-from matchaudit.scores import quantise
+from matchaudit.scores import pair_scores_exact, quantise
 
 SEG = 128  # entries per segment of the one-hot matrix product
 SPAN = 8  # keys per segment handled by the matrix product (more: the segment's extra keys are scattered)
 EXACT32 = 1 << 24  # fp32 accumulators hold every integer below this
 INT32 = (1 << 31) - 1
+RECHECK_ULPS = 64  # device scores this close to a cell edge (in units of the last place) are recomputed exactly
 
 
 def _torch():
@@ -166,9 +173,10 @@ class _Pass:
 
     def _all_pairs(self, advance) -> None:
         torch, ent, data = self.torch, self.ent, self.data
-        q, scale = quantise(data.samples.embeddings, data.metric)
-        q = torch.as_tensor(q, device=self.dev)
-        sq = (q * q).sum(dim=1)  # exact integers, any order
+        qh, scale = quantise(data.samples.embeddings, data.metric)
+        self.host = (qh, np.einsum("ij,ij->i", qh, qh), data.metric == "cosine", scale)
+        q = torch.as_tensor(qh, device=self.dev)
+        sq = self.sq = torch.as_tensor(self.host[1], device=self.dev)  # exact integers
         ident = torch.as_tensor(ent.ident, device=self.dev)
         cosine = data.metric == "cosine"
         n = q.shape[0]
@@ -188,7 +196,8 @@ class _Pass:
                 ii, jj = torch.nonzero(j > i, as_tuple=True)  # each unordered pair once
                 a, b = ii + r0, jj + c0
                 ka, kb = ident[a], ident[b]
-                self._emit(s[ii, jj], ka == kb, a, b, ka, kb, self.igroup[ka], self.igroup[kb])
+                self._emit(self._exact_where_it_counts(s[ii, jj], a, b), ka == kb, a, b, ka, kb, self.igroup[ka],
+                           self.igroup[kb])
             if advance is not None:
                 advance()
 
@@ -208,6 +217,30 @@ class _Pass:
 
     def _cell(self, s):
         return self.torch.bucketize(s, self.edges, right=self.right)
+
+    def _exact_where_it_counts(self, s, a, b):
+        """The device scores ``s`` of samples ``a``, ``b`` with the host's exact score wherever the device's
+        rounding could change a count or a kept score (module doc): near a cell edge, or in a kept cell. Raises
+        if the device is further from the exact scores than a quarter of the band on the tile's first row."""
+        torch = self.torch
+        q, sq, cosine, scale = self.host
+        # the band: RECHECK_ULPS units of the dot product's terms (|x.y| <= |x||y|), through the score formula
+        err = RECHECK_ULPS * np.finfo(np.float64).eps
+        delta = (torch.full_like(s, err) if cosine else torch.sqrt(err * (self.sq[a] + self.sq[b])) / scale)
+        first = torch.nonzero(a == a[0], as_tuple=True)[0] if a.numel() else a
+        exact = pair_scores_exact(q, sq, a[first].cpu().numpy(), b[first].cpu().numpy(), cosine, scale)
+        if (np.abs(s[first].cpu().numpy() - exact) > delta[first].cpu().numpy() / 4).any():
+            raise InputError(f"the {self.dev} device's scores are further from the exact ones than its error bound "
+                             f"(RECHECK_ULPS = {RECHECK_ULPS}); use --backend cpu (the same numbers).", param="backend")
+        near = self._cell(s - delta) != self._cell(s + delta)
+        if self.win is not None:
+            near |= self.win[self._cell(s)]
+        redo = torch.nonzero(near, as_tuple=True)[0]
+        if redo.numel():
+            s = s.clone()
+            s[redo] = torch.as_tensor(pair_scores_exact(q, sq, a[redo].cpu().numpy(), b[redo].cpu().numpy(), cosine,
+                                                        scale), device=self.dev)
+        return s
 
     def _emit(self, s, gen, sa, sb, ka, kb, ga, gb) -> None:
         """Entries of comparisons given as flat tensors, as :func:`kernels.emit` writes them."""
