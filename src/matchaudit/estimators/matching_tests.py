@@ -354,10 +354,17 @@ def matching_statistics(
         t, v, w = _log_ratio(x, vx, wx, nx, pairs)
         t_perm, v_perm, w_perm = _log_ratio(xp, vp, wp, n_p, pairs)
         df, df_perm = _degrees(v, w), _degrees(v_perm, w_perm)
+        ex = None
         if slope is not None:
             ex = slope.pair_terms(obs, sides, pairs, 1 / _half_error_rate(x, nx))
             v, w = np.maximum(v + ex[0], 0.0), w + ex[1]
             df = np.minimum(df, _degrees(v, w))  # see below
+        if STUDY_DF and fixed:
+            a = _identity_weights(data, metric, terms)
+            details["df_variants"] = {
+                k: (o, p_) for (k, o), (_, p_) in zip(
+                    _df_variants(x, vx, wx, nx, pairs, a, obs, sides, ex, data.n_identities).items(),
+                    _df_variants(xp, vp, wp, n_p, pairs, a, labels, sides, None, data.n_identities).items())}
     elif vx is not None and vp is not None:
         # the threshold's term never raises the df (a well-spread FMR term would lift a few identities' df and with it
         # the statistic: measured 0.076 at 0.05, sparse FNMR), so it only ever makes the observed statistic smaller
@@ -396,6 +403,51 @@ def _log_ratio(x: np.ndarray, v: np.ndarray, w: np.ndarray, n: np.ndarray, pairs
         vs = np.stack([v[:, a] / q[:, a] ** 2 + v[:, b] / q[:, b] ** 2 for a, b in pairs], axis=1)
         ws = np.stack([w[:, a] / q[:, a] ** 4 + w[:, b] / q[:, b] ** 4 for a, b in pairs], axis=1)
     return t, vs, ws
+
+
+STUDY_DF = False  # bench/level_df.py: the candidate effective df's in details["df_variants"]
+
+
+def _identity_weights(data: MatchData, metric: str, terms: ClusterTerms) -> np.ndarray:
+    """Working-model weight of each identity's variance share under independence: its comparisons in the metric."""
+    if metric == "fmr":
+        return (np.asarray(terms.M.sum(axis=1)).ravel() if terms.M is not None
+                else terms.sizes * terms.sizes.sum())
+    return terms.g
+
+
+def _df_variants(x, v, w, n, pairs, a, labels, sides, ex, n_ids):
+    """(R, m) candidate effective df's of the log ratio: ``cur`` v^2/w; ``kc`` 2 V^2 / (W - E2) (Satterthwaite with
+    the squared shares' variance, E2 = sum_s V_s^2 / K_s the squared shares expected under the working model);
+    ``model`` V^2 / E2 (Welch with working-model shares)."""
+    q = _half_error_rate(x, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Vs, Ws = v / q**2, w / q**4
+        Ks = []
+        for side in np.asarray(sides, bool):
+            m = side[labels].astype(float)
+            Ks.append((m @ a) ** 2 / (m @ (a * a)))
+        Ks = np.stack(Ks, axis=1)
+        E2s = Vs**2 / Ks
+        V = np.stack([Vs[:, i] + Vs[:, j] for i, j in pairs], axis=1)
+        W = np.stack([Ws[:, i] + Ws[:, j] for i, j in pairs], axis=1)
+        E2 = np.stack([E2s[:, i] + E2s[:, j] for i, j in pairs], axis=1)
+
+        def kc(V, W, E2):
+            d = W - E2
+            return np.where(d > 0, 2 * V**2 / d, np.inf)
+
+        def model(V, E2):
+            return np.where(E2 > 0, V**2 / E2, np.inf)
+
+        out = {"cur": _degrees(V, W), "kc": kc(V, W, E2), "model": model(V, E2),
+               "kc_half": np.minimum(_degrees(V, W) * 2, kc(V, W, E2))}
+        if ex is not None:
+            V2, W2, E22 = np.maximum(V + ex[0], 0.0), W + ex[1], E2 + ex[0] ** 2 / n_ids
+            out = {"cur": np.minimum(out["cur"], _degrees(V2, W2)), "kc": np.minimum(out["kc"], kc(V2, W2, E22)),
+                   "model": np.minimum(out["model"], model(V2, E22)),
+                   "kc_half": np.minimum(out["kc_half"], np.minimum(2 * _degrees(V2, W2), kc(V2, W2, E22)))}
+    return out
 
 
 def _half_error_rate(x: np.ndarray, n: np.ndarray) -> np.ndarray:
