@@ -23,7 +23,7 @@ from matchaudit.estimators.permutation import exceedances, pvalue, standardize  
 from matchaudit.estimators.testability import testable  # noqa: E402
 
 mt.STUDY_DF = True
-VARIANTS = ("cur", "kc", "model", "kc_half", "normal")
+VARIANTS = ("cur", "kc", "model", "kc_half", "normal", "noterm", "mk")
 B, LEVEL = 199, 0.05
 
 _orig_rates = tl.per_identity_rates
@@ -49,12 +49,16 @@ def rejections(data, metric, seed, **kw):
     G = len(data.group_names)
     st = mt.matching_statistics(data, metric, None, comparisons=None if G == 2 else "pairs", n_resamples=B,
                                 seed=seed, **kw)
-    dv = st.details["df_variants"]
+    dv = dict(st.details["df_variants"])
+    dv["mk"] = tuple(np.minimum(dv["model"][i], dv["kc"][i]) for i in range(2))  # min(model, kc)
     ok = np.array([testable(st.details, j) is None for j in range(len(st.t))])
     out = {}
     for name in VARIANTS:
         df, dfp = (None, None) if name == "normal" else (dv[name][0][0], dv[name][1])
-        z = standardize(st.t, st.v, st.t_perm, st.v_perm, True, df, dfp)
+        v = st.v
+        if name == "noterm":  # FNMR@FMR: the threshold's error term left out of the observed variance
+            v = st.v - (st.details.get("study_ex0") if st.details.get("study_ex0") is not None else 0.0)
+        z = standardize(st.t, v, st.t_perm, st.v_perm, True, df, dfp)
         k = exceedances(z.statistic, z.null, "two-sided")
         rej = (pvalue(k, st.t_perm.shape[0], False) <= LEVEL) & np.isfinite(z.statistic) & (np.asarray(st.v) > 0)
         out[name] = (float(rej.mean()), float((rej & ok).mean()))

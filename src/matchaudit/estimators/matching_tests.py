@@ -355,8 +355,10 @@ def matching_statistics(
         t_perm, v_perm, w_perm = _log_ratio(xp, vp, wp, n_p, pairs)
         df, df_perm = _degrees(v, w), _degrees(v_perm, w_perm)
         ex = None
+        df_noterm = df
         if slope is not None:
             ex = slope.pair_terms(obs, sides, pairs, 1 / _half_error_rate(x, nx))
+            details["study_ex0"] = ex[0][0] if STUDY_DF else None
             v, w = np.maximum(v + ex[0], 0.0), w + ex[1]
             df = np.minimum(df, _degrees(v, w))  # see below
         if STUDY_DF and fixed:
@@ -365,6 +367,7 @@ def matching_statistics(
                 k: (o, p_) for (k, o), (_, p_) in zip(
                     _df_variants(x, vx, wx, nx, pairs, a, obs, sides, ex, data.n_identities).items(),
                     _df_variants(xp, vp, wp, n_p, pairs, a, labels, sides, None, data.n_identities).items())}
+            details["df_variants"]["noterm"] = (df_noterm, df_perm)
     elif vx is not None and vp is not None:
         # the threshold's term never raises the df (a well-spread FMR term would lift a few identities' df and with it
         # the statistic: measured 0.076 at 0.05, sparse FNMR), so it only ever makes the observed statistic smaller
