@@ -23,7 +23,7 @@ from matchaudit.estimators.permutation import exceedances, pvalue, standardize  
 from matchaudit.estimators.testability import testable  # noqa: E402
 
 mt.STUDY_DF = True
-VARIANTS = ("cur", "kc", "model", "kc_half", "normal", "noterm", "mk")
+VARIANTS = ("cur", "kc", "model", "kc_half", "normal", "noterm", "mk", "pool", "pool_kc", "pool_n", "termdf0")
 B, LEVEL = 199, 0.05
 
 _orig_rates = tl.per_identity_rates
@@ -50,11 +50,34 @@ def rejections(data, metric, seed, **kw):
     st = mt.matching_statistics(data, metric, None, comparisons=None if G == 2 else "pairs", n_resamples=B,
                                 seed=seed, **kw)
     dv = dict(st.details["df_variants"])
+    dv["termdf0"] = dv["noterm"]
     dv["mk"] = tuple(np.minimum(dv["model"][i], dv["kc"][i]) for i in range(2))  # min(model, kc)
     ok = np.array([testable(st.details, j) is None for j in range(len(st.t))])
     out = {}
     for name in VARIANTS:
+        if name.startswith("pool"):
+            if "pooled" not in st.details:
+                out[name] = out["cur"]
+                continue
+            (V, W, E2), (Vp, Wp, E2p) = st.details["pooled"]
+            ex = st.details.get("study_ex0")
+            V = V[0] + (0.0 if ex is None else ex)  # the threshold's term as in the code (observed only)
+            W, E2 = W[0], E2[0]
+            if name == "pool":
+                df, dfp = V**2 / W, Vp**2 / Wp
+            elif name == "pool_kc":
+                kc = lambda V, W, E2: np.where(W - E2 > 0, 2 * V**2 / (W - E2), np.inf)  # noqa: E731
+                df, dfp = kc(V, W, E2), kc(Vp, Wp, E2p)
+            else:
+                df = dfp = None
+            z = standardize(st.t, V, st.t_perm, Vp, True, df, dfp)
+            k = exceedances(z.statistic, z.null, "two-sided")
+            rej = (pvalue(k, st.t_perm.shape[0], False) <= LEVEL) & np.isfinite(z.statistic) & (V > 0)
+            out[name] = (float(rej.mean()), float((rej & ok).mean()))
+            continue
         df, dfp = (None, None) if name == "normal" else (dv[name][0][0], dv[name][1])
+        if name == "termdf0":  # the threshold's term in the variance, the df of the FNMR part alone
+            df, dfp = dv["noterm"][0][0], dv["noterm"][1]
         v = st.v
         if name == "noterm":  # FNMR@FMR: the threshold's error term left out of the observed variance
             v = st.v - (st.details.get("study_ex0") if st.details.get("study_ex0") is not None else 0.0)
