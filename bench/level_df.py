@@ -23,7 +23,8 @@ from matchaudit.estimators.permutation import exceedances, pvalue, standardize  
 from matchaudit.estimators.testability import testable  # noqa: E402
 
 mt.STUDY_DF = True
-VARIANTS = ("cur", "kc", "model", "kc_half", "normal", "noterm", "mk", "pool", "pool_kc", "pool_n", "termdf0")
+VARIANTS = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 and "," in sys.argv[2] else (
+    "cur", "kc", "model", "kc_half", "normal", "noterm", "mk", "pool", "pool_kc", "pool_n", "termdf0", "comb", "kcomb")
 B, LEVEL = 199, 0.05
 
 _orig_rates = tl.per_identity_rates
@@ -151,6 +152,16 @@ def run(parts, n):
                 for i in range(n):
                     add(h, rejections(tl.heavy_design(60_000 + i, groups), "fnmr", i, threshold=0.0))
                 record(label, "fnmr", h, n)
+        if part == "gen2":  # test_level's generator designs, 2 groups x 40 identities, FNMR@FMR
+            import generators
+            for gen in ("tscore", "vmf", "lookalike"):
+                h = {v: [0.0, 0.0] for v in VARIANTS}
+                for i in range(n):
+                    data = generators.make(gen, 2, 40, 4, 50_000 + i)
+                    k = data.identity_sizes.astype(float)
+                    imp = (k.sum() ** 2 - (k**2).sum()) / 2
+                    add(h, rejections(data, "fnmr_at_fmr", i, fmr_target=20 / imp))
+                record(f"G2 {gen} 2 groups x 40 ids x 4", "fnmr_at_fmr", h, n)
         if part == "gen":
             import generators
             for gen, G, ids in (("lookalike", 3, 30), ("tscore", 3, 30), ("vmf", 2, 60)):
@@ -169,7 +180,7 @@ def run(parts, n):
 
 if __name__ == "__main__":
     n = int(sys.argv[1])
-    parts = sys.argv[2:]
+    parts = [p for p in sys.argv[2:] if "," not in p]
     t0 = time.time()
     rows = run(parts, n)
     out = Path(f"bench/results/level_df_{'_'.join(parts)}.csv")

@@ -452,7 +452,10 @@ def _df_variants(x, v, w, n, pairs, a, labels, sides, ex, n_ids):
             V2, W2, E22 = np.maximum(V + ex[0], 0.0), W + ex[1], E2 + ex[0] ** 2 / n_ids
             out = {"cur": np.minimum(out["cur"], _degrees(V2, W2)), "kc": np.minimum(out["kc"], kc(V2, W2, E22)),
                    "model": np.minimum(out["model"], model(V2, E22)),
-                   "kc_half": np.minimum(out["kc_half"], np.minimum(2 * _degrees(V2, W2), kc(V2, W2, E22)))}
+                   "kc_half": np.minimum(out["kc_half"], np.minimum(2 * _degrees(V2, W2), kc(V2, W2, E22))),
+                   "comb": _degrees(V2, W2), "kcomb": kc(V2, W2, E22)}
+        else:
+            out |= {"comb": out["cur"], "kcomb": out["kc"]}
     return out
 
 
