@@ -2,8 +2,11 @@
 all on the same data sets and relabellings (matching_tests.STUDY_DF). Variants: ``cur`` (v^2 / w, the code),
 ``kc`` (Satterthwaite with the squared shares' variance: 2 V^2 / (W - sum_s V_s^2 / K_s), K_s the working-model
 number of identities of side s, weights = comparisons), ``model`` (V^2 / sum_s V_s^2 / K_s), ``kc_half``
-(min(2 cur, kc)), ``normal`` (no t). Usage: ``NUMBA_NUM_THREADS=1 python bench/level_df.py N part [part ...]``
-(parts: tuned, new, threshold, newthr, heavy, gen). Writes bench/results/level_df_<parts>.csv."""
+(min(2 cur, kc)), ``normal`` (no t), ``mk`` (min(model, kc)), ``pool*`` (each side's variance at the pair's pooled
+rate, score type; FNMR), ``noterm`` (FNMR@FMR without the threshold's term), ``termdf0`` (the term, the df without
+it), ``comb``/``kcomb`` (the term's shares in the df, no min rule). Usage: ``NUMBA_NUM_THREADS=1 python
+bench/level_df.py N [v1,v2,...] part [part ...]`` (parts: tuned, new, threshold, newthr, heavy, gen, gen2). Writes
+bench/results/level_df_<parts>.csv (rate: raw; rate_rule: with the not-testable rule)."""
 
 from __future__ import annotations
 
