@@ -1,5 +1,5 @@
 """#43 item 3, conservativeness study: the log ratio's effective df read from estimated squared shares vs candidates,
-all on the same data sets and relabellings (matching_tests.STUDY_DF). Variants: ``cur`` (v^2 / w, the code),
+all on the same data sets and relabellings (bench/df_study.py). Variants: ``cur`` (v^2 / w, the code),
 ``kc`` (Satterthwaite with the squared shares' variance: 2 V^2 / (W - sum_s V_s^2 / K_s), K_s the working-model
 number of identities of side s, weights = comparisons), ``model`` (V^2 / sum_s V_s^2 / K_s), ``kc_half``
 (min(2 cur, kc)), ``normal`` (no t), ``mk`` (min(model, kc)), ``pool*`` (each side's variance at the pair's pooled
@@ -20,12 +20,11 @@ from scipy import stats
 
 sys.path.insert(0, "src")
 sys.path.insert(0, "bench")
+import df_study  # noqa: E402
 import test_level as tl  # noqa: E402
-from matchaudit.estimators import matching_tests as mt  # noqa: E402
 from matchaudit.estimators.permutation import exceedances, pvalue, standardize  # noqa: E402
 from matchaudit.estimators.testability import testable  # noqa: E402
 
-mt.STUDY_DF = True
 VARIANTS = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 and "," in sys.argv[2] else (
     "cur", "kc", "model", "kc_half", "normal", "noterm", "mk", "pool", "pool_kc", "pool_n", "termdf0", "comb", "kcomb")
 B, LEVEL = 199, 0.05
@@ -51,8 +50,8 @@ tl.per_identity_rates = rates
 def rejections(data, metric, seed, **kw):
     """Per variant: (raw rejections averaged over pairs, with the not-testable rule)."""
     G = len(data.group_names)
-    st = mt.matching_statistics(data, metric, None, comparisons=None if G == 2 else "pairs", n_resamples=B,
-                                seed=seed, **kw)
+    st = df_study.matching_statistics(data, metric, None, comparisons=None if G == 2 else "pairs", n_resamples=B,
+                                      seed=seed, **kw)
     dv = dict(st.details["df_variants"])
     dv["termdf0"] = dv["noterm"]
     dv["mk"] = tuple(np.minimum(dv["model"][i], dv["kc"][i]) for i in range(2))  # min(model, kc)

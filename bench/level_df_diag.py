@@ -7,6 +7,7 @@ import numpy as np
 
 sys.path.insert(0, "src")
 sys.path.insert(0, "bench")
+import df_study  # noqa: E402
 import level_df as L  # noqa: E402
 import test_level as tl  # noqa: E402
 from matchaudit.estimators.permutation import standardize  # noqa: E402
@@ -20,7 +21,7 @@ def diag(n, label, metric, make, kw):
     res = {v: [[], []] for v in ("cur", "kc", "model", "normal", "noterm")}
     for i in range(n):
         data = make(i)
-        st = L.mt.matching_statistics(data, metric, None, n_resamples=L.B, seed=i, **kw)
+        st = df_study.matching_statistics(data, metric, None, n_resamples=L.B, seed=i, **kw)
         dv = st.details["df_variants"]
         for name in res:
             df, dfp = (None, None) if name == "normal" else (dv[name][0][0], dv[name][1])

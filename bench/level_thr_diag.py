@@ -7,6 +7,7 @@ import numpy as np
 
 sys.path.insert(0, "src")
 sys.path.insert(0, "bench")
+import df_study  # noqa: E402
 import level_df as L  # noqa: E402
 import test_level as tl  # noqa: E402
 
@@ -15,7 +16,7 @@ for lab, groups in tl.THRESHOLD[:5] + L.NEWTHR[1:]:
     T, V, X = [], [], []
     for i in range(n):
         data, alpha, _ = tl.threshold_design(20_000 + i, groups, impostors=20_000)
-        st = L.mt.matching_statistics(data, "fnmr_at_fmr", None, n_resamples=9, seed=i, fmr_target=alpha)
+        st = df_study.matching_statistics(data, "fnmr_at_fmr", None, n_resamples=9, seed=i, fmr_target=alpha)
         ex = st.details.get("study_ex0")
         ex = 0.0 if ex is None else float(ex[0])
         T.append(float(st.t[0])); V.append(float(st.v[0]) - ex); X.append(ex)

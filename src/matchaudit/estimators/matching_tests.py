@@ -354,23 +354,10 @@ def matching_statistics(
         t, v, w = _log_ratio(x, vx, wx, nx, pairs)
         t_perm, v_perm, w_perm = _log_ratio(xp, vp, wp, n_p, pairs)
         df, df_perm = _degrees(v, w), _degrees(v_perm, w_perm)
-        ex = None
-        df_noterm = df
         if slope is not None:
             ex = slope.pair_terms(obs, sides, pairs, 1 / _half_error_rate(x, nx))
-            details["study_ex0"] = ex[0][0] if STUDY_DF else None
             v, w = np.maximum(v + ex[0], 0.0), w + ex[1]
             df = np.minimum(df, _degrees(v, w))  # see below
-        if STUDY_DF and fixed:
-            a = _identity_weights(data, metric, terms)
-            details["df_variants"] = {
-                k: (o, p_) for (k, o), (_, p_) in zip(
-                    _df_variants(x, vx, wx, nx, pairs, a, obs, sides, ex, data.n_identities).items(),
-                    _df_variants(xp, vp, wp, n_p, pairs, a, labels, sides, None, data.n_identities).items())}
-            details["df_variants"]["noterm"] = (df_noterm, df_perm)
-            if metric != "fmr":
-                details["pooled"] = (_pooled(terms.g, terms.e, obs, sides, pairs),
-                                     _pooled(terms.g, terms.e, labels, sides, pairs))
     elif vx is not None and vp is not None:
         # the threshold's term never raises the df (a well-spread FMR term would lift a few identities' df and with it
         # the statistic: measured 0.076 at 0.05, sparse FNMR), so it only ever makes the observed statistic smaller
@@ -409,75 +396,6 @@ def _log_ratio(x: np.ndarray, v: np.ndarray, w: np.ndarray, n: np.ndarray, pairs
         vs = np.stack([v[:, a] / q[:, a] ** 2 + v[:, b] / q[:, b] ** 2 for a, b in pairs], axis=1)
         ws = np.stack([w[:, a] / q[:, a] ** 4 + w[:, b] / q[:, b] ** 4 for a, b in pairs], axis=1)
     return t, vs, ws
-
-
-STUDY_DF = False  # bench/level_df.py: the candidate effective df's in details["df_variants"]
-
-
-def _identity_weights(data: MatchData, metric: str, terms: ClusterTerms) -> np.ndarray:
-    """Working-model weight of each identity's variance share under independence: its comparisons in the metric."""
-    if metric == "fmr":
-        return (np.asarray(terms.M.sum(axis=1)).ravel() if terms.M is not None
-                else terms.sizes * terms.sizes.sum())
-    return terms.g
-
-
-def _df_variants(x, v, w, n, pairs, a, labels, sides, ex, n_ids):
-    """(R, m) candidate effective df's of the log ratio: ``cur`` v^2/w; ``kc`` 2 V^2 / (W - E2) (Satterthwaite with
-    the squared shares' variance, E2 = sum_s V_s^2 / K_s the squared shares expected under the working model);
-    ``model`` V^2 / E2 (Welch with working-model shares)."""
-    q = _half_error_rate(x, n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        Vs, Ws = v / q**2, w / q**4
-        Ks = []
-        for side in np.asarray(sides, bool):
-            m = side[labels].astype(float)
-            Ks.append((m @ a) ** 2 / (m @ (a * a)))
-        Ks = np.stack(Ks, axis=1)
-        E2s = Vs**2 / Ks
-        V = np.stack([Vs[:, i] + Vs[:, j] for i, j in pairs], axis=1)
-        W = np.stack([Ws[:, i] + Ws[:, j] for i, j in pairs], axis=1)
-        E2 = np.stack([E2s[:, i] + E2s[:, j] for i, j in pairs], axis=1)
-
-        def kc(V, W, E2):
-            d = W - E2
-            return np.where(d > 0, 2 * V**2 / d, np.inf)
-
-        def model(V, E2):
-            return np.where(E2 > 0, V**2 / E2, np.inf)
-
-        out = {"cur": _degrees(V, W), "kc": kc(V, W, E2), "model": model(V, E2),
-               "kc_half": np.minimum(_degrees(V, W) * 2, kc(V, W, E2))}
-        if ex is not None:
-            V2, W2, E22 = np.maximum(V + ex[0], 0.0), W + ex[1], E2 + ex[0] ** 2 / n_ids
-            out = {"cur": np.minimum(out["cur"], _degrees(V2, W2)), "kc": np.minimum(out["kc"], kc(V2, W2, E22)),
-                   "model": np.minimum(out["model"], model(V2, E22)),
-                   "kc_half": np.minimum(out["kc_half"], np.minimum(2 * _degrees(V2, W2), kc(V2, W2, E22))),
-                   "comb": _degrees(V2, W2), "kcomb": kc(V2, W2, E22)}
-        else:
-            out |= {"comb": out["cur"], "kcomb": out["kc"]}
-    return out
-
-
-def _pooled(g, e, labels, sides, pairs):
-    """Score-type studentization of the log ratio (FNMR): each side's clustered variance at the pair's pooled rate,
-    ``sum_k (e_k - p g_k)^2 / G_s^2``, over ``q^2`` (``q`` the pooled half-error rate): (variance, squared shares,
-    working-model E2) per pair, each (R, m)."""
-    masks = [side[labels].astype(float) for side in np.asarray(sides, bool)]
-    V, W, E2 = (np.empty((labels.shape[0], len(pairs))) for _ in range(3))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for j, (a, b) in enumerate(pairs):
-            Ea, Eb, Na, Nb = masks[a] @ e, masks[b] @ e, masks[a] @ g, masks[b] @ g
-            p = (Ea + Eb) / (Na + Nb)
-            q = (Ea + Eb + 0.5) / (Na + Nb)
-            r2 = (e[None, :] - p[:, None] * g[None, :]) ** 2
-            ca, cb = masks[a] * r2 / (Na**2 * q**2)[:, None], masks[b] * r2 / (Nb**2 * q**2)[:, None]
-            va, vb = ca.sum(1), cb.sum(1)
-            V[:, j], W[:, j] = va + vb, (ca**2).sum(1) + (cb**2).sum(1)
-            Ka = (masks[a] @ g) ** 2 / (masks[a] @ (g * g))
-            Kb = (masks[b] @ g) ** 2 / (masks[b] @ (g * g))
-            E2[:, j] = va**2 / Ka + vb**2 / Kb
-    return V, W, E2
 
 
 def _half_error_rate(x: np.ndarray, n: np.ndarray) -> np.ndarray:
