@@ -50,7 +50,7 @@ def groups_job(tmp: Path):
     df, _ = trial_list(25)
     path = tmp / "trials.parquet"
     df.to_parquet(path, row_group_size=250_000)
-    return ma.load_comparisons(path, group_by=list(ATTRS)), dict(fmr=[1e-3, 1e-2], tests=True, memory_gb=3)
+    return ma.load_comparisons(path, group_by=list(ATTRS)), dict(fmr=[1e-3, 1e-2], tests=True)
 
 
 def main() -> None:
@@ -61,11 +61,12 @@ def main() -> None:
     for name in args.data:
         with tempfile.TemporaryDirectory() as tmp:
             data, kw = (demo_job if name == "demo" else groups_job)(Path(tmp))
-            ma.audit(data, **{**kw, "n_resamples": 50})  # warm-up: kernels loaded from the cache
+            memory = 3 if name == "groups" else None
+            ma.audit(data, intervals=ma.IntervalOptions(n_resamples=50, memory_gb=memory), **kw)  # warm-up
             prof = cProfile.Profile()
             t = time.perf_counter()
             prof.enable()
-            ma.audit(data, n_resamples=1000, **kw)
+            ma.audit(data, intervals=ma.IntervalOptions(n_resamples=1000, memory_gb=memory), **kw)
             prof.disable()
             wall = time.perf_counter() - t
         stats = pstats.Stats(prof).stats

@@ -117,7 +117,8 @@ def thresholds(samples: Path, embeddings: Path) -> str:
     """The thresholds at the targets (what cimat's Wilson intervals are computed at)."""
     import matchaudit as ma
 
-    r = ma.audit(ma.load_samples(samples, embeddings), fmr=TARGETS, intervals=False, weightings=("pooled",))
+    r = ma.audit(ma.load_samples(samples, embeddings), fmr=TARGETS, measures=ma.MeasureOptions(weightings=("pooled",)),
+                 intervals=False)
     return ",".join(repr(float(r.at_fmr(t).loc["all", "threshold"])) for t in TARGETS)
 
 
@@ -126,8 +127,9 @@ def in_process(samples: Path, embeddings: Path, ts: str, repeat: int = 5) -> flo
     import matchaudit as ma
 
     data = ma.load_samples(samples, embeddings)
-    kw = dict(fmr=TARGETS, thresholds=tuple(float(t) for t in ts.split(",")), ci_method="wilson,double-or-nothing",
-              n_resamples=B, weightings=("pooled",), calibration=False)
+    kw = dict(fmr=TARGETS, thresholds=tuple(float(t) for t in ts.split(",")),
+              intervals=ma.IntervalOptions("wilson,double-or-nothing", n_resamples=B),
+              measures=ma.MeasureOptions(weightings=("pooled",), calibration=False))
     ma.audit(data, **kw)
     best = np.inf
     for _ in range(repeat):

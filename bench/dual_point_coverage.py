@@ -26,7 +26,7 @@ def groups(scale: float) -> dict[str, GroupSpec]:
 
 
 def rates(data: ma.MatchData, beta: float) -> dict[str, float]:
-    a = ma.audit(data, fmr=(), fnmr=beta, intervals=False, weightings=("pooled",))
+    a = ma.audit(data, fmr=(), fnmr=beta, measures=ma.MeasureOptions(weightings=("pooled",)), intervals=False)
     return a.at_fnmr(beta)["fmr"].to_dict()
 
 
@@ -50,8 +50,8 @@ def main() -> None:
     for trial in range(a.trials):
         d = VmfPopulation.draw(groups(a.scale), dim=a.dim, seed=trial).sample(a.samples, seed=trial).as_data()
         for method in a.methods.split(","):
-            res = ma.audit(d, fmr=(), fnmr=a.beta, ci_method=method, n_resamples=a.B, seed=trial,
-                           weightings=("pooled",))
+            res = ma.audit(d, fmr=(), fnmr=a.beta, measures=ma.MeasureOptions(weightings=("pooled",)),
+                           intervals=ma.IntervalOptions(method=method, n_resamples=a.B, seed=trial))
             iv = res.intervals
             for r in iv[(iv.kind == "fnmr_target") & (iv.metric == "FMR")].itertuples():
                 hits.setdefault((method, r.group), []).append(bool(r.low <= truth[r.group] <= r.high))

@@ -38,7 +38,8 @@ DESIGNS = [  # generator, groups, identities per group, samples per identity
 def truth(gen: str, g: int, s: int, scale, identities: int) -> dict[tuple[str, float], float]:
     """Every measure's value on one large data set of the same law (the per-group rates at its global thresholds)."""
     data = generators.make(gen, g, identities, s, seed=987_654, scale=scale)
-    res = ma.audit(data, fmr=(1e-2, 1e-3), intervals=False, calibration=False, weightings=("pooled",))
+    res = ma.audit(data, fmr=(1e-2, 1e-3), measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                   intervals=False)
     f = res.fairness
     return {(f"{r.rate}:{r.measure}", float(r.target)): float(r.value) for r in f.itertuples()}
 
@@ -52,8 +53,9 @@ def run(designs, datasets: int, n_resamples: int, level: float, seed0: int, scal
         true = None if sc is None else truth(gen, g, s, sc, truth_identities)
         for d in range(datasets):
             data = generators.make(gen, g, k, s, seed=seed0 + 1000 * d + 7, scale=sc)
-            res = ma.audit(data, fmr=(1e-2, 1e-3), n_resamples=n_resamples, level=level, seed=d,
-                           calibration=False, weightings=("pooled",))
+            res = ma.audit(data, fmr=(1e-2, 1e-3),
+                           measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                           intervals=ma.IntervalOptions(n_resamples=n_resamples, level=level, seed=d))
             f = res.intervals
             f = f[(f.group == "all") & f.metric.str.contains(":")]
             for r in f.itertuples():

@@ -65,7 +65,8 @@ def truth(gen: str, samples: int) -> dict:
     rows = []
     for seed in range(990_001, 990_001 + TRUTH_SEEDS):
         data = generators.make(gen, 1, TRUTH_IDENTITIES[gen], samples, seed=seed, scale=[SCALE[gen]], fixed_law=True)
-        res = ma.audit(data, fmr=TARGETS, intervals=False, calibration=False, weightings=("pooled",))
+        res = ma.audit(data, fmr=TARGETS, measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                       intervals=False)
         rows.append({a: res.at_fmr(a).loc["all", ["threshold", "fnmr"]].to_numpy(float) for a in TARGETS})
     return {a: np.mean([r[a] for r in rows], axis=0) for a in TARGETS}
 
@@ -81,7 +82,8 @@ def rates_at(gen: str, samples: int, thresholds: list[float]) -> dict:
     sums: dict = {}
     for seed in range(880_001, 880_001 + RATE_SEEDS):
         data = generators.make(gen, 1, TRUTH_IDENTITIES[gen], samples, seed=seed, scale=[SCALE[gen]], fixed_law=True)
-        res = ma.audit(data, fmr=(), thresholds=thresholds, intervals=False, calibration=False, weightings=("pooled",))
+        res = ma.audit(data, fmr=(), thresholds=thresholds,
+                       measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)), intervals=False)
         for t in thresholds:
             row = res.at_threshold(t).loc["all"]
             for m in ("FMR", "FNMR"):
@@ -99,8 +101,9 @@ def run_design(gen: str, k: int, s: int, datasets: int, n_resamples: int, level:
     rows = []
     for d in range(datasets):
         data = generators.make(gen, 1, k, s, seed=10_000 + d, scale=[SCALE[gen]], fixed_law=True)
-        res = ma.audit(data, fmr=TARGETS, thresholds=thresholds, ci_method=methods, n_resamples=n_resamples,
-                       level=level, seed=d, calibration=False, weightings=("pooled",))
+        res = ma.audit(data, fmr=TARGETS, thresholds=thresholds,
+                       measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                       intervals=ma.IntervalOptions(method=methods, n_resamples=n_resamples, level=level, seed=d))
         for r in res.interval_records:
             if r["group"] != "all" or r["metric"] not in ("FMR", "FNMR"):
                 continue
@@ -127,7 +130,8 @@ def group_truth(gen: str, k: int, s: int) -> dict:
     rows = []
     for seed in range(990_001, 990_001 + TRUTH_SEEDS):
         data = generators.make(gen, 2, k, s, seed=seed, scale=[SCALE[gen], SCALE[gen] * HARDER], fixed_law=True)
-        res = ma.audit(data, fmr=TARGETS, intervals=False, calibration=False, weightings=("pooled",))
+        res = ma.audit(data, fmr=TARGETS, measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                       intervals=False)
         rows.append({(a, g): res.at_fmr(a).loc[g, ["fnmr", "fmr"]].to_numpy(float) for a in TARGETS
                      for g in ("all", "A", "B")})
     return {key: np.mean([r[key] for r in rows], axis=0) for key in rows[0]}
@@ -140,8 +144,8 @@ def run_groups(gen: str, k: int, s: int, datasets: int, n_resamples: int, level:
     rows = []
     for d in range(datasets):
         data = generators.make(gen, 2, k, s, seed=20_000 + d, scale=[SCALE[gen], SCALE[gen] * HARDER], fixed_law=True)
-        res = ma.audit(data, fmr=TARGETS, n_resamples=n_resamples, level=level, seed=d, calibration=False,
-                       weightings=("pooled",))
+        res = ma.audit(data, fmr=TARGETS, measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                       intervals=ma.IntervalOptions(n_resamples=n_resamples, level=level, seed=d))
         for r in res.interval_records:
             if r["kind"] != "fmr_target" or r["metric"] not in ("FMR", "FNMR") or (r["metric"] == "FMR"
                                                                                   and r["group"] == "all"):

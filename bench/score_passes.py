@@ -38,7 +38,8 @@ def passes(data: ma.MatchData) -> tuple[int, float, float]:
     scores._tile = _counted
     try:
         t0 = time.time()
-        ma.audit(data, fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), tests=True, test_resamples=99, n_resamples=200)
+        ma.audit(data, fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), intervals=ma.IntervalOptions(n_resamples=200),
+                 tests=ma.TestOptions(n_resamples=99))
         seconds = time.time() - t0
     finally:
         scores._tile = _REAL

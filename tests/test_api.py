@@ -17,8 +17,9 @@ from matchaudit.auditing.options import IntervalOptions
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.encoding import jsonable
 
-SURFACE = {"Audit", "InputError", "audit", "compare", "estimate", "from_embeddings", "from_scores",
-           "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"}
+SURFACE = {"Audit", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions", "TestOptions", "audit",
+           "compare", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "plan",
+           "simulate", "test_equivalence", "test_gap", "test_gaps"}
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,8 @@ def data():
 
 @pytest.fixture(scope="module")
 def result(data):
-    return ma.audit(data, fmr=(1e-2, 1e-3), thresholds=0.3, n_resamples=40, tests=True, test_resamples=49)
+    return ma.audit(data, fmr=(1e-2, 1e-3), thresholds=0.3, intervals=ma.IntervalOptions(n_resamples=40),
+                    tests=ma.TestOptions(n_resamples=49))
 
 
 def test_the_surface_is_curated_and_documented():
@@ -85,7 +87,8 @@ def test_every_job_validates_the_same_arguments_the_same_way(data):
         with pytest.raises(ma.InputError) as e:
             call()
         assert e.value.param == "fmr"
-    for call in (lambda: ma.audit(data, level=1.5), lambda: ma.compare(data, data, level=1.5)):
+    for call in (lambda: ma.audit(data,
+                                  intervals=ma.IntervalOptions(level=1.5)), lambda: ma.compare(data, data, level=1.5)):
         with pytest.raises(ma.InputError) as e:
             call()
         assert e.value.param == "level"
@@ -164,34 +167,36 @@ def test_several_interval_methods_in_one_run_equal_separate_runs(data):
     """`ci_method="wilson,double-or-nothing,recentered"`: each method's intervals are exactly those of a run of
     that method alone (a closed form at the fixed thresholds; each bootstrap everywhere), in the order given, the
     bands from the first bootstrap; the views show the first method given."""
-    kw = dict(fmr=(1e-2, 1e-3), thresholds=0.3, n_resamples=40, seed=3)
-    several = ma.audit(data, ci_method="wilson,double-or-nothing,recentered", **kw)
+    kw = dict(fmr=(1e-2, 1e-3), thresholds=0.3)
+    iv = dict(n_resamples=40, seed=3)
+    several = ma.audit(data, intervals=ma.IntervalOptions("wilson,double-or-nothing,recentered", **iv), **kw)
     got = _keyed(several.interval_records)
     assert [m for m in dict.fromkeys(r["method"] for r in several.interval_records)] == [
         "wilson", "double-or-nothing", "recentered"]
     for method in ("wilson", "double-or-nothing", "recentered"):
-        alone = _keyed(ma.audit(data, ci_method=method, **kw).interval_records)
+        alone = _keyed(ma.audit(data, intervals=ma.IntervalOptions(method, **iv), **kw).interval_records)
         mine = {k: r for k, r in got.items() if r["method"] == method}
         if method == "wilson":
             alone = {k: r for k, r in alone.items() if r["method"] == "wilson"}  # not its recentered fallback
         assert mine and json.dumps(mine, sort_keys=True, default=str) == json.dumps(alone, sort_keys=True, default=str)
-    bands = ma.audit(data, ci_method="double-or-nothing", **kw).bands
+    bands = ma.audit(data, intervals=ma.IntervalOptions("double-or-nothing", **iv), **kw).bands
     assert json.dumps(jsonable(several.bands)) == json.dumps(jsonable(bands)) and bands
     assert set(several.at_threshold(0.3)["fnmr_method"]) == {"wilson"}
-    assert set(ma.audit(data, ci_method=["recentered", "wilson"], **kw).at_threshold(0.3)["fnmr_method"]) == {
+    assert set(ma.audit(data, intervals=ma.IntervalOptions(("recentered", "wilson"), **iv), **kw).at_threshold(0.3)[
+        "fnmr_method"]) == {
         "recentered"}
 
 
 def test_several_closed_forms_alone_keep_the_default_bootstrap_for_the_rest(data):
-    kw = dict(fmr=1e-2, thresholds=0.3, n_resamples=40, weightings=("pooled",))
-    res = ma.audit(data, ci_method="wilson,clopper-pearson", **kw)
+    kw = dict(fmr=1e-2, thresholds=0.3, measures=ma.MeasureOptions(weightings=("pooled",)))
+    res = ma.audit(data, intervals=ma.IntervalOptions("wilson,clopper-pearson", n_resamples=40), **kw)
     iv = res.intervals
     methods = iv.groupby("kind")["method"].agg(lambda m: sorted(set(m))).to_dict()
     assert methods["threshold"] == ["clopper-pearson", "wilson"]
     rates = iv[(iv.kind == "fmr_target") & ~iv.metric.str.contains(":")]
     assert sorted(set(rates.method)) == methods["curve"] == [DEFAULT_BOOTSTRAP]
     assert set(iv[iv.metric.str.contains(":")].method) == {"double-or-nothing"}  # the measures' own default
-    no_threshold = ma.audit(data, ci_method="wilson,recentered", fmr=1e-2, n_resamples=40)
+    no_threshold = ma.audit(data, fmr=1e-2, intervals=ma.IntervalOptions(method="wilson,recentered", n_resamples=40))
     assert any("wilson: closed forms apply at fixed thresholds only" in w for w in no_threshold.warnings)
 
 
@@ -199,7 +204,7 @@ def test_several_closed_forms_alone_keep_the_default_bootstrap_for_the_rest(data
                                           ("wilson,", "one or more names"), ([], "one or more names")])
 def test_bad_method_lists_are_refused_naming_the_argument(data, bad, message):
     with pytest.raises(ma.InputError, match=message) as e:
-        ma.audit(data, ci_method=bad, fmr=1e-2, n_resamples=40)
+        ma.audit(data, fmr=1e-2, intervals=ma.IntervalOptions(method=bad, n_resamples=40))
     assert e.value.param == "ci_method"
 
 
@@ -257,8 +262,10 @@ def test_library_entry_points_take_what_a_user_passes(tmp_path):
     got = ma.load_comparisons(tmp_path / "t.csv", sample_cols="sample_a,sample_b")
     assert got.n_comparisons() == len(data_trials)
     # a backend by name
-    x = ma.audit(data, fmr=0.01, n_resamples=50, backend="cpu", calibration=False)
-    y = ma.audit(data, fmr=0.01, n_resamples=50, calibration=False)
+    x = ma.audit(data, fmr=0.01, measures=ma.MeasureOptions(calibration=False),
+                 intervals=ma.IntervalOptions(n_resamples=50), backend="cpu")
+    y = ma.audit(data, fmr=0.01, measures=ma.MeasureOptions(calibration=False),
+                 intervals=ma.IntervalOptions(n_resamples=50))
     assert x.intervals.equals(y.intervals)
     # T5: the label vocabulary of the comparison tables
     rng = np.random.default_rng(0)

@@ -22,7 +22,8 @@ def small():
 
 
 def test_audit_carries_calibration_and_distributions(small, tmp_path):
-    res = ma.audit(small, fmr=1e-2, n_resamples=60, dcf=[(0.01, 1, 1), (0.1, 2, 1)])
+    res = ma.audit(small, fmr=1e-2, measures=ma.MeasureOptions(dcf=[(0.01, 1, 1), (0.1, 2, 1)]),
+                   intervals=ma.IntervalOptions(n_resamples=60))
     cal = res.calibration
     curves = res.curves.set_index(["weighting", "group"])
     for g in res.groups:  # the audit's minDCF at its P_target and the calibration view's are one number
@@ -43,7 +44,8 @@ def test_audit_carries_calibration_and_distributions(small, tmp_path):
 
 
 def test_llr_and_method_choice(small):
-    res = ma.audit(small, fmr=1e-2, n_resamples=60, llr=True, ci_method="double-or-nothing")
+    res = ma.audit(small, fmr=1e-2, measures=ma.MeasureOptions(llr=True),
+                   intervals=ma.IntervalOptions(n_resamples=60, method="double-or-nothing"))
     cal = res.calibration
     assert cal.loc[cal.metric == "cllr", "estimate"].notna().all()
     assert (cal.method == "double-or-nothing").all()

@@ -31,7 +31,7 @@ def _plain(result: ma.Audit) -> str:
 def test_chunked_replicates_equal_one_run_bit_for_bit(data, monkeypatch, method):
     """Every interval record and DET band of both weightings, at FMR targets and a fixed threshold, is the same
     when the 40 replicates are counted 7 at a time (6 engine runs per weighting and pass) as in one run."""
-    kw = dict(fmr=[1e-3, 1e-2], thresholds=[0.5], n_resamples=40, ci_method=method)
+    kw = dict(fmr=[1e-3, 1e-2], thresholds=[0.5], intervals=ma.IntervalOptions(method, n_resamples=40))
     whole = ma.audit(data, **kw)
     calls = []
     real = ai.run
@@ -85,7 +85,8 @@ def test_cli_announces_chunks_and_one_display_covers_them(tmp_path, meter_log):
 
 def test_balanced_weighting_alone(data):
     """--weighting balanced used to end in a KeyError traceback (the pooled bootstrap ran regardless)."""
-    r = ma.audit(data, fmr=1e-2, thresholds=[0.5], n_resamples=40, weightings=("balanced",))
+    r = ma.audit(data, fmr=1e-2, thresholds=[0.5], measures=ma.MeasureOptions(weightings=("balanced",)),
+                 intervals=ma.IntervalOptions(n_resamples=40))
     assert {x["weighting"] for x in r.interval_records} == {"balanced"} and r.bands
     assert {b["weighting"] for b in r.bands} == {"balanced"}
 

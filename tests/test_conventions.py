@@ -47,8 +47,9 @@ def test_bob_far_threshold_and_its_fnmr(seed, ties):
     as bob's ``farfrr`` counts it (positives < threshold), never below the default rule's."""
     data, neg, pos = _data(seed, ties)
     targets = [0.3, 0.05, 1e-2, 1e-3, 1e-4, 0.0]
-    bob = ma.audit(data, fmr=targets, intervals=False, calibration=False, fmr_threshold="bob")
-    ours = ma.audit(data, fmr=targets, intervals=False, calibration=False)
+    bob = ma.audit(data, fmr=targets, measures=ma.MeasureOptions(calibration=False, fmr_threshold="bob"),
+                   intervals=False)
+    ours = ma.audit(data, fmr=targets, measures=ma.MeasureOptions(calibration=False), intervals=False)
     assert bob.config.to_dict()["threshold_definition"].startswith("bob.measure far_threshold")
     lower = 0
     for far in targets:
@@ -64,10 +65,10 @@ def test_bob_far_threshold_and_its_fnmr(seed, ties):
 def test_bob_threshold_is_refused_where_it_would_not_describe_the_numbers():
     data, _, _ = _data(0, False)
     with pytest.raises(ma.InputError, match="intervals=False") as e:
-        ma.audit(data, fmr=1e-2, fmr_threshold="bob")
+        ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(fmr_threshold="bob"))
     assert e.value.param == "fmr_threshold"
     with pytest.raises(ma.InputError, match="rule '>='"):
-        ma.audit(data, fmr=1e-2, intervals=False, rule=">", fmr_threshold="bob")
+        ma.audit(data, fmr=1e-2, rule=">", measures=ma.MeasureOptions(fmr_threshold="bob"), intervals=False)
 
 
 def sre16_min_dcf(scores: np.ndarray, labels: np.ndarray, p_target: float) -> float:
@@ -85,7 +86,8 @@ def test_min_dcf_equals_the_sre16_scorers_on_tie_free_scores(p_target):
     """docs/conventions.md, minDCF row: equal on tie-free scores when the minimum is not at the accept-all point
     (the scorer has no such point; here it never wins: FPR 1 costs more than rejecting all)."""
     data, neg, pos = _data(3, False)
-    res = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, dcf_p_target=p_target)
+    res = ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(calibration=False, dcf_p_target=p_target),
+                   intervals=False)
     ours = res.curves.query("group == 'all' and weighting == 'pooled'").min_dcf.item()
     s = np.concatenate([pos, neg])
     theirs = sre16_min_dcf(s, np.r_[np.ones(pos.size), np.zeros(neg.size)], p_target)
@@ -95,7 +97,8 @@ def test_min_dcf_equals_the_sre16_scorers_on_tie_free_scores(p_target):
 def test_the_recorded_definitions_follow_the_options():
     """results.json's config said "ROC convex hull" whatever --eer chose."""
     data, _, _ = _data(0, False)
-    cfg = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, eer="interpolated").config.to_dict()
+    cfg = ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(calibration=False, eer="interpolated"),
+                   intervals=False).config.to_dict()
     assert cfg["eer_definition"].startswith("NIST SRE'16") and cfg["fmr_threshold"] == "lowest-score"
     assert cfg["threshold_definition"].startswith("lowest observed score")
 
@@ -118,14 +121,14 @@ def test_closest_eer_is_speechbrains(seed, ties):
     way, overall and per group, tied scores included (its operating point often lies inside a run of impostor
     scores: the audit refines that run)."""
     data, neg, pos = _data(seed, ties)
-    res = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, eer="closest")
+    res = ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(calibration=False, eer="closest"), intervals=False)
     ours = res.curves.query("group == 'all' and weighting == 'pooled'").eer.item()
     assert ours == pytest.approx(speechbrain_eer(pos, neg), rel=1e-12, abs=1e-15)
     assert res.config.to_dict()["eer_definition"].startswith("speechbrain")
     from matchaudit.report.html import _det
 
     assert "EER (closest, speechbrain)" in _det(res.to_dict(), Path("."))  # the report's column says which EER
-    other = ma.audit(data, fmr=1e-2, intervals=False, calibration=False).curves
+    other = ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(calibration=False), intervals=False).curves
     assert not np.isclose(ours, other.query("group == 'all' and weighting == 'pooled'").eer.item())  # tells apart
 
 
@@ -159,7 +162,7 @@ def pyeer_eer(gscores: np.ndarray, iscores: np.ndarray) -> float:
 def test_fvc2000_eer_is_pyeers(seed, ties):
     """docs/conventions.md, the pyeer row: ``eer="fvc2000"`` equals pyeer's EER computed its way."""
     data, neg, pos = _data(seed, ties)
-    res = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, eer="fvc2000")
+    res = ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(calibration=False, eer="fvc2000"), intervals=False)
     assert res.curves.query("group == 'all' and weighting == 'pooled'").eer.item() == pytest.approx(
         pyeer_eer(pos, neg), rel=1e-12, abs=1e-15)
 

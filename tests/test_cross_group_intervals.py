@@ -142,7 +142,8 @@ def test_labels_only_data_is_refused_by_the_function_and_skipped_by_the_audit():
 @pytest.fixture(scope="module")
 def audited():
     data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
-    return data, ma.audit(data, fmr=(1e-2,), fnmr=(0.1,), thresholds=0.3, n_resamples=40, calibration=False)
+    return data, ma.audit(data, fmr=(1e-2,), thresholds=0.3, fnmr=(0.1,), measures=ma.MeasureOptions(calibration=False),
+                          intervals=ma.IntervalOptions(n_resamples=40))
 
 
 def test_the_audit_puts_the_cells_intervals_on_pooled_records_only(audited, tmp_path):

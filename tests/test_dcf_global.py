@@ -19,8 +19,9 @@ def test_cost_at_the_overall_threshold_by_brute_force(rule):
     group = np.where(np.arange(40) < 6, "small", "big")  # 6 identities: its own threshold flatters it
     data = ma.from_scores(score, ident[i], ident[j], attributes_a={"g": group[ident[i]]},
                           attributes_b={"g": group[ident[j]]}, group_by="g")
-    res = ma.audit(data, fmr=1e-2, intervals=False, calibration=False, weightings=("pooled",), rule=rule,
-                   dcf_p_target=0.05)
+    res = ma.audit(data, fmr=1e-2, rule=rule,
+                   measures=ma.MeasureOptions(calibration=False, weightings=("pooled",), dcf_p_target=0.05),
+                   intervals=False)
     cs = res.curves.set_index("group")
     t = cs.loc["all", "min_dcf_threshold"]
     assert cs.loc["all", "dcf_at_global_threshold"] == pytest.approx(cs.loc["all", "min_dcf"], abs=1e-15)

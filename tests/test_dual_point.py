@@ -38,7 +38,8 @@ def test_fmr_at_fnmr_equals_brute_force(seed, ties, rule):
     s, ia, ib, ga, gb = _listed(seed, ties)
     data = from_scores(s, ia, ib, attributes_a={"g": ga}, attributes_b={"g": gb}, group_by="g")
     targets = (0.0, 0.02, 0.1, 0.25, 0.5)
-    res = ma.audit(data, fmr=(), fnmr=targets, rule=rule, weightings=["pooled"], intervals=False)
+    res = ma.audit(data, fmr=(), fnmr=targets, rule=rule, measures=ma.MeasureOptions(weightings=["pooled"]),
+                   intervals=False)
     gen = ia == ib
     for beta in targets:
         t = _brute(s, gen, beta, rule)

@@ -139,7 +139,8 @@ def test_threshold_impostors_of_one_kind_keep_the_full_pass():
 def test_plug_in_is_the_audit(rule):
     data = _data()
     betas = (0.02, 0.1, 0.3)
-    a = ma.audit(data, fmr=(), fnmr=betas, rule=rule, intervals=False, weightings=("pooled",))
+    a = ma.audit(data, fmr=(), fnmr=betas, rule=rule, measures=ma.MeasureOptions(weightings=("pooled",)),
+                 intervals=False)
     views = materialise(data, "double-or-nothing")
     est = Runner(views, fnmr_targets=betas).plug_in(dual=True)
     for t, beta in enumerate(betas):
@@ -151,8 +152,9 @@ def test_plug_in_is_the_audit(rule):
 
 def test_audit_intervals_and_tests_at_fnmr_targets():
     data = _data()
-    a = ma.audit(data, fmr=0.1, fnmr=(0.0, 0.05, 0.2), ci_method="double-or-nothing", n_resamples=200,
-                 weightings=("pooled",), tests=True, test_resamples=99, seed=0)
+    a = ma.audit(data, fmr=0.1, fnmr=(0.0, 0.05, 0.2), measures=ma.MeasureOptions(weightings=("pooled",)),
+                 intervals=ma.IntervalOptions(method="double-or-nothing", n_resamples=200, seed=0),
+                 tests=ma.TestOptions(n_resamples=99, seed=0))
     iv = a.intervals
     at = iv[iv.kind == "fnmr_target"]
     assert set(at.metric) == {"FMR", "FNMR"}

@@ -112,8 +112,8 @@ def test_infinite_thresholds_accept_no_score_or_every_score(rule):
         gen, imp = c.accepted_at(t)
         np.testing.assert_array_equal(gen, share * c.genuine_total)
         np.testing.assert_array_equal(imp, share * c.impostor_total)
-    r = ma.audit(data, fmr=(), thresholds=(np.inf, -np.inf), rule=rule, ci_method="wilson,double-or-nothing",
-                 n_resamples=50, calibration=False)
+    r = ma.audit(data, fmr=(), thresholds=(np.inf, -np.inf), rule=rule, measures=ma.MeasureOptions(calibration=False),
+                 intervals=ma.IntervalOptions(method="wilson,double-or-nothing", n_resamples=50))
     got = {(x["method"], x["metric"], x["threshold"]): x["estimate"] for x in r.interval_records
            if x["kind"] == "threshold" and x["group"] == "all" and x["weighting"] == "pooled"}
     assert got == {(m, metric, t): float((metric == "FMR") == (t < 0)) for m in ("wilson", "double-or-nothing")

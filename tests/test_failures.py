@@ -76,8 +76,10 @@ def test_count_gives_transaction_level_rates():
     """At fixed thresholds: FNMR(count) = FTA + FNMR(exclude) (1 - FTA), FMR(count) = FMR(exclude) (1 - FTA)."""
     s, ia, ib, ga, gb, missing = _trials(seed=3)
     ts = (-0.5, 0.7, 1.9)
-    count = ma.audit(_data("count", seed=3), fmr=(), thresholds=ts, intervals=False, weightings=["pooled"])
-    excl = ma.audit(_data("exclude", seed=3), fmr=(), thresholds=ts, intervals=False, weightings=["pooled"])
+    count = ma.audit(_data("count", seed=3), fmr=(), thresholds=ts, measures=ma.MeasureOptions(weightings=["pooled"]),
+                     intervals=False)
+    excl = ma.audit(_data("exclude", seed=3), fmr=(), thresholds=ts, measures=ma.MeasureOptions(weightings=["pooled"]),
+                    intervals=False)
     fta = count.failures.set_index(["group", "class"])["fta"]
     for t in ts:
         c, e = count.at_threshold(t), excl.at_threshold(t)

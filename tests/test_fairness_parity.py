@@ -110,16 +110,17 @@ def test_log_geomean_sum_is_infinite_with_a_zero_rate():
     assert math.isnan(fairness.log_geomean_sum(np.array([0.0, 0.0])))
 
 
-def _audit(groups: int, identities: int, samples: int, data_seed: int, fmr=(1e-2,), **kw) -> ma.Audit:
+def _audit(groups: int, identities: int, samples: int, data_seed: int, fmr=(1e-2,), **interval_options) -> ma.Audit:
     sim = simulate_vmf({chr(65 + g): GroupSpec(identities, (20, 40)) for g in range(groups)}, dim=24,
                        samples_per_identity=samples, seed=data_seed)
     data = ma.from_embeddings(sim.embeddings, sim.samples.identity.values, attributes=sim.samples, group_by="group")
-    return ma.audit(data, fmr=fmr, calibration=False, weightings=("pooled",), **kw)
+    return ma.audit(data, fmr=fmr, measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                    intervals=ma.IntervalOptions(**interval_options))
 
 
 def test_two_groups_from_one_population_get_intervals_that_reach_parity():
     for method in ("recentered", "double-or-nothing"):
-        res = _audit(2, 60, 4, 11, n_resamples=400, ci_method=method)
+        res = _audit(2, 60, 4, 11, n_resamples=400, method=method)
         f = res.intervals.set_index("metric")
         for rate in ("FMR", "FNMR"):
             assert f.loc[f"{rate}:max_min_ratio", "low"] == 1.0 and f.loc[f"{rate}:max_min_difference", "low"] == 0
@@ -158,7 +159,8 @@ def test_every_group_without_errors_is_no_certainty():
             rows.append((k, "AB"[k % 2]))
     ids, groups = zip(*rows)
     data = ma.from_embeddings(np.array(emb), np.array(ids), attributes={"group": np.array(groups)}, group_by="group")
-    f = ma.audit(data, fmr=1e-2, n_resamples=300, calibration=False, weightings=("pooled",)).intervals
+    f = ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                 intervals=ma.IntervalOptions(n_resamples=300)).intervals
     f = f.set_index("metric")
     lo, hi = f.loc["FNMR:max_min_difference", ["low", "high"]]
     assert lo == 0 and hi > 0.02

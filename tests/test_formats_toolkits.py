@@ -405,7 +405,7 @@ def test_label_only_trials_are_audited_without_intervals_and_say_why(tmp_path):
     assert r.interval_records is None and r.at_fmr(1e-1).loc["all", "fmr_comparisons"] > 0
     assert any(w.startswith("intervals skipped: comparisons that share an identity") for w in r.warnings)
     with pytest.raises(InputError, match="ci_method double-or-nothing: comparisons that share an identity") as e:
-        ma.audit(labels_only, fmr=1e-1, ci_method="double-or-nothing")
+        ma.audit(labels_only, fmr=1e-1, intervals=ma.IntervalOptions(method="double-or-nothing"))
     assert e.value.param == "ci_method"
     res = CliRunner().invoke(app, ["audit", "--format", "wespeaker", "--scores", str(FIX / "wespeaker.score"),
                                    "--fmr", "0.1", "--quiet", "--out", str(tmp_path / "o")])

@@ -36,7 +36,8 @@ def data():
 
 @pytest.mark.parametrize("method", [None, "wilson", "double-or-nothing", "vertex"])
 def test_every_identity_level_method_runs(data, method):
-    res = ma.audit(data, fmr=1e-2, thresholds=1.0, ci_method=method, n_resamples=40, calibration=False)
+    res = ma.audit(data, fmr=1e-2, thresholds=1.0, measures=ma.MeasureOptions(calibration=False),
+                   intervals=ma.IntervalOptions(method=method, n_resamples=40))
     iv = res.intervals
     assert len(iv) and np.isfinite(iv[["low", "high"]].to_numpy(float)).any()
     boot = set(iv.method) - {"wilson"}
@@ -46,7 +47,7 @@ def test_every_identity_level_method_runs(data, method):
 @pytest.mark.parametrize("method", ["recentered", "naive", "gaussian"])
 def test_a_bootstrap_of_samples_is_refused_by_name(data, method):
     with pytest.raises(ma.InputError, match="ci_method.*no sample ids"):
-        ma.audit(data, fmr=1e-2, ci_method=method, n_resamples=40)
+        ma.audit(data, fmr=1e-2, intervals=ma.IntervalOptions(method=method, n_resamples=40))
 
 
 def test_the_cli_runs_with_sample_cols_empty_and_refuses_recentered(tmp_path):

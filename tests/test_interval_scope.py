@@ -13,8 +13,9 @@ from matchaudit.choices import INTERVAL_METHODS, SCOPE
 def test_every_method_has_a_scope_and_every_record_carries_it(tmp_path):
     assert set(SCOPE) == set(INTERVAL_METHODS)
     data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
-    res = ma.audit(data, fmr=1e-2, thresholds=0.3, ci_method="recentered,double-or-nothing,wilson-naive",
-                   n_resamples=40, calibration=False, weightings=("pooled",))
+    res = ma.audit(data, fmr=1e-2, thresholds=0.3,
+                   measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                   intervals=ma.IntervalOptions(method="recentered,double-or-nothing,wilson-naive", n_resamples=40))
     iv = res.intervals
     assert set(iv.method) == {"recentered", "double-or-nothing", "wilson-naive"}
     assert (iv.scope == iv.method.map(SCOPE)).all()
@@ -32,7 +33,8 @@ def test_every_method_has_a_scope_and_every_record_carries_it(tmp_path):
 def test_fmr_at_fmr_targets_gets_intervals_in_results_and_report(tmp_path):
     """#19 item 5: each group's FMR at the global threshold of an FMR target carried no interval."""
     data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
-    res = ma.audit(data, fmr=(1e-2, 1e-3), n_resamples=60, calibration=False, weightings=("pooled",))
+    res = ma.audit(data, fmr=(1e-2, 1e-3), measures=ma.MeasureOptions(calibration=False, weightings=("pooled",)),
+                   intervals=ma.IntervalOptions(n_resamples=60))
     iv = res.intervals
     fmr = iv[(iv.metric == "FMR") & (iv.kind == "fmr_target")]
     ops = res.operating_points
@@ -56,8 +58,8 @@ def test_fairness_measures_default_to_the_identity_level_question_of_the_tests()
     same numbers); both weightings; any bootstrap asked for applies to all (a closed form alone is no bootstrap:
     the measures and the rates at FMR targets keep the default)."""
     data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
-    kw = {"fmr": (1e-2, 1e-3), "thresholds": 0.3, "n_resamples": 60, "calibration": False}
-    default = ma.audit(data, **kw).intervals
+    kw = {"fmr": (1e-2, 1e-3), "thresholds": 0.3, "measures": ma.MeasureOptions(calibration=False)}
+    default = ma.audit(data, intervals=ma.IntervalOptions(n_resamples=60), **kw).intervals
     measures = default.metric.str.contains(":")
     assert measures.any() and set(default[measures].weighting) == {"pooled", "balanced"}
     assert set(default[measures].method) == {"double-or-nothing"}
@@ -65,13 +67,13 @@ def test_fairness_measures_default_to_the_identity_level_question_of_the_tests()
     rates = default[~measures & (default.kind != "threshold")]
     assert set(rates.method) == {"double-or-nothing"} and set(default.scope) == {SCOPE["double-or-nothing"]}
     assert set(default[~measures & (default.kind == "threshold") & (default.weighting == "pooled")].method) == {"wilson"}
-    asked = ma.audit(data, ci_method="double-or-nothing", **kw).intervals
+    asked = ma.audit(data, intervals=ma.IntervalOptions("double-or-nothing", n_resamples=60), **kw).intervals
     cols = ["weighting", "metric", "target", "estimate", "low", "high"]
     pd.testing.assert_frame_equal(default[measures][cols].reset_index(drop=True),
                                   asked[asked.metric.str.contains(":")][cols].reset_index(drop=True))
-    fixed = ma.audit(data, ci_method="recentered", **kw).intervals
+    fixed = ma.audit(data, intervals=ma.IntervalOptions("recentered", n_resamples=60), **kw).intervals
     assert set(fixed[fixed.metric.str.contains(":")].method) == {"recentered"}
     # a closed form alone asks for no bootstrap: the measures and the other rates keep the default
-    closed = ma.audit(data, ci_method="wilson", **kw).intervals
+    closed = ma.audit(data, intervals=ma.IntervalOptions("wilson", n_resamples=60), **kw).intervals
     assert set(closed[closed.metric.str.contains(":")].method) == {"double-or-nothing"}
     assert set(closed[~closed.metric.str.contains(":") & (closed.kind != "threshold")].method) == {"double-or-nothing"}

@@ -81,8 +81,8 @@ def _brute_threshold(data: ma.MatchData, attrs: pd.DataFrame, shared: tuple[str,
 def test_threshold_and_fmr_against_brute_force(shared):
     data, attrs = _data()
     spec, target = "same:" + ",".join(shared), 0.05
-    a = ma.audit(data, fmr=target, threshold_impostors=spec, ci_method="wilson,double-or-nothing",
-                 n_resamples=50, weightings=("pooled",))
+    a = ma.audit(data, fmr=target, threshold_impostors=spec, measures=ma.MeasureOptions(weightings=("pooled",)),
+                 intervals=ma.IntervalOptions(method="wilson,double-or-nothing", n_resamples=50))
     row = a.at_fmr(target).loc["all"]
     want = _brute_threshold(data, attrs, shared, target)
     assert row.threshold == pytest.approx(want, abs=0)
@@ -122,8 +122,8 @@ def test_replicate_thresholds_against_brute_force():
 
 def test_fixed_threshold_closed_form_counts_reference_impostors():
     data, attrs = _data()
-    a = ma.audit(data, fmr=(), thresholds=0.5, threshold_impostors="same:sex", ci_method="wilson",
-                 weightings=("pooled",))
+    a = ma.audit(data, fmr=(), thresholds=0.5, threshold_impostors="same:sex",
+                 measures=ma.MeasureOptions(weightings=("pooled",)), intervals=ma.IntervalOptions(method="wilson"))
     s, gen, _, ref = comparison_arrays(data, "same:sex")
     iv = a.intervals
     r = iv[(iv.group == "all") & (iv.metric == "FMR")].iloc[0]

@@ -18,7 +18,8 @@ def _audit(data: ma.MatchData, monkeypatch) -> tuple[int, int, str]:
     real_tile, real_hits = scores._tile, identity._all_pairs_hits
     monkeypatch.setattr(scores, "_tile", lambda *a, **k: (tiles.append(1), real_tile(*a, **k))[1])
     monkeypatch.setattr(identity, "_all_pairs_hits", lambda *a: (passes.append(1), real_hits(*a))[1])
-    a = ma.audit(data, fmr=(1e-1, 1e-2, 3e-2), fnmr=(5e-2,), tests=True, test_resamples=19, n_resamples=40)
+    a = ma.audit(data, fmr=(1e-1, 1e-2, 3e-2), fnmr=(5e-2,), intervals=ma.IntervalOptions(n_resamples=40),
+                 tests=ma.TestOptions(n_resamples=19))
     monkeypatch.setattr(scores, "_tile", real_tile)
     monkeypatch.setattr(identity, "_all_pairs_hits", real_hits)
     return len(tiles), len(passes), json.dumps(a.to_dict(), sort_keys=True, default=str)

@@ -54,7 +54,8 @@ def test_balanced_rows_of_the_report_mark_their_counts_raw(tmp_path):
     from matchaudit.report.html import write_report
 
     data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
-    ma.audit(data, fmr=1e-2, intervals=False, calibration=False).save(tmp_path / "o", figures=False)
+    ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(calibration=False),
+             intervals=False).save(tmp_path / "o", figures=False)
     html = write_report(tmp_path / "o" / "results.json", tmp_path / "r.html").read_text()
     assert "identity-balanced; raw " in html
 

@@ -75,8 +75,9 @@ def test_interpolated_eer_is_the_sre16_scorers(seed):
     scores = np.r_[rng.normal(2, 1, n_t), rng.normal(0, 1.2, n_i)]
     labels = np.r_[np.ones(n_t), np.zeros(n_i)]
     data = ma.from_scores(scores, label=labels)
-    interp = ma.audit(data, fmr=0.01, intervals=False, calibration=False, eer="interpolated")
-    hull = ma.audit(data, fmr=0.01, intervals=False, calibration=False)
+    interp = ma.audit(data, fmr=0.01, measures=ma.MeasureOptions(calibration=False, eer="interpolated"),
+                      intervals=False)
+    hull = ma.audit(data, fmr=0.01, measures=ma.MeasureOptions(calibration=False), intervals=False)
     got = interp.curves.set_index("group").loc["all"]
     assert got["eer"] == pytest.approx(_sre16_eer(scores, labels), abs=1e-12)
     assert got["eer_method"] == "interpolated"

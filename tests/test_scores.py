@@ -107,7 +107,8 @@ def test_an_audit_leaves_the_cached_tiles_as_computed():
     from matchaudit.auditing import audit
 
     data = ma.simulate(samples_per_identity=4, dim=16, seed=5).as_data()
-    kw = dict(fmr=[1e-2], n_resamples=40, tests=True, test_resamples=49, ci_method="wilson,double-or-nothing,vertex")
+    kw = dict(fmr=[1e-2], tests=ma.TestOptions(n_resamples=49),
+              intervals=ma.IntervalOptions("wilson,double-or-nothing,vertex", n_resamples=40))
     with scores.tile_cache() as held:
         inside = audit(data, **kw).to_dict()
     assert len(held) == 1 and held[0].embeddings is data.samples.embeddings

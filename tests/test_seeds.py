@@ -32,7 +32,8 @@ def test_the_rule_takes_any_integer_type_up_to_the_bound():
 
 
 @pytest.mark.parametrize("call", [
-    lambda s: ma.audit(simulate_vmf(samples_per_identity=3, dim=8).as_data(), fmr=1e-2, n_resamples=50, seed=s),
+    lambda s: ma.audit(simulate_vmf(samples_per_identity=3, dim=8).as_data(), fmr=1e-2,
+                       intervals=ma.IntervalOptions(n_resamples=50, seed=s)),
     lambda s: simulate_vmf(seed=s),
     lambda s: design_protocol(["a", "b", "c", "d"], [0, 0, 1, 1], 1, 1, seed=s),
     lambda s: random_protocol(["a", "b", "c", "d"], [0, 0, 1, 1], 1, 1, seed=s),
@@ -41,7 +42,7 @@ def test_the_rule_takes_any_integer_type_up_to_the_bound():
     lambda s: ma.test_equivalence(simulate_vmf(samples_per_identity=3, dim=8).as_data(), ("A", "B"), fmr=1e-2,
                                   margin=(0.5, 2.0), n_resamples=99, seed=s),
     lambda s: ma.audit(simulate_vmf(samples_per_identity=3, dim=8).as_data(), fmr=1e-2, intervals=False,
-                       equivalence=(0.5, 2.0), n_resamples=99, seed=s),
+                       equivalence=ma.EquivalenceOptions((0.5, 2.0), n_resamples=99, seed=s)),
 ], ids=["audit", "simulate_vmf", "design_protocol", "random_protocol", "CoverageConfig", "estimate",
         "test_equivalence", "audit_equivalence_only"])
 @pytest.mark.parametrize("seed", [-1, 2**32])

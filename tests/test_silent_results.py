@@ -59,10 +59,10 @@ def test_s2_intersection_values_holding_the_separator_are_refused(sim):
 def test_s4_cosine_is_scale_free_at_any_finite_magnitude(sim, scale):
     """Embeddings x 1e155 and more scored as a perfect system (NaN thresholds, AUC 1); x 1e-200 were refused as
     all-zero (M10). Cosine does not depend on the scale."""
-    ref = ma.audit(sim.as_data(), fmr=1e-2, intervals=False, calibration=False)
+    ref = ma.audit(sim.as_data(), fmr=1e-2, measures=ma.MeasureOptions(calibration=False), intervals=False)
     data = ma.from_embeddings(sim.embeddings.astype(np.float64) * scale, sim.samples.identity.values,
                               attributes=sim.samples, group_by="group")
-    assert _at(ma.audit(data, fmr=1e-2, intervals=False, calibration=False)) == _at(ref)
+    assert _at(ma.audit(data, fmr=1e-2, measures=ma.MeasureOptions(calibration=False), intervals=False)) == _at(ref)
 
 
 def test_s6_pandas_inputs_with_different_indexes_are_refused(sim):

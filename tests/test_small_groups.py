@@ -78,7 +78,7 @@ def test_summary_flags_small_groups_with_the_failing_counts():
     assert not groups["g30"]["small"] and groups["g30"]["small_reasons"] == []
     # the rule is recorded, and a stricter identity threshold flags the 30-identity group too
     assert res.config.to_dict()["small_groups"]["rule"] == SmallGroupRule().describe()
-    strict = ma.audit(data, fmr=1e-1, intervals=False, small_group_identities=31)
+    strict = ma.audit(data, fmr=1e-1, measures=ma.MeasureOptions(small_group_identities=31), intervals=False)
     assert {g["group"]: g["small"] for g in strict.exact.summary["groups"]} == {"g3": True, "g8": True, "g30": True}
     # a listed table: the impostor floor too
     few_impostors = SmallGroupRule().reasons(12, 40, 6)
@@ -88,7 +88,7 @@ def test_summary_flags_small_groups_with_the_failing_counts():
 def test_exclusion_takes_the_measures_over_the_other_groups_exactly():
     data = listed(SIZES, MEANS, seed=2)
     default = ma.audit(data, fmr=FMR, intervals=False)
-    res = ma.audit(data, fmr=FMR, intervals=False, exclude_small_groups=True)
+    res = ma.audit(data, fmr=FMR, measures=ma.MeasureOptions(exclude_small_groups=True), intervals=False)
     assert res.exact.operating_points == default.exact.operating_points  # per-group numbers untouched
     assert res.exact.cross_group_fmr == default.exact.cross_group_fmr
     rule = SmallGroupRule().describe()
@@ -117,10 +117,12 @@ def test_exclusion_takes_the_measures_over_the_other_groups_exactly():
 
 
 def test_intervals_of_the_measures_are_over_the_same_groups():
-    kw = dict(fmr=FMR, n_resamples=99, ci_method="double-or-nothing", calibration=False, weightings=("pooled",))
+    kw = dict(fmr=FMR, intervals=ma.IntervalOptions("double-or-nothing", n_resamples=99))
+    plain = dict(calibration=False, weightings=("pooled",))
+    excluding = ma.MeasureOptions(exclude_small_groups=True, **plain)
     base, moved = listed(SIZES, MEANS, seed=3), listed(SIZES, MEANS, seed=3, shift={"tiny": 1.5})
-    with_base = ma.audit(base, exclude_small_groups=True, **kw)
-    with_moved = ma.audit(moved, exclude_small_groups=True, **kw)
+    with_base = ma.audit(base, measures=excluding, **kw)
+    with_moved = ma.audit(moved, measures=excluding, **kw)
     for target in FMR:
         a, b = _fairness_intervals(with_base)[target], _fairness_intervals(with_moved)[target]
         # the estimate is the exact measure over the groups that are not small, and the note says so
@@ -129,7 +131,7 @@ def test_intervals_of_the_measures_are_over_the_same_groups():
         # moving only the small group's genuine scores moves neither the estimate nor a bound
         assert (a["estimate"], a["low"], a["high"]) == (b["estimate"], b["low"], b["high"])
     # ... while without the option it moves them (the small group is in every replicate's ratio)
-    plain_base, plain_moved = ma.audit(base, **kw), ma.audit(moved, **kw)
+    plain_base, plain_moved = (ma.audit(d, measures=ma.MeasureOptions(**plain), **kw) for d in (base, moved))
     assert any((_fairness_intervals(plain_base)[t]["low"], _fairness_intervals(plain_base)[t]["high"])
                != (_fairness_intervals(plain_moved)[t]["low"], _fairness_intervals(plain_moved)[t]["high"])
                for t in FMR)
@@ -138,7 +140,8 @@ def test_intervals_of_the_measures_are_over_the_same_groups():
 
 def test_one_group_left_gives_nan_with_a_reason(tmp_path):
     data = listed({"tiny": 3, "few": 8, "A": 30}, {"tiny": 0.5, "few": 2.5, "A": 3.0}, seed=4)
-    res = ma.audit(data, fmr=FMR, n_resamples=99, calibration=False, exclude_small_groups=True)
+    res = ma.audit(data, fmr=FMR, measures=ma.MeasureOptions(calibration=False, exclude_small_groups=True),
+                   intervals=ma.IntervalOptions(n_resamples=99))
     assert res.exact.fairness and all(np.isnan(r["value"]) for r in res.exact.fairness)
     assert all("1 group left after excluding small groups" in r["reason"] for r in res.exact.fairness)
     assert {r["rate"] for r in res.exact.fairness} == {"FMR", "FNMR", "combined"}
@@ -151,8 +154,9 @@ def test_one_group_left_gives_nan_with_a_reason(tmp_path):
 
 def test_without_small_groups_the_option_changes_nothing():
     data = listed({"A": 30, "B": 40}, {"A": 3.0, "B": 2.2}, seed=5)
-    kw = dict(fmr=FMR, n_resamples=99, calibration=False)
-    off, on = ma.audit(data, **kw), ma.audit(data, exclude_small_groups=True, **kw)
+    kw = dict(fmr=FMR, intervals=ma.IntervalOptions(n_resamples=99))
+    off = ma.audit(data, measures=ma.MeasureOptions(calibration=False), **kw)
+    on = ma.audit(data, measures=ma.MeasureOptions(calibration=False, exclude_small_groups=True), **kw)
     rule = SmallGroupRule().describe()
     assert [r | {"exclusion_rule": None} for r in on.exact.fairness] == off.exact.fairness
     assert all(r["exclusion_rule"] == rule and r["excluded_groups"] == [] for r in on.exact.fairness)
@@ -172,7 +176,7 @@ def test_report_states_the_rule_or_names_the_small_groups(tmp_path):
     kept.save(tmp_path / "kept", figures=False)
     html = render(json.loads((tmp_path / "kept/results.json").read_text()), tmp_path / "kept")
     assert "2 groups are small" in html and "few, tiny" in html and "--exclude-small-groups" in html
-    gone = ma.audit(data, fmr=FMR, intervals=False, exclude_small_groups=True)
+    gone = ma.audit(data, fmr=FMR, measures=ma.MeasureOptions(exclude_small_groups=True), intervals=False)
     gone.save(tmp_path / "gone", figures=False)
     html = render(json.loads((tmp_path / "gone/results.json").read_text()), tmp_path / "gone")
     assert "2 excluded: few, tiny" in html and "fewer than 10 identities" in html
@@ -207,8 +211,9 @@ def test_every_reducer_derives_from_one_table_under_every_option():
     data = ma.simulate(samples_per_identity=4, dim=32, seed=1).as_data()
     seen = set()
     for exclude, policy in itertools.product((False, True), ("report", "upper-bound")):
-        a = ma.audit(data, fmr=(1e-2, 1e-3), intervals=False, exclude_small_groups=exclude,
-                     small_group_identities=50, zero_policy=policy)
+        a = ma.audit(data, fmr=(1e-2, 1e-3),
+                     measures=ma.MeasureOptions(exclude_small_groups=exclude, small_group_identities=50, zero_policy=policy),
+                     intervals=False)
         for metric, fmr, w in itertools.product(("fmr", "fnmr"), (1e-2, 1e-3), ("pooled", "balanced")):
             values = a.group_values(metric, fmr=fmr, weighting=w)
             assert ("C" in values.index) == (not exclude)

@@ -18,7 +18,7 @@ from matchaudit.estimators.permutation import benjamini_hochberg, holm
 
 def test_sparse_pairs_are_not_testable_and_leave_bh_and_holm():
     data = ma.simulate(samples_per_identity=4, dim=32).as_data()
-    res = ma.audit(data, fmr=(1e-2, 1e-3), tests=True, test_resamples=199, intervals=False, test_comparisons="both")
+    res = ma.audit(data, fmr=(1e-2, 1e-3), intervals=False, tests=ma.TestOptions(n_resamples=199, comparisons="both"))
     ops = res.operating_points.set_index(["kind", "target", "group", "weighting"])
     seen = 0
     for (metric, target), fam in res.tests.groupby(["metric", "target"]):
@@ -81,7 +81,7 @@ def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
     assert small_group_caveat({"X": SMALL_GROUP, "Y": 10 * SMALL_GROUP}) is None
     assert "X has 49" in small_group_caveat({"X": SMALL_GROUP - 1, "Y": 200})
     assert "Y has 20" in small_group_caveat({"X": SMALL_GROUP - 1, "Y": 20})  # the smaller group is named
-    audit = ma.audit(data, thresholds=[0.5], fmr=(1e-2,), tests=True, test_resamples=199, intervals=False)
+    audit = ma.audit(data, fmr=(1e-2,), thresholds=[0.5], intervals=False, tests=ma.TestOptions(n_resamples=199))
     flagged = audit.tests[audit.tests.significant & audit.tests.caveat.notna()]
     assert len(flagged) and flagged.caveat.str.contains("group B has 25").all()
     audit.save(tmp_path, figures=False)

@@ -47,8 +47,8 @@ def many():
 
 
 def test_the_audit_tests_each_group_against_the_rest_and_writes_tests_csv(many, tmp_path):
-    res = ma.audit(many, fmr=1e-2, intervals=False, tests=True, test_resamples=99, test_comparisons="rest",
-                   calibration=False)
+    res = ma.audit(many, fmr=1e-2, measures=ma.MeasureOptions(calibration=False), intervals=False,
+                   tests=ma.TestOptions(n_resamples=99, comparisons="rest"))
     t = res.tests
     assert len(t) == 2 * 24 and set(t.comparison) == {"one-vs-rest"} and set(t.group_b) == {"rest"}
     s = res.test_summary
@@ -57,14 +57,15 @@ def test_the_audit_tests_each_group_against_the_rest_and_writes_tests_csv(many, 
     paths = res.save(tmp_path / "out", figures=False)
     assert (tmp_path / "out" / "tests.csv").is_file() and "tests" in paths
     with pytest.raises(ma.InputError, match="test_comparisons"):
-        ma.audit(many, fmr=1e-2, tests=True, test_comparisons="others")
+        ma.audit(many, fmr=1e-2, tests=ma.TestOptions(comparisons="others"))
 
 
 def test_the_report_summarises_many_pairs_and_lists_the_strongest(many, tmp_path):
     from matchaudit.report.html import write_report
     from matchaudit.report.verdicts import ALL_ROWS as _ALL_ROWS, FAMILY_ROWS as _FAMILY_ROWS
 
-    res = ma.audit(many, fmr=1e-2, intervals=False, tests=True, test_resamples=99, calibration=False)
+    res = ma.audit(many, fmr=1e-2, measures=ma.MeasureOptions(calibration=False), intervals=False,
+                   tests=ma.TestOptions(n_resamples=99))
     assert len(res.tests) == 2 * 276 > _ALL_ROWS
     res.save(tmp_path / "out", figures=False)
     html = write_report(tmp_path / "out" / "results.json", tmp_path / "r.html").read_text()
@@ -87,7 +88,8 @@ def test_too_many_relabellings_stop_the_audit_naming_the_flag(many, tmp_path):
     from matchaudit.simulation import write_demo_data
 
     with pytest.raises(ma.InputError, match="test_resamples 999,999,999 keeps about") as e:
-        ma.audit(many, fmr=1e-2, intervals=False, calibration=False, tests=True, test_resamples=999_999_999)
+        ma.audit(many, fmr=1e-2, measures=ma.MeasureOptions(calibration=False), intervals=False,
+                 tests=ma.TestOptions(n_resamples=999_999_999))
     assert e.value.param == "test_resamples"
     write_demo_data(tmp_path / "data")
     out = CliRunner().invoke(app, ["audit", "--comparisons", str(tmp_path / "data" / "comparisons.csv"),

@@ -59,7 +59,8 @@ def test_float_residue_is_zero():
 def zero_error_audit():
     """A threshold so low that group A makes no FNMR error (and so high that no impostor is accepted)."""
     data = ma.simulate(samples_per_identity=4, dim=32, seed=5).as_data()
-    return data, ma.audit(data, fmr=1e-2, thresholds=(-1.0, 1.0), n_resamples=200, ci_method="recentered")
+    return data, ma.audit(data, fmr=1e-2, thresholds=(-1.0, 1.0),
+                          intervals=ma.IntervalOptions(n_resamples=200, method="recentered"))
 
 
 def test_zero_errors_never_give_a_zero_width_interval(zero_error_audit):
@@ -108,7 +109,7 @@ def test_audit_warns_about_its_regime():
 
     data = ma.simulate({"A": GroupSpec(40, (100.0, 300.0)), "B": GroupSpec(6, (100.0, 300.0))},
                        samples_per_identity=2, dim=32, seed=3).as_data()
-    result = ma.audit(data, fmr=1e-2, n_resamples=50, ci_method="recentered")
+    result = ma.audit(data, fmr=1e-2, intervals=ma.IntervalOptions(n_resamples=50, method="recentered"))
     text = " ".join(result.warnings)
     assert "identities with 2 samples: group A 40 of 40, group B 6 of 6;" in text
     assert "group B (6) has fewer than 10 identities" in text
@@ -183,7 +184,7 @@ def test_unvalidated_intervals_are_flagged_in_warnings_and_report(tmp_path):
     from matchaudit.report.html import write_report
 
     data = ma.simulate(samples_per_identity=4, dim=32, seed=3).as_data()
-    result = ma.audit(data, fmr=1e-2, fnmr=0.05, ci_method="vertex", n_resamples=50)
+    result = ma.audit(data, fmr=1e-2, fnmr=0.05, intervals=ma.IntervalOptions(method="vertex", n_resamples=50))
     assert any("FNMR intervals by vertex at FNMR targets answer for a new population of identities;"
                in w for w in result.warnings)
     result.save(tmp_path)

@@ -4,7 +4,7 @@ Load or build the comparisons, then audit, test, compare, estimate without label
 
 >>> import matchaudit as ma
 >>> data = ma.simulate(seed=0).as_data()  # or ma.load_samples("samples.parquet", "embeddings.npy", group_by="group")
->>> result = ma.audit(data, fmr=1e-3, n_resamples=100)
+>>> result = ma.audit(data, fmr=1e-3, intervals=ma.IntervalOptions(n_resamples=100))
 >>> result.at_fmr(1e-3).loc[["A", "B", "C"], "fnmr"].round(4).tolist()
 [0.0018, 0.1163, 0.0006]
 
@@ -17,7 +17,9 @@ from importlib import import_module
 from typing import Any
 
 _WHERE = {  # public name -> module defining it; imported on first use, so `import matchaudit` and the CLI start fast
-    "Audit": "matchaudit.auditing", "audit": "matchaudit.auditing",
+    "Audit": "matchaudit.auditing", "audit": "matchaudit.auditing", "MeasureOptions": "matchaudit.auditing",
+    "IntervalOptions": "matchaudit.auditing", "TestOptions": "matchaudit.auditing",
+    "EquivalenceOptions": "matchaudit.auditing",
     "compare": "matchaudit.api", "plan": "matchaudit.api", "test_gap": "matchaudit.api",
     "test_gaps": "matchaudit.api", "test_equivalence": "matchaudit.api",
     "from_embeddings": "matchaudit.data", "from_scores": "matchaudit.data",
@@ -26,8 +28,8 @@ _WHERE = {  # public name -> module defining it; imported on first use, so `impo
 }
 _ALIASES = {"simulate": "simulate_vmf"}
 
-__all__ = ["Audit", "InputError", "audit", "compare", "estimate", "from_embeddings", "from_scores",
-           "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"]
+__all__ = ["Audit", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions", "TestOptions", "audit",
+           "compare", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"]
 
 
 def __getattr__(name: str) -> Any:

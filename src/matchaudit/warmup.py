@@ -26,15 +26,16 @@ def main() -> None:
     t0 = time.perf_counter()
     pop = VmfPopulation.draw({"A": GroupSpec(12, (100.0, 400.0)), "B": GroupSpec(12, (60.0, 200.0))}, dim=16, seed=0)
     sim = pop.sample(3, seed=0)
-    kw = dict(fmr=(1e-1,), fnmr=(1e-1,), n_resamples=40, tests=True, test_resamples=19, seed=0)
-    ma.audit(sim.as_data(), **kw)
-    ma.audit(sim.as_data(), ci_method="double-or-nothing,wilson", thresholds=0.3, **kw)
+    kw = dict(fmr=(1e-1,), fnmr=(1e-1,), tests=ma.TestOptions(n_resamples=19))
+    ma.audit(sim.as_data(), intervals=ma.IntervalOptions(n_resamples=40), **kw)
+    ma.audit(sim.as_data(), intervals=ma.IntervalOptions("double-or-nothing,wilson", n_resamples=40), thresholds=0.3,
+             **kw)
     i, j = np.triu_indices(len(sim.samples), 1)  # the listed protocol: a trial list of every pair
     ids = sim.samples["sample_id"].to_numpy()
     listed = ma.from_embeddings(sim.embeddings, sim.samples["identity"], ids=ids, attributes=sim.samples,
                                 group_by="group", pairs=np.stack([ids[i], ids[j]], axis=1))
-    ma.audit(listed, **kw)
-    ma.audit(sim.as_data(), fmr=(1e-1,), n_resamples=1000, calibration=False, seed=0)  # the sorted counting path
+    ma.audit(listed, intervals=ma.IntervalOptions(n_resamples=40), **kw)
+    ma.audit(sim.as_data(), fmr=(1e-1,), measures=ma.MeasureOptions(calibration=False))  # the sorted counting path
     i.flags.writeable = j.flags.writeable = False
     pair_scores(sim.embeddings, i, j)
     print(f"matchaudit: kernels compiled and cached in {time.perf_counter() - t0:.0f} s")

@@ -31,15 +31,17 @@ VOLATILE = ("matchaudit_version", "command")  # what a run adds that is not a re
 def _demo() -> ma.Audit:
     """The demo's audit (the embedded data set, defaults, FNMR@FMR and FMR@FNMR group tests)."""
     data = simulate_vmf(DEMO_GROUPS, dim=64, samples_per_identity=6, seed=0).as_data()
-    return ma.audit(data, fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), n_resamples=200, tests=True, test_resamples=99)
+    return ma.audit(data, fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), intervals=ma.IntervalOptions(n_resamples=200),
+                    tests=ma.TestOptions(n_resamples=99))
 
 
 def _many_groups() -> ma.Audit:
     """Twelve groups, two of them small: the fairness measures, tests against the rest, small groups excluded."""
     groups = {f"G{g:02d}": GroupSpec(6 if g < 2 else 16, (60.0 + 20 * g, 400.0)) for g in range(12)}
     data = simulate_vmf(groups, dim=32, samples_per_identity=4, seed=5).as_data()
-    return ma.audit(data, fmr=(1e-2, 1e-3), n_resamples=100, tests=True, test_resamples=99,
-                    test_comparisons="both", exclude_small_groups=True)
+    return ma.audit(data, fmr=(1e-2, 1e-3), measures=ma.MeasureOptions(exclude_small_groups=True),
+                    intervals=ma.IntervalOptions(n_resamples=100),
+                    tests=ma.TestOptions(n_resamples=99, comparisons="both"))
 
 
 def _trial_list() -> ma.Audit:
@@ -55,8 +57,8 @@ def _trial_list() -> ma.Audit:
     sample = sim.samples["sample_id"].to_numpy().astype(str)
     data = ma.from_scores(np.einsum("ij,ij->i", emb[a], emb[b]), ident[a], ident[b], label=ident[a] == ident[b],
                           sample_a=sample[a], sample_b=sample[b], attributes_a={"group": group[a]}, attributes_b={"group": group[b]}, group_by="group")
-    return ma.audit(data, fmr=(1e-2, 1e-3), thresholds=(0.3, 0.5), n_resamples=100,
-                    ci_method="recentered,wilson,vertex,double-or-nothing,two-level")
+    return ma.audit(data, fmr=(1e-2, 1e-3), thresholds=(0.3, 0.5),
+                    intervals=ma.IntervalOptions(n_resamples=100, method="recentered,wilson,vertex,double-or-nothing,two-level"))
 
 
 CASES: dict[str, Callable[[], ma.Audit]] = {"demo": _demo, "many_groups": _many_groups, "trial_list": _trial_list}

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
 from matchaudit import checks
-from matchaudit.choices import CLOSED_FORM, PAIRED_SCHEMES
+from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.errors import InputError
-from matchaudit.estimators.equivalence import check_margin, equivalence_tests
-from matchaudit.estimators.matching_tests import Comparisons, check_all_groups_budget
+from matchaudit.estimators.equivalence import equivalence_tests
+from matchaudit.estimators.matching_tests import check_all_groups_budget
 from matchaudit.estimators.test_summary import summarise_tests
-from matchaudit.estimators.calibration import CalibrationResult, check_operating_points
+from matchaudit.estimators.calibration import CalibrationResult
 from matchaudit.estimators.distributions import DistributionResult
 from matchaudit.estimators.dual_point import interval_records
 from matchaudit.estimators.attacks import iapmr_records
@@ -30,7 +30,7 @@ from matchaudit.estimators.failures import failure_note, fta_records
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.auditing.group_tests import group_tests
 from matchaudit.auditing.score_analyses import score_analyses, score_warnings
-from matchaudit.auditing.options import IntervalOptions, TestOptions
+from matchaudit.auditing.options import EquivalenceOptions, IntervalOptions, MeasureOptions, TestOptions
 from matchaudit.auditing.pass_plan import share_passes
 from matchaudit.auditing.intervals import (add_cross_group_intervals, balanced_method, check_methods,
                                            compute_intervals, interval_weightings, intervals_without_identities,
@@ -41,8 +41,6 @@ from matchaudit.outputs import staged
 from matchaudit.progress import announce
 from matchaudit.scores import tile_cache
 from matchaudit.metrics import fairness
-from matchaudit.metrics.fairness import ZeroPolicy
-from matchaudit.metrics.small_groups import MIN_IDENTITIES, SmallGroupRule
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
 
@@ -327,32 +325,11 @@ def audit(
     thresholds: float | Sequence[float] = (),
     fnmr: float | Sequence[float] = (),
     rule: Rule = ">=",
-    weightings: Sequence[Weighting] = ("pooled", "balanced"),
     threshold_impostors: ThresholdImpostors = "all",
-    dcf_p_target: float = 0.01,
-    dcf_c_miss: float = 1.0,
-    dcf_c_fa: float = 1.0,
-    eer: str = "rocch",
-    fmr_threshold: str = "lowest-score",
-    dcf: Sequence[tuple[float, float, float]] | None = None,
-    llr: bool = False,
-    calibration: bool = True,
-    zero_policy: ZeroPolicy = "report",
-    exclude_small_groups: bool = False,
-    small_group_identities: int = MIN_IDENTITIES,
-    intervals: bool = True,
-    ci_method: str | Sequence[str] | None = None,
-    level: float = 0.95,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    one_sided: bool = False,
-    band: Literal["simultaneous", "pointwise"] = "simultaneous",
-    memory_gb: float | None = None,
-    tests: bool = False,
-    test_resamples: int = 999,
-    test_comparisons: Comparisons = "pairs",
-    equivalence: tuple[float, float] | None = None,
-    equivalence_scale: Literal["ratio", "difference"] = "ratio",
+    measures: MeasureOptions | None = None,
+    intervals: IntervalOptions | bool = True,
+    tests: TestOptions | bool = False,
+    equivalence: EquivalenceOptions | tuple[float, float] | None = None,
     backend: Backend | str | None = None,
     progress: bool = False,
 ) -> Audit:
@@ -372,62 +349,48 @@ def audit(
         highest observed score whose FNMR over all genuine comparisons is at most the target (-inf if none).
     rule : {">=", ">"}
         Accept iff ``score >= t`` (default) or ``score > t``.
-    weightings : sequence of {"pooled", "balanced"}
-        Every comparison equal, and/or identity-balanced.
     threshold_impostors : str
         The impostors whose FMR sets the one global threshold: ``"all"``, ``"same-group"``, or
         ``"same:ATTR,..."`` (those whose identities share the named grouping attributes, any subset of
         ``group_by``: NIST FRTE's same sex, age band and region), :mod:`matchaudit.pairings`.
-    dcf_p_target, dcf_c_miss, dcf_c_fa : float
-        The minDCF operating point of the curve summaries.
-    eer : {"rocch", "interpolated", "closest", "fvc2000"}
-        The EER of the curve summaries: of the ROC convex hull (BOSARIS, PyBOSARIS; default), interpolated
-        between consecutive ROC points (the NIST SRE'16 scorer, as wespeaker reports it) or the mean of FMR and
-        FNMR where they are closest (speechbrain), or pyeer's FVC2000 rule; docs/conventions.md.
-    fmr_threshold : {"lowest-score", "bob"}
-        The threshold at each FMR target: the lowest observed score whose FMR is at most the target (default), or
-        bob.measure's ``far_threshold``, the lowest *impostor* score with that FMR (the same FMR, FNMR never
-        lower: reproduces bob's published FNMR). ``"bob"`` reproduces a plug-in number: intervals, tests and
-        equivalence re-derive thresholds by the default rule, so it runs without them (``intervals=False``).
-    dcf : sequence of (p_target, c_miss, c_fa), optional
-        The operating points of the calibration and cost metrics (default: the one above): Cllr, minCllr, actual
-        and minimum DCF per group with identity-aware intervals, the APE curves, and the score distributions
-        (means, SDs, d', each group's shift) with intervals, computed with the intervals (docs/calibration.md).
-    llr : bool
-        The scores are natural-log likelihood ratios: Cllr and actual DCF are reported too (without it only the
-        calibration-free minCllr and minDCF, which any monotone score supports).
-    calibration : bool
-        With intervals, compute the calibration and cost metrics and the score distributions (default). They take
-        one more pass over every comparison, sorted (about half of a default audit's time at 8e6 comparisons);
-        ``False`` skips them (the intervals at FNMR targets, which share that pass, are still computed).
-    zero_policy : {"report", "upper-bound"}
-        Zero rates in fairness ratios: inf/NaN with a reason, or one-sided upper bounds.
-    exclude_small_groups : bool
-        Take the fairness measures (and their intervals) over the groups that are not small only. Every group is
-        flagged ``small`` in ``summary["groups"]`` (with ``small_reasons``) whatever this says: fewer than
-        ``small_group_identities`` identities, 20 genuine or 20 same-group impostor comparisons
-        (:class:`~matchaudit.metrics.small_groups.SmallGroupRule`, docs/evaluators.md). Per-group rates, tests and
-        cross-group cells are unchanged; each fairness record names its ``excluded_groups`` and
-        ``exclusion_rule``. With fewer than two groups left the measures are NaN with a reason.
-    small_group_identities : int
-        The identities below which a group is small (default 10: identity-level intervals and tests are not
-        validated below it).
-    intervals : bool
-        Compute confidence intervals (``ci_method``, ``level``, ``n_resamples``, ``seed``, ``one_sided``,
-        ``band``: see ``docs/intervals.md``; ``ci_method=None`` picks each metric's default; several methods,
-        ``"wilson,double-or-nothing"`` or a list, give each its intervals where it applies, side by side).
-    memory_gb : float, optional
-        Memory budget of the bootstrap (default 25% of physical memory): replicates are counted in chunks that
-        fit it (the same numbers; with ``progress``, a bootstrap in several runs is announced on stderr).
-    tests : bool
-        Test the groups' FNMR@FMR and FMR gaps at each target (identity-level permutations, ``test_resamples``
-        relabellings, max-T adjusted at ``1 - level``): every pair of groups (``test_comparisons="pairs"``), each
-        group against the pooled rest (``"rest"``: G tests instead of G(G-1)/2, the view for many groups) or both.
-    equivalence : (float, float), optional
-        A margin the user accepts as fair, e.g. ``(0.8, 1.25)``: every pair of groups' FNMR and FMR at each target
-        is tested to lie within it (TOST on ``n_resamples`` double-or-nothing identity replicates, or vertex when
-        ``ci_method`` names it first; at ``1 - level``), on the ``equivalence_scale`` "ratio" (A / B) or
-        "difference" (A - B). The report says "equivalent within the margin" only where this test says so.
+    measures : MeasureOptions, optional
+        What is measured besides the rates (default ``MeasureOptions()``):
+
+        - ``weightings``: ``"pooled"`` (every comparison equal) and/or ``"balanced"`` (identity-balanced);
+        - ``dcf_p_target``, ``dcf_c_miss``, ``dcf_c_fa``: the minDCF operating point of the curve summaries;
+        - ``eer``: ``"rocch"`` (the ROC convex hull: BOSARIS, PyBOSARIS; default), ``"interpolated"`` (the NIST
+          SRE'16 scorer, as wespeaker reports it), ``"closest"`` (speechbrain) or ``"fvc2000"`` (pyeer);
+          docs/conventions.md;
+        - ``fmr_threshold``: ``"lowest-score"`` (default) or ``"bob"`` (bob.measure's ``far_threshold``, the lowest
+          *impostor* score with the target's FMR: reproduces bob's published FNMR; a plug-in number, so it runs
+          without intervals, tests and equivalence, which re-derive thresholds by the default rule);
+        - ``dcf`` (a sequence of (p_target, c_miss, c_fa)) and ``llr``: the operating points of the calibration and
+          cost metrics (Cllr, minCllr, actual and minimum DCF per group with identity-aware intervals, APE curves,
+          score distributions; computed with the intervals, docs/calibration.md), and whether the scores are
+          natural-log likelihood ratios (Cllr and actual DCF need it);
+        - ``calibration``: with intervals, compute those metrics (default; one more sorted pass over every
+          comparison, about half of a default audit's time at 8e6 comparisons);
+        - ``zero_policy``: zero rates in fairness ratios give inf/NaN with a reason (``"report"``) or one-sided
+          upper bounds (``"upper-bound"``);
+        - ``exclude_small_groups``: the fairness measures (and their intervals) over the groups that are not small
+          only; every group is flagged ``small`` in ``summary["groups"]`` whatever this says (fewer than
+          ``small_group_identities`` identities, default 10, or 20 genuine or 20 same-group impostor comparisons:
+          docs/evaluators.md).
+    intervals : IntervalOptions or bool
+        Confidence intervals: ``True`` (default) with ``IntervalOptions()`` (each metric's default method, level
+        0.95, 1,000 resamples, seed 0), an :class:`IntervalOptions` (``method``: one or several methods, each where
+        it applies; ``level``, ``n_resamples``, ``seed``, ``one_sided``, ``band``, ``memory_gb``: the bootstrap's
+        memory budget, in chunks that fit it), or ``False``. docs/intervals.md.
+    tests : TestOptions or bool
+        The groups' FNMR@FMR and FMR gaps at each target tested by identity-level permutations: ``True`` with
+        ``TestOptions()`` (999 relabellings, every pair of groups, max-T adjusted at ``alpha`` 0.05), a
+        :class:`TestOptions` (``comparisons="rest"``: each group against the pooled rest, the view for many
+        groups), or ``False`` (default).
+    equivalence : EquivalenceOptions or (float, float), optional
+        A margin the user accepts as fair, e.g. ``(0.8, 1.25)`` (or an :class:`EquivalenceOptions` with its scale,
+        replicates, alpha and scheme): every pair of groups' FNMR and FMR at each target is tested to lie within it
+        (TOST on identity-bootstrap replicates). The report says "equivalent within the margin" only where this
+        test says so.
     backend : Backend or str, optional
         Where the bootstrap's counting passes run (default: this process): a Backend, or a backend's name
         ("cpu", "dask", "gpu"; made with its defaults for this call).
@@ -442,57 +405,39 @@ def audit(
     --------
     >>> import matchaudit as ma
     >>> data = ma.simulate(samples_per_identity=4, dim=32, seed=1).as_data()
-    >>> result = ma.audit(data, fmr=1e-2, n_resamples=50)
+    >>> result = ma.audit(data, fmr=1e-2, intervals=ma.IntervalOptions(n_resamples=50))
     >>> result.at_fmr(1e-2).loc["all", ["fnmr_errors", "fnmr_comparisons"]].tolist()
     [1, 1200]
     """
     checks.match_data(data)
-    seed = checks.seed(seed)  # the intervals', the tests' and the equivalence tests' (this one with no options object)
+    measures = _option(measures, MeasureOptions, "measures")
+    iopts = _option(intervals, IntervalOptions, "intervals")
+    topts = _option(tests, TestOptions, "tests")
+    eopts = _option(equivalence, EquivalenceOptions, "equivalence")
     if not np.size(fmr) and not np.size(thresholds) and not np.size(fnmr):
         raise InputError("no operating point: give at least one FMR target (fmr), FNMR target (fnmr) or threshold.",
                          param="fmr")
-    config = AuditConfig(fmr_targets=fmr, thresholds=thresholds, fnmr_targets=fnmr, rule=rule, weightings=weightings,
-                         threshold_impostors=threshold_impostors, dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
-                         dcf_c_fa=dcf_c_fa, eer_method=eer, fmr_threshold=fmr_threshold, zero_policy=zero_policy, exclude_small_groups=exclude_small_groups,
-                         small_groups=SmallGroupRule(min_identities=checks.integer(
-                             small_group_identities, "small_group_identities")))
+    config = measures.config(fmr, thresholds, fnmr, rule, threshold_impostors)
     with_bob = [(name, lib, cli) for name, on, lib, cli in (
-        ("the intervals", intervals, "intervals=False", "--no-intervals"), ("the tests", tests, "tests=False",
-                                                                             "no --tests"),
-        ("the equivalence test", equivalence is not None, "equivalence=None", "no --equivalence")) if on]
+        ("the intervals", iopts is not None, "intervals=False", "--no-intervals"),
+        ("the tests", topts is not None, "tests=False", "no --tests"),
+        ("the equivalence test", eopts is not None, "equivalence=None", "no --equivalence")) if on]
     if config.fmr_threshold == "bob" and with_bob:
         raise InputError(f"fmr_threshold 'bob' reproduces bob's plug-in numbers; {', '.join(w[0] for w in with_bob)} "
                          "re-derive each replicate's or relabelling's threshold by the default rule (the lowest "
                          "observed score), so they would not describe these numbers: leave them out "
                          f"({', '.join(w[1] for w in with_bob)}; CLI: {', '.join(w[2] for w in with_bob)}), or use "
                          "the default fmr_threshold.", param="fmr_threshold")
-    if not intervals:  # options of intervals that will not be computed were ignored silently
-        unused = [name for name, given in (("ci_method", ci_method is not None), ("one_sided", one_sided),
-                                           ("band", band != "simultaneous")) if given]
-        if unused:
-            raise InputError(f"the intervals are skipped (intervals=False; CLI --no-intervals), so this interval "
-                             f"option would be ignored: drop it or compute the intervals ({', '.join(unused)}).",
-                             param=unused[0])
-    iopts = IntervalOptions(method=ci_method, level=level, n_resamples=n_resamples, seed=seed, one_sided=one_sided,
-                            band=band, memory_gb=memory_gb) if intervals else None
+    level = (iopts or IntervalOptions()).level  # of the failure and attack rates' intervals too
     no_intervals = None
     if iopts is not None and not data.has_identities:
         no_intervals, iopts = intervals_without_identities(iopts), None
-    elif not intervals and calibration and (llr or dcf is not None):  # asked for, and silently missing before
+    elif iopts is None and measures.calibration and (measures.llr or measures.dcf is not None):  # asked for
         no_intervals = ("Cllr, minCllr and the actual and minimum DCF at the dcf points come with their intervals "
                         "(one pass over the sorted scores): skipped without intervals (CLI --no-intervals); the "
                         "per-group minDCF at the audit's own prior is in curve_summaries")
     if iopts is not None:
         check_methods(data, iopts)
-    alpha = round(1 - checks.probability(level, "level"), 12)
-    topts = TestOptions(n_resamples=test_resamples, seed=seed, alpha=alpha, comparisons=test_comparisons) \
-        if tests else None
-    dcf = check_operating_points(dcf if dcf is not None else ((dcf_p_target, dcf_c_miss, dcf_c_fa),), "dcf")
-    if equivalence is not None:  # before any work: a bad margin or level is refused at once
-        equivalence = check_margin(equivalence, equivalence_scale)
-        if alpha >= 0.5:
-            raise InputError(f"level {level!r}: equivalence tests run at alpha = 1 - level, which must be below 0.5; "
-                             "give a level above 0.5.", param="level")
     bal_method, bal_skipped = balanced_method(data, config, iopts) if iopts is not None else (None, None)
     if iopts is not None:  # before any work: a bootstrap that cannot fit is refused at once, a long one announced
         note = plan_note(plan_chunks(data, iopts, interval_weightings(config, bal_method)), iopts)
@@ -507,16 +452,16 @@ def audit(
     share_passes(data, exact, iopts, topts)  # the all-pairs passes the steps below share, made once
     result.warnings += add_cross_group_intervals(data, exact, iopts)  # the interval fields, None without intervals
     if data.failures is not None:
-        result.failure_records = fta_records(data, checks.probability(level, "level"))
+        result.failure_records = fta_records(data, level)
         result.warnings.append(failure_note(data.failures))
     if data.attacks is not None and len(data.attacks):
-        result.attack_records = iapmr_records(data, exact.operating_points, config.rule,
-                                              checks.probability(level, "level"))
+        result.attack_records = iapmr_records(data, exact.operating_points, config.rule, level)
     if iopts is not None:
         result.interval_records, result.bands = _intervals(data, config, iopts, progress, exact, backend)
-        if calibration or config.fnmr_targets:
-            cal, dist, dual, note = score_analyses(data, config, exact, iopts, dcf, llr, progress)
-            if calibration:
+        if measures.calibration or config.fnmr_targets:
+            cal, dist, dual, note = score_analyses(data, config, exact, iopts, measures.cost_points, measures.llr,
+                                                   progress)
+            if measures.calibration:
                 result.calibration_result, result.distribution_result = cal, dist
             result.interval_records += dual
             result.warnings += note
@@ -532,16 +477,32 @@ def audit(
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)
         result.warnings += test_warnings
-    if equivalence is not None and (data.n_groups < 2 or not data.has_identities):
+    if eopts is not None and (data.n_groups < 2 or not data.has_identities):
         result.warnings.append("equivalence tests skipped: they compare groups' identities, and the data has "
                                + ("one group." if data.has_identities else "no identities."))
-    elif equivalence is not None:
-        method = next((m for m in (iopts.methods if iopts else ()) if m in PAIRED_SCHEMES), "double-or-nothing")
+    elif eopts is not None:
         result.equivalence_records = [r.to_dict() for r in equivalence_tests(
-            data, config.fmr_targets, margin=equivalence, scale=equivalence_scale, method=method,
-            n_resamples=n_resamples, alpha=alpha, seed=seed,
+            data, config.fmr_targets, margin=eopts.margin, scale=eopts.scale, method=eopts.method,
+            n_resamples=eopts.n_resamples, alpha=eopts.alpha, seed=eopts.seed,
             rule=config.rule, threshold_impostors=config.threshold_impostors, progress=progress)]
     return result
+
+
+def _option(value: Any, kind: type, name: str) -> Any:
+    """An option argument as its object: an object of ``kind`` itself, ``True`` the defaults, ``False`` none;
+    ``measures``: None the defaults; ``equivalence``: a margin (lo, hi) its defaults with that margin, None none."""
+    if isinstance(value, kind):
+        return value
+    if kind is MeasureOptions and value is None:
+        return kind()
+    if kind is EquivalenceOptions and isinstance(value, tuple | list):
+        return kind(tuple(value))
+    if kind is EquivalenceOptions and value is None or kind in (IntervalOptions, TestOptions) and value is False:
+        return None
+    if kind in (IntervalOptions, TestOptions) and value is True:
+        return kind()
+    allowed = {MeasureOptions: "None or", EquivalenceOptions: "None, a margin (lo, hi) or"}.get(kind, "True, False or")
+    raise InputError(f"{name}={value!r}: give {allowed} a {kind.__name__}.", param=name)
 
 
 def _intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, exact: AuditResult,

@@ -1,20 +1,69 @@
-"""The option objects of an audit, the public way to say how to compute its intervals (:class:`IntervalOptions`)
-and its group tests (:class:`TestOptions`): validated where they are built, whoever builds them, and recorded in
-the results."""
+"""The option objects of an audit, the public way to say what it measures beyond the operating points
+(:class:`MeasureOptions`), how to compute its intervals (:class:`IntervalOptions`), its group tests
+(:class:`TestOptions`) and its equivalence tests (:class:`EquivalenceOptions`): validated where they are built,
+whoever builds them, and recorded in the results."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Sequence
 
 from matchaudit import checks
-from matchaudit.choices import INTERVAL_METHODS as METHODS
+from matchaudit.choices import INTERVAL_METHODS as METHODS, PAIRED_SCHEMES
 from matchaudit.definitions import Alternative
+from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
+from matchaudit.estimators.calibration import check_operating_points
+from matchaudit.estimators.equivalence import Scale, check_margin
 from matchaudit.estimators.matching_tests import Comparisons
+from matchaudit.metrics.evaluate import AuditConfig, FmrThreshold
+from matchaudit.metrics.fairness import ZeroPolicy
+from matchaudit.metrics.rates import EerMethod, Weighting
+from matchaudit.metrics.small_groups import MIN_IDENTITIES, SmallGroupRule
 
 Studentize = Literal["permutation-sd", "studentized"]
 Band = Literal["simultaneous", "pointwise"]
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """What an audit measures besides the rates at its operating points: the weightings, the curve summaries
+    (minDCF's point, the EER's definition), the threshold rule at FMR targets, the calibration and cost metrics, and
+    how the fairness measures treat zero rates and small groups (the parameters are described at
+    :func:`matchaudit.audit`). Validated when built, by the audit's own configuration."""
+
+    weightings: Sequence[Weighting] = ("pooled", "balanced")
+    dcf_p_target: float = 0.01
+    dcf_c_miss: float = 1.0
+    dcf_c_fa: float = 1.0
+    eer: EerMethod = "rocch"
+    fmr_threshold: FmrThreshold = "lowest-score"
+    dcf: Sequence[tuple[float, float, float]] | None = None
+    llr: bool = False
+    calibration: bool = True
+    zero_policy: ZeroPolicy = "report"
+    exclude_small_groups: bool = False
+    small_group_identities: int = MIN_IDENTITIES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weightings", self.config(()).weightings)
+        if self.dcf is not None:
+            object.__setattr__(self, "dcf", check_operating_points(self.dcf, "dcf"))
+
+    def config(self, fmr, thresholds=(), fnmr=(), rule: str = ">=", threshold_impostors: str = "all"
+               ) -> AuditConfig:
+        """The audit's configuration of these measures at the operating points given (validates every field)."""
+        return AuditConfig(fmr_targets=fmr, thresholds=thresholds, fnmr_targets=fnmr, rule=rule,
+                           weightings=self.weightings, threshold_impostors=threshold_impostors,
+                           dcf_p_target=self.dcf_p_target, dcf_c_miss=self.dcf_c_miss, dcf_c_fa=self.dcf_c_fa,
+                           eer_method=self.eer, fmr_threshold=self.fmr_threshold, zero_policy=self.zero_policy,
+                           exclude_small_groups=self.exclude_small_groups, small_groups=SmallGroupRule(
+                               min_identities=checks.integer(self.small_group_identities, "small_group_identities")))
+
+    @property
+    def cost_points(self) -> tuple[tuple[float, float, float], ...]:
+        """The calibration and cost metrics' operating points: ``dcf``, else the one of the curve summaries."""
+        return self.dcf if self.dcf is not None else ((self.dcf_p_target, self.dcf_c_miss, self.dcf_c_fa),)
 
 
 @dataclass(frozen=True)
@@ -77,4 +126,28 @@ class TestOptions:
         checks.choice(self.comparisons, Comparisons, "test_comparisons")
 
 
-__all__ = ["Band", "IntervalOptions", "Studentize", "TestOptions"]
+@dataclass(frozen=True)
+class EquivalenceOptions:
+    """Equivalence tests of every pair of groups' FNMR and FMR at each FMR target: within ``margin`` (e.g. (0.8,
+    1.25)) on the ``scale`` "ratio" (A / B) or "difference" (A - B), TOST at ``alpha`` on ``n_resamples``
+    identity-bootstrap replicates of ``method`` ("double-or-nothing" or "vertex")."""
+
+    margin: tuple[float, float]
+    scale: Scale = "ratio"
+    n_resamples: int = 1000
+    alpha: float = 0.05
+    seed: int = 0
+    method: str = "double-or-nothing"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "margin", check_margin(self.margin, self.scale))
+        object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "n_resamples", low=1))
+        object.__setattr__(self, "alpha", checks.probability(self.alpha, "alpha"))
+        if self.alpha >= 0.5:
+            raise InputError(f"alpha {self.alpha!r}: an equivalence test's alpha must be below 0.5 (its interval is "
+                             "the 1 - 2 alpha one).", param="alpha")
+        object.__setattr__(self, "seed", checks.seed(self.seed))
+        checks.choice(self.method, PAIRED_SCHEMES, "ci_method")
+
+
+__all__ = ["Band", "EquivalenceOptions", "IntervalOptions", "MeasureOptions", "Studentize", "TestOptions"]

@@ -188,6 +188,8 @@ def audit(
         matchaudit audit --format voxceleb --trials veri_test2.txt --scores scores.txt --metadata vox1_meta.csv --group-by Gender
     """
     from matchaudit import checks
+    from matchaudit.auditing.options import EquivalenceOptions, IntervalOptions, MeasureOptions, TestOptions
+    from matchaudit.choices import PAIRED_SCHEMES
     from matchaudit.cli.formats import load_by_format
     from matchaudit.data import load_samples
     from matchaudit.definitions import DetScale
@@ -259,18 +261,37 @@ def audit(
     if tests and data.out_of_core:
         data.table("--tests (the group permutation tests)")
     fixed = floats(threshold, "--threshold") + (dev_thresholds(thresholds_from) if thresholds_from else ())
+    measures = MeasureOptions(weightings=names(weighting), dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
+                              dcf_c_fa=dcf_c_fa, eer=eer, fmr_threshold=fmr_threshold, dcf=dcf_points(dcf), llr=llr,
+                              calibration=not no_calibration, zero_policy=zero_policy.value,
+                              exclude_small_groups=exclude_small_groups, small_group_identities=small_group_identities)
+    if no_intervals:  # interval options that will not be used were ignored silently
+        unused = [name for name, given in (("ci_method", ci_method is not None), ("one_sided", one_sided),
+                                           ("band", band != "simultaneous")) if given]
+        if unused:
+            raise InputError("the intervals are skipped (--no-intervals), so this interval option would be ignored: "
+                             f"drop it or compute the intervals ({', '.join(unused)}).", param=unused[0])
+    intervals = False if no_intervals else IntervalOptions(
+        method=ci_method, level=level, n_resamples=n_resamples, seed=ci_seed, one_sided=one_sided, band=band,
+        memory_gb=memory)
+    alpha = round(1 - checks.probability(level, "level"), 12)  # the tests' and the equivalence tests' (--level)
+    test_options = TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=alpha, comparisons=tests_versus) \
+        if tests else False
+    equivalence_options = None
+    if equivalence is not None:
+        if alpha >= 0.5:
+            raise InputError(f"level {level!r}: equivalence tests run at alpha = 1 - level, which must be below 0.5; "
+                             "give a level above 0.5.", param="level")
+        paired = next((m for m in (names(ci_method) if not no_intervals else ()) if m in PAIRED_SCHEMES),
+                      "double-or-nothing")
+        equivalence_options = EquivalenceOptions(margin(equivalence), scale=equivalence_scale, n_resamples=n_resamples,
+                                                 alpha=alpha, seed=ci_seed, method=paired)
     engine = None if no_intervals else backends.make_backend(backend, scheduler=scheduler, workers=workers)
     try:
-        run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, figures=not no_figures, fmr=floats(fmr, "--fmr"),
-                  thresholds=fixed, fnmr=floats(fnmr, "--fnmr"),
-                  rule=rule.value, weightings=names(weighting), threshold_impostors=threshold_impostors,
-                  dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss, dcf_c_fa=dcf_c_fa, eer=eer, fmr_threshold=fmr_threshold, dcf=dcf_points(dcf), llr=llr, calibration=not no_calibration,
-                  zero_policy=zero_policy.value, exclude_small_groups=exclude_small_groups,
-                  small_group_identities=small_group_identities,
-                  intervals=not no_intervals, ci_method=ci_method, level=level, n_resamples=n_resamples,
-                  seed=ci_seed, one_sided=one_sided, band=band, memory_gb=memory, tests=tests, test_resamples=test_resamples,
-                  test_comparisons=tests_versus,
-                  equivalence=margin(equivalence), equivalence_scale=equivalence_scale, backend=engine)
+        run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, figures=not no_figures,
+                  fmr=floats(fmr, "--fmr"), thresholds=fixed, fnmr=floats(fnmr, "--fnmr"), rule=rule.value,
+                  threshold_impostors=threshold_impostors, measures=measures, intervals=intervals, tests=test_options,
+                  equivalence=equivalence_options, backend=engine)
     finally:
         if engine is not None:
             engine.close()
@@ -328,6 +349,7 @@ def demo(
 
         matchaudit demo --out matchaudit-demo
     """
+    from matchaudit.auditing.options import IntervalOptions, TestOptions
     from matchaudit.data import load_samples
     from matchaudit.outputs import check, check_report
     from matchaudit.report.html import write_report
@@ -339,7 +361,8 @@ def demo(
     files = write_demo_data(out / "data", seed=seed)
     data = load_samples(files.samples, files.embeddings, group_by=("group",))
     run_audit(data, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}", quiet,
-              fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), seed=seed, tests=True, test_resamples=test_resamples)
+              fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), intervals=IntervalOptions(seed=seed),
+              tests=TestOptions(n_resamples=test_resamples, seed=seed))
     report = write_report(out / "results.json")
     if not quiet:
         console.print(f"Report: [bold]{escape(str(report))}[/]")

@@ -14,9 +14,10 @@ are the regime findings of the interval study (docs/intervals.md, "Regime grid";
   operating point, which each interval record's ``method_reason`` and ``indicative`` say.
 
 The flag is always computed (``small``, ``small_reasons`` on each ``summary.groups`` record) and changes no number.
-Excluding small groups from the fairness measures is opt-in (``audit(exclude_small_groups=True)``, ``matchaudit audit
---exclude-small-groups``): which groups enter a max/min ratio is a choice of the question asked, and leaving a
-group out silently would hide exactly the groups an audit is meant to look at.
+Excluding small groups from the fairness measures is opt-in
+(``audit(measures=MeasureOptions(exclude_small_groups=True))``, ``matchaudit audit --exclude-small-groups``): which
+groups enter a max/min ratio is a choice of the question asked, and leaving a group out silently would hide exactly
+the groups an audit is meant to look at.
 """
 
 from __future__ import annotations
