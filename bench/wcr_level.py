@@ -17,7 +17,7 @@ replicates, delta-method clustered variance, read as a t with df = v^2 / w), ``l
 ``cur``: ``matching_group_test`` / ``matching_all_groups_test`` defaults, ``sparse_rule=False``, B = 199.
 
 Usage: ``PYTHONPATH=src NUMBA_NUM_THREADS=1 python bench/wcr_level.py N_SETS B_WCR part [part ...]`` (parts:
-``tuned``, ``new``, ``fmr``, ``power``, or design tags like ``T2``). Appends rows to
+``tuned``, ``new``, ``fmr``, ``power``, or design tags like ``N3``; an argument ending .csv: the output). Appends rows to
 bench/results/wcr_level.csv (design, metric, variant, rate, se, sets).
 """
 
@@ -40,10 +40,14 @@ from matchaudit.estimators.clustered_rates import ClusterTerms  # noqa: E402
 from matchaudit.estimators.matching_tests import matching_all_groups_test, matching_group_test  # noqa: E402
 
 LEVEL, B_PERM = 0.05, 199
-OUT = Path("bench/results/wcr_level.csv")
+OUT = Path(sys.argv[3] if len(sys.argv) > 3 and sys.argv[3].endswith(".csv") else "bench/results/wcr_level.csv")
 STATS = ("log_t", "log_n", "diff_t", "diff_n")
-WEIGHTS = ("rad", "webb")
-VARIANTS = ("cur",) + tuple(f"wcr_{w}_{s}" for w in WEIGHTS for s in STATS)
+WEIGHTS = ("rad", "webb", "mammen")
+NULLS = ("R", "U")  # restricted (pooled rate p0) / unrestricted (each group's own rate; statistic centred)
+PTYPES = ("sym", "eqt")  # |S*| >= |S| / equal-tailed 2 min(P(S* >= S), P(S* <= S))
+WCR = tuple(f"{n}_{w}_{s}_{p}" for n in NULLS for w in WEIGHTS for s in STATS for p in PTYPES)
+VARIANTS = ("cur",) + WCR
+
 
 _orig_rates = tl.per_identity_rates
 
@@ -68,6 +72,9 @@ tl.per_identity_rates = rates
 def weights(kind, B, n, rng):
     if kind == "rad":
         return rng.choice(np.array([-1.0, 1.0]), size=(B, n))
+    if kind == "mammen":  # E w = 0, E w^2 = E w^3 = 1: keeps the residuals' skewness
+        s5 = np.sqrt(5.0)
+        return np.where(rng.random((B, n)) < (s5 + 1) / (2 * s5), -(s5 - 1) / 2, (s5 + 1) / 2)
     six = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt(1.5)])
     return rng.choice(six, size=(B, n))
 
@@ -81,27 +88,35 @@ def tz(s, df):
     return np.where(ok, z, s)
 
 
-def statistics(E, G, v, w):
-    """Per statistic (R,): from per-side errors E, comparisons G, clustered variances v (of the rate) and squared
-    shares w, each a pair (a, b) of (R,) arrays."""
+def raw(E, G, v, w):
+    """{scale: (t, V, W)} (R,) each, from per-side errors E, comparisons G, clustered variances v (of the rate) and
+    squared shares w, each a pair (a, b) of (R,) arrays. Log: q = (max(E, 0) + 1/2) / G."""
     (Ea, Eb), (Ga, Gb), (va, vb), (wa, wb) = E, G, v, w
     pa, pb = Ea / Ga, Eb / Gb
-    out = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         qa, qb = (np.maximum(Ea, 0) + 0.5) / Ga, (np.maximum(Eb, 0) + 0.5) / Gb
         t = np.where(pa == pb, 0.0, np.log(qa) - np.log(qb))
-        V = va / qa**2 + vb / qb**2
-        W = wa / qa**4 + wb / qb**4
-        s = np.where(V > 0, t / np.sqrt(V), 0.0)
-        out["log_n"] = s
-        out["log_t"] = tz(s, np.where(W > 0, V**2 / W, np.inf))
-        d = pa - pb
-        V = va + vb
-        W = wa + wb
-        s = np.where(V > 0, d / np.sqrt(V), 0.0)
-        out["diff_n"] = s
-        out["diff_t"] = tz(s, np.where(W > 0, V**2 / W, np.inf))
+        return {"log": (t, va / qa**2 + vb / qb**2, wa / qa**4 + wb / qb**4), "diff": (pa - pb, va + vb, wa + wb)}
+
+
+def statistics(r, centre=None):
+    """{stat: (R,)}: studentized (t - centre) / sqrt(V), plain (_n) or read as a t with df V^2 / W (_t)."""
+    out = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for sc, (t, V, W) in r.items():
+            c = 0.0 if centre is None else centre[sc][0]
+            s = np.where(V > 0, (t - c) / np.sqrt(V), 0.0)
+            out[f"{sc}_n"] = s
+            out[f"{sc}_t"] = tz(s, np.where(W > 0, V**2 / W, np.inf))
     return out
+
+
+def decide(S, Sb, tag, out, B):
+    for st in STATS:
+        s, sb = S[st][0], Sb[st]
+        out[f"{tag}_{st}_sym"] = float((1 + (np.abs(sb) >= abs(s) - 1e-12).sum()) / (1 + B) <= LEVEL)
+        hi, lo = (sb >= s - 1e-12).sum(), (sb <= s + 1e-12).sum()
+        out[f"{tag}_{st}_eqt"] = float(min(1.0, 2 * (1 + min(hi, lo)) / (1 + B)) <= LEVEL)
 
 
 def fnmr_side(g, e):
@@ -129,26 +144,26 @@ def fmr_side(m, e, inc):
 
 
 def wcr_pair(terms, grp, a, b, metric, rng, B):
-    """{variant: rejected (0/1)} for groups a, b."""
+    """{variant: rejected (0/1)} for groups a, b: every null x weight x statistic x p-value type, on the same draws
+    of weights for R and U."""
+    out = {}
     if metric == "fnmr":
         ida, idb = np.flatnonzero(grp == a), np.flatnonzero(grp == b)
         g, e = terms.g, terms.e
         p0 = (e[ida].sum() + e[idb].sum()) / (g[ida].sum() + g[idb].sum())
-        obs = [fnmr_side(g[ix], e[ix][None, :]) for ix in (ida, idb)]
-        S = statistics(*zip(*obs))
-        out = {}
+        R0 = raw(*zip(*[fnmr_side(g[ix], e[ix][None, :]) for ix in (ida, idb)]))
+        S = statistics(R0)
         for wk in WEIGHTS:
             W = weights(wk, B, ida.size + idb.size, rng)
-            reps = []
-            for ix, Wx in ((ida, W[:, :ida.size]), (idb, W[:, ida.size:])):
-                r = e[ix] - p0 * g[ix]
-                reps.append(fnmr_side(g[ix], p0 * g[ix][None, :] + Wx * r[None, :]))
-            Sb = statistics(*zip(*reps))
-            for st in STATS:
-                k = (np.abs(Sb[st]) >= np.abs(S[st][0]) - 1e-12).sum()
-                out[f"wcr_{wk}_{st}"] = float((1 + k) / (1 + B) <= LEVEL)
+            for null in NULLS:
+                reps = []
+                for ix, Wx in ((ida, W[:, :ida.size]), (idb, W[:, ida.size:])):
+                    p = p0 if null == "R" else e[ix].sum() / g[ix].sum()
+                    r = e[ix] - p * g[ix]
+                    reps.append(fnmr_side(g[ix], p * g[ix][None, :] + Wx * r[None, :]))
+                decide(S, statistics(raw(*zip(*reps)), None if null == "R" else R0), f"{null}_{wk}", out, B)
         return out
-    # FMR: same-group pairs of each side
+    # FMR: same-group pairs of each side; pair (k, l) residual times w_k + w_l
     Mt = sp.triu(terms.M, 1).tocoo()
     Et = sp.triu(terms.E, 1).tocsr()
     sides = []
@@ -164,18 +179,17 @@ def wcr_pair(terms, grp, a, b, metric, rng, B):
                             shape=(P, ids.size))
         sides.append((loc[k], loc[l], m, e, inc, ids.size))
     p0 = sum(s[3].sum() for s in sides) / sum(s[2].sum() for s in sides)
-    S = statistics(*zip(*[fmr_side(m, e[None, :], inc) for _, _, m, e, inc, _ in sides]))
-    out = {}
+    R0 = raw(*zip(*[fmr_side(m, e[None, :], inc) for _, _, m, e, inc, _ in sides]))
+    S = statistics(R0)
     for wk in WEIGHTS:
-        reps = []
-        for lk, ll, m, e, inc, n in sides:
-            W = weights(wk, B, n, rng)
-            r = e - p0 * m
-            reps.append(fmr_side(m, p0 * m[None, :] + (W[:, lk] + W[:, ll]) * r[None, :], inc))
-        Sb = statistics(*zip(*reps))
-        for st in STATS:
-            k = (np.abs(Sb[st]) >= np.abs(S[st][0]) - 1e-12).sum()
-            out[f"wcr_{wk}_{st}"] = float((1 + k) / (1 + B) <= LEVEL)
+        Ws = [weights(wk, B, s[5], rng) for s in sides]
+        for null in NULLS:
+            reps = []
+            for (lk, ll, m, e, inc, n), W in zip(sides, Ws):
+                p = p0 if null == "R" else e.sum() / m.sum()
+                r = e - p * m
+                reps.append(fmr_side(m, p * m[None, :] + (W[:, lk] + W[:, ll]) * r[None, :], inc))
+            decide(S, statistics(raw(*zip(*reps)), None if null == "R" else R0), f"{null}_{wk}", out, B)
     return out
 
 
@@ -215,6 +229,8 @@ NEW = [  # bench/level_df.py NEW
 ]
 POWER = [("POWER 150x3 indep (0.05) vs 25x15 Beta(0.1,1.9) at 0.10", "fnmr",
           [(150, 3, "independent"), (25, 15, "beta2@0.10")])]
+SHOW = ("cur",) + tuple(f"{n}_{w}_{s}_{p}" for n in NULLS for w in WEIGHTS for s in ("log_t", "diff_n")
+                        for p in PTYPES)
 PARTS = {"tuned": TUNED, "fmr": FMR, "new": NEW, "power": POWER}
 
 
@@ -237,12 +253,12 @@ def run(designs, n, B):
                 wr.writeheader()
             wr.writerows(rows)
         print(f"{label} [{metric}] n={n} ({time.time() - t0:.0f} s): "
-              + "  ".join(f"{v} {h[v] / n:.3f}" for v in VARIANTS), flush=True)
+              + "  ".join(f"{v} {h[v] / n:.3f}" for v in SHOW), flush=True)
 
 
 if __name__ == "__main__":
     n, B = int(sys.argv[1]), int(sys.argv[2])
     designs = []
-    for p in sys.argv[3:]:
+    for p in (a for a in sys.argv[3:] if not a.endswith(".csv")):
         designs += PARTS[p] if p in PARTS else [d for L in PARTS.values() for d in L if d[0].startswith(p)]
     run(designs, n, B)
