@@ -18,12 +18,16 @@ replicates, delta-method clustered variance, read as a t with df = v^2 / w), ``l
 
 Usage: ``PYTHONPATH=src NUMBA_NUM_THREADS=1 python bench/wcr_level.py N_SETS B_WCR part [part ...]`` (parts:
 ``tuned``, ``new``, ``fmr``, ``power``, or design tags like ``N3``; an argument ending .csv: the output). Appends rows to
-bench/results/wcr_level.csv (design, metric, variant, rate, se, sets).
+bench/results/wcr_level.csv (design, metric, variant, rate, se, sets). ``FMR_FLIP=pair`` in the environment: one
+weight per same-group identity pair instead of w_k + w_l (the simpler scheme; bench/results/wcr_level_fmr_pairflip.csv
+came from ``FMR_FLIP=pair ... bench/wcr_level.py 400 399 bench/results/wcr_level_fmr_pairflip.csv fmr N4``).
+The main table: ``... bench/wcr_level.py 1000 399 tuned fmr new power`` (about 13 min on one core).
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import sys
 import time
 from itertools import combinations
@@ -49,6 +53,7 @@ WCR = tuple(f"{n}_{w}_{s}_{p}" for n in NULLS for w in WEIGHTS for s in STATS fo
 VARIANTS = ("cur",) + WCR
 
 
+FMR_FLIP = os.environ.get("FMR_FLIP", "identity")  # identity: pair residual x (w_k + w_l); pair: x w_kl
 _orig_rates = tl.per_identity_rates
 
 
@@ -188,7 +193,9 @@ def wcr_pair(terms, grp, a, b, metric, rng, B):
             for (lk, ll, m, e, inc, n), W in zip(sides, Ws):
                 p = p0 if null == "R" else e.sum() / m.sum()
                 r = e - p * m
-                reps.append(fmr_side(m, p * m[None, :] + (W[:, lk] + W[:, ll]) * r[None, :], inc))
+                # FMR_FLIP=pair: one weight per identity pair (cluster = pair; the identities' links are lost)
+                u = weights(wk, B, m.size, rng) if FMR_FLIP == "pair" else W[:, lk] + W[:, ll]
+                reps.append(fmr_side(m, p * m[None, :] + u * r[None, :], inc))
             decide(S, statistics(raw(*zip(*reps)), None if null == "R" else R0), f"{null}_{wk}", out, B)
     return out
 
