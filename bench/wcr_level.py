@@ -17,7 +17,7 @@ replicates, delta-method clustered variance, read as a t with df = v^2 / w), ``l
 ``cur``: ``matching_group_test`` / ``matching_all_groups_test`` defaults, ``sparse_rule=False``, B = 199.
 
 Usage: ``PYTHONPATH=src NUMBA_NUM_THREADS=1 python bench/wcr_level.py N_SETS B_WCR part [part ...]`` (parts:
-``tuned``, ``new``, ``fmr``, ``power``, or design tags like ``N3``; an argument ending .csv: the output). Appends rows to
+``tuned``, ``new``, ``fmr``, ``power``, ``control`` (independent errors: the implementation's check), or design tags like ``N3``; an argument ending .csv: the output). Appends rows to
 bench/results/wcr_level.csv (design, metric, variant, rate, se, sets). ``FMR_FLIP=pair`` in the environment: one
 weight per same-group identity pair instead of w_k + w_l (the simpler scheme; bench/results/wcr_level_fmr_pairflip.csv
 came from ``FMR_FLIP=pair ... bench/wcr_level.py 400 399 bench/results/wcr_level_fmr_pairflip.csv fmr N4``).
@@ -238,7 +238,9 @@ POWER = [("POWER 150x3 indep (0.05) vs 25x15 Beta(0.1,1.9) at 0.10", "fnmr",
           [(150, 3, "independent"), (25, 15, "beta2@0.10")])]
 SHOW = ("cur",) + tuple(f"{n}_{w}_{s}_{p}" for n in NULLS for w in WEIGHTS for s in ("log_t", "diff_n")
                         for p in PTYPES)
-PARTS = {"tuned": TUNED, "fmr": FMR, "new": NEW, "power": POWER}
+CONTROL = [("C1 100x5 indep vs 100x5 indep", "fnmr", [(100, 5, "independent"), (100, 5, "independent")]),
+           ("C2 FMR 100x20 indep vs 60x20 indep", "fmr", [(100, 20, "independent"), (60, 20, "independent")])]
+PARTS = {"tuned": TUNED, "fmr": FMR, "new": NEW, "power": POWER, "control": CONTROL}
 
 
 def run(designs, n, B):
