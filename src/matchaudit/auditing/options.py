@@ -68,7 +68,14 @@ class MeasureOptions:
 
 @dataclass(frozen=True)
 class IntervalOptions:
-    """How to compute intervals; every field is recorded."""
+    """How an audit computes its confidence intervals (every field is recorded in results.json; docs/intervals.md).
+
+    ``method``: None (each metric's default), a method name, or several (a list or ``"wilson,double-or-nothing"``:
+    each gives its intervals where it applies, side by side); ``level``: the confidence level; ``n_resamples``:
+    bootstrap replicates (and their ``seed``); ``one_sided``: upper bounds; ``band``: the DET bands, simultaneous or
+    pointwise; ``n_cells``, ``det_points``: the replicate grid and the DET band's points; ``memory_gb``: the
+    bootstrap's memory budget (default a quarter of physical memory; replicates are counted in chunks that fit it,
+    the same numbers)."""
 
     method: str | tuple[str, ...] | None = None  # None: per-metric defaults; several: each where it applies
     level: float = 0.95
@@ -107,8 +114,10 @@ class IntervalOptions:
 
 @dataclass(frozen=True)
 class TestOptions:
-    """The identity-level all-groups permutation tests run inside an audit: ``comparisons`` every pair of groups,
-    each group against the pooled rest, or both (one max-T family per metric and operating point)."""
+    """The identity-level all-groups permutation tests run inside an audit (docs/tests.md): ``n_resamples``
+    relabellings of the identities (and their ``seed``), verdicts at the significance level ``alpha`` (max-T adjusted
+    per family: one per metric and operating point), ``comparisons`` every pair of groups (``"pairs"``), each group
+    against the pooled rest (``"rest"``), or both; ``studentize`` the statistic's studentization."""
 
     __test__ = False  # not a pytest class
 
