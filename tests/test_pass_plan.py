@@ -43,3 +43,25 @@ def test_the_steps_share_one_identity_pass_and_sharing_changes_no_number(monkeyp
     # one tile a pass; on data this small a threshold pass also scores a tile for its grid's sample of scores
     assert tiles_alone - tiles == (4 - 1) + 2 * (6 - 1)
     assert shared == alone
+
+
+def test_no_shared_pass_when_its_result_would_not_be_kept(monkeypatch):
+    """The plan makes its passes only when the identity pass's result fits what the cache keeps (estimated from the
+    audit's loosest FMR): a pass whose result is dropped would be one pass more, not fewer."""
+    from matchaudit.auditing import pass_plan
+
+    data = simulate_vmf({"A": GroupSpec(12, (20.0, 60.0)), "B": GroupSpec(10, (15.0, 40.0))}, dim=16,
+                        samples_per_identity=4, seed=5).as_data()
+    exact = ma.audit(data, fmr=(1e-1, 1e-2), intervals=False).exact
+    options = ma.IntervalOptions(n_resamples=40)
+    made = []
+    real = identity._all_pairs_hits
+    monkeypatch.setattr(identity, "_all_pairs_hits", lambda *a: (made.append(1), real(*a))[1])
+    with scores.tile_cache():
+        pass_plan.share_passes(data, exact, options, ma.TestOptions())
+    assert made == [1]
+    # the loosest threshold accepts 2 x 10% of the impostors (the tests' twice-the-target): 10 bytes each
+    monkeypatch.setattr(pass_plan, "RESULT_BYTES", int(10 * 0.2 * data.n_comparisons()) - 1)
+    with scores.tile_cache():
+        pass_plan.share_passes(data, exact, options, ma.TestOptions())
+    assert made == [1]
