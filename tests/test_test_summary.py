@@ -105,3 +105,21 @@ def test_a_q_value_equal_to_alpha_is_a_discovery():
             _record("B", "C", np.nan, np.nan, np.nan)]
     (fam,) = summarise_tests(recs)
     assert fam["alpha"] == 0.05 and fam["discoveries"] == 1
+
+
+def test_the_audits_verdicts_are_at_the_tests_alpha():
+    """Every group-test record is significant exactly when its max-T p-value is at most ``TestOptions.alpha``, the
+    alpha it records (session 44's vocabulary change passed alpha as the confidence level: verdicts stayed at 0.05
+    whatever alpha was given, while the records and the report said otherwise)."""
+    import matchaudit as ma
+
+    data = ma.simulate(samples_per_identity=4, dim=16, seed=3).as_data()
+    between = 0
+    for alpha in (0.05, 0.5):
+        res = ma.audit(data, fmr=(3e-2, 1e-1), intervals=False, tests=ma.TestOptions(n_resamples=49, seed=3,
+                                                                                    alpha=alpha))
+        rows = [r for r in res.test_records if r["reason"] is None]
+        assert rows and all(r["alpha"] == alpha for r in res.test_records)
+        assert all(r["significant"] == (r["pvalue_adjusted"] <= alpha) for r in rows)
+        between += sum(0.05 < r["pvalue_adjusted"] <= 0.5 for r in rows)
+    assert between  # a row whose verdict the two alphas decide differently

@@ -57,7 +57,7 @@ def compare(
     targets = checks.numbers(fmr, "fmr", **_FMR)
     checks.choice(ci_method, SCHEMES, "ci_method")
     n_permutations = checks.integer(n_permutations, "n_permutations")
-    level = checks.probability(level, "level")
+    level = checks.confidence(level, "level")
     n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)
     return compare_models(a, b, targets, method=ci_method, n_resamples=n_resamples,
                           n_permutations=max(n_permutations, 1), seed=checks.seed(seed), level=level,
@@ -75,7 +75,8 @@ def _gap_options(data: MatchData, metric: str, fmr, threshold, rule, threshold_i
     return dict(fmr_target=None if fmr is None else checks.number(fmr, "fmr", **_FMR),
                 threshold=None if threshold is None else checks.number(threshold, "threshold", finite=False),
                 threshold_impostors=check_spec(threshold_impostors),
-                rule=checks.choice(rule, Rule, "rule"), seed=checks.seed(seed), studentize=studentize,
+                rule=checks.choice(rule, Rule, "rule"), seed=checks.seed(seed),
+                studentize=checks.choice(studentize, (True, False, "permutation-sd"), "studentize"),
                 n_resamples=None if n_resamples == "exact" else checks.integer(n_resamples, "n_resamples", low=1),
                 variance=checks.choice(variance, ("clustered", "bootstrap"), "variance"),
                 n_bootstrap=checks.integer(n_bootstrap, "n_bootstrap", low=1),
@@ -124,7 +125,7 @@ def test_gap(
     """
     kw = _gap_options(data, metric, fmr, threshold, rule, threshold_impostors, n_resamples, seed, studentize,
                       variance, n_bootstrap, unit, progress)
-    level, alternative = checks.probability(level, "level"), checks.choice(alternative, Alternative, "alternative")
+    level, alternative = checks.confidence(level, "level"), checks.choice(alternative, Alternative, "alternative")
     if groups is None and data.n_groups != 2:
         raise InputError(f"the data has {data.n_groups} groups: name two with groups=(A, B), or test every pair "
                          "with ma.test_gaps.", param="groups")
@@ -172,7 +173,7 @@ def test_gaps(
     kw = _gap_options(data, metric, fmr, threshold, rule, threshold_impostors, n_resamples, seed, studentize,
                       variance, n_bootstrap, unit, progress)
     return matching_all_groups_test(data, metric, comparisons=checks.choice(comparisons, Comparisons, "comparisons"),
-                                    alpha=checks.probability(alpha, "alpha"), level=checks.probability(level, "level"),
+                                    alpha=checks.probability(alpha, "alpha"), level=checks.confidence(level, "level"),
                                     **kw)
 
 

@@ -14,15 +14,30 @@ from typing import Any, Iterable, get_args
 from matchaudit.errors import InputError
 
 
-def _items(values: Any) -> list[Any]:
-    """A comma-separated string's items (stripped), or a sequence's."""
-    return [v.strip() for v in values.split(",")] if isinstance(values, str) else list(values)
+def _items(values: Any, param: str) -> list[Any]:
+    """A comma-separated string's items (stripped), or a sequence's (a mapping or a set is not one: its order, or
+    its values, would be dropped silently)."""
+    if isinstance(values, str):
+        return [v.strip() for v in values.split(",")]
+    if isinstance(values, (dict, set, frozenset)) or not hasattr(values, "__iter__"):
+        raise InputError(f"{param} {values!r}: give a sequence (a list or a tuple) or a comma-separated string.",
+                         param=param)
+    return list(values)
+
+
+def sequence(values: Any, param: str) -> tuple[Any, ...]:
+    """A sequence's items as a tuple (a comma-separated string split): :func:`_items` for one argument."""
+    return tuple(_items(values, param))
 
 
 def choice(value: Any, allowed: Any, param: str) -> Any:
     """``value`` if it is one of ``allowed`` (a sequence, or a ``typing.Literal`` whose arguments are used)."""
     options = get_args(allowed) or tuple(allowed)
-    if value not in options:
+    try:
+        known = any(value is o or (isinstance(value, type(o)) and value == o) for o in options)
+    except (TypeError, ValueError):  # e.g. an array, whose == is elementwise
+        known = False
+    if not known:
         raise InputError(f"{param} {value!r}: choose from {', '.join(map(str, options))}.", param=param)
     return value
 
@@ -30,7 +45,7 @@ def choice(value: Any, allowed: Any, param: str) -> Any:
 def choices(values: Any, allowed: Any, param: str) -> tuple[Any, ...]:
     """One or several of ``allowed`` (:func:`choice`): a single value, a comma-separated string or a sequence,
     as a tuple without duplicates."""
-    seq = _items(values)
+    seq = _items(values, param)
     if not seq or "" in seq:
         raise InputError(f"{param} {values!r}: give one or more names separated by commas.", param=param)
     out = tuple(choice(v, allowed, param) for v in seq)
@@ -41,7 +56,10 @@ def choices(values: Any, allowed: Any, param: str) -> tuple[Any, ...]:
 
 def number(value: Any, param: str, *, low: float = -math.inf, high: float = math.inf, low_open: bool = False,
            high_open: bool = False, finite: bool = True) -> float:
-    """``value`` as a float within ``[low, high]`` (an end excluded when ``*_open``); NaN is always refused."""
+    """``value`` as a float within ``[low, high]`` (an end excluded when ``*_open``); NaN is always refused, and so
+    is a bool (``fmr=False`` read as a target of 0)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        raise InputError(f"{param} {value!r}: give a number, not True or False.", param=param)
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -59,6 +77,23 @@ def number(value: Any, param: str, *, low: float = -math.inf, high: float = math
 def probability(value: Any, param: str) -> float:
     """A level or prior strictly inside (0, 1)."""
     return number(value, param, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def confidence(value: Any, param: str = "level") -> float:
+    """A confidence level, above 0.5 and below 1 (a significance level such as 0.05 given here would make a 5%
+    interval: it is ``alpha`` wherever one is taken)."""
+    x = probability(value, param)
+    if x <= 0.5:
+        raise InputError(f"{param} {value!r}: a confidence level, above 0.5 (e.g. 0.95); a significance level is "
+                         "alpha.", param=param)
+    return x
+
+
+def flag(value: Any, param: str) -> bool:
+    """``value`` if it is True or False (NumPy's too): a truthy string such as "no" must not switch an option on."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise InputError(f"{param} {value!r}: give True or False.", param=param)
 
 
 def integer(value: Any, param: str, *, low: int = 0, high: int | None = None) -> int:
@@ -89,7 +124,7 @@ def numbers(values: Any, param: str, **bounds: Any) -> tuple[float, ...]:
     if values is None:
         raise InputError(f"{param} None: give a number or a sequence of numbers (an empty one for none).", param=param)
     scalar = isinstance(values, Number) or getattr(values, "ndim", None) == 0  # NumPy scalars and 0-d arrays too
-    seq: Iterable[Any] = (values,) if scalar else _items(values)
+    seq: Iterable[Any] = (values,) if scalar else _items(values, param)
     out = tuple(number(v, param, **bounds) for v in seq)
     if len(set(out)) < len(out):
         raise InputError(f"{param} {list(out)}: a value is repeated; give each once.", param=param)
@@ -98,7 +133,7 @@ def numbers(values: Any, param: str, **bounds: Any) -> tuple[float, ...]:
 
 def pair(values: Any, param: str) -> tuple[str, str]:
     """Exactly two names: a sequence of two, or a comma-separated string ``"a,b"`` (as the CLI spells them)."""
-    items = [str(v) for v in _items(values)] if values is not None else []
+    items = [str(v) for v in _items(values, param)] if values is not None else []
     if len(items) != 2 or "" in items:
         raise InputError(f"{param} {values!r}: give exactly two names, as (a, b) or 'a,b'.", param=param)
     return items[0], items[1]

@@ -410,6 +410,9 @@ def audit(
     [1, 1200]
     """
     checks.match_data(data)
+    checks.flag(progress, "progress")
+    if backend is not None and not isinstance(backend, (str, Backend)):
+        raise InputError(f"backend {backend!r}: give a backend's name (cpu, dask, gpu) or a Backend.", param="backend")
     measures = _option(measures, MeasureOptions, "measures")
     iopts = _option(intervals, IntervalOptions, "intervals")
     topts = _option(tests, TestOptions, "tests")

@@ -36,8 +36,9 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     points = ExactPoints(exact)
     records: list[dict] = []
     warnings: list[str] = []
-    common = dict(level=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
-                  studentize=options.studentize, comparisons=options.comparisons, progress=progress,
+    common = dict(alpha=options.alpha, rule=config.rule, n_resamples=options.n_resamples, seed=options.seed,
+                  studentize=True if options.studentize == "studentized" else options.studentize,
+                  comparisons=options.comparisons, progress=progress,
                   resamples_param="test_resamples")
     runs = [("fmr_target", target, metric, kw) for target in config.fmr_targets
             for metric, kw in (("fnmr", dict(fmr_target=target, threshold_impostors=config.threshold_impostors)),

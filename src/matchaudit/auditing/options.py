@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from matchaudit import checks
-from matchaudit.choices import INTERVAL_METHODS as METHODS, PAIRED_SCHEMES
+from matchaudit.choices import INTERVAL_METHODS as METHODS
 from matchaudit.definitions import Alternative
-from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.calibration import check_operating_points
-from matchaudit.estimators.equivalence import Scale, check_margin
+from matchaudit.estimators.equivalence import Scale, check_options
 from matchaudit.estimators.matching_tests import Comparisons
 from matchaudit.metrics.evaluate import AuditConfig, FmrThreshold
 from matchaudit.metrics.fairness import ZeroPolicy
@@ -47,6 +46,8 @@ class MeasureOptions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weightings", self.config(()).weightings)
+        object.__setattr__(self, "llr", checks.flag(self.llr, "llr"))
+        object.__setattr__(self, "calibration", checks.flag(self.calibration, "calibration"))
         if self.dcf is not None:
             object.__setattr__(self, "dcf", check_operating_points(self.dcf, "dcf"))
 
@@ -92,8 +93,9 @@ class IntervalOptions:
         if self.method is not None:
             several = checks.choices(self.method, METHODS, "ci_method")
             object.__setattr__(self, "method", several[0] if len(several) == 1 else several)
-        object.__setattr__(self, "level", checks.probability(self.level, "level"))
+        object.__setattr__(self, "level", checks.confidence(self.level, "level"))
         object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "n_resamples", low=1))
+        object.__setattr__(self, "one_sided", checks.flag(self.one_sided, "one_sided"))
         object.__setattr__(self, "seed", checks.seed(self.seed))
         checks.choice(self.band, Band, "band")
         object.__setattr__(self, "n_cells", checks.integer(self.n_cells, "n_cells", low=2))
@@ -149,14 +151,11 @@ class EquivalenceOptions:
     method: str = "double-or-nothing"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "margin", check_margin(self.margin, self.scale))
-        object.__setattr__(self, "n_resamples", checks.integer(self.n_resamples, "n_resamples", low=1))
-        object.__setattr__(self, "alpha", checks.probability(self.alpha, "alpha"))
-        if self.alpha >= 0.5:
-            raise InputError(f"alpha {self.alpha!r}: an equivalence test's alpha must be below 0.5 (its interval is "
-                             "the 1 - 2 alpha one).", param="alpha")
+        margin, alpha, n_resamples = check_options(self.margin, self.scale, self.method, self.alpha, self.n_resamples)
+        object.__setattr__(self, "margin", margin)
+        object.__setattr__(self, "alpha", alpha)
+        object.__setattr__(self, "n_resamples", n_resamples)
         object.__setattr__(self, "seed", checks.seed(self.seed))
-        checks.choice(self.method, PAIRED_SCHEMES, "ci_method")
 
 
 __all__ = ["Band", "EquivalenceOptions", "IntervalOptions", "MeasureOptions", "Studentize", "TestOptions"]

@@ -133,8 +133,9 @@ def check_margin(margin: tuple[float, float], scale: Scale) -> tuple[float, floa
     return lo, hi
 
 
-def _check(data: MatchData, margin, scale: Scale, method: str, alpha: float, n_resamples: int
-           ) -> tuple[tuple[float, float], float, int]:
+def check_options(margin, scale: Scale, method: str, alpha: float, n_resamples: int
+                  ) -> tuple[tuple[float, float], float, int]:
+    """The margin, alpha and replicates of an equivalence test, checked before any work (B must reach alpha)."""
     checks.choice(method, PAIRED_SCHEMES, "method")
     margin = check_margin(margin, scale)
     alpha = checks.number(alpha, "alpha", low=0.0, high=0.5, low_open=True, high_open=True)
@@ -142,9 +143,16 @@ def _check(data: MatchData, margin, scale: Scale, method: str, alpha: float, n_r
     if n_resamples + 1 < 1 / alpha:
         raise InputError(f"n_resamples {n_resamples}: the smallest p-value is 1 / (1 + B), so B must be at least "
                          f"{int(np.ceil(1 / alpha)) - 1} to reach alpha {alpha:g}.", param="n_resamples")
-    if not data.has_identities:
-        raise InputError("an equivalence test resamples identities: the data has none (identity columns needed).")
     return margin, alpha, n_resamples
+
+
+def _check(data: MatchData, margin, scale: Scale, method: str, alpha: float, n_resamples: int
+           ) -> tuple[tuple[float, float], float, int]:
+    out = check_options(margin, scale, method, alpha, n_resamples)
+    if not data.has_identities:
+        raise InputError("an equivalence test resamples identities: the data has none (identity columns needed).",
+                         param="data")
+    return out
 
 
 def equivalence_tests(data: MatchData, fmr: float | Sequence[float], *, margin: tuple[float, float] = (0.8, 1.25),

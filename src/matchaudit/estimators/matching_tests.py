@@ -126,7 +126,7 @@ class MatchingStatistics:
 
 def _group_index(data: MatchData, name: str) -> int:
     if name not in data.group_names:
-        raise InputError(f"no group {name!r}; groups present: {', '.join(data.group_names)}.")
+        raise InputError(f"no group {name!r}; groups present: {', '.join(data.group_names)}.", param="groups")
     return data.group_names.index(name)
 
 
@@ -271,7 +271,7 @@ def matching_statistics(
     """
     mode = _check_args(metric, threshold, fmr_target, studentize, variance, unit)
     if not data.has_identities:
-        raise InputError("identity-level tests need identities; this comparison table has labels only.")
+        raise InputError("identity-level tests need identities; this comparison table has labels only.", param="data")
     design = _Design.of(data, groups, comparisons)
     if not design.single_groups and (metric in ("auc", "eer") or unit == "comparison"
                                      or (variance == "bootstrap" and mode != "none")):

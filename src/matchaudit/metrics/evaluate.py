@@ -92,7 +92,8 @@ class AuditConfig:
             raise InputError(f"fmr_threshold 'bob' reproduces bob.measure's far_threshold, which accepts iff score >= "
                              "threshold and sets it on every impostor score: it goes with rule '>=' and "
                              "threshold_impostors 'all'.", param=bad)
-        weightings = (self.weightings,) if isinstance(self.weightings, str) else tuple(self.weightings)
+        weightings = (self.weightings,) if isinstance(self.weightings, str) else checks.sequence(self.weightings,
+                                                                                                "weightings")
         for w in weightings:
             checks.choice(w, Weighting, "weightings")
         if not weightings or len(set(weightings)) < len(weightings):
