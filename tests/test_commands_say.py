@@ -87,3 +87,18 @@ def test_messages_say_what_is_true(tmp_path):
     res = runner.invoke(app, ["audit", "--format", "wespeaker", "--scores", str(tmp_path / "m.score"), "--out",
                               str(tmp_path / "o")])
     assert res.exit_code == 2 and "found 4; expected 3 (enrol test score), as on its first data line" in res.output
+
+
+def test_versus_on_two_groups_gives_the_table_it_names(tmp_path):
+    """``matchaudit test --versus rest`` on two groups ran the two-group test and ignored the flag (hostile run,
+    session 44): a comparisons choice now gives the all-groups table; without it, the two-group test."""
+    from matchaudit.cli.matching_writer import write_matching_test
+    from matchaudit.simulation import GroupSpec
+
+    data = ma.simulate({"A": GroupSpec(20, (20.0, 60.0)), "B": GroupSpec(20, (10.0, 40.0))}, dim=16,
+                       samples_per_identity=4, seed=2).as_data()
+    doc, rows = write_matching_test(data, "fnmr", tmp_path / "rest", threshold=0.5, comparisons="rest",
+                                    n_resamples=19)
+    assert doc["kind"] == "all-groups" and {r["kind"] for r in rows} == {"one-vs-rest"}
+    doc, rows = write_matching_test(data, "fnmr", tmp_path / "two", threshold=0.5, n_resamples=19)
+    assert doc["kind"] == "two-group" and len(rows) == 1

@@ -533,6 +533,9 @@ CLI_CASES = [
     cli("audit-no-intervals-with-n-resamples-N1", "{A} --n-resamples 7", 2, "--n-resamples"),
     cli("audit-no-intervals-with-one-sided-M13", "{A} --one-sided", 2, "--one-sided"),
     cli("audit-no-intervals-with-band", "{A} --band pointwise", 2, "--band"),
+    cli("audit-no-intervals-with-memory", "{A} --memory 1", 2, "--memory"),  # session 44's hostile run
+    cli("audit-test-resamples-without-tests", "{A} --test-resamples 19", 2, "--test-resamples"),
+    cli("audit-tests-versus-without-tests", "{A} --tests-versus rest", 2, "--tests-versus"),
     cli("audit-tests-resamples-0", "{A} --tests --test-resamples 0", 2, "--test-resamples"),
     cli("audit-tests-versus-foo", "{A} --tests --test-resamples 19 --tests-versus foo", 2, "--tests-versus"),
     cli("audit-tests-ok", "{A} --tests --test-resamples 19 --tests-versus both", 0),

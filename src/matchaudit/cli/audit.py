@@ -267,10 +267,16 @@ def audit(
                               exclude_small_groups=exclude_small_groups, small_group_identities=small_group_identities)
     if no_intervals:  # interval options that will not be used were ignored silently
         unused = [name for name, given in (("ci_method", ci_method is not None), ("one_sided", one_sided),
-                                           ("band", band != "simultaneous")) if given]
+                                           ("band", band != "simultaneous"), ("memory_gb", memory is not None)) if given]
         if unused:
             raise InputError("the intervals are skipped (--no-intervals), so this interval option would be ignored: "
-                             f"drop it or compute the intervals ({', '.join(unused)}).", param=unused[0])
+                             "drop it or compute the intervals.", param=unused[0])
+    if not tests:  # test options without --tests were ignored silently
+        unused = [name for name, given in (("test_resamples", test_resamples != 999),
+                                           ("test_comparisons", tests_versus != "pairs")) if given]
+        if unused:
+            raise InputError("this option of the group tests would be ignored without --tests: drop it or add "
+                             "--tests.", param=unused[0])
     intervals = False if no_intervals else IntervalOptions(
         method=ci_method, level=level, n_resamples=n_resamples, seed=ci_seed, one_sided=one_sided, band=band,
         memory_gb=memory)

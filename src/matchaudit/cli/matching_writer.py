@@ -28,15 +28,15 @@ def write_matching_test(data: MatchData, metric: str, out: Path, *, groups: tupl
     """Run :func:`matchaudit.test_gap` (``groups``, or the data's two groups) or :func:`matchaudit.test_gaps` (more
     groups: ``comparisons``, with Holm and max-T; ``options`` are their keyword arguments) and write its outputs
     (:func:`write_test`); return (document, rows) for printing."""
-    comparisons, alternative = options.pop("comparisons", "pairs"), options.pop("alternative", "two-sided")
-    if groups is not None or data.n_groups == 2:
+    comparisons, alternative = options.pop("comparisons", None), options.pop("alternative", "two-sided")
+    if groups is not None or (data.n_groups == 2 and comparisons is None):  # --versus asks for the table
         res = test_gap(data, metric, groups, alternative=alternative, level=level, **options)
     elif alternative != "two-sided":  # it would be ignored
         raise InputError(f"alternative={alternative!r} is a two-group test's; with {data.n_groups} groups the tests "
                          "are two-sided (name two groups with groups=(A, B) for a one-sided test).",
                          param="alternative")
     else:
-        res = test_gaps(data, metric, comparisons=comparisons, alpha=alpha, level=level, **options)
+        res = test_gaps(data, metric, comparisons=comparisons or "pairs", alpha=alpha, level=level, **options)
     meta = {"version": __version__, "alpha": alpha, "level": level, "data": "matching"} | (meta or {})
     return write_test(res, metric, out, alpha, meta, "identity relabelling")
 

@@ -154,7 +154,7 @@ def test(
             raise InputError(f"--metric {metric} on matching data needs --threshold (or use fnmr_at_fmr with --fmr).")
         doc, rows = write_matching_test(
             data, metric, out, groups=tuple(pair) if pair else None, threshold=threshold, fmr=fmr,
-            threshold_impostors=threshold_impostors, comparisons=versus or "pairs", unit=unit, studentize=_STUDENTIZE[studentize.value],
+            threshold_impostors=threshold_impostors, comparisons=versus, unit=unit, studentize=_STUDENTIZE[studentize.value],
             variance="clustered" if metric in ("fnmr", "fmr", "fnmr_at_fmr")
             and studentize.value != "permutation-sd" else "bootstrap", n_bootstrap=n_bootstrap,
             n_resamples=_resamples(n_resamples), alternative=alternative.value, seed=seed, alpha=alpha,
@@ -179,7 +179,7 @@ def test(
                   n_bootstrap=n_bootstrap, n_resamples=_resamples(n_resamples), seed=seed, level=level)
     meta |= {"table": str(table), "alpha": alpha, "level": level}
     with status(quiet, "Permutation test..."):
-        if pair or len(data.group_names) == 2:
+        if pair or (len(data.group_names) == 2 and versus is None):
             res = group_test(data, metric, tuple(pair) if pair else None, alternative=alternative.value, **common)
         else:
             if alternative.value != "two-sided":  # it was ignored silently
