@@ -29,24 +29,6 @@ VARIANTS = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 and "," in sys.arg
     "cur", "kc", "model", "kc_half", "normal", "noterm", "mk", "pool", "pool_kc", "pool_n", "termdf0", "comb", "kcomb")
 B, LEVEL = 199, 0.05
 
-_orig_rates = tl.per_identity_rates
-
-
-def rates(shape, n, mean, rng):
-    """Extra concentration laws nobody tuned on: ``gamma<s>`` (Gamma(s) scaled to the mean, clipped at 1),
-    ``twopoint`` (20% of identities at 4 x the mean: 80% of the errors)."""
-    if shape.startswith("gamma"):
-        s = float(shape[5:])
-        return np.clip(rng.gamma(s, mean / s, n), 0, 1)
-    if shape == "twopoint":  # 20% of identities carry 80% of the errors
-        hard = rng.random(n) < 0.2
-        return np.where(hard, 4.0 * mean, 0.25 * mean)
-    return _orig_rates(shape, n, mean, rng)
-
-
-tl.per_identity_rates = rates
-
-
 def rejections(data, metric, seed, **kw):
     """Per variant: (raw rejections averaged over pairs, with the not-testable rule)."""
     G = len(data.group_names)

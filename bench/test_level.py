@@ -39,7 +39,9 @@ OUT = Path("bench/results/test_level.csv")
 def per_identity_rates(shape: str, n: int, mean: float, rng: np.random.Generator) -> np.ndarray:
     """Per-identity error probabilities with mean ``mean``: ``independent`` (all equal), ``beta<c>`` (Beta(c mean,
     c (1 - mean)): ``beta2`` is Beta(0.1, 1.9) at mean 0.05), ``lognormal`` (normal log-odds, SD 1.5, rescaled to the
-    mean) or ``hard10`` (10% hard identities carrying 64% of the errors)."""
+    mean), ``hard10`` (10% hard identities carrying 64% of the errors); laws nobody tuned on (bench/level_df.py,
+    bench/wcr_level.py): ``gamma<s>`` (Gamma(s) scaled to the mean, clipped at 1) and ``twopoint`` (20% of identities
+    at 4 x the mean: 80% of the errors)."""
     if shape == "independent":
         return np.full(n, mean)
     if shape.startswith("beta"):
@@ -53,6 +55,12 @@ def per_identity_rates(shape: str, n: int, mean: float, rng: np.random.Generator
     if shape == "hard10":
         hard = rng.random(n) < 0.1
         return np.where(hard, 6.4 * mean, 0.4 * mean)
+    if shape.startswith("gamma"):
+        s = float(shape[5:])
+        return np.clip(rng.gamma(s, mean / s, n), 0, 1)
+    if shape == "twopoint":
+        hard = rng.random(n) < 0.2
+        return np.where(hard, 4.0 * mean, 0.25 * mean)
     raise ValueError(shape)
 
 

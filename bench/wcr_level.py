@@ -58,16 +58,10 @@ _orig_rates = tl.per_identity_rates
 
 
 def rates(shape, n, mean, rng):
-    """level_df.py's extra laws (``gamma<s>``, ``twopoint``) and ``<shape>@<mean>``: that group's own mean (power)."""
+    """``<shape>@<mean>``: that group's own mean (power); otherwise test_level's laws."""
     if "@" in shape:
         shape, m = shape.split("@")
         mean = float(m)
-    if shape.startswith("gamma"):
-        s = float(shape[5:])
-        return np.clip(rng.gamma(s, mean / s, n), 0, 1)
-    if shape == "twopoint":  # 20% of identities carry 80% of the errors
-        hard = rng.random(n) < 0.2
-        return np.where(hard, 4.0 * mean, 0.25 * mean)
     return _orig_rates(shape, n, mean, rng)
 
 
@@ -224,16 +218,7 @@ TUNED = [d for d in tl.CONCENTRATED if d[1] == "fnmr" and d[0] in (
     "4 groups: 100x3 indep, 25x15 Beta(0.1,1.9), 40x6 lognormal, 30x10 10% hard")]
 FMR = [d for d in tl.CONCENTRATED if d[0] in ("FMR 150x20 indep vs 25x120 Beta(0.1,1.9)",
                                               "FMR 60x40 vs 40x40, both Beta(0.1,1.9)")]
-NEW = [  # bench/level_df.py NEW
-    ("N1 3 groups: 200x4 indep, 30x20 twopoint, 60x8 Beta(0.1,1.9)", "fnmr",
-     [(200, 4, "independent"), (30, 20, "twopoint"), (60, 8, "beta2")]),
-    ("N2 300x2 indep vs 40x30 Gamma(0.3)", "fnmr", [(300, 2, "independent"), (40, 30, "gamma0.3")]),
-    ("N3 30x40 twopoint vs 90x5 indep", "fnmr", [(30, 40, "twopoint"), (90, 5, "independent")]),
-    ("N4 FMR 100x30 indep vs 30x100 Gamma(0.3)", "fmr", [(100, 30, "independent"), (30, 100, "gamma0.3")]),
-    ("N5 FNMR 50x10 Gamma(0.5) vs 50x10 Gamma(0.5)", "fnmr", [(50, 10, "gamma0.5"), (50, 10, "gamma0.5")]),
-    ("N6 FMR 3 groups: 120x20 indep, 40x60 twopoint, 25x80 Gamma(0.5)", "fmr",
-     [(120, 20, "independent"), (40, 60, "twopoint"), (25, 80, "gamma0.5")]),
-]
+from level_df import NEW  # noqa: E402  (the designs nobody tuned on)
 POWER = [("POWER 150x3 indep (0.05) vs 25x15 Beta(0.1,1.9) at 0.10", "fnmr",
           [(150, 3, "independent"), (25, 15, "beta2@0.10")])]
 SHOW = ("cur",) + tuple(f"{n}_{w}_{s}_{p}" for n in NULLS for w in WEIGHTS for s in ("log_t", "diff_n")
