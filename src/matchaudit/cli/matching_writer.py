@@ -32,8 +32,8 @@ def write_matching_test(data: MatchData, metric: str, out: Path, *, groups: tupl
     if groups is not None or (data.n_groups == 2 and comparisons is None):  # --versus asks for the table
         res = test_gap(data, metric, groups, alternative=alternative, level=level, **options)
     elif alternative != "two-sided":  # it would be ignored
-        raise InputError(f"alternative={alternative!r} is a two-group test's; with {data.n_groups} groups the tests "
-                         "are two-sided (name two groups with groups=(A, B) for a one-sided test).",
+        raise InputError(f"{alternative} is a two-group test's alternative; with {data.n_groups} groups the tests "
+                         "are two-sided (name two groups with --groups A,B for a one-sided test).",
                          param="alternative")
     else:
         res = test_gaps(data, metric, comparisons=comparisons or "pairs", alpha=alpha, level=level, **options)

@@ -121,8 +121,8 @@ def test(
     from matchaudit.estimators.classifier import all_groups_test, group_test
 
     output_dir(out, "test", (table, samples, embeddings, comparisons))
-    if not 0 < alpha < 1 or not 0 < level < 1:
-        raise InputError("--alpha and --level must lie strictly between 0 and 1.")
+    checks.probability(alpha, "alpha")
+    checks.probability(level, "level")
     if level <= 0.5:  # --level was this command's significance level before: never read 0.05 as a 5% interval
         raise InputError(f"--level {level:g}: the confidence level of the intervals (e.g. 0.95), as in every command; "
                          "the significance level is --alpha (e.g. --alpha 0.05).")
