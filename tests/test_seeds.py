@@ -89,3 +89,26 @@ def test_the_commands_name_the_flag_and_exit_2(command, seed, demo_run, tmp_path
     assert res.exit_code == 2, res.output
     assert f"--seed {seed}: give a whole number from 0 to 4294967295" in res.output
     assert "Traceback" not in res.output and not (tmp_path / "out").exists()
+
+
+def test_confidence_levels_flags_and_numbers_at_their_boundaries():
+    """The argument rules of session 44, at their edges (each fails when its comparison is flipped): a confidence
+    level is above 0.5 (0.5 refused, the next float up taken); a flag is True or False only (NumPy's too; 1 and "no"
+    refused); a number is never a bool; a sequence is never a mapping or a set."""
+    with pytest.raises(InputError, match="significance level is alpha") as e:
+        checks.confidence(0.5)
+    assert e.value.param == "level"
+    assert checks.confidence(np.nextafter(0.5, 1)) > 0.5 and checks.confidence(0.95) == 0.95
+    assert checks.flag(np.True_, "x") is True and checks.flag(False, "x") is False
+    for bad in (1, 0, "no", None):
+        with pytest.raises(InputError, match="True or False"):
+            checks.flag(bad, "x")
+    for bad in (True, np.False_):
+        with pytest.raises(InputError, match="not True or False"):
+            checks.number(bad, "x")
+    assert checks.number(np.float32(0.25), "x") == 0.25
+    for bad in ({"pooled": 1}, {"pooled"}, 5):
+        with pytest.raises(InputError, match="a sequence") as e:
+            checks.sequence(bad, "weightings")
+        assert e.value.param == "weightings"
+    assert checks.sequence("pooled, balanced", "w") == ("pooled", "balanced") and checks.sequence(("a",), "w") == ("a",)

@@ -14,6 +14,11 @@ from typing import Any, Iterable, get_args
 from matchaudit.errors import InputError
 
 
+def _is_bool(value: Any) -> bool:
+    """True or False, NumPy's too (without importing NumPy: the CLI starts without it)."""
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"))
+
+
 def _items(values: Any, param: str) -> list[Any]:
     """A comma-separated string's items (stripped), or a sequence's (a mapping or a set is not one: its order, or
     its values, would be dropped silently)."""
@@ -58,7 +63,7 @@ def number(value: Any, param: str, *, low: float = -math.inf, high: float = math
            high_open: bool = False, finite: bool = True) -> float:
     """``value`` as a float within ``[low, high]`` (an end excluded when ``*_open``); NaN is always refused, and so
     is a bool (``fmr=False`` read as a target of 0)."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if _is_bool(value):
         raise InputError(f"{param} {value!r}: give a number, not True or False.", param=param)
     try:
         x = float(value)
@@ -91,7 +96,7 @@ def confidence(value: Any, param: str = "level") -> float:
 
 def flag(value: Any, param: str) -> bool:
     """``value`` if it is True or False (NumPy's too): a truthy string such as "no" must not switch an option on."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if _is_bool(value):
         return bool(value)
     raise InputError(f"{param} {value!r}: give True or False.", param=param)
 
