@@ -413,10 +413,11 @@ def audit(
     checks.flag(progress, "progress")
     if backend is not None and not isinstance(backend, (str, Backend)):
         raise InputError(f"backend {backend!r}: give a backend's name (cpu, dask, gpu) or a Backend.", param="backend")
-    measures = _option(measures, MeasureOptions, "measures")
-    iopts = _option(intervals, IntervalOptions, "intervals")
-    topts = _option(tests, TestOptions, "tests")
-    eopts = _option(equivalence, EquivalenceOptions, "equivalence")
+    measures = _option(measures, MeasureOptions, "measures", {None: MeasureOptions()})
+    iopts = _option(intervals, IntervalOptions, "intervals", {True: IntervalOptions(), False: None})
+    topts = _option(tests, TestOptions, "tests", {True: TestOptions(), False: None})
+    eopts = EquivalenceOptions(tuple(equivalence)) if isinstance(equivalence, tuple | list) else \
+        _option(equivalence, EquivalenceOptions, "equivalence", {None: None}, "a margin (lo, hi)")
     if not np.size(fmr) and not np.size(thresholds) and not np.size(fnmr):
         raise InputError("no operating point: give at least one FMR target (fmr), FNMR target (fnmr) or threshold.",
                          param="fmr")
@@ -491,21 +492,16 @@ def audit(
     return result
 
 
-def _option(value: Any, kind: type, name: str) -> Any:
-    """An option argument as its object: an object of ``kind`` itself, ``True`` the defaults, ``False`` none;
-    ``measures``: None the defaults; ``equivalence``: a margin (lo, hi) its defaults with that margin, None none."""
+def _option(value: Any, kind: type, name: str, given: dict, also: str = "") -> Any:
+    """An option argument as its object: ``value`` itself when it is one of ``kind``, else ``given[value]`` (the
+    shorthands that argument takes: ``True``, ``False``, ``None``), else an InputError naming ``name``."""
     if isinstance(value, kind):
         return value
-    if kind is MeasureOptions and value is None:
-        return kind()
-    if kind is EquivalenceOptions and isinstance(value, tuple | list):
-        return kind(tuple(value))
-    if kind is EquivalenceOptions and value is None or kind in (IntervalOptions, TestOptions) and value is False:
-        return None
-    if kind in (IntervalOptions, TestOptions) and value is True:
-        return kind()
-    allowed = {MeasureOptions: "None or", EquivalenceOptions: "None, a margin (lo, hi) or"}.get(kind, "True, False or")
-    raise InputError(f"{name}={value!r}: give {allowed} a {kind.__name__}.", param=name)
+    for short, meant in given.items():
+        if value is short:
+            return meant
+    words = ", ".join([*map(repr, given), *([also] if also else [])])
+    raise InputError(f"{name}={value!r}: give {words} or {kind.__name__}(...).", param=name)
 
 
 def _intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, exact: AuditResult,

@@ -16,6 +16,7 @@ import numpy as np
 
 from matchaudit.auditing.options import IntervalOptions, TestOptions
 from matchaudit.engine import identity_counts, target_thresholds
+from matchaudit.estimators.clustered_rates import ThresholdError
 from matchaudit.metrics.evaluate import ALL, AuditResult
 from matchaudit.model import MatchData
 from matchaudit.scores import RESULT_BYTES
@@ -30,8 +31,7 @@ def tested_targets(config_targets, test_options: TestOptions | None, data: Match
     with the threshold set on all impostors; else none."""
     if test_options is None or data.n_groups < 2 or threshold_impostors != "all" or not len(config_targets):
         return np.zeros(0)
-    a = np.asarray(config_targets, np.float64)
-    return np.unique(np.concatenate([2 * a, a, a / 2]))
+    return np.unique([t for a in config_targets for t in ThresholdError.targets(float(a))])
 
 
 def share_passes(data: MatchData, exact: AuditResult, interval_options: IntervalOptions | None,

@@ -170,9 +170,14 @@ class ThresholdError:
     v: float
     w: float
 
+    @staticmethod
+    def targets(fmr_target: float) -> list[float]:
+        """The FMR targets whose thresholds it reads: the slope between twice and half the target, and the target."""
+        return [2 * fmr_target, fmr_target, fmr_target / 2]
+
     @classmethod
     def at(cls, data: MatchData, fmr_target: float, rule: Rule) -> ThresholdError:
-        thr = target_thresholds(data, [2 * fmr_target, fmr_target, fmr_target / 2], rule)
+        thr = target_thresholds(data, cls.targets(fmr_target), rule)
         thr = np.where(np.isfinite(thr), thr, thr[1])  # a window edge out of reach: that side of the window shut
         ic = identity_counts(data, thr, rule)
         fmr = [2 * float(ic.pair_e[i].sum()) / float(ic.m_row.sum()) for i in range(3)]
