@@ -149,13 +149,35 @@ def test_compare_cli_writes_json_csv_and_figure(tmp_path):
     r = CliRunner().invoke(app, ["compare", "--samples", str(tmp_path / "samples.parquet"), "--embeddings-a",
                                  str(tmp_path / "embeddings.npy"), "--embeddings-b", str(tmp_path / "b.npy"),
                                  "--group-by", "group", "--fmr", "1e-2", "--n-resamples", "50",
-                                 "--n-permutations", "49", "--out", str(out), "--quiet"])
+                                 "--test-resamples", "49", "--out", str(out), "--quiet"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "compare.json").read_text())
     assert doc["result"]["tests"][0]["details"]["fmr_target"] == 0.01
     assert (out / "differences.csv").exists() and (out / "compare.png").stat().st_size > 0
     bad = CliRunner().invoke(app, ["compare", "--samples", str(tmp_path / "samples.parquet"), "--out", str(out)])
     assert bad.exit_code == 2
+    args = ["compare", "--samples", str(tmp_path / "samples.parquet"), "--embeddings-a", str(tmp_path / "embeddings.npy"),
+            "--embeddings-b", str(tmp_path / "b.npy"), "--fmr", "1e-2", "--n-resamples", "50", "--quiet"]
+    old = CliRunner().invoke(app, [*args, "--n-permutations", "49", "--out", str(tmp_path / "old")])
+    assert old.exit_code == 0 and "--n-permutations is now --test-resamples" in old.output
+    assert json.loads((tmp_path / "old" / "compare.json").read_text())["result"]["tests"] == doc["result"]["tests"]
+    both = CliRunner().invoke(app, [*args, "--n-permutations", "49", "--test-resamples", "19", "--out", str(out)])
+    assert both.exit_code == 2 and "--test-resamples only" in both.output
+
+
+def test_the_old_name_of_test_resamples_still_works_with_a_future_warning():
+    """``ma.compare(n_permutations=)`` became ``test_resamples`` (one name per meaning: a test's relabellings, as the
+    audit's ``--test-resamples``); the old name gives the same numbers, with a FutureWarning, until 1.0."""
+    import matchaudit as ma
+
+    a, b, *_ = _pair(seed=2, shift=0.1)
+    new = ma.compare(a, b, fmr=0.1, n_resamples=40, test_resamples=19, seed=3)
+    with pytest.warns(FutureWarning, match="test_resamples"):
+        old = ma.compare(a, b, fmr=0.1, n_resamples=40, n_permutations=19, seed=3)
+    assert old.to_dict() == new.to_dict()
+    with pytest.raises(InputError, match="test_resamples only") as e:
+        ma.compare(a, b, fmr=0.1, n_resamples=40, test_resamples=19, n_permutations=19)
+    assert e.value.param == "n_permutations"
 
 
 @pytest.mark.parametrize("rule", [">=", ">"])

@@ -263,7 +263,7 @@ def test_compare_one_table_two_score_columns(tmp_path):
     a = load_pair_table(FIX / "bfw_pairs.csv", score_col="vgg16")
     b = load_pair_table(FIX / "bfw_pairs.csv", score_col="senet50")
     from matchaudit.api import compare
-    want = compare(a, b, fmr=(0.1,), n_resamples=40, n_permutations=19, progress=False)
+    want = compare(a, b, fmr=(0.1,), n_resamples=40, test_resamples=19, progress=False)
     assert np.allclose(doc["difference"], [r["difference"] for r in want.records], equal_nan=True)
     df = pd.read_csv(FIX / "bfw_pairs.csv").rename(columns={"id1": "identity_a", "id2": "identity_b"})
     df.to_csv(tmp_path / "tidy.csv", index=False)

@@ -82,7 +82,7 @@ CASES = [
     (["audit", *S, "--n-resamples", "1000", "--memory", "0.0001"], "over the budget of 100 kB (--memory)"),
     (["audit", *S, "--memory", "-1"], "--memory"),
     ([*CMP, "--n-resamples", "100000000"], "over the budget"),  # kept replicates, refused before any work
-    ([*CMP, "--n-resamples", "40", "--n-permutations", "1000000000"], "--n-permutations 1,000,000,000 keeps"),
+    ([*CMP, "--n-resamples", "40", "--test-resamples", "1000000000"], "--test-resamples 1,000,000,000 keeps"),
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--equivalence", "1.1,2"],
      "--equivalence"),
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--equivalence", "0.8,1.25"], "--fmr"),
@@ -144,7 +144,7 @@ CASES = [
     (CMP + ["--fmr", ""], "--fmr"),
     (CMP + ["--level", "1.5"], "--level"),
     (CMP + ["--n-resamples", "0"], "--n-resamples"),
-    (CMP + ["--n-permutations", "-1"], "--n-permutations"),
+    (CMP + ["--test-resamples", "-1"], "--test-resamples"),
     (CMP + ["--method", "foo"], "--ci-method"),
     (["compare", "--comparisons-a", "{d}/t.csv"], "--comparisons-b"),
     (["compare", "--comparisons", "{d}/t.csv", "--score-cols", "score"], "--score-cols"),
@@ -252,7 +252,7 @@ def test_outputs_are_one_set_replaced_whole_and_never_half_written(inputs, tmp_p
 
 @pytest.mark.parametrize("args, hook", [
     (["compare", "--comparisons-a", "{d}/t.csv", "--comparisons-b", "{d}/t.csv", "--fmr", "0.1", "--n-resamples",
-      "40", "--n-permutations", "19"], "matchaudit.cli.compare.plot_compare"),
+      "40", "--test-resamples", "19"], "matchaudit.cli.compare.plot_compare"),
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--n-resamples", "39"],
      "matchaudit.cli.matching_writer.plot_null"),
     (["estimate", "{d}/scores.csv", "--score-col", "sim", "--group-col", "eth", "--label-col", "lab", "--sampler",
@@ -290,7 +290,7 @@ def test_commands_sharing_a_folder_keep_each_others_outputs(inputs, tmp_path):
                                "40", *out]).exit_code == 0
     audit_files = {p.name for p in tmp_path.iterdir()}
     for args in (["compare", "--comparisons-a", t, "--comparisons-b", t, "--group-by", "group", "--fmr", "0.1",
-                  "--n-resamples", "40", "--n-permutations", "19"],
+                  "--n-resamples", "40", "--test-resamples", "19"],
                  ["test", "--comparisons", t, "--group-by", "group", "--fmr", "0.1", "--n-resamples", "39"]):
         res = runner.invoke(app, args + out)
         assert res.exit_code == 0, res.output
@@ -365,9 +365,9 @@ def test_progress_counts_comparisons_times_replicates_and_prints_lines_off_a_ter
 
 @pytest.mark.parametrize("args, label, unit", [
     (["compare", "--comparisons-a", "{d}/t.csv", "--comparisons-b", "{d}/t.csv", "--fmr", "0.1", "--n-resamples",
-      "40", "--n-permutations", "19"], "paired bootstrap", "comparisons x replicates"),
+      "40", "--test-resamples", "19"], "paired bootstrap", "comparisons x replicates"),
     (["compare", "--comparisons-a", "{d}/t.csv", "--comparisons-b", "{d}/t.csv", "--fmr", "0.1", "--n-resamples",
-      "40", "--n-permutations", "19"], "swap test at FMR 0.1", "comparisons x swaps"),
+      "40", "--test-resamples", "19"], "swap test at FMR 0.1", "comparisons x swaps"),
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--n-resamples", "39"],
      "relabellings", "relabellings"),  # threshold impostors 'all': the threshold is fixed, closed form per relabelling
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--threshold-impostors",

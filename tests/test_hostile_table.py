@@ -284,7 +284,7 @@ def _build(d: Path) -> None:
                               "--n-resamples", "40", "--no-figures", "--out", str(d / "audit"), "--quiet"])
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["compare", "--comparisons-a", str(d / "t.csv"), "--comparisons-b", str(d / "t_b.csv"),
-                              "--group-by", "group", "--fmr", "0.1", "--n-resamples", "40", "--n-permutations", "19",
+                              "--group-by", "group", "--fmr", "0.1", "--n-resamples", "40", "--test-resamples", "19",
                               "--out", str(d / "cmp"), "--quiet"])
     assert res.exit_code == 0, res.output
     text = (d / "audit" / "results.json").read_text()
@@ -955,7 +955,7 @@ CLI_CASES = [
     cli("compare-fmr-nan", "{CMP} --fmr nan", 2, "--fmr"),
     cli("compare-level-1.5", "{CMP} --level 1.5", 2, "--level"),
     cli("compare-n-resamples-0", "{CMP} --n-resamples 0", 2, "--n-resamples"),
-    cli("compare-n-permutations-neg", "{CMP} --n-permutations -1", 2, "--n-permutations"),
+    cli("compare-test-resamples-neg", "{CMP} --n-permutations -1", 2, "--n-permutations"),
     cli("compare-n-permutations-huge", "{CMP} --n-permutations 1000000000", 2, "--n-permutations"),
     cli("compare-method-foo", "{CMP} --method foo", 2, "--ci-method"),
     cli("compare-method-wilson", "{CMP} --ci-method wilson", 2, "--ci-method"),
@@ -1549,13 +1549,13 @@ LIB_CASES = [
     lib("result-save-proc", lambda x: ma.audit(x.data, **FAST).save("/proc/matchaudit", figures=False), param="out"),
     lib("result-save-over-input", lambda x: ma.audit(x.data, **FAST).save(x.d / "afile", figures=False), param="out"),
     # ----- ma.compare
-    lib("compare-ok", lambda x: ma.compare(x.tdata, x.bdata, fmr=0.1, n_resamples=40, n_permutations=19), True),
+    lib("compare-ok", lambda x: ma.compare(x.tdata, x.bdata, fmr=0.1, n_resamples=40, test_resamples=19), True),
     lib("compare-fmr-float32-T1", lambda x: ma.compare(x.tdata, x.bdata, fmr=np.float32(0.1), n_resamples=40,
-                                                       n_permutations=19), True),
+                                                       test_resamples=19), True),
     lib("compare-fmr-2", lambda x: ma.compare(x.tdata, x.bdata, fmr=2, n_resamples=40), param="fmr"),
     lib("compare-level-0", lambda x: ma.compare(x.tdata, x.bdata, fmr=0.1, level=0, n_resamples=40), param="level"),
-    lib("compare-n-permutations-neg", lambda x: ma.compare(x.tdata, x.bdata, fmr=0.1, n_resamples=40,
-                                                           n_permutations=-1), param="n_permutations"),
+    lib("compare-test-resamples-neg", lambda x: ma.compare(x.tdata, x.bdata, fmr=0.1, n_resamples=40,
+                                                           test_resamples=-1), param="test_resamples"),
     lib("compare-ci-method-wilson", lambda x: ma.compare(x.tdata, x.bdata, fmr=0.1, ci_method="wilson",
                                                          n_resamples=40), param="ci_method"),
     lib("compare-different-comparisons", lambda x: ma.compare(x.tdata, x.data, fmr=0.1, n_resamples=40),
@@ -1563,7 +1563,7 @@ LIB_CASES = [
     lib("compare-b-none", lambda x: ma.compare(x.tdata, None, fmr=0.1, n_resamples=40), param="b"),
     lib("compare-a-dataframe", lambda x: ma.compare(x.t, x.bdata, fmr=0.1, n_resamples=40), param="a"),
     lib("compare-embeddings-ok", lambda x: ma.compare(x.data, _emb(x, embeddings=x.e16), fmr=0.1, n_resamples=40,
-                                                      n_permutations=19), True),
+                                                      test_resamples=19), True),
     # ----- ma.test_gap
     lib("test-gap-three-groups-unnamed", lambda x: ma.test_gap(x.data, "fnmr_at_fmr", fmr=0.1, n_resamples=39),
         param="groups", says="test_gaps"),

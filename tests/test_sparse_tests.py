@@ -54,7 +54,6 @@ def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
     from matchaudit.estimators.matching_tests import matching_all_groups_test
     from matchaudit.estimators.testability import SMALL_GROUP, small_group_caveat
     from matchaudit.report.html import render
-    from matchaudit.report.results import load_results
 
     rng = np.random.default_rng(3)
     sizes = {"A": 150, "B": 25, "C": 60}
@@ -84,9 +83,7 @@ def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
     audit = ma.audit(data, fmr=(1e-2,), thresholds=[0.5], intervals=False, tests=ma.TestOptions(n_resamples=199))
     flagged = audit.tests[audit.tests.significant & audit.tests.caveat.notna()]
     assert len(flagged) and flagged.caveat.str.contains("group B has 25").all()
-    audit.save(tmp_path, figures=False)
-    html = render(load_results(tmp_path / "results.json"), tmp_path)
-    assert "Caveat: group B has 25 identities" in html
+    assert "Caveat: group B has 25 identities" in render(audit, tmp_path)
 
 
 def test_not_testable_cutoffs_at_exactly_five_raw_and_two_effective_errors():

@@ -5,6 +5,7 @@ the library and every CLI command validate the same things the same way.
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal, Sequence
 
 from matchaudit import checks
@@ -33,22 +34,24 @@ def compare(
     ci_method: str = "double-or-nothing",
     level: float = 0.95,
     n_resamples: int = 1000,
-    n_permutations: int = 999,
+    test_resamples: int = 999,
     seed: int = 0,
     threshold_impostors: ThresholdImpostors = "all",
     rule: Rule = ">=",
     progress: bool = False,
+    n_permutations: int | None = None,
 ) -> ModelComparison:
     """Compare two models scored on the same comparisons: paired identity-bootstrap intervals of
-    FNMR@FMR(A) - FNMR@FMR(B) (overall, per group, each fairness measure) and, with ``n_permutations > 0``,
-    a paired swap test per FMR target (model labels swapped per identity). ``progress``: show each step's
-    progress on stderr.
+    FNMR@FMR(A) - FNMR@FMR(B) (overall, per group, each fairness measure; ``n_resamples`` replicates) and, with
+    ``test_resamples > 0``, a paired swap test per FMR target (model labels swapped per identity, ``test_resamples``
+    relabellings: the name the audit's tests use, CLI ``--test-resamples``). ``progress``: show each step's
+    progress on stderr. ``n_permutations``: the old name of ``test_resamples`` (a FutureWarning; removed in 1.0).
 
     Examples
     --------
     >>> import matchaudit as ma
     >>> a = ma.simulate(samples_per_identity=4, dim=32, seed=3).as_data()
-    >>> res = ma.compare(a, a, fmr=1e-2, n_resamples=40, n_permutations=19)
+    >>> res = ma.compare(a, a, fmr=1e-2, n_resamples=40, test_resamples=19)
     >>> res.tests[0].pvalue  # identical models: no difference, never significant
     1.0
     """
@@ -56,13 +59,19 @@ def compare(
     checks.match_data(b, "b")
     targets = checks.numbers(fmr, "fmr", **_FMR)
     checks.choice(ci_method, SCHEMES, "ci_method")
-    n_permutations = checks.integer(n_permutations, "n_permutations")
+    if n_permutations is not None:
+        if test_resamples != 999:
+            raise InputError("give test_resamples only (n_permutations is its old name).", param="n_permutations")
+        warnings.warn("ma.compare(n_permutations=...) is now test_resamples=... (removed in 1.0).", FutureWarning,
+                      stacklevel=2)
+        test_resamples = n_permutations
+    test_resamples = checks.integer(test_resamples, "test_resamples")
     level = checks.confidence(level, "level")
     n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)
     return compare_models(a, b, targets, method=ci_method, n_resamples=n_resamples,
-                          n_permutations=max(n_permutations, 1), seed=checks.seed(seed), level=level,
+                          n_permutations=max(test_resamples, 1), seed=checks.seed(seed), level=level,
                           threshold_impostors=check_spec(threshold_impostors),
-                          rule=checks.choice(rule, Rule, "rule"), test=n_permutations > 0, progress=progress)
+                          rule=checks.choice(rule, Rule, "rule"), test=test_resamples > 0, progress=progress)
 
 
 def _gap_options(data: MatchData, metric: str, fmr, threshold, rule, threshold_impostors, n_resamples, seed,

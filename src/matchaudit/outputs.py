@@ -34,7 +34,7 @@ _AUDIT_TABLES = ("operating_points", "curve_summaries", "cross_group_fmr", "fair
                  "intervals", "failures", "attacks", "calibration", "score_distributions", "det")
 
 SETS: dict[str, tuple[str, ...]] = {
-    "audit": ("results.json", *(f"{t}.csv" for t in _AUDIT_TABLES), "report.html",
+    "audit": ("results.json", *(f"{t}.csv" for t in _AUDIT_TABLES), "curves.npz", "report.html",
               *_figures("det_pooled", "det_balanced", "thresholds_pooled", "thresholds_balanced", "ape",
                         "score_distributions")),
     "test": ("test.json", "comparisons.csv", *_figures("null_distribution"), "equivalence.json", "equivalence.csv"),

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from matchaudit import checks
+from matchaudit import __version__, checks
 from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
@@ -67,6 +67,17 @@ class Audit:
     calibration_result: CalibrationResult | None = None
     distribution_result: DistributionResult | None = None
     warnings: list[str] = field(default_factory=list)
+    command: str | None = None  # what made it, as results.json records it (None: this process, until saved)
+    version: str | None = None  # the matchaudit that computed it (None: this one)
+    missing_arrays: str | None = None  # why its figures cannot be drawn (loaded without curves.npz), else None
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Audit":
+        """The audit that :meth:`save` wrote into ``path`` (the folder, or its results.json): the same tables,
+        arrays and figures, and :meth:`save` writes the same results.json again (:mod:`matchaudit.report.stored`)."""
+        from matchaudit.report.stored import load_audit
+
+        return load_audit(path)
 
     @property
     def config(self) -> AuditConfig:
@@ -263,22 +274,40 @@ class Audit:
             payload["score_distributions"] = self.distribution_result.to_records()
         return payload
 
-    def save(self, out: str | Path, command: str = "matchaudit.audit", det_scale: DetScale = "probit",
-             figures: bool = True) -> dict[str, Path]:
-        """Write ``results.json`` (schema-checked), the CSV tables and, with ``figures``, one DET figure per
-        weighting (``det_scale``: probit or log-log axes), one of FMR and FNMR against the threshold, the APE curves
-        and the score distributions into ``out`` (created if missing) as one set: a re-run replaces the previous set,
-        an interrupted one leaves it untouched, and a file there that an earlier audit did not write (or that was
-        changed since) is never replaced: InputError before anything is written (:mod:`matchaudit.outputs`);
-        return the paths written. ``command``
-        is recorded in ``results.json``. Drawing the figures is most of the time a small audit takes to save."""
-        from matchaudit.report.results import write_results
+    def document(self, command: str | None = None) -> dict[str, Any]:
+        """What ``results.json`` holds, numbers as numbers (non-finite ones as floats, as :meth:`load` reads
+        them): :meth:`to_dict` with the version and ``command`` (default :attr:`command`, else
+        ``"matchaudit.audit"``). The report renders from it, in memory or loaded (the same page either way)."""
+        from matchaudit.report.results import as_document
 
+        return as_document({"matchaudit_version": self.version or __version__,
+                            "command": command or self.command or "matchaudit.audit", **self.to_dict()})
+
+    def save(self, out: str | Path, command: str | None = None, det_scale: DetScale = "probit",
+             figures: bool = True) -> dict[str, Path]:
+        """Write ``results.json`` (schema-checked), the CSV tables, ``curves.npz`` (the arrays behind the figures,
+        so :meth:`load` gets them back) and, with ``figures``, one DET figure per weighting (``det_scale``: probit
+        or log-log axes), one of FMR and FNMR against the threshold, the APE curves and the score distributions into
+        ``out`` (created if missing) as one set: a re-run replaces the previous set, an interrupted one leaves it
+        untouched, and a file there that an earlier audit did not write (or that was changed since) is never
+        replaced: InputError before anything is written (:mod:`matchaudit.outputs`); return the paths written.
+        ``command`` is recorded in ``results.json`` (default: :attr:`command`, else ``"matchaudit.audit"``) and
+        becomes :attr:`command`.
+        Drawing the figures is most of the time a small audit takes to save."""
+        from matchaudit.report.results import write_results
+        from matchaudit.report.stored import ARRAYS, write_arrays
+
+        if figures and self.missing_arrays:
+            raise InputError(f"figures cannot be drawn: {self.missing_arrays}; save with figures=False.",
+                             param="figures")
         out = Path(out)
         with staged(out, "audit") as tmp:  # the whole set or nothing (:mod:`matchaudit.outputs`)
-            paths = write_results(self.to_dict(), self.exact.det, tmp, command)
+            paths = write_results(self.document(command), self.exact.det, tmp)
+            if not self.missing_arrays:
+                paths["curves"] = write_arrays(self, tmp / ARRAYS)
             if figures:
                 paths.update(self._figures(tmp, det_scale))
+        self.command = command or self.command
         return {k: out / Path(p).relative_to(tmp) for k, p in paths.items()}
 
     def _figures(self, tmp: Path, det_scale: DetScale) -> dict[str, Path]:

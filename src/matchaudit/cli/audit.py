@@ -294,7 +294,7 @@ def audit(
                                                  alpha=alpha, seed=ci_seed, method=paired)
     engine = None if no_intervals else backends.make_backend(backend, scheduler=scheduler, workers=workers)
     try:
-        run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, figures=not no_figures,
+        result = run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, figures=not no_figures,
                   fmr=floats(fmr, "--fmr"), thresholds=fixed, fnmr=floats(fnmr, "--fnmr"), rule=rule.value,
                   threshold_impostors=threshold_impostors, measures=measures, intervals=intervals, tests=test_options,
                   equivalence=equivalence_options, backend=engine)
@@ -304,7 +304,8 @@ def audit(
     if report is not None:
         from matchaudit.report.html import write_report  # here: it draws figures, so it imports matplotlib
 
-        write_report(out / "results.json", report, heatmap_order=heatmap_order, heatmap_aggregate=heatmap_aggregate)
+        write_report(out / "results.json", report, heatmap_order=heatmap_order, heatmap_aggregate=heatmap_aggregate,
+                     audit=result)
     if as_json:
         typer.echo((out / "results.json").read_text())
 
@@ -366,10 +367,10 @@ def demo(
     check_report(out / "results.json", None)
     files = write_demo_data(out / "data", seed=seed)
     data = load_samples(files.samples, files.embeddings, group_by=("group",))
-    run_audit(data, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}", quiet,
-              fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), intervals=IntervalOptions(seed=seed),
-              tests=TestOptions(n_resamples=test_resamples, seed=seed))
-    report = write_report(out / "results.json")
+    result = run_audit(data, out, f"matchaudit demo --out {out} --seed {seed} --test-resamples {test_resamples}",
+                       quiet, fmr=(1e-2, 1e-3, 1e-4), fnmr=(1e-2,), intervals=IntervalOptions(seed=seed),
+                       tests=TestOptions(n_resamples=test_resamples, seed=seed))
+    report = write_report(out / "results.json", audit=result)
     if not quiet:
         console.print(f"Report: [bold]{escape(str(report))}[/]")
 

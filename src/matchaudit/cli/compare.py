@@ -99,7 +99,8 @@ def compare(
     fmr: str = typer.Option("1e-3", "--fmr", help="FMR targets, comma-separated."),
     method: str = typer.Option("double-or-nothing", "--ci-method", "--method", help=f"Paired identity bootstrap: {', '.join(PAIRED_SCHEMES)}."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates."),
-    n_permutations: int = typer.Option(999, "--n-permutations", help="Swap relabellings for the paired test (0: no test)."),
+    test_resamples: int = typer.Option(999, "--test-resamples", help="Swap relabellings for the paired test (0: no test)."),
+    n_permutations: int = typer.Option(None, "--n-permutations", hidden=True, help="Old name of --test-resamples."),
     threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Impostors that set the threshold at --fmr: all, same-group, or same:ATTR,... (impostors whose identities share those grouping attributes, e.g. same:sex,age_band: NIST FRTE)."),
     level: float = typer.Option(0.95, "--level", help="Confidence level."),
     seed: int = typer.Option(0, "--seed", help="Seed: same seed, same numbers."),
@@ -184,8 +185,14 @@ def compare(
     else:
         raise InputError("give --comparisons-a and --comparisons-b, --comparisons with --score-cols, or --samples with "
                          "--embeddings-a and --embeddings-b.")
+    if n_permutations is not None:  # the old flag: still honoured, with a warning (removed in 1.0)
+        if test_resamples != 999:
+            raise InputError("give --test-resamples only (--n-permutations is its old name).")
+        err_console.print("[yellow]Warning:[/] --n-permutations is now --test-resamples (removed in 1.0).",
+                          highlight=False)
+        test_resamples = n_permutations
     res = ma_compare(a, b, fmr=floats(fmr, "--fmr"), ci_method=method, n_resamples=n_resamples,
-                     n_permutations=n_permutations, seed=seed, level=level, threshold_impostors=threshold_impostors,
+                     test_resamples=test_resamples, seed=seed, level=level, threshold_impostors=threshold_impostors,
                      progress=not quiet)
     doc = {"command": "matchaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "version": __version__,
            "result": res.to_dict()}

@@ -199,6 +199,7 @@ def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: 
     import pandas as pd
 
     from matchaudit.estimators.equivalence import equivalence_tests
+    from matchaudit.encoding import jsonable
     from matchaudit.outputs import staged
 
     if metric not in ("fnmr_at_fmr", "fmr") or fmr is None:
@@ -214,8 +215,8 @@ def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: 
                             threshold_impostors=threshold_impostors, progress=not quiet)
     rows = [r.to_dict() for r in res]
     with staged(out, "test") as tmp:
-        (tmp / "equivalence.json").write_text(json.dumps(meta | {"kind": "equivalence", "results": rows}, indent=2,
-                                                         allow_nan=False))
+        (tmp / "equivalence.json").write_text(json.dumps(jsonable(meta | {"kind": "equivalence", "results": rows}),
+                                                         indent=2, allow_nan=False))
         pd.DataFrame(rows).to_csv(tmp / "equivalence.csv", index=False)
     if not quiet:
         for r in res:

@@ -32,7 +32,6 @@ from matchaudit import checks
 from matchaudit import resampling as rs
 from matchaudit.choices import PAIRED_SCHEMES
 from matchaudit.definitions import Rule, ThresholdImpostors
-from matchaudit.encoding import jsonable
 from matchaudit.errors import InputError
 from matchaudit.formatting import fmt, interval
 from matchaudit.estimators.compare import IdentityReplicates
@@ -82,8 +81,9 @@ class EquivalenceResult:
                 f"(TOST p = {fmt(self.pvalue, 'p')} {'<=' if self.equivalent else '>'} {fmt(self.alpha)})")
 
     def to_dict(self) -> dict:
-        """JSON-ready, with the :meth:`finding` and :meth:`verdict` that reports show."""
-        return jsonable(asdict(self) | {"finding": self.finding(), "verdict": self.verdict()})
+        """The record (numbers as numbers: files encode them, :mod:`matchaudit.encoding`), with the :meth:`finding`
+        and :meth:`verdict` that reports show."""
+        return asdict(self) | {"finding": self.finding(), "verdict": self.verdict()}
 
 
 def theta(rate_a: np.ndarray, rate_b: np.ndarray, scale: Scale) -> np.ndarray:

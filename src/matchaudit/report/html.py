@@ -1,7 +1,8 @@
-"""One self-contained HTML report (no network needed to open it) from an audit's ``results.json``.
+"""One self-contained HTML report (no network needed to open it) of an :class:`~matchaudit.auditing.core.Audit`,
+in memory (``matchaudit audit --report``, the demo) or loaded from its folder (``matchaudit report``): the same page.
 
-Presentation only: every number comes from the results; figures are read from the results folder (written
-by the audit) and embedded as base64 PNG. Sections appear when their results exist (intervals, group tests,
+Presentation only: every number comes from the audit's document (:meth:`Audit.document`, numbers as numbers);
+figures are read from the results folder (written by the audit) and embedded as base64 PNG. Sections appear when their results exist (intervals, group tests,
 model comparison, label-free estimates), each with a plain-language reading.
 """
 
@@ -13,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
+from matchaudit.auditing.core import Audit
 from matchaudit.metrics.cross_groups import (LOW_COUNT_RULE, aggregate_cross_group, heatmap_options, low_count,
                                              low_count_limit)
 from matchaudit.pairings import describe
@@ -24,7 +26,7 @@ from matchaudit.report.evaluator_sections import attacks, calibration, distribut
 from matchaudit.report.markup import esc, figure, pct, table
 from matchaudit.report.verdicts import equivalence_section, interval_lookup, reading, tests_section
 from matchaudit.outputs import check_report, staged
-from matchaudit.report.results import load_results, load_section, section_mismatch
+from matchaudit.report.results import load_section, section_mismatch
 
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,"Noto Sans","Noto Sans CJK SC","PingFang SC",
@@ -452,8 +454,14 @@ SECTIONS: list[Callable[[dict, Path], str]] = [_summary, reading, _operating, fa
                                                _cross, _model_comparison, _labelfree, _reproducibility]
 
 
-def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
-    """The whole page as one string."""
+def render(audit: Audit, folder: Path, title: str = "matchaudit report", *, heatmap: dict | None = None,
+           compare: dict | None = None, estimate: dict | None = None) -> str:
+    """The whole page of ``audit`` (in memory or :meth:`Audit.load`-ed: the same page) as one string; its figures
+    are read from ``folder``. ``heatmap``: :func:`heatmap_options` (default: the first grouping attribute, no
+    pooling); ``compare``/``estimate``: a compare.json and an estimate.json to add as sections."""
+    res = audit.document()
+    res["_heatmap"] = heatmap or heatmap_options(res["summary"]["group_by"], None, None)
+    res.update({f"_{kind}": doc for kind, doc in (("compare", compare), ("estimate", estimate)) if doc is not None})
     body = "".join(section(res, folder) for section in SECTIONS)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{esc(title)}</title>"
@@ -463,8 +471,10 @@ def render(res: dict, folder: Path, title: str = "matchaudit report") -> str:
 
 def write_report(results_json: Path, report: Path | str | None = None, compare: Path | None = None,
                  estimate: Path | None = None, warn: Callable[[str], None] | None = None, *,
-                 heatmap_order: str | None = None, heatmap_aggregate: str | Sequence[str] | None = None) -> Path:
-    """Write the HTML report for a results.json (figures are taken from the same folder) to ``report``: a file,
+                 heatmap_order: str | None = None, heatmap_aggregate: str | Sequence[str] | None = None,
+                 audit: Audit | None = None) -> Path:
+    """Write the HTML report of the audit saved as ``results_json`` (figures are taken from the same folder;
+    ``audit``: that audit when it is in memory, else it is loaded, :meth:`Audit.load`) to ``report``: a file,
     or report.html inside a folder (:func:`matchaudit.outputs.report_destination`); default report.html beside
     results.json. An existing file there is replaced only if it is an earlier report of matchaudit's, and never an
     input (:mod:`matchaudit.outputs`: checked before any work).
@@ -480,8 +490,10 @@ def write_report(results_json: Path, report: Path | str | None = None, compare: 
     """
     folder = results_json.parent
     target, command = check_report(results_json, report, (compare, estimate))
-    res = load_results(results_json)
-    res["_heatmap"] = heatmap_options(res["summary"]["group_by"], heatmap_order, heatmap_aggregate)
+    audit = audit or Audit.load(results_json)
+    res = audit.document()
+    heatmap = heatmap_options(res["summary"]["group_by"], heatmap_order, heatmap_aggregate)
+    sections: dict[str, dict] = {}
     for kind, given in (("compare", compare), ("estimate", estimate)):
         path = given or folder / f"{kind}.json"
         if given is None and not path.is_file():
@@ -496,8 +508,8 @@ def write_report(results_json: Path, report: Path | str | None = None, compare: 
             doc["_mismatch"] = f"{path.name}: {mismatch}."
             if warn:
                 warn(f"{path}: {mismatch}; its section says so.")
-        res[f"_{kind}"] = doc
-    html = render(res, folder)
+        sections[kind] = doc
+    html = render(audit, folder, heatmap=heatmap, **sections)
     with staged(target.parent, command, replace=False, names=(target.name,), inputs=(results_json, compare, estimate),
                 param="report") as tmp:
         (tmp / target.name).write_text(html, encoding="utf-8")

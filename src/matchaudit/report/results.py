@@ -11,7 +11,6 @@ import jsonschema
 import numpy as np
 import pandas as pd
 
-from matchaudit import __version__
 from matchaudit.encoding import decoded, jsonable
 from matchaudit.errors import InputError
 
@@ -129,10 +128,17 @@ def intervals_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     return table
 
 
-def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path, command: str) -> dict[str, Path]:
-    """Write results.json (schema-checked) and the CSV tables into ``out``; return the paths written."""
+def as_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (what results.json holds) as :func:`load_results` returns it: plain JSON values, non-finite numbers
+    as floats wherever the schema has a number (so a document made in memory and one read back are equal)."""
+    return decoded(jsonable(doc), schema())
+
+
+def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path) -> dict[str, Path]:
+    """Write results.json (``payload``: :meth:`Audit.document`, schema-checked) and the CSV tables into ``out``;
+    return the paths written."""
     out.mkdir(parents=True, exist_ok=True)
-    doc = jsonable({"matchaudit_version": __version__, "command": command, **payload})
+    doc = jsonable(payload)
     jsonschema.validate(doc, schema())
     paths = {"results": out / "results.json"}
     paths["results"].write_text(json.dumps(doc, indent=2))
@@ -149,6 +155,7 @@ def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path,
         if payload.get(table) is not None:
             paths[table] = out / f"{table}.csv"
             pd.DataFrame(payload[table]).to_csv(paths[table], index=False)
-    paths["det"] = out / "det.csv"
-    det_table(det).to_csv(paths["det"], index=False)
+    if det:  # none: an audit loaded without its curves.npz (Audit.missing_arrays)
+        paths["det"] = out / "det.csv"
+        det_table(det).to_csv(paths["det"], index=False)
     return paths

@@ -1,0 +1,143 @@
+"""An audit on disk and back (#46 item 3): :meth:`Audit.save` writes ``results.json`` (every table, fixed schema),
+the CSVs, the figures and ``curves.npz`` (the arrays the figures are drawn from: the full DET curves, the DET bands,
+the APE curves and the score histograms, which results.json does not hold); :meth:`Audit.load` reads them back
+into an :class:`~matchaudit.auditing.core.Audit` whose tables, arrays, figures and re-saved results.json equal the
+original's. ``curves.npz`` is plain NumPy (no pickles): one JSON string ``layout`` naming the arrays ``a0``,
+``a1``, ... where the structures hold them.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from matchaudit.auditing.options import IntervalOptions, TestOptions
+from matchaudit.errors import InputError
+from matchaudit.estimators.calibration import CalibrationResult
+from matchaudit.estimators.distributions import DistributionResult, Histogram
+from matchaudit.metrics.calibration import ApeCurve
+from matchaudit.metrics.evaluate import AuditConfig, AuditResult
+from matchaudit.metrics.small_groups import SmallGroupRule
+from matchaudit.report.results import load_results, results_file
+
+if TYPE_CHECKING:
+    from matchaudit.auditing.core import Audit
+
+ARRAYS = "curves.npz"
+_RESULT_TABLES = ("operating_points", "curve_summaries", "cross_group_fmr", "fairness")
+_AUDIT_TABLES = {"intervals": "interval_records", "tests": "test_records", "equivalence": "equivalence_records",
+                 "failures": "failure_records", "attacks": "attack_records"}
+_DERIVED = ("eer_definition", "threshold_definition", "fnmr_threshold_definition", "intervals", "tests")
+
+
+def _pack(x: Any, arrays: list[np.ndarray]) -> Any:
+    """``x`` as JSON values with each array replaced by ``{"array": k}`` (``arrays[k]``)."""
+    if isinstance(x, np.ndarray):
+        arrays.append(x)
+        return {"array": len(arrays) - 1}
+    if isinstance(x, dict):
+        return {str(k): _pack(v, arrays) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_pack(v, arrays) for v in x]
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _unpack(x: Any, arrays: Any) -> Any:
+    if isinstance(x, dict):
+        return arrays[f"a{x['array']}"] if set(x) == {"array"} else {k: _unpack(v, arrays) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_unpack(v, arrays) for v in x]
+    return x
+
+
+def write_arrays(audit: Audit, path: Path) -> Path:
+    """``curves.npz`` of ``audit`` at ``path`` (module doc)."""
+    cal, dist = audit.calibration_result, audit.distribution_result
+    layout = {"det": audit.exact.det, "bands": audit.bands,
+              "calibration": None if cal is None else {**asdict(cal), "records": None},
+              "distributions": None if dist is None else {**asdict(dist), "records": None}}
+    arrays: list[np.ndarray] = []
+    text = json.dumps(_pack(layout, arrays))  # NaN and inf in the structures are Python's JSON (read back by it)
+    np.savez_compressed(path, layout=np.array(text), **{f"a{k}": a for k, a in enumerate(arrays)})
+    return path
+
+
+def _read_arrays(path: Path) -> dict[str, Any] | None:
+    """The structures of ``curves.npz`` at ``path``, or None when there is none (an audit saved by a matchaudit
+    before 0.x, or a folder that lost it)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return _unpack(json.loads(str(npz["layout"])), {k: npz[k] for k in npz.files})
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        raise InputError(f"{path}: not a curves.npz written by matchaudit ({e}); re-run the audit.",
+                         param="path") from None
+
+
+def _config(doc: dict[str, Any]) -> AuditConfig:
+    """The :class:`AuditConfig` recorded in results.json (its derived words and option sections left out)."""
+    fields = {k: v for k, v in doc.items() if k not in _DERIVED}
+    fields["small_groups"] = SmallGroupRule(**{k: v for k, v in fields["small_groups"].items() if k != "rule"})
+    fields["ir_exponents"] = tuple(fields["ir_exponents"])
+    return AuditConfig(**fields)
+
+
+def _options(kind: type, recorded: dict[str, Any] | None) -> Any:
+    if recorded is None:
+        return None
+    return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
+
+
+def load_audit(path: str | Path) -> Audit:
+    """The :class:`Audit` saved in ``path`` (the folder :meth:`Audit.save` wrote, or its results.json): every
+    table from results.json (schema-checked, non-finite numbers as floats), the arrays from ``curves.npz`` beside
+    it. Without that file the tables load and :attr:`Audit.missing_arrays` says why no figure can be redrawn."""
+    from matchaudit.auditing.core import Audit
+
+    source = results_file(Path(path))
+    doc = load_results(source, "path")
+    config = doc["config"]
+    exact = AuditResult(_config(config), {**doc["summary"], "warnings": list(doc["summary"]["warnings"])},
+                        *(doc[t] for t in _RESULT_TABLES))
+    stored = _read_arrays(source.parent / ARRAYS)
+    audit = Audit(exact, _options(IntervalOptions, config.get("intervals")), _options(TestOptions, config.get("tests")),
+                  command=doc["command"], version=doc["matchaudit_version"],
+                  missing_arrays=None if stored is not None else f"{source.parent / ARRAYS} is missing (the audit "
+                  "was saved by an older matchaudit, or the file was removed): its figures cannot be redrawn")
+    for key, name in _AUDIT_TABLES.items():
+        setattr(audit, name, doc.get(key))
+    exact.det, audit.bands = (stored["det"], stored["bands"]) if stored is not None else ([], [])
+    for key, kind, name in (("calibration", CalibrationResult, "calibration_result"),
+                            ("score_distributions", DistributionResult, "distribution_result")):
+        if doc.get(key) is not None:
+            setattr(audit, name, _analysis(kind, doc[key], stored, audit.interval_options))
+    return audit
+
+
+def _analysis(kind: type, records: list[dict[str, Any]], stored: dict[str, Any] | None,
+              options: IntervalOptions | None) -> Any:
+    """The calibration (``kind`` :class:`CalibrationResult`) or score-distribution result of ``records`` with its
+    arrays from ``stored`` (curves.npz); without them, no arrays and its settings from the records and ``options``
+    (the tables load, the figures are refused: :attr:`Audit.missing_arrays`)."""
+    calibration = kind is CalibrationResult
+    if stored is not None:
+        fields = stored["calibration" if calibration else "distributions"]
+        arrays = ({"ape": tuple(ApeCurve(**a) for a in fields["ape"]),
+                   "operating_points": tuple(map(tuple, fields["operating_points"])), "groups": tuple(fields["groups"])}
+                  if calibration else {"histograms": tuple(Histogram(**h) for h in fields["histograms"])})
+        return kind(**{**fields, **arrays, "records": tuple(records)})
+    first = records[0]
+    common = {"records": tuple(records), "method": first["method"], "level": first["level"],
+              "n_resamples": first["n_resamples"], "seed": options.seed if options is not None else 0}
+    if calibration:
+        return kind(ape=(), llr=bool(first["llr"]), operating_points=(), **common)
+    return kind(edges=np.zeros(0), histograms=(), **common)
+
+
+__all__ = ["ARRAYS", "load_audit", "write_arrays"]

@@ -1,0 +1,117 @@
+"""An audit saved and loaded back (#46 item 3): ``Audit.load(Audit.save(...))`` holds the same tables and arrays,
+saves the same files byte for byte, and renders the same report; every number in results.json is typed by the
+schema (so no ``"inf"`` string reaches a reader); a folder without ``curves.npz`` still loads its tables."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import matchaudit as ma
+from matchaudit.errors import InputError
+from matchaudit.report.results import schema
+from matchaudit.simulation import DEMO_GROUPS, simulate_vmf
+
+VIEWS = ("operating_points", "curves", "fairness", "cross_group_fmr", "intervals", "tests", "test_summary",
+         "equivalence", "calibration", "score_distributions", "failures", "attacks")
+
+
+@pytest.fixture(scope="module")
+def rich() -> ma.Audit:
+    """Every part an audit can have on embeddings: targets (one with no false match), thresholds, an FNMR target,
+    four interval methods, tests both ways, equivalence, calibration."""
+    data = simulate_vmf(DEMO_GROUPS, dim=32, samples_per_identity=3, seed=0).as_data()
+    return ma.audit(data, fmr=(1e-2, 1e-5), thresholds=(0.5, 0.99), fnmr=(1e-2,),
+                    intervals=ma.IntervalOptions(n_resamples=50, method=("wilson", "double-or-nothing", "vertex",
+                                                                         "recentered")),
+                    tests=ma.TestOptions(n_resamples=19, comparisons="both"), equivalence=(0.5, 2.0))
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def test_a_loaded_audit_saves_every_file_byte_for_byte_and_has_the_same_tables(rich, tmp_path):
+    rich.save(tmp_path / "a", "matchaudit audit --as-given")
+    loaded = ma.Audit.load(tmp_path / "a")
+    assert loaded.command == "matchaudit audit --as-given" and loaded.missing_arrays is None
+    loaded.save(tmp_path / "b")
+    names = _files(tmp_path / "a")
+    assert {"results.json", "curves.npz", "det_pooled.png", "det_pooled.svg", "ape.png", "tests.csv"} <= set(names)
+    assert names == _files(tmp_path / "b")
+    for name in names:  # the figures too: drawn again from the loaded arrays (SVGs without dates or random ids)
+        assert filecmp.cmp(tmp_path / "a" / name, tmp_path / "b" / name, shallow=False), name
+    for view in VIEWS:
+        pd.testing.assert_frame_equal(getattr(rich, view), getattr(loaded, view), obj=view)
+    for c, d in zip(rich.exact.det, loaded.exact.det, strict=True):
+        assert all(np.array_equal(c[k], d[k]) for k in ("threshold", "fmr", "fnmr"))
+    assert loaded.difference("fnmr", fmr=1e-2) == rich.difference("fnmr", fmr=1e-2)
+    pd.testing.assert_frame_equal(loaded.at_fmr(1e-2), rich.at_fmr(1e-2))
+
+
+def test_the_report_of_an_audit_in_memory_equals_the_report_of_it_loaded(rich, tmp_path):
+    from matchaudit.report.html import render
+
+    rich.save(tmp_path, "matchaudit audit x")
+    assert render(rich, tmp_path) == render(ma.Audit.load(tmp_path / "results.json"), tmp_path)
+
+
+def test_every_number_in_results_json_is_typed_by_the_schema(rich):
+    """A number the schema does not type as one stays the string "inf" or "nan" for every reader (it did for the
+    intervals' ``normalized_uncertainty``, ``n_eff``, the tests' ``estimate_a`` and seven more)."""
+    defs = schema()["$defs"]
+
+    def known(node: dict) -> set[str]:
+        out = set(node.get("properties", {}))
+        for branch in node.get("allOf", []) + node.get("oneOf", []) + node.get("anyOf", []):
+            out |= known(defs[branch["$ref"].rsplit("/", 1)[-1]] if "$ref" in branch else branch)
+        return out
+
+    doc = rich.document()
+    tables = [t for t, v in doc.items() if isinstance(v, list) and v and isinstance(v[0], dict)]
+    assert {"intervals", "tests", "equivalence", "calibration", "cross_group_fmr"} <= set(tables)
+    for table in tables:
+        numbers = {k for r in doc[table] for k, x in r.items() if isinstance(x, float)}
+        assert numbers <= known(schema()["properties"][table]["items"]), table
+    spelled = [v for r in doc["intervals"] + doc["tests"] for v in r.values() if v in ("inf", "-inf", "nan")]
+    assert not spelled
+    assert any(np.isinf(r["normalized_uncertainty"]) for r in doc["intervals"] if r.get("normalized_uncertainty"))
+
+
+def test_equivalence_records_hold_numbers_in_memory(rich):
+    """They held "nan" strings (their ``to_dict`` encoded for JSON before the audit stored them)."""
+    est = rich.equivalence["estimate"]
+    assert est.dtype == float and est.isna().any()
+
+
+def test_without_curves_npz_the_tables_load_and_the_figures_are_refused(rich, tmp_path):
+    rich.save(tmp_path / "a", figures=False)
+    (tmp_path / "a" / "curves.npz").unlink()
+    loaded = ma.Audit.load(tmp_path / "a")
+    pd.testing.assert_frame_equal(loaded.intervals, rich.intervals)
+    assert "curves.npz is missing" in loaded.missing_arrays
+    with pytest.raises(InputError, match="figures cannot be drawn") as e:
+        loaded.save(tmp_path / "b")
+    assert e.value.param == "figures"
+    loaded.save(tmp_path / "b", figures=False)
+    assert json.loads((tmp_path / "b" / "results.json").read_text()) == json.loads(
+        (tmp_path / "a" / "results.json").read_text())
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not-ours"])
+def test_a_damaged_curves_npz_or_a_missing_results_json_is_a_clear_error(rich, tmp_path, damage):
+    rich.save(tmp_path, figures=False)
+    npz = tmp_path / "curves.npz"
+    if damage == "truncated":
+        npz.write_bytes(npz.read_bytes()[:200])
+    else:
+        np.savez(npz, x=np.arange(3))
+    with pytest.raises(InputError, match="not a curves.npz written by matchaudit"):
+        ma.Audit.load(tmp_path)
+    with pytest.raises(InputError, match="no such file"):
+        ma.Audit.load(tmp_path / "elsewhere")
