@@ -115,3 +115,12 @@ def test_a_damaged_curves_npz_or_a_missing_results_json_is_a_clear_error(rich, t
         ma.Audit.load(tmp_path)
     with pytest.raises(InputError, match="no such file"):
         ma.Audit.load(tmp_path / "elsewhere")
+
+
+def test_curves_of_another_audit_are_refused(rich, tmp_path):
+    rich.save(tmp_path / "a", figures=False)
+    ma.audit(ma.simulate(seed=1, dim=16, samples_per_identity=3).as_data(), fmr=1e-2, intervals=False).save(
+        tmp_path / "b", figures=False)
+    (tmp_path / "a" / "curves.npz").replace(tmp_path / "b" / "curves.npz")  # b's results.json, a's curves
+    with pytest.raises(InputError, match="was not written with"):
+        ma.Audit.load(tmp_path / "b")

@@ -8,6 +8,7 @@ original's. ``curves.npz`` is plain NumPy (no pickles): one JSON string ``layout
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zipfile
 from dataclasses import asdict
@@ -55,10 +56,15 @@ def _unpack(x: Any, arrays: Any) -> Any:
     return x
 
 
+def _digest(results_json: Path) -> str:
+    return hashlib.sha256(results_json.read_bytes()).hexdigest()
+
+
 def write_arrays(audit: Audit, path: Path) -> Path:
-    """``curves.npz`` of ``audit`` at ``path`` (module doc)."""
+    """``curves.npz`` of ``audit`` at ``path`` (module doc), beside the results.json just written for it, whose
+    SHA-256 it records: arrays of another audit are never drawn as this one's."""
     cal, dist = audit.calibration_result, audit.distribution_result
-    layout = {"det": audit.exact.det, "bands": audit.bands,
+    layout = {"results_json": _digest(path.parent / "results.json"), "det": audit.exact.det, "bands": audit.bands,
               "calibration": None if cal is None else {**asdict(cal), "records": None},
               "distributions": None if dist is None else {**asdict(dist), "records": None}}
     arrays: list[np.ndarray] = []
@@ -106,6 +112,10 @@ def load_audit(path: str | Path) -> Audit:
     exact = AuditResult(_config(config), {**doc["summary"], "warnings": list(doc["summary"]["warnings"])},
                         *(doc[t] for t in _RESULT_TABLES))
     stored = _read_arrays(source.parent / ARRAYS)
+    if stored is not None and stored["results_json"] != _digest(source):
+        raise InputError(f"{source.parent / ARRAYS} was not written with {source} (another audit's, or results.json "
+                         f"was changed since): move it away to load the tables alone, or re-run the audit.",
+                         param="path")
     audit = Audit(exact, _options(IntervalOptions, config.get("intervals")), _options(TestOptions, config.get("tests")),
                   command=doc["command"], version=doc["matchaudit_version"],
                   missing_arrays=None if stored is not None else f"{source.parent / ARRAYS} is missing (the audit "
