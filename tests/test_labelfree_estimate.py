@@ -4,6 +4,7 @@ import json
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from matchaudit.errors import InputError
@@ -60,7 +61,9 @@ def test_result_is_reported_honestly(two_groups):
     text = str(est)
     assert "sinh-arcsinh" in text and "optimistic" in text and "finite-sample" in text
     assert any("tail extrapolation" in x for x in est.limits)  # FMR 1e-2 with ~750 non-matches per group
-    assert {"kind", "quantity", "target", "group", "median", "lower", "upper"} <= set(est.table().columns)
+    assert {"kind", "quantity", "target", "group", "median", "lower", "upper"} <= set(est.to_frame().columns)
+    with pytest.warns(FutureWarning, match="to_frame"):  # the old verb, until 1.0
+        pd.testing.assert_frame_equal(est.table(), est.to_frame())
     if "fnmr_at_fmr@0.01" in d["results"]["population"]["fairness"]:
         assert "max_geomean_ratio" in d["results"]["population"]["fairness"]["fnmr_at_fmr@0.01"]
 

@@ -128,7 +128,7 @@ def estimate(
                     "score_orientation": "negated distance" if distance else "similarity", "excluded_pairs": note}
     with staged(out, "estimate") as tmp:
         (tmp / "estimate.json").write_text(json.dumps(doc, indent=1))
-        est.table().to_csv(tmp / "estimate.csv", index=False)
+        est.to_frame().to_csv(tmp / "estimate.csv", index=False)
         plot_det(est, tmp / "det_bands.png")
         plot_ppc(est, tmp / "ppc.png")
     if not quiet:

@@ -72,7 +72,8 @@ class GroupFit:
 
 @dataclass
 class Estimate:
-    """Result of :func:`estimate`. ``print(result)`` for a summary, ``to_dict()`` for JSON, ``table()`` for CSV."""
+    """Result of :func:`estimate`. ``print(result)`` for a summary, ``to_dict()`` for JSON, ``to_frame()`` for the
+    table (CSV)."""
 
     family: str
     family_description: str
@@ -95,7 +96,13 @@ class Estimate:
         return [g.name for g in self.groups]
 
     def table(self) -> pd.DataFrame:
-        """Long table: one row per (kind, quantity, FMR target, group) with median and band."""
+        """The old name of :meth:`to_frame` (a FutureWarning; removed in 1.0)."""
+        warnings.warn("Estimate.table() is now to_frame() (removed in 1.0).", FutureWarning, stacklevel=2)
+        return self.to_frame()
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long table: one row per (kind, quantity, FMR target, group) with median and band (``to_frame``, the
+        verb of every result's table: :class:`Protocol`, :class:`AllGroupsResult`, :class:`ModelComparison`)."""
         rows = []
         for kind, res in self.results.items():
             for q in ("fnmr_at_fmr", "threshold_at_fmr", "global_threshold", "fmr_at_global", "fnmr_at_global"):
@@ -104,6 +111,7 @@ class Estimate:
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict:
+        """What estimate.json holds (JSON-ready)."""
         return jsonable({
             "method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-implementation",
             "family": self.family, "family_description": self.family_description,
