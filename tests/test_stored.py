@@ -124,3 +124,18 @@ def test_curves_of_another_audit_are_refused(rich, tmp_path):
     (tmp_path / "a" / "curves.npz").replace(tmp_path / "b" / "curves.npz")  # b's results.json, a's curves
     with pytest.raises(InputError, match="was not written with"):
         ma.Audit.load(tmp_path / "b")
+
+
+def test_a_table_the_audit_left_empty_has_its_columns_and_filters_run(rich):
+    """Fixed schemas (#46 item 3): without tests or intervals, ``a.tests`` and ``a.intervals`` are empty tables
+    with the columns every such record has (they had none: ``a.tests.significant`` was an AttributeError), typed
+    so that a filter runs; where rows exist, the same columns are there."""
+    bare = ma.audit(ma.simulate(seed=1, dim=16, samples_per_identity=3).as_data(), fmr=1e-2, intervals=False)
+    for view, table in (("tests", "tests"), ("intervals", "intervals"), ("equivalence", "equivalence"),
+                        ("calibration", "calibration"), ("failures", "failures"), ("attacks", "attacks")):
+        empty = getattr(bare, view)
+        assert len(empty) == 0 and set(empty.columns) >= {"metric", "group"} & set(empty.columns)
+        assert list(empty.columns) == list(schema()["properties"][table]["items"]["required"]), view
+    assert bare.tests[bare.tests.significant].empty and bare.tests.significant.dtype == bool
+    assert bare.intervals[bare.intervals.high < 0.1].empty
+    assert set(bare.tests.columns) <= set(rich.tests.columns) and set(bare.intervals.columns) <= set(rich.intervals.columns)

@@ -7,7 +7,10 @@ together and crashed), and a group named "nan" stays a name."""
 
 from __future__ import annotations
 
+import json
 import math
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -31,6 +34,29 @@ def jsonable(x: Any) -> Any:
 
 
 REAL = "#/$defs/real"
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The JSON Schema every ``results.json`` satisfies (read once; not to be modified)."""
+    return json.loads(resources.files("matchaudit").joinpath("schema/results.schema.json").read_text())
+
+
+def columns(table: str) -> dict[str, str]:
+    """The fields every record of results.json's ``table`` has (the schema's ``required``) with their pandas dtypes
+    (bool, float64 for numbers, else object): the columns of that table when it has no rows."""
+    items = schema()["properties"][table]["items"]
+    props: dict[str, Any] = {}
+    for node in [items, *items.get("allOf", [])]:
+        node = schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node
+        props |= node.get("properties", {})
+
+    def dtype(node: dict[str, Any]) -> str:
+        kind = node.get("type")
+        return ("bool" if kind == "boolean" else "float64" if kind == "number" or node.get("$ref") == REAL
+                else "object")
+
+    return {name: dtype(props.get(name, {})) for name in items.get("required", [])}
 
 
 def decoded(doc: Any, schema: dict[str, Any]) -> Any:

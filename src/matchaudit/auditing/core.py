@@ -18,6 +18,7 @@ from matchaudit import __version__, checks
 from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
+from matchaudit.encoding import columns
 from matchaudit.errors import InputError
 from matchaudit.estimators.equivalence import equivalence_tests
 from matchaudit.estimators.matching_tests import check_all_groups_budget
@@ -43,6 +44,14 @@ from matchaudit.scores import tile_cache
 from matchaudit.metrics import fairness
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
+
+def _frame(records: list[dict[str, Any]] | None, table: str) -> pd.DataFrame:
+    """The records of results.json's ``table`` as a DataFrame; without any, an empty one with the columns every
+    record of that table has (:func:`matchaudit.encoding.columns`), so a filter on a table the audit left empty
+    still runs (``a.tests[a.tests.significant]``)."""
+    return pd.DataFrame(records) if records else pd.DataFrame(
+        {name: pd.Series(dtype=dtype) for name, dtype in columns(table).items()})
+
 
 @dataclass
 class Audit:
@@ -72,12 +81,13 @@ class Audit:
     missing_arrays: str | None = None  # why its figures cannot be drawn (loaded without curves.npz), else None
 
     @classmethod
-    def load(cls, path: str | Path) -> "Audit":
+    def load(cls, path: str | Path, curves: bool = True) -> "Audit":
         """The audit that :meth:`save` wrote into ``path`` (the folder, or its results.json): the same tables,
-        arrays and figures, and :meth:`save` writes the same results.json again (:mod:`matchaudit.report.stored`)."""
+        arrays and figures, and :meth:`save` writes the same results.json again (:mod:`matchaudit.report.stored`).
+        ``curves=False``: the tables only, without reading curves.npz (what a report of the saved figures needs)."""
         from matchaudit.report.stored import load_audit
 
-        return load_audit(path)
+        return load_audit(path, curves)
 
     @property
     def config(self) -> AuditConfig:
@@ -93,35 +103,35 @@ class Audit:
     @property
     def operating_points(self) -> pd.DataFrame:
         """Every operating point: FMR targets and fixed thresholds, per weighting and group."""
-        return pd.DataFrame(self.exact.operating_points)
+        return _frame(self.exact.operating_points, "operating_points")
 
     @property
     def curves(self) -> pd.DataFrame:
         """AUC, EER (``eer_method``) and minDCF per weighting and group."""
-        return pd.DataFrame(self.exact.curve_summaries)
+        return _frame(self.exact.curve_summaries, "curve_summaries")
 
     @property
     def fairness(self) -> pd.DataFrame:
         """The fairness measures of FMR, FNMR and both at every operating point (zero policy applied)."""
-        return pd.DataFrame(self.exact.fairness)
+        return _frame(self.exact.fairness, "fairness")
 
     @property
     def cross_group_fmr(self) -> pd.DataFrame:
         """FMR of every pair of groups at every operating point; with intervals, pooled rows carry the cell's
         closed-form identity-clustered interval (``fmr_lower``, ``fmr_upper``, ``interval_method``,
         ``level``; None elsewhere)."""
-        return pd.DataFrame(self.exact.cross_group_fmr)
+        return _frame(self.exact.cross_group_fmr, "cross_group_fmr")
 
     @property
     def intervals(self) -> pd.DataFrame:
         """One row per interval (empty when the audit ran without intervals)."""
-        return pd.DataFrame(self.interval_records or [])
+        return _frame(self.interval_records, "intervals")
 
     @property
     def tests(self) -> pd.DataFrame:
         """One row per comparison (pair of groups, or group against the rest), metric and operating point (empty
         when the audit ran without tests)."""
-        return pd.DataFrame(self.test_records or [])
+        return _frame(self.test_records, "tests")
 
     @property
     def test_summary(self) -> pd.DataFrame:
@@ -133,31 +143,31 @@ class Audit:
     @property
     def equivalence(self) -> pd.DataFrame:
         """One TOST verdict per metric, FMR target and pair of groups (empty when no margin was given)."""
-        return pd.DataFrame(self.equivalence_records or [])
+        return _frame(self.equivalence_records, "equivalence")
 
     @property
     def calibration(self) -> pd.DataFrame:
         """Cllr, minCllr, actual and minimum DCF per group and operating point with intervals (empty without
         intervals)."""
-        return pd.DataFrame(self.calibration_result.to_records() if self.calibration_result else [])
+        return _frame(self.calibration_result and self.calibration_result.to_records(), "calibration")
 
     @property
     def score_distributions(self) -> pd.DataFrame:
         """Genuine and impostor score means and SDs, d' and each group's shifts, with intervals (empty without
         intervals)."""
-        return pd.DataFrame(self.distribution_result.to_records() if self.distribution_result else [])
+        return _frame(self.distribution_result and self.distribution_result.to_records(), "score_distributions")
 
     @property
     def failures(self) -> pd.DataFrame:
         """Failure-to-acquire rates per group and class with intervals (empty when no comparison failed)."""
-        return pd.DataFrame(self.failure_records or [])
+        return _frame(self.failure_records, "failures")
 
     @property
     def attacks(self) -> pd.DataFrame:
         """The impostor-attack presentation match rate (IAPMR) per operating point and group of the attacked
         subject, with its identity-clustered interval (empty without presentation attacks: bob vulnerability
         files)."""
-        return pd.DataFrame(self.attack_records or [])
+        return _frame(self.attack_records, "attacks")
 
     def at_fmr(self, target: float, weighting: Weighting = "pooled") -> pd.DataFrame:
         """Group x (threshold, FMR, FNMR, their counts k/n, interval bounds and method) at one FMR target."""

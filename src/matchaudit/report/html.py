@@ -474,7 +474,7 @@ def write_report(results_json: Path, report: Path | str | None = None, compare: 
                  heatmap_order: str | None = None, heatmap_aggregate: str | Sequence[str] | None = None,
                  audit: Audit | None = None) -> Path:
     """Write the HTML report of the audit saved as ``results_json`` (figures are taken from the same folder;
-    ``audit``: that audit when it is in memory, else it is loaded, :meth:`Audit.load`) to ``report``: a file,
+    ``audit``: that audit when it is in memory, else its tables are loaded, :meth:`Audit.load`) to ``report``: a file,
     or report.html inside a folder (:func:`matchaudit.outputs.report_destination`); default report.html beside
     results.json. An existing file there is replaced only if it is an earlier report of matchaudit's, and never an
     input (:mod:`matchaudit.outputs`: checked before any work).
@@ -490,7 +490,7 @@ def write_report(results_json: Path, report: Path | str | None = None, compare: 
     """
     folder = results_json.parent
     target, command = check_report(results_json, report, (compare, estimate))
-    audit = audit or Audit.load(results_json)
+    audit = audit or Audit.load(results_json, curves=False)  # the figures are the folder's
     res = audit.document()
     heatmap = heatmap_options(res["summary"]["group_by"], heatmap_order, heatmap_aggregate)
     sections: dict[str, dict] = {}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -11,15 +10,10 @@ import jsonschema
 import numpy as np
 import pandas as pd
 
-from matchaudit.encoding import decoded, jsonable
+from matchaudit.encoding import decoded, jsonable, schema
 from matchaudit.errors import InputError
 
 MAX_CURVE_POINTS = 4000
-
-
-def schema() -> dict[str, Any]:
-    """The JSON Schema every ``results.json`` satisfies."""
-    return json.loads(resources.files("matchaudit").joinpath("schema/results.schema.json").read_text())
 
 
 def read_json(path: Path, what: str, param: str | None = None) -> dict[str, Any]:

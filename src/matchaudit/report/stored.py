@@ -100,10 +100,11 @@ def _options(kind: type, recorded: dict[str, Any] | None) -> Any:
     return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
 
 
-def load_audit(path: str | Path) -> Audit:
+def load_audit(path: str | Path, curves: bool = True) -> Audit:
     """The :class:`Audit` saved in ``path`` (the folder :meth:`Audit.save` wrote, or its results.json): every
     table from results.json (schema-checked, non-finite numbers as floats), the arrays from ``curves.npz`` beside
-    it. Without that file the tables load and :attr:`Audit.missing_arrays` says why no figure can be redrawn."""
+    it (with ``curves``). Without them the tables load and :attr:`Audit.missing_arrays` says why no figure can be
+    redrawn."""
     from matchaudit.auditing.core import Audit
 
     source = results_file(Path(path))
@@ -111,15 +112,16 @@ def load_audit(path: str | Path) -> Audit:
     config = doc["config"]
     exact = AuditResult(_config(config), {**doc["summary"], "warnings": list(doc["summary"]["warnings"])},
                         *(doc[t] for t in _RESULT_TABLES))
-    stored = _read_arrays(source.parent / ARRAYS)
+    stored = _read_arrays(source.parent / ARRAYS) if curves else None
     if stored is not None and stored["results_json"] != _digest(source):
         raise InputError(f"{source.parent / ARRAYS} was not written with {source} (another audit's, or results.json "
                          f"was changed since): move it away to load the tables alone, or re-run the audit.",
                          param="path")
     audit = Audit(exact, _options(IntervalOptions, config.get("intervals")), _options(TestOptions, config.get("tests")),
                   command=doc["command"], version=doc["matchaudit_version"],
-                  missing_arrays=None if stored is not None else f"{source.parent / ARRAYS} is missing (the audit "
-                  "was saved by an older matchaudit, or the file was removed): its figures cannot be redrawn")
+                  missing_arrays=None if stored is not None else "loaded without its curves (curves=False)" if not curves
+                  else f"{source.parent / ARRAYS} is missing (the audit was saved by an older matchaudit, or the file "
+                  "was removed): its figures cannot be redrawn")
     for key, name in _AUDIT_TABLES.items():
         setattr(audit, name, doc.get(key))
     exact.det, audit.bands = (stored["det"], stored["bands"]) if stored is not None else ([], [])
