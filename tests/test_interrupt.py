@@ -113,3 +113,47 @@ def test_the_console_script_runs_a_command():
 
     res = subprocess.run([sys.executable, "-m", "matchaudit", "schema"], capture_output=True, text=True)
     assert res.returncode == 0 and '"$schema"' in res.stdout
+
+
+def test_ctrl_c_in_a_weakref_callback_or_del_is_recorded_not_printed_and_dropped(monkeypatch):
+    """Python prints an exception raised in a ``__del__`` or weakref callback ("Exception ignored in ...") and
+    drops it: a SIGTERM landing in ``WeakKeyDictionary``'s callback printed a traceback and the audit ran on."""
+    import weakref
+
+    import sys
+
+    class Dies:
+        def __del__(self) -> None:
+            signal.raise_signal(signal.SIGINT)
+
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", dropped.append)  # where Python sends what it prints and drops
+    with interrupt.sigint_deferred_in_compiler():
+        Dies()  # no exception here, and nothing printed
+        assert interrupt.requested() and not dropped
+        with pytest.raises(KeyboardInterrupt):
+            interrupt.check()
+    with interrupt.sigint_deferred_in_compiler():
+        _call_from(os.path.join(os.path.dirname(weakref.__file__), "weakref.py"))
+        assert interrupt.requested()
+
+
+def test_an_output_set_is_replaced_whole_or_not_at_all(tmp_path):
+    """A signal waiting when the set is about to move keeps the previous set untouched; one that comes while the
+    files move is raised after the set is whole."""
+    from matchaudit.outputs import staged
+
+    with staged(tmp_path, "test") as tmp:
+        (tmp / "test.json").write_text("old")
+    with interrupt.sigint_deferred_in_compiler():
+        with pytest.raises(KeyboardInterrupt):
+            with staged(tmp_path, "test") as tmp:
+                (tmp / "test.json").write_text("new")
+                _call_from(os.path.join(NUMBA_DIR, "core", "compiler.py"))  # deferred: waiting at the commit
+        assert (tmp_path / "test.json").read_text() == "old"
+    with interrupt.sigint_deferred_in_compiler():
+        with interrupt.committing():
+            signal.raise_signal(signal.SIGINT)  # while the files move: recorded
+            assert interrupt.requested()
+        with pytest.raises(KeyboardInterrupt):
+            interrupt.check()

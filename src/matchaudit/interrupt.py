@@ -7,6 +7,10 @@ later call fails with an unrelated error. While :func:`sigint_deferred_in_compil
 lands in the compiler is only recorded; every pass over the comparisons polls :func:`check` at its next
 block and raises KeyboardInterrupt there. Everywhere else Ctrl-C raises at once, as usual.
 
+The same deferral covers a signal landing in a ``__del__`` or weakref callback (where Python would print the
+exception and drop it) and one landing while an output set is moved into place (:func:`committing`: a set is
+replaced whole or not at all; a signal waiting before the move keeps the previous set).
+
 SIGTERM (what ``timeout``, ``kill``, ``docker stop`` and CI cancellation send) is handled the same way while a
 command runs: it raises :class:`Terminated`, a KeyboardInterrupt, so every clean-up an interrupted command does
 (staged outputs removed, clusters shut down) runs for it too; the command then exits with status 143.
@@ -33,7 +37,10 @@ class Terminated(KeyboardInterrupt):
 
 _requested = threading.Event()
 _terminated = threading.Event()
+_committing = threading.Event()
 _COMPILER = ("/numba/", "/llvmlite/")
+_CALLBACKS = ("/weakref.py", "/_weakrefset.py")  # an exception raised in a weakref callback or a __del__ is
+# printed ("Exception ignored in ...") and dropped: record the signal there too
 
 
 def requested() -> bool:
@@ -52,9 +59,14 @@ def check() -> None:
         raise _interrupt()
 
 
-def _in_compiler(frame: FrameType | None) -> bool:
+def _must_defer(frame: FrameType | None) -> bool:
+    """Whether an exception raised at ``frame`` would be lost or do harm: inside the compiler, a weakref callback
+    or a ``__del__`` (Python prints and drops it), or while an output set is moved into place (:func:`committing`)."""
+    if _committing.is_set():
+        return True
     while frame is not None:
-        if any(p in frame.f_code.co_filename.replace("\\", "/") for p in _COMPILER):
+        name = frame.f_code.co_filename.replace("\\", "/")
+        if frame.f_code.co_name == "__del__" or any(p in name for p in _COMPILER) or name.endswith(_CALLBACKS):
             return True
         frame = frame.f_back
     return False
@@ -64,8 +76,21 @@ def _handler(signum: int, frame: FrameType | None) -> None:
     if signum == signal.SIGTERM:
         _terminated.set()
     _requested.set()
-    if not _in_compiler(frame):
+    if not _must_defer(frame):
         raise _interrupt()
+
+
+@contextmanager
+def committing() -> Iterator[None]:
+    """Move outputs into place as one step: a signal already waiting is raised first (the previous outputs stay
+    untouched); one that comes while the files move is recorded and raised at the next :func:`check` (the set is
+    then whole)."""
+    check()
+    _committing.set()
+    try:
+        yield
+    finally:
+        _committing.clear()
 
 
 @contextmanager

@@ -23,6 +23,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from matchaudit import interrupt
 from matchaudit.errors import InputError
 
 
@@ -204,14 +205,15 @@ def staged(out: str | Path, command: str, replace: bool = True, names: Iterable[
         for name in new:  # a file that appeared during the run is refused too, before anything moves
             refuse_target(out / name, command, given, old, param)
         records = {name: _fingerprint(tmp / name) for name in new}
-        if replace:
-            for name in sorted(set(old) - set(new)):
-                if _ours(out / name, old):
-                    (out / name).unlink()
-        for name in new:
-            os.replace(tmp / name, out / name)
-        keep = records if replace else {**{k: v for k, v in old.items() if _ours(out / k, old)}, **records}
-        _write_listing(manifest(out, command), keep)
+        with interrupt.committing():  # Ctrl-C before this: the previous set stays; during it: the new set is whole
+            if replace:
+                for name in sorted(set(old) - set(new)):
+                    if _ours(out / name, old):
+                        (out / name).unlink()
+            for name in new:
+                os.replace(tmp / name, out / name)
+            keep = records if replace else {**{k: v for k, v in old.items() if _ours(out / k, old)}, **records}
+            _write_listing(manifest(out, command), keep)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
