@@ -1193,7 +1193,7 @@ CLI_CASES = [
     cli("report-compare-json", "report {d}/cmp/compare.json --out {o}/", 2, "compare", out=False),
     cli("report-csv", "report {d}/t.csv --out {o}/", 2, "t.csv", out=False),
     cli("report-missing", "report {d}/nope.json --out {o}/", 2, "nope.json", out=False),
-    cli("report-empty-directory", "report {d}/emptydir --out {o}/", 2, "no such results file", out=False),
+    cli("report-empty-directory", "report {d}/emptydir --out {o}/", 2, "a folder without results.json", out=False),
     cli("report-out-proc", "report {d}/audit/results.json --out /proc/matchaudit/r.html", 2, "--out", out=False),
     cli("report-out-is-results-D2", "report {c}/audit/results.json --out {c}/audit/results.json", 2, "--out",
         out=False),

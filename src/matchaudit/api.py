@@ -64,7 +64,7 @@ def compare(
             raise InputError("give test_resamples only (n_permutations is its old name).", param="n_permutations")
         warnings.warn("ma.compare(n_permutations=...) is now test_resamples=... (removed in 1.0).", FutureWarning,
                       stacklevel=2)
-        test_resamples = n_permutations
+        test_resamples = checks.integer(n_permutations, "n_permutations")
     test_resamples = checks.integer(test_resamples, "test_resamples")
     level = checks.confidence(level, "level")
     n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)

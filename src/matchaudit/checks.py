@@ -8,6 +8,7 @@ message in neutral words; the CLI prefixes its own flag for that parameter.
 from __future__ import annotations
 
 import math
+import os
 from numbers import Integral, Number
 from typing import Any, Iterable, get_args
 
@@ -99,6 +100,15 @@ def flag(value: Any, param: str) -> bool:
     if _is_bool(value):
         return bool(value)
     raise InputError(f"{param} {value!r}: give True or False.", param=param)
+
+
+def path(value: Any, param: str) -> str:
+    """``value`` as a path text if it is a non-empty str or path-like (an empty one would mean the current
+    folder)."""
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{param} {value!r}: give a path (a folder or file name).", param=param)
+    return text
 
 
 def integer(value: Any, param: str, *, low: int = 0, high: int | None = None) -> int:

@@ -43,20 +43,35 @@ def schema() -> dict[str, Any]:
 
 
 def columns(table: str) -> dict[str, str]:
-    """The fields every record of results.json's ``table`` has (the schema's ``required``) with their pandas dtypes
-    (bool, float64 for numbers, else object): the columns of that table when it has no rows."""
+    """Every field the records of results.json's ``table`` may have (the schema's ``required`` first, then the rest
+    it declares) with the pandas dtype filled records get: the columns of that table when it has no rows."""
+    defs = schema()["$defs"]
     items = schema()["properties"][table]["items"]
     props: dict[str, Any] = {}
-    for node in [items, *items.get("allOf", [])]:
-        node = schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node
-        props |= node.get("properties", {})
+    for node in [*items.get("allOf", []), items]:
+        props |= (defs[node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node).get("properties", {})
 
-    def dtype(node: dict[str, Any]) -> str:
+    def kinds(node: dict[str, Any]) -> set[str]:
+        if "$ref" in node:
+            return {"number"} if node["$ref"] == REAL else kinds(defs[node["$ref"].rsplit("/", 1)[-1]])
+        if "enum" in node:
+            return {"string"}
         kind = node.get("type")
-        return ("bool" if kind == "boolean" else "float64" if kind == "number" or node.get("$ref") == REAL
-                else "object")
+        out = set(kind) if isinstance(kind, list) else {kind} if kind else set()
+        for branch in node.get("oneOf", []) + node.get("anyOf", []):
+            out |= kinds(branch)
+        return out
 
-    return {name: dtype(props.get(name, {})) for name in items.get("required", [])}
+    def dtype(k: set[str]) -> str:
+        """As pandas infers it from filled records: None makes a number column float64 and leaves text str."""
+        if "null" in k:
+            rest = k - {"null"}
+            return "float64" if rest and rest <= {"integer", "number"} else "str" if rest == {"string"} else "object"
+        return {"boolean": "bool", "integer": "int64", "number": "float64", "string": "str"}.get(
+            next(iter(k)), "object") if len(k) == 1 else "float64" if k <= {"integer", "number"} else "object"
+
+    names = [*items.get("required", []), *(k for k in props if k not in items.get("required", []))]
+    return {name: dtype(kinds(props.get(name, {}))) for name in names}
 
 
 def decoded(doc: Any, schema: dict[str, Any]) -> Any:

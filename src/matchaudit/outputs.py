@@ -134,6 +134,9 @@ def check_report(results_json: Path, report: Path | str | None, inputs: Iterable
     replaces an input (results.json, the sections, ``inputs``), a file of the audit's set, or a file that no
     earlier report wrote. Returns the destination and its set."""
     target, command = report_destination(results_json, report)
+    if command == "report" and target.name == "report.html" and (target.parent / "results.json").is_file():
+        raise InputError(f"{target.parent} holds another audit's results.json: a report.html of this audit there "
+                         "would be read as that audit's report. Give another file or folder.", param=param)
     reserved = [] if command == "audit" else [results_json.parent / name for name in SETS["audit"]]
     check(target.parent, command, [results_json, *inputs], (target.name,), param, reserved)
     return target, command

@@ -79,9 +79,10 @@ class Audit:
     command: str | None = None  # what made it, as results.json records it (None: this process, until saved)
     version: str | None = None  # the matchaudit that computed it (None: this one)
     missing_arrays: str | None = None  # why its figures cannot be drawn (loaded without curves.npz), else None
+    det_scale: DetScale | None = None  # the DET figures' axes when saved (None: not saved yet, probit)
 
     @classmethod
-    def load(cls, path: str | Path, curves: bool = True) -> "Audit":
+    def load(cls, path: str | Path, curves: bool = True) -> Audit:
         """The audit that :meth:`save` wrote into ``path`` (the folder, or its results.json): the same tables,
         arrays and figures, and :meth:`save` writes the same results.json again (:mod:`matchaudit.report.stored`).
         ``curves=False``: the tables only, without reading curves.npz (what a report of the saved figures needs)."""
@@ -195,8 +196,12 @@ class Audit:
             return target
         if near.size == 1:
             return float(near[0])
+        if not have.size:  # e.g. balanced weighting of data without identities: skipped (a warning says why)
+            held = list(dict.fromkeys(ops.loc[ops["kind"] == kind, "weighting"]))
+            raise InputError(f"this audit has no {what}s with {weighting} weighting (it has them with "
+                             f"{', '.join(held) or 'none'}).", param="weighting")
         raise InputError(f"{what} {target!r} with {weighting} weighting is not in this audit "
-                         f"(it has {have.tolist()}, weightings {list(self.config.weightings)}).", param=param)
+                         f"(it has {have.tolist()}).", param=param)
 
     def _point(self, kind: str, target: float, weighting: Weighting) -> pd.DataFrame:
         target = self._target(kind, target, weighting)
@@ -293,31 +298,35 @@ class Audit:
         return as_document({"matchaudit_version": self.version or __version__,
                             "command": command or self.command or "matchaudit.audit", **self.to_dict()})
 
-    def save(self, out: str | Path, command: str | None = None, det_scale: DetScale = "probit",
+    def save(self, out: str | Path, command: str | None = None, det_scale: DetScale | None = None,
              figures: bool = True) -> dict[str, Path]:
         """Write ``results.json`` (schema-checked), the CSV tables, ``curves.npz`` (the arrays behind the figures,
         so :meth:`load` gets them back) and, with ``figures``, one DET figure per weighting (``det_scale``: probit
-        or log-log axes), one of FMR and FNMR against the threshold, the APE curves and the score distributions into
-        ``out`` (created if missing) as one set: a re-run replaces the previous set, an interrupted one leaves it
-        untouched, and a file there that an earlier audit did not write (or that was changed since) is never
-        replaced: InputError before anything is written (:mod:`matchaudit.outputs`); return the paths written.
-        ``command`` is recorded in ``results.json`` (default: :attr:`command`, else ``"matchaudit.audit"``) and
-        becomes :attr:`command`.
-        Drawing the figures is most of the time a small audit takes to save."""
+        or log-log axes; default :attr:`det_scale`, else probit), one of FMR and FNMR against the threshold, the APE
+        curves and the score distributions into ``out`` (created if missing) as one set: a re-run replaces the
+        previous set, an interrupted one leaves it untouched, and a file there that an earlier audit did not write (or
+        that was changed since) is never replaced: InputError before anything is written (:mod:`matchaudit.outputs`);
+        return the paths written. ``command`` is recorded in ``results.json`` (default: :attr:`command`, else
+        ``"matchaudit.audit"``); it and ``det_scale`` become the audit's own. Drawing the figures is most of the time a
+        small audit takes to save."""
         from matchaudit.report.results import write_results
         from matchaudit.report.stored import ARRAYS, write_arrays
 
-        if figures and self.missing_arrays:
+        out = Path(checks.path(out, "out"))
+        if command is not None and (not isinstance(command, str) or not command.strip()):
+            raise InputError(f"command {command!r}: give the command that made the audit, as text (or leave it out).",
+                             param="command")
+        scale = checks.choice(det_scale or self.det_scale or "probit", DetScale, "det_scale")
+        if checks.flag(figures, "figures") and self.missing_arrays:
             raise InputError(f"figures cannot be drawn: {self.missing_arrays}; save with figures=False.",
                              param="figures")
-        out = Path(out)
         with staged(out, "audit") as tmp:  # the whole set or nothing (:mod:`matchaudit.outputs`)
             paths = write_results(self.document(command), self.exact.det, tmp)
             if not self.missing_arrays:
-                paths["curves"] = write_arrays(self, tmp / ARRAYS)
+                paths["curves"] = write_arrays(self, tmp / ARRAYS, scale)
             if figures:
-                paths.update(self._figures(tmp, det_scale))
-        self.command = command or self.command
+                paths.update(self._figures(tmp, scale))
+        self.command, self.det_scale = command or self.command, scale
         return {k: out / Path(p).relative_to(tmp) for k, p in paths.items()}
 
     def _figures(self, tmp: Path, det_scale: DetScale) -> dict[str, Path]:
@@ -336,7 +345,7 @@ class Audit:
                      [s for s in self.exact.curve_summaries if s["weighting"] == w],
                      f"DET per group{', log-log' if det_scale == 'log' else ''} ({w} weighting; accept iff s "
                      f"{config.rule} t{band_note})", paths[f"det_{w}"], bands=wb,
-                     scale=checks.choice(det_scale, DetScale, "det_scale"))
+                     scale=det_scale)
             paths[f"thresholds_{w}"] = plot_rates_vs_threshold(
                 [c for c in self.exact.det if c["weighting"] == w],
                 [p for p in self.exact.operating_points if p["weighting"] == w],

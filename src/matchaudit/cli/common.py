@@ -38,7 +38,7 @@ FLAGS = {
     "unit": "--unit", "variance": "--variance", "studentize": "--studentize", "genuine": "--genuine",
     "impostor": "--impostor", "group_by": "--group-by", "backend": "--backend", "workers": "--workers",
     "scheduler": "--scheduler", "sampler": "--sampler", "id_col": "--id-col", "identity_col": "--identity-col",
-    "score_col": "--score-col", "label_col": "--label-col", "metadata_key": "--metadata-key",
+    "score_col": "--score-col", "label_col": "--label-col", "group_col": "--group-col", "metadata_key": "--metadata-key",
     "embedding_cols": "--embedding-col", "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score",
     "group": "--group", "roc_methods": "--roc-methods", "fixed_methods": "--fixed-methods",
     "group_kappas": "--group-kappas", "dim": "--dim", "embeddings_path": "--embeddings",
@@ -142,7 +142,7 @@ def folder_path(value: str | Path) -> Path:
     """The parser of every ``--out`` folder: an empty value is refused (Typer would read '' as '.', and a run wrote
     its outputs into the current directory)."""
     if not str(value).strip():
-        raise typer.BadParameter("an empty path; give a folder, e.g. --out results.")
+        raise typer.BadParameter("an empty path; give a folder (e.g. results) or a file.")
     return Path(value)
 
 

@@ -190,7 +190,7 @@ def compare(
             raise InputError("give --test-resamples only (--n-permutations is its old name).")
         err_console.print("[yellow]Warning:[/] --n-permutations is now --test-resamples (removed in 1.0).",
                           highlight=False)
-        test_resamples = n_permutations
+        test_resamples = checks.integer(n_permutations, "n_permutations")
     res = ma_compare(a, b, fmr=floats(fmr, "--fmr"), ci_method=method, n_resamples=n_resamples,
                      test_resamples=test_resamples, seed=seed, level=level, threshold_impostors=threshold_impostors,
                      progress=not quiet)

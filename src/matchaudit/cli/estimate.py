@@ -121,6 +121,11 @@ def estimate(
             err_console.print(f"[bold red]Not converged:[/] {escape(str(e))} (options --warmup, --draws, "
                               "--label-col, --family)", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
+        except InputError as e:  # the library's arrays are this table's columns
+            column = {"scores": "score_col", "groups": "group_col", "labels": "label_col"}.get(e.param or "")
+            if column is None:
+                raise
+            raise InputError(str(e), param=column) from None
     if note:
         est.limits.append(note)
     doc = est.to_dict()

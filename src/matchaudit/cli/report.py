@@ -8,14 +8,14 @@ import typer
 from rich.markup import escape
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import err_console, report_file, user_errors
+from matchaudit.cli.common import err_console, folder_path, report_file, user_errors
 from matchaudit.errors import InputError
 
 
 @app.command("report")
 @user_errors
 def report(
-    results: Path = typer.Argument(..., help="results.json written by `matchaudit audit`, or its --out directory (figures are read beside it)."),
+    results: Path = typer.Argument(..., parser=folder_path, help="results.json written by `matchaudit audit`, or its --out directory (figures are read beside it)."),
     out: str = typer.Option(None, "--out", help="HTML file to write, or a folder (an existing one, or a path ending in '/') for report.html in it (default: report.html beside results.json). An existing file is replaced only if it is an earlier matchaudit report."),
     compare: Path = typer.Option(None, "--compare", help="compare.json of `matchaudit compare` to include (default: one beside results.json)."),
     estimate: Path = typer.Option(None, "--estimate", help="estimate.json of `matchaudit estimate` to include (default: one beside results.json)."),
@@ -34,7 +34,7 @@ def report(
     from matchaudit.report.html import write_report
     from matchaudit.report.results import results_file
 
-    results = results_file(results)  # or the audit's --out directory
+    results = results_file(results, "results")  # or the audit's --out directory
     if not results.is_file():
         raise InputError(f"{results}: no such results file; run `matchaudit audit ... --out DIR` first.")
     for name, path in (("--compare", compare), ("--estimate", estimate)):

@@ -177,27 +177,29 @@ def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray
     s = np.asarray(scores, dtype=float)
     g = np.asarray(groups).astype(str)
     if s.ndim != 1 or g.shape != s.shape:
-        raise InputError(f"scores and groups must be 1-D and equally long (got {s.shape} and {g.shape})")
+        raise InputError(f"scores and groups must be 1-D and equally long (got {s.shape} and {g.shape})",
+                         param="groups")
     if not s.size:
-        raise InputError("no scores: a label-free estimate needs at least 100 pairs per group.")
+        raise InputError("no scores: a label-free estimate needs at least 100 pairs per group.", param="scores")
     bad = np.flatnonzero(~np.isfinite(s))
     if bad.size:
         raise InputError(f"{bad.size} scores are missing or not finite (rows {listing(bad.tolist())}); "
-                         "failures to acquire must be handled before a label-free estimate")
+                         "failures to acquire must be handled before a label-free estimate", param="scores")
     y = np.full(s.shape, np.nan) if labels is None else partial_labels(labels, Where("labels"))
     if y.shape != s.shape:
-        raise InputError(f"labels must be as long as scores ({y.shape} vs {s.shape})")
+        raise InputError(f"labels must be as long as scores ({y.shape} vs {s.shape})", param="labels")
     odd = np.flatnonzero(~np.isnan(y) & (y != 0) & (y != 1))
     if odd.size:
-        raise InputError(f"labels must be 0, 1 or missing; rows {listing(odd.tolist())} are not")
+        raise InputError(f"labels must be 0, 1 or missing; rows {listing(odd.tolist())} are not", param="labels")
     names, counts = np.unique(g, return_counts=True)
     small = names[counts < 100]
     if small.size:
-        raise InputError(f"groups with fewer than 100 pairs cannot support a mixture fit: {listing(small.tolist())}")
+        raise InputError(f"groups with fewer than 100 pairs cannot support a mixture fit: {listing(small.tolist())}",
+                         param="groups")
     flat = [str(n) for n in names if np.ptp(s[g == n]) == 0]
     if flat:
         raise InputError(f"every score is identical within group(s) {listing(flat)}: two score distributions cannot "
-                         "be told apart. Check the score column (a constant or a copied column?).")
+                         "be told apart. Check the score column (a constant or a copied column?).", param="scores")
     one_class = [f"{n} (all {int(m.sum()):,} labelled {'matches' if y[m][0] == 1 else 'non-matches'})"
                  for n in names for m in [g == n] if not np.isnan(y[m]).any() and np.ptp(y[m]) == 0]
     if one_class:

@@ -23,19 +23,29 @@ def read_json(path: Path, what: str, param: str | None = None) -> dict[str, Any]
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{path}: no such file; give the {what}.", param=param) from None
+    except PermissionError as e:
+        raise InputError(f"{path}: cannot be read ({e.strerror}); give the {what}.", param=param) from None
     except (UnicodeDecodeError, IsADirectoryError, json.JSONDecodeError) as e:
         where = f" ({e.msg}, line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
         raise InputError(f"{path}: not a JSON file{where}; give the {what} (is it truncated?).", param=param) from None
+    except OSError as e:  # a link loop, a name too long, an I/O error
+        raise InputError(f"{path}: cannot be read ({e.strerror or e}); give the {what}.", param=param) from None
     if not isinstance(doc, dict):
         raise InputError(f"{path}: holds a JSON {type(doc).__name__}, not the {what}.", param=param)
     return doc
 
 
-def results_file(path: Path) -> Path:
+def results_file(path: Path, param: str | None = None) -> Path:
     """An audit's ``results.json``: ``path`` itself, or the one inside ``path`` when it is the audit's ``--out``
-    directory (the report took the directory, ``--thresholds-from`` said "not a JSON file")."""
-    inside = Path(path) / "results.json"
-    return inside if Path(path).is_dir() and inside.is_file() else Path(path)
+    directory (the report took the directory, ``--thresholds-from`` said "not a JSON file"); an InputError for a
+    folder without one (``param``: the argument that named it)."""
+    path = Path(path)
+    if path.is_dir():
+        if not (path / "results.json").is_file():
+            raise InputError(f"{path}: a folder without results.json; give the folder `matchaudit audit --out` wrote, "
+                             "or its results.json.", param=param)
+        return path / "results.json"
+    return path
 
 
 def load_results(path: Path, param: str | None = None) -> dict[str, Any]:

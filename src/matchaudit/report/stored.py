@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from matchaudit import checks
 from matchaudit.auditing.options import IntervalOptions, TestOptions
 from matchaudit.errors import InputError
 from matchaudit.estimators.calibration import CalibrationResult
@@ -60,11 +61,12 @@ def _digest(results_json: Path) -> str:
     return hashlib.sha256(results_json.read_bytes()).hexdigest()
 
 
-def write_arrays(audit: Audit, path: Path) -> Path:
+def write_arrays(audit: Audit, path: Path, det_scale: str) -> Path:
     """``curves.npz`` of ``audit`` at ``path`` (module doc), beside the results.json just written for it, whose
-    SHA-256 it records: arrays of another audit are never drawn as this one's."""
+    SHA-256 it records (arrays of another audit are never drawn as this one's), with the figures' ``det_scale``."""
     cal, dist = audit.calibration_result, audit.distribution_result
-    layout = {"results_json": _digest(path.parent / "results.json"), "det": audit.exact.det, "bands": audit.bands,
+    layout = {"results_json": _digest(path.parent / "results.json"), "det_scale": det_scale, "det": audit.exact.det,
+              "bands": audit.bands,
               "calibration": None if cal is None else {**asdict(cal), "records": None},
               "distributions": None if dist is None else {**asdict(dist), "records": None}}
     arrays: list[np.ndarray] = []
@@ -73,17 +75,40 @@ def write_arrays(audit: Audit, path: Path) -> Path:
     return path
 
 
-def _read_arrays(path: Path) -> dict[str, Any] | None:
+def _read_arrays(path: Path, results_json: Path) -> dict[str, Any] | None:
     """The structures of ``curves.npz`` at ``path``, or None when there is none (an audit saved by a matchaudit
-    before 0.x, or a folder that lost it)."""
-    if not path.is_file():
+    before 0.x, or a folder that lost it); an InputError when it is not one of matchaudit's, or not the one written
+    with ``results_json``."""
+    if not path.exists() and not path.is_symlink():
         return None
     try:
         with np.load(path, allow_pickle=False) as npz:
-            return _unpack(json.loads(str(npz["layout"])), {k: npz[k] for k in npz.files})
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
-        raise InputError(f"{path}: not a curves.npz written by matchaudit ({e}); re-run the audit.",
-                         param="path") from None
+            stored = _unpack(json.loads(str(npz["layout"])), {k: npz[k] for k in npz.files})
+        _check_layout(stored)
+    except OSError as e:
+        raise InputError(f"{path}: cannot be read ({e.strerror or e}).", param="path") from None
+    except (ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as e:
+        raise InputError(f"{path}: not a curves.npz written by matchaudit ({e}); move it away to load the tables "
+                         "alone, or re-run the audit.", param="path") from None
+    if stored["results_json"] != _digest(results_json):
+        raise InputError(f"{path} was not written with {results_json} (another audit's, or results.json was changed "
+                         "since): move it away to load the tables alone, or re-run the audit.", param="path")
+    return stored
+
+
+def _check_layout(stored: Any) -> None:
+    """A ValueError unless ``stored`` has the structures :func:`write_arrays` writes (curves as 1-D arrays of one
+    length per curve)."""
+    if not isinstance(stored, dict) or not {"results_json", "det", "bands", "calibration", "distributions"} <= set(
+            stored):
+        raise ValueError("its layout lacks the audit's structures")
+    for c in stored["det"]:
+        arrays = [c["threshold"], c["fmr"], c["fnmr"]]
+        if not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.shape == arrays[0].shape for a in arrays):
+            raise ValueError("a DET curve is not three arrays of one length")
+    for b in stored["bands"]:
+        if not all(isinstance(b[k], np.ndarray) for k in ("fmr", "estimate", "lower", "upper")):
+            raise ValueError("a DET band is not arrays")
 
 
 def _config(doc: dict[str, Any]) -> AuditConfig:
@@ -100,30 +125,40 @@ def _options(kind: type, recorded: dict[str, Any] | None) -> Any:
     return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
 
 
-def load_audit(path: str | Path, curves: bool = True) -> Audit:
+def load_audit(path: Any, curves: Any = True) -> Audit:
     """The :class:`Audit` saved in ``path`` (the folder :meth:`Audit.save` wrote, or its results.json): every
     table from results.json (schema-checked, non-finite numbers as floats), the arrays from ``curves.npz`` beside
     it (with ``curves``). Without them the tables load and :attr:`Audit.missing_arrays` says why no figure can be
-    redrawn."""
+    redrawn. Anything that cannot be read back is an InputError naming the file."""
+    curves = checks.flag(curves, "curves")
+    source = results_file(Path(checks.path(path, "path")), "path")
+    doc = load_results(source, "path")
+    stored = _read_arrays(source.parent / ARRAYS, source) if curves else None
+    try:
+        return _rebuild(doc, stored, curves, source)
+    except (InputError, KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise InputError(f"{source}: its records cannot be read back into an audit ({e}); re-run the audit or give "
+                         "its unmodified output.", param="path") from None
+
+
+def _rebuild(doc: dict[str, Any], stored: dict[str, Any] | None, curves: bool, source: Path) -> Audit:
     from matchaudit.auditing.core import Audit
 
-    source = results_file(Path(path))
-    doc = load_results(source, "path")
     config = doc["config"]
     exact = AuditResult(_config(config), {**doc["summary"], "warnings": list(doc["summary"]["warnings"])},
                         *(doc[t] for t in _RESULT_TABLES))
-    stored = _read_arrays(source.parent / ARRAYS) if curves else None
-    if stored is not None and stored["results_json"] != _digest(source):
-        raise InputError(f"{source.parent / ARRAYS} was not written with {source} (another audit's, or results.json "
-                         f"was changed since): move it away to load the tables alone, or re-run the audit.",
-                         param="path")
+    missing = (None if stored is not None else "loaded without its curves (curves=False)" if not curves
+               else f"{source.parent / ARRAYS} is missing (the audit was saved by an older matchaudit, or the file was "
+               "removed): its figures cannot be redrawn")
     audit = Audit(exact, _options(IntervalOptions, config.get("intervals")), _options(TestOptions, config.get("tests")),
-                  command=doc["command"], version=doc["matchaudit_version"],
-                  missing_arrays=None if stored is not None else "loaded without its curves (curves=False)" if not curves
-                  else f"{source.parent / ARRAYS} is missing (the audit was saved by an older matchaudit, or the file "
-                  "was removed): its figures cannot be redrawn")
+                  command=doc["command"], version=doc["matchaudit_version"], missing_arrays=missing,
+                  det_scale=stored["det_scale"] if stored is not None else None)
     for key, name in _AUDIT_TABLES.items():
         setattr(audit, name, doc.get(key))
+    for records, options, what in ((audit.interval_records, audit.interval_options, "intervals"),
+                                   (audit.test_records, audit.test_options, "tests")):
+        if (records is None) != (options is None):
+            raise ValueError(f"{what} and config.{what} go together")
     exact.det, audit.bands = (stored["det"], stored["bands"]) if stored is not None else ([], [])
     for key, kind, name in (("calibration", CalibrationResult, "calibration_result"),
                             ("score_distributions", DistributionResult, "distribution_result")):
@@ -144,6 +179,8 @@ def _analysis(kind: type, records: list[dict[str, Any]], stored: dict[str, Any] 
                    "operating_points": tuple(map(tuple, fields["operating_points"])), "groups": tuple(fields["groups"])}
                   if calibration else {"histograms": tuple(Histogram(**h) for h in fields["histograms"])})
         return kind(**{**fields, **arrays, "records": tuple(records)})
+    if not records:
+        raise ValueError("an empty table of calibration or score distributions")
     first = records[0]
     common = {"records": tuple(records), "method": first["method"], "level": first["level"],
               "n_resamples": first["n_resamples"], "seed": options.seed if options is not None else 0}
