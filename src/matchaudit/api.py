@@ -17,7 +17,7 @@ from matchaudit.estimators.equivalence import EquivalenceResult, RateName, Scale
 from matchaudit.estimators.matching_tests import METRICS, Comparisons, matching_all_groups_test, matching_group_test
 from matchaudit.estimators.classifier import AllGroupsResult
 from matchaudit.estimators.permutation import PermutationTestResult
-from matchaudit.estimators.planning import Protocol, design_protocol
+from matchaudit.protocols import Protocol, design_protocol
 from matchaudit.model import MatchData
 from matchaudit.pairings import check_spec
 from matchaudit.scores import tile_cache
