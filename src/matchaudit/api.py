@@ -14,7 +14,8 @@ from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.compare import SCHEMES, ModelComparison, compare_models
 from matchaudit.estimators.equivalence import EquivalenceResult, RateName, Scale, equivalence_test
-from matchaudit.estimators.matching_tests import METRICS, Comparisons, matching_all_groups_test, matching_group_test
+from matchaudit.auditing.matching_passes import matching_all_groups_test, matching_group_test
+from matchaudit.estimators.matching_tests import METRICS, Comparisons
 from matchaudit.estimators.classifier import AllGroupsResult
 from matchaudit.estimators.permutation import PermutationTestResult
 from matchaudit.protocols import Protocol, design_protocol

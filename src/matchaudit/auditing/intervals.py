@@ -31,15 +31,17 @@ from typing import Any, Callable
 import numpy as np
 
 from matchaudit import resampling as rs
+from matchaudit.definitions import Alternative, Rule
 from matchaudit.errors import InputError
 from matchaudit.engine import Backend, Counts, build_grid, identity_counts, run
 from matchaudit.engine import chunks
+from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.progress import PASS_UNIT, Meter
 from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.closed_forms import closed_form
-from matchaudit.estimators.cross_group_intervals import cross_group_intervals
+from matchaudit.estimators import cross_group_intervals as cg
 from matchaudit.estimators.studentized import STUDENTIZED
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
@@ -310,10 +312,23 @@ def cross_group_method(options: IntervalOptions) -> str:
     return "wilson" if first == "jackknife" else first
 
 
+def cross_group_intervals(data: MatchData, thresholds, rule: Rule = ">=", method: str = "wilson",
+                          level: float = 0.95, alternative: Alternative = "two-sided", block_rows: int = 2048
+                          ) -> dict[cg.Cell, iv.IntervalResult]:
+    """The pooled FMR interval of every cell ``(a, b)``, ``a <= b``, of the cross-group matrix at each of
+    ``thresholds`` (accept iff ``score rule t``), keyed ``(threshold index, a, b)``: the identity counts there and,
+    for listed data, the impostor comparisons per identity pair, then :func:`~matchaudit.estimators.
+    cross_group_intervals.cell_intervals`. Needs identities (an :class:`InputError` otherwise)."""
+    cg.check_identities(data)
+    ic = identity_counts(data, np.atleast_1d(np.asarray(thresholds, np.float64)), rule, block_rows=block_rows)
+    pairs = None if data.protocol == "all-pairs" else impostor_pair_counts(data, block_rows)
+    return cg.cell_intervals(data, ic, pairs, method, level, alternative)
+
+
 def add_cross_group_intervals(data: MatchData, result: AuditResult, options: IntervalOptions | None) -> list[str]:
     """Give every ``result.cross_group_fmr`` record the :data:`CROSS_GROUP_FIELDS`: on pooled records, with
     ``options``, the closed-form identity-clustered interval of the cell at the record's threshold
-    (:func:`~matchaudit.estimators.cross_group_intervals.cross_group_intervals`, method :func:`cross_group_method`,
+    (:func:`cross_group_intervals`, method :func:`cross_group_method`,
     the options' level and sidedness; at an FMR or FNMR target the threshold is taken as fixed). None elsewhere,
     so that tables keep stable columns: without ``options``, without identities (a warning, returned), on cells
     without comparisons, and on identity-balanced records (the balanced rate has no closed form here)."""
