@@ -47,6 +47,7 @@ from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import IDENTITY_SOURCES, MatchData, view_names
 from matchaudit.pairings import reference_pairs
+from matchaudit.auditing.class_passes import balanced_counts, v_statistic
 from matchaudit.auditing.options import IntervalOptions
 from matchaudit.auditing.replicates import (ExactPoints, Studentizer, TargetStudentizer, ZeroBounds,
                                             bootstrap_records, det_bands, reducer, within_variances)
@@ -209,8 +210,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
             scheme = _scheme(method, options.seed)
             if weighting == "pooled":
                 return lambda reps: pooled(reps, scheme, meter)
-            return lambda reps: balanced.balanced_counts(data, scheme, reps, grid, config.threshold_impostors,
-                                                         thresholds, meter)
+            return lambda reps: balanced_counts(data, scheme, reps, grid, config.threshold_impostors, thresholds,
+                                                meter)
 
         if "pooled" in plans:
             plug, stats = chunks.reduce_in_chunks(
@@ -224,7 +225,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                 reducer("balanced", config, thresholds, options.det_points))
     v = None
     if boot_method in RECENTRED:
-        v = bs.v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
+        v = v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
     records: list[dict[str, Any]] = []
     bands: list[dict[str, Any]] = []
     if fixed_method in iv.CLOSED_FORM and "pooled" in plans:
