@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from matchaudit.estimators import vmf_truth
-from matchaudit.estimators.equivalence import equivalence_test
+from matchaudit.auditing.equivalence import equivalence_test
 from matchaudit.simulation import GroupSpec, simulate_vmf
 
 
