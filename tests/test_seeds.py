@@ -13,7 +13,7 @@ from matchaudit import checks, rng
 from matchaudit import resampling as rs
 from matchaudit.cli import app
 from matchaudit.errors import InputError
-from matchaudit.estimators.coverage import CoverageConfig, run_coverage
+from matchaudit.studies.coverage import CoverageConfig, run_coverage
 from matchaudit.protocols import design_protocol, random_protocol
 from matchaudit.simulation import VmfPopulation, simulate_vmf
 
