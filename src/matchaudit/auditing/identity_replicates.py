@@ -29,8 +29,8 @@ class IdentityReplicates:
             ) -> tuple[Counts, np.ndarray, np.ndarray]:
         """The plug-in counts, FNMR (R, T, 1+G) and achieved FMR (R, T, 1+G) at each replicate's own thresholds."""
         plug, x = chunks.reduce_in_chunks(
-            lambda reps: run(self.data, scheme, reps, grid=self.grid, fmr_targets=targets, threshold_impostors=threshold_impostors,
-                             progress=meter),
+            lambda reps: run(self.data, scheme, reps, grid=self.grid, fmr_targets=targets,
+                             threshold_impostors=threshold_impostors, progress=meter),
             self.n, self.chunk, lambda c: {"fnmr": bs.fnmr_at_targets(c), "fmr": bs.fmr_at_targets(c)})
         return plug, x["fnmr"], x["fmr"]
 

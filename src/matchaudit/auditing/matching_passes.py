@@ -3,10 +3,10 @@ which passes run, on which grid, labels and chunks, and in which order; the stat
 :mod:`matchaudit.estimators.matching_tests`'s, on the passes' outputs (#46 item 2).
 
 A fixed threshold (FNMR, FMR, FNMR at an FMR target set on all impostors) needs the identity counts there
-(:func:`cluster_terms`) and, at an FMR target, the plug-in thresholds of :class:`~matchaudit.estimators.
-clustered_rates.ThresholdError`'s window (:func:`threshold_sampling_error`); a threshold that moves with the labels (same-group
-impostors), AUC and EER need the engine's relabelled runs over a grid, chunked to the memory budget; ``se(T)`` by
-an identity bootstrap needs double-or-nothing runs.
+(:func:`cluster_terms`) and, at an FMR target, the plug-in thresholds of the threshold error's window
+(:func:`threshold_sampling_error`); a threshold that moves with the labels (same-group impostors), AUC and EER need
+the engine's relabelled runs over a grid, chunked to the memory budget; ``se(T)`` by an identity bootstrap needs
+double-or-nothing runs.
 """
 
 from __future__ import annotations

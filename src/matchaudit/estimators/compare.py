@@ -103,11 +103,15 @@ def check_method(method: str) -> None:
         raise InputError(f"method {method!r}: use one of {', '.join(SCHEMES)}.")
 
 
-def paired_records(targets: np.ndarray, a: tuple[Counts, np.ndarray, np.ndarray], b: tuple[Counts, np.ndarray, np.ndarray],
-                   *, method: str, n_resamples: int, seed: int, level: float) -> tuple[list[dict], dict]:
+Replicates = tuple[Counts, np.ndarray, np.ndarray]
+"""One model's identity bootstrap: plug-in counts, FNMR (R, T, 1+G), achieved FMR (R, T, 1+G)."""
+
+
+def paired_records(targets: np.ndarray, a: Replicates, b: Replicates, *, method: str, n_resamples: int, seed: int,
+                   level: float) -> tuple[list[dict], dict]:
     """Percentile intervals of model A - model B from the two models' paired identity-bootstrap replicates at the
-    FMR ``targets``: ``a``, ``b`` each (plug-in counts, FNMR (R, T, 1+G), achieved FMR (R, T, 1+G)) at each
-    replicate's own thresholds, drawn with the same scheme and seed.
+    FMR ``targets``: ``a``, ``b`` each :data:`Replicates` at each replicate's own thresholds, drawn with the same
+    scheme and seed.
 
     Records: FNMR@FMR per target for ``all`` and each group, and (two or more groups) each fairness measure
     of the groups' (FMR, FNMR) at the target. Returns the records and the replicate differences (R-1, ...).
@@ -237,5 +241,5 @@ def swap_test(arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], sb:
                                      "seed": seed, "se_from": "paired identity bootstrap"})
 
 
-__all__ = ["ModelComparison", "SCHEMES", "check_method", "check_paired", "comparison_arrays", "contenders",
-           "fnmr_at_fmr_scores", "paired_records", "swap_test"]
+__all__ = ["ModelComparison", "Replicates", "SCHEMES", "check_method", "check_paired", "comparison_arrays",
+           "contenders", "fnmr_at_fmr_scores", "paired_records", "swap_test"]
