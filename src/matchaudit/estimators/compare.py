@@ -30,7 +30,7 @@ from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.encoding import jsonable
 from matchaudit.estimators.permutation import PermutationTestResult, permutation_test
-from matchaudit.definitions import Rule, ThresholdImpostors, max_accepted
+from matchaudit.definitions import ThresholdImpostors, max_accepted
 from matchaudit.pairings import reference_pairs
 from matchaudit.model import IDENTITY_SOURCES, DenseBlock, MatchData
 from matchaudit.progress import Meter

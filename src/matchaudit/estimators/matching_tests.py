@@ -22,10 +22,10 @@ Metrics (per group ``a``: its identities' genuine comparisons, its same-group im
 Studentization (:mod:`matchaudit.estimators.permutation`): ``True`` (own variance per relabelling),
 ``"permutation-sd"`` (``T / se(T)`` against ``T_pi / sd(T_pi)``; ``se(T)`` from the clustered variance or
 an identity bootstrap: ``variance="bootstrap"``, double-or-nothing weights through the engine) or ``False``.
-Two groups of identities are independent, so ``Var(T) = Var_a + Var_b``. The passes behind a test (the identity counts,
-the relabelled and bootstrap engine runs) are made by :mod:`matchaudit.auditing.matching_passes`, which hands their
-outputs to the functions here (:func:`setup`, :func:`fixed_rates`, :func:`relabelled_rates`, :func:`statistics`).
-The clustered rates under any labelling
+Two groups of identities are independent, so ``Var(T) = Var_a + Var_b``. The passes behind a test (the identity
+counts, the relabelled and bootstrap engine runs) are made by :mod:`matchaudit.auditing.matching_passes`, which hands
+their outputs to the functions here (:func:`setup`, :func:`fixed_rates` or :func:`side_metric` and
+:func:`fnmr_variances`, :func:`bootstrap_variance`, :func:`statistics`). The clustered rates under any labelling
 are :mod:`matchaudit.estimators.clustered_rates`; which pairs get no p-value ("not testable") and which verdicts carry
 a caveat, :mod:`matchaudit.estimators.testability`.
 """
