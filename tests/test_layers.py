@@ -140,10 +140,29 @@ def test_no_import_cycle_between_units():
     assert not cycles, f"units importing each other, directly or through others: {cycles}"
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def test_no_private_name_crosses_modules():
-    found = sorted(f"{i.source}:{i.line} imports {i.target}.{i.name}" for i in imports()
-                   if i.name and i.name.startswith("_") and not i.name.startswith("__") and i.target != i.source)
-    assert not found, "private names imported from another module:\n" + "\n".join(found)
+    """Neither ``from module import _name`` nor ``module._name`` on an imported matchaudit module."""
+    found = [f"{i.source}:{i.line} imports {i.target}.{i.name}" for i in imports()
+             if i.name and _private(i.name) and i.target != i.source]
+    for path in sorted(ROOT.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        targets = _targets(path)
+        modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                   if isinstance(n, (ast.Import, ast.ImportFrom))
+                   for a in n.names if f"{getattr(n, 'module', None) or ''}.{a.name}".lstrip(".") in targets}
+        found += [f"{_module(path)}:{n.lineno} reads {n.value.id}.{n.attr}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in modules
+                  and _private(n.attr)]
+    assert not found, "private names of another module:\n" + "\n".join(sorted(found))
+
+
+def _targets(path: Path) -> set[str]:
+    """The matchaudit modules ``path`` imports as modules (``import m``, ``from package import m``)."""
+    return {i.target for i in imports() if i.source == _module(path) and i.name is None}
 
 
 def test_no_estimator_runs_a_pass():
