@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from matchaudit.estimators.coverage import CoverageConfig, markdown, pivot, run_coverage
+from matchaudit.studies.coverage import CoverageConfig, markdown, pivot, run_coverage
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """#43 item 3, the level_df study's measurements, outside the library: :func:`matching_statistics` runs
-``matching_tests.matching_statistics`` unchanged while recording what it computes (by wrapping, for the call only,
-``_Design.of`` for the sides, ``relabellings`` for the relabelled labels, ``ClusterTerms.at`` for the identity terms,
+``matching_passes.matching_statistics`` unchanged while recording what it computes (by wrapping, for the call only,
+``Design.of`` for the sides, ``relabellings`` for the relabelled labels, ``ClusterTerms.of`` for the identity terms,
 ``_log_ratio`` for the observed and relabelled rates, variances, squared shares and comparisons, and
 ``ThresholdError.pair_terms`` for the threshold's term on the log scale), then adds to ``details``:
 
@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import numpy as np
 
 sys.path.insert(0, "src")
+from matchaudit.auditing import matching_passes  # noqa: E402
 from matchaudit.estimators import matching_tests as mt  # noqa: E402
 from matchaudit.estimators.clustered_rates import ClusterTerms, ThresholdError  # noqa: E402
 
@@ -28,9 +29,9 @@ from matchaudit.estimators.clustered_rates import ClusterTerms, ThresholdError  
 def _recording():
     """Wrap the library functions the study reads for the duration of one call; yields the record."""
     rec = {"design": [], "labels": [], "terms": [], "log_ratio": [], "pair_terms": []}
-    saved = {"log_ratio": mt._log_ratio, "relabellings": mt.relabellings, "design": mt._Design.__dict__["of"],
-             "at": ClusterTerms.__dict__["at"], "pair_terms": ThresholdError.pair_terms}
-    design_of, terms_at = mt._Design.of, ClusterTerms.at
+    saved = {"log_ratio": mt._log_ratio, "relabellings": mt.relabellings, "design": mt.Design.__dict__["of"],
+             "at": ClusterTerms.__dict__["of"], "pair_terms": ThresholdError.pair_terms}
+    design_of, terms_at = mt.Design.of, ClusterTerms.of
 
     def log_ratio(x, v, w, n, pairs):
         out = saved["log_ratio"](x, v, w, n, pairs)
@@ -59,21 +60,21 @@ def _recording():
         return out
 
     mt._log_ratio, mt.relabellings = log_ratio, relabellings
-    mt._Design.of, ClusterTerms.at = classmethod(of), classmethod(at)
+    mt.Design.of, ClusterTerms.of = classmethod(of), classmethod(at)
     ThresholdError.pair_terms = pair_terms
     try:
         yield rec
     finally:
         mt._log_ratio, mt.relabellings = saved["log_ratio"], saved["relabellings"]
-        mt._Design.of, ClusterTerms.at = saved["design"], saved["at"]
+        mt.Design.of, ClusterTerms.of = saved["design"], saved["at"]
         ThresholdError.pair_terms = saved["pair_terms"]
 
 
 def matching_statistics(data, metric, groups=None, **kw) -> mt.MatchingStatistics:
-    """``matching_tests.matching_statistics(data, metric, groups, **kw)`` with the study's ``details`` added:
+    """``matching_passes.matching_statistics(data, metric, groups, **kw)`` with the study's ``details`` added:
     ``df_variants``, ``study_ex0`` and ``pooled`` (see the module docstring)."""
     with _recording() as rec:
-        st = mt.matching_statistics(data, metric, groups, **kw)
+        st = matching_passes.matching_statistics(data, metric, groups, **kw)
     if rec["pair_terms"]:
         st.details["study_ex0"] = rec["pair_terms"][-1][0][0]
     fixed = metric in ("fnmr", "fmr") or (metric == "fnmr_at_fmr" and kw.get("threshold_impostors", "all") == "all")

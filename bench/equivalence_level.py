@@ -3,7 +3,7 @@
 Two groups of vMF identities (centroids uniform, so both groups' impostors follow the same law and the true
 threshold at an FMR target is exact: the cosine of two uniform directions has (1 + c) / 2 ~ Beta((d-1)/2,
 (d-1)/2)). Group A's concentrations are U[lo, hi]; group B's are U[c lo, c hi] with c solved so that the true FNMR
-ratio B / A at that threshold (quadrature, :mod:`matchaudit.estimators.vmf_truth`) is the chosen value. Every data
+ratio B / A at that threshold (quadrature, :mod:`matchaudit.studies.vmf_truth`) is the chosen value. Every data
 set draws new identities (the population question identity resampling answers). The test asks whether the FNMR
 ratio A / B lies within the margin:
 
@@ -24,8 +24,8 @@ import time
 import numpy as np
 from scipy.optimize import brentq
 
-from matchaudit.estimators import vmf_truth
-from matchaudit.estimators.equivalence import equivalence_test
+from matchaudit.studies import vmf_truth
+from matchaudit.auditing.equivalence import equivalence_test
 from matchaudit.simulation import GroupSpec, simulate_vmf
 
 

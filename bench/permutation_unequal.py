@@ -17,7 +17,7 @@ import numpy as np
 sys.path.insert(0, ".")
 from tests.test_matching_tests import correlated_clusters  # noqa: E402  (one generator)
 
-from matchaudit.estimators.matching_tests import matching_group_test  # noqa: E402
+from matchaudit.auditing.matching_passes import matching_group_test  # noqa: E402
 
 DESIGNS = [  # (label, identities A, identities B, concentration)
     ("120 independent vs 30, c = 1000 (near independent)", 120, 30, 1000.0),

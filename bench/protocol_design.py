@@ -1,5 +1,5 @@
 """Designed vs random comparison protocols: empirical SD of FNMR/FMR over fresh vMF data sets against the
-prediction from a pilot (``matchaudit.estimators.planning.protocol_study``).
+prediction from a pilot (``matchaudit.studies.planning.protocol_study``).
 
 Run from the repository root: ``.venv/bin/python bench/protocol_design.py [n_sets]``; prints markdown tables.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
-from matchaudit.estimators.planning import protocol_study
+from matchaudit.studies.planning import protocol_study
 from matchaudit.simulation import GroupSpec
 
 SCENARIOS = {

@@ -11,7 +11,7 @@ the true thresholds; levels 0.95 and 0.90. Each cell is one ``matchaudit coverag
 
 Per row: coverage, its binomial SE, the share of misses with the truth below the interval, the expected number
 of errors behind the estimate (truth rate x comparisons), the estimate's SD across data sets and the truth's own
-error against it (:mod:`matchaudit.estimators.vmf_truth`: FNMR at a given threshold is exact; under ``shared``
+error against it (:mod:`matchaudit.studies.vmf_truth`: FNMR at a given threshold is exact; under ``shared``
 FMR carries the impostor Monte Carlo's SE and ROC the FNMR error it causes through the threshold; ``fresh`` is
 exact throughout). ``ok``: within 1.5 points of nominal.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from matchaudit.estimators.coverage import CoverageConfig, run_coverage
+from matchaudit.studies.coverage import CoverageConfig, run_coverage
 
 OUT = Path("bench/results/regime_grid")
 METHODS = {"shared": (("recentered",), ("recentered", "wilson")),

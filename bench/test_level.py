@@ -27,7 +27,7 @@ from scipy.special import expit
 sys.path.insert(0, "src")
 sys.path.insert(0, "bench")
 import matchaudit as ma  # noqa: E402
-from matchaudit.estimators.matching_tests import matching_all_groups_test, matching_group_test  # noqa: E402
+from matchaudit.auditing.matching_passes import matching_all_groups_test, matching_group_test  # noqa: E402
 
 B = 199
 LEVEL = 0.05

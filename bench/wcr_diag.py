@@ -14,7 +14,7 @@ import numpy as np
 sys.path.insert(0, "bench")
 import wcr_level as W  # noqa: E402
 import test_level as tl  # noqa: E402
-from matchaudit.estimators.clustered_rates import ClusterTerms  # noqa: E402
+from matchaudit.auditing.matching_passes import cluster_terms  # noqa: E402
 
 DESIGNS = [d for d in W.TUNED + W.FMR + W.NEW if d[0].startswith(("150x3 indep vs 25x15 Beta(0.1", "150x3 indep vs 25x105",
                                                                    "60x6", "N3", "FMR 150x20", "FMR 60x40"))]
@@ -29,7 +29,7 @@ def main(n):
         for i in range(n):
             data = (tl.impostor_design(30_000 + i, groups, 0.05) if metric == "fmr"
                     else tl.genuine_design(30_000 + i, groups))
-            terms = ClusterTerms.at(data, 0.5, ">=")
+            terms = cluster_terms(data, 0.5, ">=")
             cap = {}
             orig = W.decide
 

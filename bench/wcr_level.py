@@ -40,8 +40,7 @@ from scipy.special import ndtri, stdtr
 sys.path.insert(0, "src")
 sys.path.insert(0, "bench")
 import test_level as tl  # noqa: E402
-from matchaudit.estimators.clustered_rates import ClusterTerms  # noqa: E402
-from matchaudit.estimators.matching_tests import matching_all_groups_test, matching_group_test  # noqa: E402
+from matchaudit.auditing.matching_passes import cluster_terms, matching_all_groups_test, matching_group_test  # noqa: E402
 
 LEVEL, B_PERM = 0.05, 199
 OUT = Path(sys.argv[3] if len(sys.argv) > 3 and sys.argv[3].endswith(".csv") else "bench/results/wcr_level.csv")
@@ -202,7 +201,7 @@ def one_set(data, metric, seed, B):
     else:
         res = matching_all_groups_test(data, metric, n_resamples=B_PERM, seed=seed, threshold=0.5, sparse_rule=False)
         cur = [float(r["pvalue"] <= LEVEL) for r in res.rows]
-    terms = ClusterTerms.at(data, 0.5, ">=")
+    terms = cluster_terms(data, 0.5, ">=")
     grp = data.identity_group
     rng = np.random.default_rng(10_000_000 + seed)
     outs = [wcr_pair(terms, grp, a, b, metric, rng, B) for a, b in combinations(range(G), 2)]

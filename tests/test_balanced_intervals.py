@@ -12,7 +12,8 @@ from matchaudit import resampling as rs
 from matchaudit.engine import build_grid, run
 from matchaudit.auditing import intervals as ai
 from matchaudit.estimators import bootstrap as bs
-from matchaudit.estimators.balanced import balanced_counts, unsupported
+from matchaudit.auditing.class_passes import balanced_counts, v_statistic
+from matchaudit.estimators.balanced import unsupported
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from tests.engine_reference import listed, make_data, score_matrix
 
@@ -127,7 +128,7 @@ def test_balanced_plug_in_equals_evaluate(rule, reference):
     # balanced V-statistic against the literal per-identity average
     pooled = run(data, rs.WithinIdentity(0), 0, grid=grid, fmr_targets=config.fmr_targets,
                     thresholds=config.thresholds, threshold_impostors=reference)
-    v = bs.v_statistic(data, pooled, config.thresholds, bal_t).balanced
+    v = v_statistic(data, pooled, config.thresholds, bal_t).balanced
     fn_v = bs.fnmr_v_at_targets(c, v)
     np.fill_diagonal(S, 1.0)
     rej = (lambda s, t: s < t) if rule == ">=" else (lambda s, t: s <= t)
@@ -240,7 +241,7 @@ def test_balanced_recentering_on_all_pairs_vmf_data():
     fnmr, _, _, _ = bs.rates_at_threshold(c, t)
     theta, reps = fnmr[0, 0], fnmr[1:, 0]
     pooled = run(data, rs.WithinIdentity(9), 0, grid=grid, thresholds=[t])
-    v = bs.v_statistic(data, pooled, [t], balanced_targets=[]).balanced
+    v = v_statistic(data, pooled, [t], balanced_targets=[]).balanced
     tv = 1 - v.threshold_genuine_accepted[0].sum() / c.genuine_total[0].sum()
     per_k = [(n - 1) / n for n in data.identity_sizes if n >= 2]
     assert len(set(per_k)) > 3  # unequal sizes: balanced and pooled differ

@@ -11,6 +11,7 @@ from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, run
 from matchaudit.estimators import bootstrap as bs
+from matchaudit.auditing.class_passes import v_statistic
 from matchaudit.auditing.intervals import compute_intervals
 from matchaudit.auditing.options import IntervalOptions
 from matchaudit.choices import INTERVAL_METHODS as METHODS
@@ -62,7 +63,7 @@ def test_v_statistic_equals_the_diagonal_keeping_average():
     data = make_data(seed=3)
     c = run(data, rs.WithinIdentity(1), 2, grid=build_grid(data, n_cells=16, thresholds=[0.3]), fmr_targets=[0.2, 0.05],
             thresholds=[0.3])
-    v = bs.v_statistic(data, c, [0.3])
+    v = v_statistic(data, c, [0.3])
     S = score_matrix(data)
     np.fill_diagonal(S, 1.0)  # self-score of cosine
     ident, grp = data.samples.identity, data.identity_group
@@ -88,7 +89,7 @@ def test_recentering_on_all_pairs_vmf_data():
     c = run(data, rs.WithinIdentity(9), 400, grid=build_grid(data, n_cells=256, thresholds=[t]), thresholds=[t])
     fnmr, _, _, _ = bs.rates_at_threshold(c, t)
     theta, reps = fnmr[0, 0], fnmr[1:, 0]
-    v = bs.v_statistic(data, c, [t])
+    v = v_statistic(data, c, [t])
     tv = 1 - v.threshold_genuine_accepted[0].sum() / c.genuine_total[0].sum()
     se = reps.std(ddof=1) / np.sqrt(reps.size)
     assert tv == pytest.approx(7 / 8 * theta)  # equal sizes: FNMR~ = (n-1)/n FNMR (no self-pair rejected)

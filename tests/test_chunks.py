@@ -94,8 +94,8 @@ def test_balanced_weighting_alone(data):
 def test_group_tests_and_model_comparison_in_chunks_are_unchanged(data, monkeypatch):
     """The permutation tests and the paired model comparison count their replicates in budgeted chunks too: the
     same p-values and intervals with 7 replicates per run as in one run."""
-    from matchaudit.estimators.compare import paired_bootstrap
-    from matchaudit.estimators.matching_tests import matching_all_groups_test
+    from matchaudit.auditing.model_comparison import paired_bootstrap
+    from matchaudit.auditing.matching_passes import matching_all_groups_test
 
     def both():
         t = [matching_all_groups_test(data, m, fmr_target=1e-2, n_resamples=49, seed=3,

@@ -8,8 +8,8 @@ import pytest
 from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings, from_scores
 from matchaudit.errors import InputError
-from matchaudit.estimators.compare import (check_paired, compare_models, contenders, fnmr_at_fmr_scores,
-                                           paired_bootstrap)
+from matchaudit.auditing.model_comparison import compare_models, paired_bootstrap
+from matchaudit.estimators.compare import check_paired, contenders, fnmr_at_fmr_scores
 from matchaudit.simulation import GroupSpec, simulate_vmf
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import pytest
 
-from matchaudit.estimators.coverage import CoverageConfig, coverage_tolerance, run_coverage, truth_fresh
+from matchaudit.studies.coverage import CoverageConfig, coverage_tolerance, run_coverage, truth_fresh
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,7 @@ import pytest
 import matchaudit as ma
 from matchaudit.estimators import intervals as iv
 from matchaudit.auditing.intervals import (CROSS_GROUP_FIELDS, IntervalOptions, add_cross_group_intervals,
-                                                  cross_group_method)
-from matchaudit.estimators.cross_group_intervals import cross_group_intervals
+                                           cross_group_intervals, cross_group_method)
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.model import MatchData, PairBlock
 from tests.engine_reference import listed, make_data, score_matrix

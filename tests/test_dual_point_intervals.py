@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import matchaudit as ma
-from matchaudit.estimators.matching_tests import matching_all_groups_test
+from matchaudit.auditing.matching_passes import matching_all_groups_test
 from matchaudit.estimators.dual_point import FMR, FNMR, dual_rates
 from matchaudit.estimators.score_views import Runner, materialise
 from matchaudit.metrics import calibration as cal

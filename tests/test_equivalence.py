@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import matchaudit as ma
-from matchaudit.estimators.equivalence import equivalence_tests, theta, tost
+from matchaudit.auditing.equivalence import equivalence_tests
+from matchaudit.estimators.equivalence import theta, tost
 from matchaudit.simulation import GroupSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

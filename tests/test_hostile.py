@@ -260,7 +260,7 @@ def test_outputs_are_one_set_replaced_whole_and_never_half_written(inputs, tmp_p
     (["protocol", "--samples", "{d}/samples.parquet", "--genuine", "50", "--impostor", "200"],
      "matchaudit.encoding.jsonable"),
     (["coverage", "--datasets", "2", "--identities", "20", "--samples", "3", "--dim", "8", "--n-resamples", "50"],
-     "matchaudit.estimators.coverage.markdown"),
+     "matchaudit.studies.coverage.markdown"),
 ])
 def test_every_command_writes_its_outputs_as_one_set(inputs, tmp_path, monkeypatch, args, hook):
     """compare, test, estimate, protocol and coverage wrote file by file: a run that failed or was interrupted

@@ -101,11 +101,11 @@ def test_same_group_fmr_of_every_group_per_relabelling_matches_brute_force(proto
 
 
 def _check_relabelled_fmr(data, score, ka, kb, t):
-    from matchaudit.estimators.clustered_rates import ClusterTerms
+    from matchaudit.auditing.matching_passes import cluster_terms
     from matchaudit.estimators.matching_tests import relabellings
     from tests.test_matching_tests import _clustered
 
-    terms = ClusterTerms.at(data, t, ">=")
+    terms = cluster_terms(data, t, ">=")
     labels, _ = relabellings(data.identity_group, np.arange(data.n_identities), 6, 1)
     labels = np.concatenate([data.identity_group[None], labels])
     eye = np.eye(4, dtype=bool)
@@ -129,7 +129,7 @@ def test_relabelled_fmr_at_the_observed_labels_equals_the_audit_closed_form(regi
     from matchaudit.engine import identity_counts
     from matchaudit.estimators import intervals as iv
     from matchaudit.estimators.closed_forms import impostor_categories, impostor_totals
-    from matchaudit.estimators.clustered_rates import ClusterTerms
+    from matchaudit.auditing.matching_passes import cluster_terms
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     from many_groups import ATTRS, trial_list
@@ -139,7 +139,7 @@ def test_relabelled_fmr_at_the_observed_labels_equals_the_audit_closed_form(regi
     data = load_comparisons(tmp_path / "t.parquet", group_by=list(ATTRS))
     imp = df.score[df.identity_a != df.identity_b]
     for t in np.quantile(imp, [0.9, 0.99]):
-        p, v, _, _ = ClusterTerms.at(data, float(t), ">=").fmr(data.identity_group[None], np.eye(data.n_groups, dtype=bool))
+        p, v, _, _ = cluster_terms(data, float(t), ">=").fmr(data.identity_group[None], np.eye(data.n_groups, dtype=bool))
         ic = identity_counts(data, [t])
         for g in range(data.n_groups):
             tot = impostor_totals(ic, 0, impostor_categories(ic, g))

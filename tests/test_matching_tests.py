@@ -11,9 +11,8 @@ import pytest
 from matchaudit.data import from_embeddings, from_scores
 from matchaudit.engine import grid_from_edges
 from matchaudit.errors import InputError
-from matchaudit.estimators.matching_tests import (
-    effective_df, matching_all_groups_test, matching_group_test, matching_statistics, relabellings,
-)
+from matchaudit.auditing.matching_passes import matching_all_groups_test, matching_group_test, matching_statistics
+from matchaudit.estimators.matching_tests import effective_df, relabellings
 from matchaudit.simulation import GroupSpec, VmfPopulation, simulate_vmf
 
 TOL = 100 * np.finfo(float).eps

@@ -9,10 +9,9 @@ import pytest
 from matchaudit.data import from_embeddings, load_samples
 from matchaudit.engine import identity_counts
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.planning import (
-    balanced_variance, components, design_protocol, identities_for_width, minimum_detectable_difference,
-    protocol_study, random_protocol,
-)
+from matchaudit.estimators.planning import balanced_variance, identities_for_width, minimum_detectable_difference
+from matchaudit.protocols import design_protocol, random_protocol
+from matchaudit.studies.planning import pilot_components, protocol_study
 from matchaudit.simulation import GroupSpec, simulate_vmf
 
 
@@ -28,7 +27,7 @@ def test_components_reproduce_the_clustered_variance_of_the_pilot(pilot):
     """On the pilot's own design the model variance equals the clustered plug-in variance (docs/methods.md section 4) up to
     the pair terms of the FMR formula."""
     _, data = pilot
-    fn, fm = components(data, 0.45)
+    fn, fm = pilot_components(data, 0.45)
     ic = identity_counts(data, [0.45])
     g, e = ic.g.astype(float), ic.e[0].astype(float)
     v_model = fn.variance(g.sum(), (g * (g - 1)).sum())
@@ -40,7 +39,7 @@ def test_components_reproduce_the_clustered_variance_of_the_pilot(pilot):
 
 def test_sample_sizes_are_consistent(pilot):
     _, data = pilot
-    fn, _ = components(data, 0.45)
+    fn, _ = pilot_components(data, 0.45)
     k = identities_for_width(fn, 0.05, per_identity=3)
     z = 1.959963984540054
     assert 2 * z * math.sqrt(balanced_variance(fn, k, 3)) <= 0.05 < 2 * z * math.sqrt(balanced_variance(fn, k - 1, 3))
@@ -115,9 +114,8 @@ def test_designed_protocol_places_every_impostor_pair_asked(k, n, share):
 def test_a_nan_threshold_is_refused_before_predicting():
     """``protocol --threshold nan`` predicted widths of 0 (every comparison rejected), as if it were a number."""
     import matchaudit as ma
-    from matchaudit.estimators import planning
 
     data = ma.simulate(samples_per_identity=3, dim=16, seed=1).as_data()
     with pytest.raises(ma.InputError, match="threshold nan: give a number") as e:
-        planning.components(data, float("nan"))
+        pilot_components(data, float("nan"))
     assert e.value.param == "threshold"

@@ -13,8 +13,8 @@ from matchaudit import checks, rng
 from matchaudit import resampling as rs
 from matchaudit.cli import app
 from matchaudit.errors import InputError
-from matchaudit.estimators.coverage import CoverageConfig, run_coverage
-from matchaudit.estimators.planning import design_protocol, random_protocol
+from matchaudit.studies.coverage import CoverageConfig, run_coverage
+from matchaudit.protocols import design_protocol, random_protocol
 from matchaudit.simulation import VmfPopulation, simulate_vmf
 
 BAD = [-1, 2**32, 10**23, 3.5, float("nan"), True, "7", None]

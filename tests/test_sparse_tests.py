@@ -51,7 +51,7 @@ def test_small_group_gaps_carry_the_caveat_no_test_can_remove(tmp_path):
     identity effects at 40 identities): every row testing such a
     group says so, with the probability for its size; rows between large groups say nothing; the report's Reading
     repeats it where it calls the gap distinguishable."""
-    from matchaudit.estimators.matching_tests import matching_all_groups_test
+    from matchaudit.auditing.matching_passes import matching_all_groups_test
     from matchaudit.estimators.testability import SMALL_GROUP, small_group_caveat
     from matchaudit.report.html import render
 
@@ -156,7 +156,7 @@ def test_errors_in_a_few_look_alike_pairs_are_not_testable():
     """Level with sparse, concentrated false matches (5 expected in B, carried by a few look-alike pairs): counting
     raw errors let the test run and it rejected a true null 0.23 at 0.05 (bench/test_level.py); the effective count
     marks these pairs not testable, so at most the level's share of 40 data sets rejects (seen: none)."""
-    from matchaudit.estimators.matching_tests import matching_group_test
+    from matchaudit.auditing.matching_passes import matching_group_test
 
     rejected = untested = 0
     for i in range(40):

@@ -11,7 +11,7 @@ from matchaudit import resampling as rs
 from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.estimators import bootstrap as bs
-from matchaudit.estimators import coverage as cv
+from matchaudit.studies import coverage as cv
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators import studentized as st
 from matchaudit.engine.weights import layout_of

@@ -1,4 +1,4 @@
-"""The coverage studies' ground truth by quadrature (:mod:`matchaudit.estimators.vmf_truth`) against its
+"""The coverage studies' ground truth by quadrature (:mod:`matchaudit.studies.vmf_truth`) against its
 definition: exact identities where the maths is exact, Monte Carlo of the generating model elsewhere (tolerance
 4 binomial SEs: a correct formula fails about once in 16,000 runs; the seeds are fixed)."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from matchaudit.estimators import vmf_truth as vt
+from matchaudit.studies import vmf_truth as vt
 from matchaudit.simulation import GroupSpec, VmfPopulation, vmf_rvs
 
 D = 64

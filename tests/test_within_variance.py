@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from matchaudit.data import from_embeddings
-from matchaudit.estimators import coverage as cv
+from matchaudit.studies import coverage as cv
 from matchaudit.estimators import within_variance as wv
 
 

@@ -20,7 +20,7 @@ RESULTS = (
     "matchaudit.estimators.permutation.PermutationTestResult",
     "matchaudit.estimators.classifier.AllGroupsResult",
     "matchaudit.estimators.equivalence.EquivalenceResult",
-    "matchaudit.estimators.planning.Protocol",
+    "matchaudit.protocols.Protocol",
     "matchaudit.labelfree.api.Estimate",
     "matchaudit.simulation.SimulatedData",
 )

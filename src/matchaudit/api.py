@@ -11,13 +11,16 @@ from typing import Literal, Sequence
 from matchaudit import checks
 from matchaudit.definitions import Alternative, Rule, ThresholdImpostors
 from matchaudit.errors import InputError
+from matchaudit.auditing.equivalence import equivalence_test
+from matchaudit.auditing.matching_passes import matching_all_groups_test, matching_group_test
+from matchaudit.auditing.model_comparison import compare_models
 from matchaudit.estimators import bootstrap as bs
-from matchaudit.estimators.compare import SCHEMES, ModelComparison, compare_models
-from matchaudit.estimators.equivalence import EquivalenceResult, RateName, Scale, equivalence_test
-from matchaudit.estimators.matching_tests import METRICS, Comparisons, matching_all_groups_test, matching_group_test
+from matchaudit.estimators.compare import SCHEMES, ModelComparison
+from matchaudit.estimators.equivalence import EquivalenceResult, RateName, Scale
+from matchaudit.estimators.matching_tests import METRICS, Comparisons
 from matchaudit.estimators.classifier import AllGroupsResult
 from matchaudit.estimators.permutation import PermutationTestResult
-from matchaudit.estimators.planning import Protocol, design_protocol
+from matchaudit.protocols import Protocol, design_protocol
 from matchaudit.model import MatchData
 from matchaudit.pairings import check_spec
 from matchaudit.scores import tile_cache

@@ -33,7 +33,7 @@ import pandas as pd
 from matchaudit import checks
 from matchaudit.data import from_embeddings
 from matchaudit.errors import InputError
-from matchaudit.estimators.planning import design_protocol
+from matchaudit.protocols import design_protocol
 from matchaudit.model import MatchData
 from matchaudit.outputs import staged
 from matchaudit.scores import pair_scores
@@ -204,8 +204,8 @@ class SimulatedData:
 
     def trial_list(self, genuine: int, impostor: int, *, seed: int = 0) -> pd.DataFrame:
         """A scored trial list within groups, as a demographic evaluation publishes one: per group, ``genuine``
-        and ``impostor`` comparisons spread over its identities (:func:`~matchaudit.estimators.planning.
-        design_protocol`), scored by cosine exactly as the all-pairs audit scores them, rounded to 6 decimals.
+        and ``impostor`` comparisons spread over its identities (:func:`~matchaudit.protocols.design_protocol`),
+        scored by cosine exactly as the all-pairs audit scores them, rounded to 6 decimals.
 
         Columns ``sample_a``, ``sample_b``, ``identity_a``, ``identity_b``, ``group_a``, ``group_b``, ``score``:
         the input of ``matchaudit audit --comparisons`` (and, without its identities, of ``estimate``).

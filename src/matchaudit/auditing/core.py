@@ -20,8 +20,8 @@ from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.encoding import columns
 from matchaudit.errors import InputError
-from matchaudit.estimators.equivalence import equivalence_tests
-from matchaudit.estimators.matching_tests import check_all_groups_budget
+from matchaudit.auditing.equivalence import equivalence_tests
+from matchaudit.auditing.matching_passes import check_all_groups_budget
 from matchaudit.estimators.test_summary import summarise_tests
 from matchaudit.estimators.calibration import CalibrationResult
 from matchaudit.estimators.distributions import DistributionResult

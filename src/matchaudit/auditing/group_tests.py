@@ -1,5 +1,5 @@
 """An audit's group tests: the identity-level all-groups permutation tests of FNMR and FMR at each operating point
-(:mod:`matchaudit.estimators.matching_tests`), as tidy records with the audit's thresholds and max-T verdicts."""
+(:mod:`matchaudit.auditing.matching_passes`), as tidy records with the audit's thresholds and max-T verdicts."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def group_tests(data: MatchData, config: AuditConfig, options: TestOptions,
     are skipped with a warning; too many relabellings for the memory budget are refused, naming
     ``test_resamples``. ``progress``: a display of each test's relabellings.
     """
-    from matchaudit.estimators.matching_tests import matching_all_groups_test
+    from matchaudit.auditing.matching_passes import matching_all_groups_test
 
     if not data.has_identities or len(data.group_names) < 2:
         return [], ["group tests skipped: they need identities and at least two groups."]

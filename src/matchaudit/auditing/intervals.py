@@ -31,20 +31,23 @@ from typing import Any, Callable
 import numpy as np
 
 from matchaudit import resampling as rs
+from matchaudit.definitions import Alternative, Rule
 from matchaudit.errors import InputError
 from matchaudit.engine import Backend, Counts, build_grid, identity_counts, run
 from matchaudit.engine import chunks
+from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.progress import PASS_UNIT, Meter
 from matchaudit.estimators import balanced
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
 from matchaudit.estimators.closed_forms import closed_form
-from matchaudit.estimators.cross_group_intervals import cross_group_intervals
+from matchaudit.estimators import cross_group_intervals as cg
 from matchaudit.estimators.studentized import STUDENTIZED
 from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import IDENTITY_SOURCES, MatchData, view_names
 from matchaudit.pairings import reference_pairs
+from matchaudit.auditing.class_passes import balanced_counts, v_statistic
 from matchaudit.auditing.options import IntervalOptions
 from matchaudit.auditing.replicates import (ExactPoints, Studentizer, TargetStudentizer, ZeroBounds,
                                             bootstrap_records, det_bands, reducer, within_variances)
@@ -207,8 +210,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
             scheme = _scheme(method, options.seed)
             if weighting == "pooled":
                 return lambda reps: pooled(reps, scheme, meter)
-            return lambda reps: balanced.balanced_counts(data, scheme, reps, grid, config.threshold_impostors,
-                                                         thresholds, meter)
+            return lambda reps: balanced_counts(data, scheme, reps, grid, config.threshold_impostors, thresholds,
+                                                meter)
 
         if "pooled" in plans:
             plug, stats = chunks.reduce_in_chunks(
@@ -222,7 +225,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
                 reducer("balanced", config, thresholds, options.det_points))
     v = None
     if boot_method in RECENTRED:
-        v = bs.v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
+        v = v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
     records: list[dict[str, Any]] = []
     bands: list[dict[str, Any]] = []
     if fixed_method in iv.CLOSED_FORM and "pooled" in plans:
@@ -310,10 +313,23 @@ def cross_group_method(options: IntervalOptions) -> str:
     return "wilson" if first == "jackknife" else first
 
 
+def cross_group_intervals(data: MatchData, thresholds, rule: Rule = ">=", method: str = "wilson",
+                          level: float = 0.95, alternative: Alternative = "two-sided", block_rows: int = 2048
+                          ) -> dict[cg.Cell, iv.IntervalResult]:
+    """The pooled FMR interval of every cell ``(a, b)``, ``a <= b``, of the cross-group matrix at each of
+    ``thresholds`` (accept iff ``score rule t``), keyed ``(threshold index, a, b)``: the identity counts there and,
+    for listed data, the impostor comparisons per identity pair, then :func:`~matchaudit.estimators.
+    cross_group_intervals.cell_intervals`. Needs identities (an :class:`InputError` otherwise)."""
+    cg.check_identities(data)
+    ic = identity_counts(data, np.atleast_1d(np.asarray(thresholds, np.float64)), rule, block_rows=block_rows)
+    pairs = None if data.protocol == "all-pairs" else impostor_pair_counts(data, block_rows)
+    return cg.cell_intervals(data, ic, pairs, method, level, alternative)
+
+
 def add_cross_group_intervals(data: MatchData, result: AuditResult, options: IntervalOptions | None) -> list[str]:
     """Give every ``result.cross_group_fmr`` record the :data:`CROSS_GROUP_FIELDS`: on pooled records, with
     ``options``, the closed-form identity-clustered interval of the cell at the record's threshold
-    (:func:`~matchaudit.estimators.cross_group_intervals.cross_group_intervals`, method :func:`cross_group_method`,
+    (:func:`cross_group_intervals`, method :func:`cross_group_method`,
     the options' level and sidedness; at an FMR or FNMR target the threshold is taken as fixed). None elsewhere,
     so that tables keep stable columns: without ``options``, without identities (a warning, returned), on cells
     without comparisons, and on identity-balanced records (the balanced rate has no closed form here)."""

@@ -54,7 +54,7 @@ def coverage(
         matchaudit coverage --datasets 200 --identities 200 --n-resamples 200 --fmr 1e-1,1e-2,1e-3 --out cov/
     """
     output_dir(out, "coverage")
-    from matchaudit.estimators.coverage import CoverageConfig, markdown, pivot, run_coverage
+    from matchaudit.studies.coverage import CoverageConfig, markdown, pivot, run_coverage
 
     if protocol not in ("shared", "fresh"):
         raise InputError(f"--protocol {protocol!r}: use shared or fresh.")

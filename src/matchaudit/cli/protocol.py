@@ -1,5 +1,5 @@
 """``matchaudit protocol``: pick a budget of comparisons that makes FMR and FNMR estimates as precise as possible
-(:mod:`matchaudit.estimators.planning`)."""
+(:mod:`matchaudit.protocols`; the predicted widths: :mod:`matchaudit.estimators.planning`)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ def protocol(
     from matchaudit.data.readers import column, read_table
     from matchaudit.encoding import jsonable
     from matchaudit.estimators import planning as pl
+    from matchaudit.protocols import design_protocol, expected_random_sums
+    from matchaudit.studies.planning import pilot_components
     from matchaudit.outputs import staged
 
     output_dir(out, "protocol", (samples, embeddings))
@@ -53,15 +55,15 @@ def protocol(
     if threshold is not None and embeddings is None:  # it was ignored silently
         raise InputError("--threshold is the operating point of the predicted widths: give it with --embeddings "
                          "(pilot embeddings), or drop it.")
-    p = pl.design_protocol(ids, who, genuine, impostor, seed=seed)
+    p = design_protocol(ids, who, genuine, impostor, seed=seed)
     doc = {"genuine": genuine, "impostor": impostor, "seed": seed, "usage": p.sums()}
     if embeddings is not None:
         if threshold is None:
             raise InputError("--embeddings needs --threshold (the operating point the widths are predicted at).")
         data = load_samples(samples, embeddings, id_col=id_col, identity_col=identity_col)
-        fn, fm = pl.components(data, threshold)
+        fn, fm = pilot_components(data, threshold)
         doc |= {"components": [fn.to_dict(), fm.to_dict()], "predicted_designed": pl.predict(fn, fm, p.sums()),
-                "predicted_random": pl.predict(fn, fm, pl.expected_random_sums(who, genuine, impostor))}
+                "predicted_random": pl.predict(fn, fm, expected_random_sums(who, genuine, impostor))}
     with staged(out, "protocol") as tmp:
         p.to_frame().to_csv(tmp / "pairs.csv", index=False)
         (tmp / "protocol.json").write_text(json.dumps(jsonable(doc), indent=2, allow_nan=False))

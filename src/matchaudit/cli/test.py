@@ -198,7 +198,7 @@ def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: 
 
     import pandas as pd
 
-    from matchaudit.estimators.equivalence import equivalence_tests
+    from matchaudit.auditing.equivalence import equivalence_tests
     from matchaudit.encoding import jsonable
     from matchaudit.outputs import staged
 

@@ -8,8 +8,9 @@ bootstrap re-weights pairs by ``c_i c_j`` (plus ``C(c_i, 2)`` self-pairs), which
 ``w_k w_l``; subsets: ``u_k``, ``w_k + w_l``). So the balanced rate of a resampled data set is
 ``sum_units W_u x rate_u / sum_units W_u`` with ``W_u`` the unit's replicate weight — computable exactly from
 counts per *size class*: the engine is run with the same scheme and seed (hence the same replicates) on the
-data with identities relabelled into (group, size) classes, and each class's (class pair's) weighted counts
-are divided by its unit size. The result is a :class:`~matchaudit.engine.Counts` whose float "counts" are
+data with identities relabelled into (group, size) classes (:func:`relabel`, :func:`class_pairs`; the run is
+:func:`matchaudit.auditing.class_passes.balanced_counts`), and each class's (class pair's) weighted counts are
+divided by its unit size (:func:`unit_weighted`). The result is a :class:`~matchaudit.engine.Counts` whose float "counts" are
 those unit-weighted sums per group and category, so every function of :mod:`bootstrap` applies unchanged
 (rates are still ratios of what is accepted to the total).
 
@@ -25,8 +26,7 @@ import dataclasses
 
 import numpy as np
 
-from matchaudit.engine import Counts, run
-from matchaudit.engine.grid import Grid
+from matchaudit.engine import Counts
 from matchaudit.model import MatchData
 from matchaudit.pairings import PairCategories, reference_pairs
 from matchaudit.resampling import Scheme
@@ -66,35 +66,34 @@ def unsupported(data: MatchData, scheme_name: str) -> str | None:
 
 
 def engine_categories(data: MatchData) -> int:
-    """Categories of the engine run behind :func:`balanced_counts` (size classes and their pairs), for
+    """Categories of the engine run behind :func:`unit_weighted` (size classes and their pairs), for
     :func:`matchaudit.engine.chunks.table_bytes`."""
     C = size_classes(data)[0].shape[0]
     return C + C * (C + 1) // 2
 
 
-def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarray, grid: Grid,
-                    threshold_impostors: str = "all", thresholds=(), progress=False) -> Counts:
-    """Unit-weighted counts (see module doc) for the plug-in and ``replicates`` of ``scheme`` (an int B means
-    replicates 1..B; the caller chunks them, :mod:`matchaudit.engine.chunks`): ``genuine[r, g, c]`` = sum over
-    identities k of group g of ``W_k x`` (share of k's genuine comparisons in cell c); ``impostor[r, cat, c]``
-    likewise over identity pairs. No exact FMR-target thresholds (``fmr_targets`` is empty): replicate
-    thresholds are grid edges."""
-    reason = unsupported(data, scheme.name)
-    if reason:
-        raise ValueError(f"identity-balanced replicates unavailable: {reason}")
-    keys, cls = size_classes(data)
+def class_pairs(n_classes: int) -> PairCategories:
+    """The categories of the size-class run: every pair of classes its own (its own unit size)."""
+    return PairCategories.full(np.ones((n_classes, n_classes), bool))
+
+
+def unit_weighted(data: MatchData, class_counts: Counts, scheme: Scheme, threshold_impostors: str = "all") -> Counts:
+    """Unit-weighted counts (see module doc) from the engine's counts of ``scheme`` on the data relabelled into
+    size classes (categories :func:`class_pairs`): ``genuine[r, g, c]`` = sum over identities k of group g of
+    ``W_k x`` (share of k's genuine comparisons in cell c); ``impostor[r, cat, c]`` likewise over identity pairs.
+    No exact FMR-target thresholds (``fmr_targets`` is empty): replicate thresholds are grid edges."""
+    keys, _ = size_classes(data)
     G, C = data.n_groups, keys.shape[0]
+    c, grid = class_counts, class_counts.grid
     cats = PairCategories.pooled_by(reference_pairs(threshold_impostors, data.group_names, data.group_by))
     n = keys[:, 1].astype(float)
     gen_unit = n * (n - 1) / 2
     to_group = np.zeros((C, G))
     to_group[np.arange(C), keys[:, 0]] = np.where(gen_unit > 0, 1 / np.where(gen_unit > 0, gen_unit, 1), 0)
-    rel_cats = PairCategories.full(np.ones((C, C), bool))  # every class pair: its own unit size
+    rel_cats = class_pairs(C)
     to_cat = np.zeros((rel_cats.n, cats.n))
     for j, (a, b) in enumerate(rel_cats.pairs):
         to_cat[j, cats.slot[keys[a, 0], keys[b, 0]]] = 1 / (n[a] * n[b])
-    c = run(relabel(data, cls), scheme, replicates, grid=grid, thresholds=thresholds, progress=progress,
-            categories=rel_cats)
     R = c.replicates.size
     return Counts(scheme=scheme.name, seed=scheme.seed, replicates=c.replicates, grid=grid,
                   group_names=tuple(data.group_names), categories=list(cats.pairs),
@@ -106,4 +105,5 @@ def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarra
                   info={"weighting": "balanced", "size_classes": C})
 
 
-__all__ = ["MAX_CLASSES", "balanced_counts", "engine_categories", "relabel", "size_classes", "unsupported"]
+__all__ = ["MAX_CLASSES", "class_pairs", "engine_categories", "relabel", "size_classes", "unit_weighted",
+           "unsupported"]

@@ -3,7 +3,7 @@
 Everything here is a pure function of :class:`matchaudit.engine.Counts` (replicate 0 = the plug-in) and, for
 the recentered bootstrap, of the V-statistic counts (:func:`v_statistic`). The engine's counts give
 **pooled** rates (every comparison weighs the same); the unit-weighted counts of
-:func:`matchaudit.estimators.balanced.balanced_counts` give **identity-balanced** rates through the same
+:func:`matchaudit.estimators.balanced.unit_weighted` give **identity-balanced** rates through the same
 functions (its replicates' thresholds at FMR targets are grid edges: :func:`targets_on_grid`). With the
 within-identity bootstrap each identity's genuine and impostor denominators are fixed (``C(n_k, 2)`` and
 ``n_k n_l``), so with equal identity sizes the two weightings coincide.
@@ -38,10 +38,10 @@ import numpy as np
 
 from matchaudit.choices import BOOTSTRAP
 from matchaudit.definitions import Alternative, lowest_passing
-from matchaudit.engine import Counts, run
+from matchaudit.engine import Counts
 from matchaudit.engine.grid import Grid
 from matchaudit.errors import InputError
-from matchaudit.estimators.balanced import MAX_CLASSES, relabel, size_classes
+from matchaudit.estimators.balanced import MAX_CLASSES, size_classes
 from matchaudit.estimators.grid_curves import fill as fill_curves
 from matchaudit.estimators.within_variance import correction
 from matchaudit.estimators.intervals import (
@@ -81,31 +81,41 @@ class VStatistic:
     balanced: VStatistic | None = None
 
 
-def v_statistic(data: MatchData, counts: Counts, thresholds=(), balanced_targets=None) -> VStatistic:
+def v_statistic_grid(data: MatchData, counts: Counts, thresholds=(), balanced_targets=None) -> Grid | None:
+    """The grid of the plug-in pass behind :func:`v_statistic` (over the data relabelled into (group, identity size)
+    classes): the main grid's edges, the plug-in thresholds at the FMR targets, ``thresholds`` and
+    ``balanced_targets``; None for a listed protocol (no pass needed). Refuses too many classes."""
+    if data.protocol != "all-pairs":
+        return None
+    keys, _ = size_classes(data)
+    if keys.shape[0] > MAX_CLASSES:
+        raise ValueError(f"{keys.shape[0]} (group, identity size) classes: too many for the exact V-statistic pass")
+    bal_t = np.zeros(0) if balanced_targets is None else np.asarray(balanced_targets, float)
+    extra = np.concatenate([counts.target_threshold[0], np.asarray(thresholds, float), bal_t])
+    return Grid(edges=np.unique(np.concatenate([counts.grid.edges, extra[np.isfinite(extra)]])), rule=counts.grid.rule)
+
+
+def v_statistic(data: MatchData, counts: Counts, class_counts: Counts | None, thresholds=(), balanced_targets=None
+                ) -> VStatistic:
     """The V-statistic genuine counts: ``sum_k (n_k-1)/n_k [E_k(t) + S_k(t)/2]`` per group (docs/methods.md section 3).
 
-    Exact: one plug-in engine pass over the data with identities relabelled into (group, identity size)
-    classes gives the per-class genuine histogram; self-pairs add ``(n_k-1)/2`` at the self-score. A listed
-    protocol has no self-pairs: the V-version is the plug-in and recentering changes nothing (noted).
-    ``balanced_targets``: the balanced plug-in thresholds at the FMR targets; given, ``.balanced`` is filled
-    (each class's counts divided by ``C(n, 2)``; all-pairs only).
+    Exact: the plug-in ``class_counts`` over the data with identities relabelled into (group, identity size)
+    classes, on :func:`v_statistic_grid`, give the per-class genuine histogram; self-pairs add ``(n_k-1)/2`` at the
+    self-score. A listed protocol has no self-pairs: the V-version is the plug-in and recentering changes nothing
+    (noted; ``class_counts`` None). ``balanced_targets``: the balanced plug-in thresholds at the FMR targets; given,
+    ``.balanced`` is filled (each class's counts divided by ``C(n, 2)``; all-pairs only).
     """
     thresholds = np.asarray(thresholds, float)
     G = data.n_groups
     t_hat = counts.target_threshold[0]
-    if data.protocol != "all-pairs":
+    if class_counts is None:
         gen = counts.genuine[0].astype(float)
         thr = np.array([counts.accepted_at(t)[0][0] for t in thresholds]).reshape(-1, G).astype(float)
         return VStatistic(gen, counts.target_genuine_accepted[0].astype(float), thresholds, thr,
                           note="listed protocol: no self-pairs, the V-statistic equals the plug-in")
-    keys, cls = size_classes(data)
-    if keys.shape[0] > MAX_CLASSES:
-        raise ValueError(f"{keys.shape[0]} (group, identity size) classes: too many for the exact V-statistic pass")
+    keys, _ = size_classes(data)
     bal_t = np.zeros(0) if balanced_targets is None else np.asarray(balanced_targets, float)
-    main = counts.grid.edges
-    extra = np.concatenate([t_hat, thresholds, bal_t])
-    fine = Grid(edges=np.unique(np.concatenate([main, extra[np.isfinite(extra)]])), rule=counts.grid.rule)
-    c = run(relabel(data, cls), None, grid=fine)
+    main, c, fine = counts.grid.edges, class_counts, class_counts.grid
     n = keys[:, 1].astype(float)
     pairs = n * (n - 1) / 2
     s = int(fine.cell_of(self_score(data.metric)))
@@ -563,5 +573,5 @@ __all__ = [
     "fmr_at_targets", "fnmr_at_fmr_grid", "fnmr_at_targets", "fnmr_v_at_targets", "grid_curves", "GridCurves",
     "group_replicates", "interval_from_replicates", "measure_replicates", "min_resamples", "normalized_uncertainty",
     "rates_at_threshold", "RECENTRED", "SCHEME_OF", "snap", "sup_t_band", "targets_on_grid", "v_curves",
-    "v_statistic", "view_names", "views_gen", "VStatistic",
+    "v_statistic", "v_statistic_grid", "view_names", "views_gen", "VStatistic",
 ]

@@ -1,7 +1,8 @@
 """Identity-clustered rates under any group labelling: the sufficient statistics of FNMR and same-group FMR at one
 threshold (per identity and per identity pair), from which every relabelling's rates, clustered variances and
 identity shares follow in closed form (docs/methods.md section 4), and the sampling error of a threshold set on all
-impostors (:class:`ThresholdError`). The identity-level group tests (:mod:`matchaudit.estimators.matching_tests`)
+impostors (:class:`ThresholdError`), each from the identity-level counts of a pass (made by
+:mod:`matchaudit.auditing.matching_passes`). The identity-level group tests (:mod:`matchaudit.estimators.matching_tests`)
 evaluate these for the observed labels and every relabelling."""
 
 from __future__ import annotations
@@ -13,11 +14,8 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
-from matchaudit.definitions import Rule
-from matchaudit.engine import identity_counts, target_thresholds
-from matchaudit.engine.identity import impostor_pair_counts
+from matchaudit.engine import IdentityCounts
 from matchaudit.estimators import intervals as iv
-from matchaudit.model import MatchData
 
 
 @dataclass(frozen=True)
@@ -35,20 +33,22 @@ class ClusterTerms:
     sizes: np.ndarray
 
     @classmethod
-    def at(cls, data: MatchData, threshold: float, rule: Rule) -> ClusterTerms:
-        ic = identity_counts(data, [threshold], rule)
-        K = data.n_identities
+    def of(cls, ic: IdentityCounts, sizes: np.ndarray, pair_comparisons: tuple[np.ndarray, np.ndarray] | None = None
+           ) -> ClusterTerms:
+        """From the identity counts at one threshold, the samples per identity and, for listed data, the impostor
+        comparisons per identity pair (keys ``k * K + l`` and counts, :func:`~matchaudit.engine.identity.
+        impostor_pair_counts`; all-pairs data: None)."""
+        K = sizes.size
         k, l, e = ic.pair_k[0], ic.pair_l[0], ic.pair_e[0].astype(float)
         E = sp.coo_matrix((np.concatenate([e, e]), (np.concatenate([k, l]), np.concatenate([l, k]))),
                           shape=(K, K)).tocsr()
         M = None
-        if data.protocol == "listed":
-            data.table("the group tests")  # in memory (a clear error out of core)
-            keys, m = impostor_pair_counts(data)
+        if pair_comparisons is not None:
+            keys, m = pair_comparisons
             u, v, m = keys // K, keys % K, m.astype(float)
             M = sp.coo_matrix((np.concatenate([m, m]), (np.concatenate([u, v]), np.concatenate([v, u]))),
                               shape=(K, K)).tocsr()
-        return cls(ic.g.astype(float), ic.e[0].astype(float), E, M, data.identity_sizes.astype(float))
+        return cls(ic.g.astype(float), ic.e[0].astype(float), E, M, sizes.astype(float))
 
     def fnmr(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """FNMR, its clustered variance ``sum_k c_k``, ``sum_k c_k^2`` (``c_k = (e_k - p g_k)^2 / G^2``, identity
@@ -175,11 +175,15 @@ class ThresholdError:
         """The FMR targets whose thresholds it reads: the slope between twice and half the target, and the target."""
         return [2 * fmr_target, fmr_target, fmr_target / 2]
 
+    @staticmethod
+    def window(thresholds: np.ndarray) -> np.ndarray:
+        """The thresholds it reads the identity counts at, from the plug-in thresholds at :meth:`targets`: a window
+        edge out of reach (not finite) shuts that side of the window (the target's own threshold)."""
+        return np.where(np.isfinite(thresholds), thresholds, thresholds[1])
+
     @classmethod
-    def at(cls, data: MatchData, fmr_target: float, rule: Rule) -> ThresholdError:
-        thr = target_thresholds(data, cls.targets(fmr_target), rule)
-        thr = np.where(np.isfinite(thr), thr, thr[1])  # a window edge out of reach: that side of the window shut
-        ic = identity_counts(data, thr, rule)
+    def of(cls, ic: IdentityCounts) -> ThresholdError:
+        """From the identity counts at the :meth:`window` thresholds."""
         fmr = [2 * float(ic.pair_e[i].sum()) / float(ic.m_row.sum()) for i in range(3)]
         tot = iv.ImpostorTotals(ic.m_row.astype(float), ic.e_row[1].astype(float), ic.pair_m[1].astype(float),
                                 ic.pair_e[1].astype(float), float(ic.sum_m2))

@@ -11,6 +11,9 @@ flipped: all comparisons it owns -- its genuine comparisons and the impostor com
 side a -- take the other model's score), each relabelled data set gets its own thresholds, and the statistic
 is studentized by the paper's fast variant: ``T / se(T)`` with ``se`` from the paired bootstrap, against
 ``T_pi / sd(T_pi)``. Identical models give ``T = 0`` and a degenerate (never significant) test.
+
+The passes (both models' engine runs, the scores listed per comparison) are made by
+:mod:`matchaudit.auditing.model_comparison`; the functions here take their outputs.
 """
 
 from __future__ import annotations
@@ -19,19 +22,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from matchaudit import checks
 from matchaudit.choices import PAIRED_SCHEMES as SCHEMES
 
 from matchaudit import resampling as rs
-from matchaudit.engine import Counts, build_grid, chunks, run
+from matchaudit.engine import Counts
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.encoding import jsonable
 from matchaudit.estimators.permutation import PermutationTestResult, permutation_test
-from matchaudit.definitions import Rule, ThresholdImpostors, max_accepted
+from matchaudit.definitions import ThresholdImpostors, max_accepted
 from matchaudit.pairings import reference_pairs
 from matchaudit.model import IDENTITY_SOURCES, DenseBlock, MatchData
-from matchaudit.progress import PASS_UNIT, Meter
+from matchaudit.progress import Meter
 
 def check_paired(a: MatchData, b: MatchData) -> None:
     """Both data sets must hold the same comparisons of the same identities and groups (scores may differ), and
@@ -95,47 +97,26 @@ class ModelComparison:
                          "seed": self.seed, "details": self.details, "warnings": self.warnings})
 
 
-class IdentityReplicates:
-    """One data set's identity bootstrap of FNMR and FMR at FMR targets per view: its grid and replicate chunks
-    (within the memory budget), planned before any work so that one progress display can count every run (both
-    models of a comparison; the equivalence tests)."""
-
-    def __init__(self, data: MatchData, n_resamples: int, rule: Rule, n_targets: int):
-        self.data, self.n = data, n_resamples
-        self.grid = build_grid(data, rule=rule)
-        kept = 2 * 8 * (n_resamples + 1) * n_targets * (1 + data.n_groups)  # both models' FNMR and FMR
-        self.chunk = chunks.chunk_size(chunks.group_table_bytes(data.n_groups, self.grid.n_cells), n_resamples, None,
-                                       fixed=2 * kept, param="n_resamples")
-        self.work = chunks.work(data.n_comparisons(), n_resamples, self.chunk)
-
-    def run(self, scheme: rs.Scheme, targets: np.ndarray, threshold_impostors: ThresholdImpostors, meter: Meter
-            ) -> tuple[Counts, np.ndarray, np.ndarray]:
-        """The plug-in counts, FNMR (R, T, 1+G) and achieved FMR (R, T, 1+G) at each replicate's own thresholds."""
-        plug, x = chunks.reduce_in_chunks(
-            lambda reps: run(self.data, scheme, reps, grid=self.grid, fmr_targets=targets, threshold_impostors=threshold_impostors,
-                             progress=meter),
-            self.n, self.chunk, lambda c: {"fnmr": bs.fnmr_at_targets(c), "fmr": bs.fmr_at_targets(c)})
-        return plug, x["fnmr"], x["fmr"]
+def check_method(method: str) -> None:
+    """A paired identity bootstrap (:data:`SCHEMES`), refused otherwise."""
+    if method not in SCHEMES:
+        raise InputError(f"method {method!r}: use one of {', '.join(SCHEMES)}.")
 
 
-def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "double-or-nothing",
-                     n_resamples: int = 1000, seed: int = 0, level: float = 0.95,
-                     threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", progress: bool = False
-                     ) -> tuple[list[dict], dict]:
-    """Percentile intervals of model A - model B from paired identity-bootstrap replicates (``progress``: one
-    display over both models' counting passes).
+Replicates = tuple[Counts, np.ndarray, np.ndarray]
+"""One model's identity bootstrap: plug-in counts, FNMR (R, T, 1+G), achieved FMR (R, T, 1+G)."""
+
+
+def paired_records(targets: np.ndarray, a: Replicates, b: Replicates, *, method: str, n_resamples: int, seed: int,
+                   level: float) -> tuple[list[dict], dict]:
+    """Percentile intervals of model A - model B from the two models' paired identity-bootstrap replicates at the
+    FMR ``targets``: ``a``, ``b`` each :data:`Replicates` at each replicate's own thresholds, drawn with the same
+    scheme and seed.
 
     Records: FNMR@FMR per target for ``all`` and each group, and (two or more groups) each fairness measure
     of the groups' (FMR, FNMR) at the target. Returns the records and the replicate differences (R-1, ...).
     """
-    check_paired(a, b)
-    if method not in SCHEMES:
-        raise InputError(f"method {method!r}: use one of {', '.join(SCHEMES)}.")
-    targets = np.atleast_1d(np.asarray(fmr_targets, float))
-    scheme = rs.SCHEMES[method](seed)
-    models = [IdentityReplicates(m, n_resamples, rule, targets.size) for m in (a, b)]
-    with Meter(progress, "paired bootstrap", sum(m.work for m in models), PASS_UNIT) as meter:
-        (ca, fa, ma), (cb, fb, mb) = (m.run(scheme, targets, threshold_impostors, meter) for m in models)
+    (ca, fa, ma), (cb, fb, mb) = a, b
     views = bs.view_names(ca)
     records, reps = [], {}
 
@@ -226,19 +207,20 @@ def contenders(sa: np.ndarray, sb: np.ndarray, reference: np.ndarray, target: fl
     return reference & (np.maximum(sa, sb) >= floor)
 
 
-def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_resamples: int = 999, seed: int = 0,
+def swap_test(arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], sb: np.ndarray,
+              identity_group: np.ndarray, fmr_target: float, *, se: float, n_resamples: int = 999, seed: int = 0,
               threshold_impostors: ThresholdImpostors = "all", level: float = 0.95, progress: bool = False
               ) -> PermutationTestResult:
-    """Paired test of FNMR@FMR(A) = FNMR@FMR(B): model labels swapped per identity (see module doc).
+    """Paired test of FNMR@FMR(A) = FNMR@FMR(B): model labels swapped per identity (see module doc), from model A's
+    :func:`comparison_arrays` (under ``threshold_impostors``) and model B's scores ``sb`` of the same comparisons.
     ``progress``: a display in comparisons x swaps."""
-    sa, gen, owner, ref = comparison_arrays(a, threshold_impostors)
-    sb = comparison_arrays(b)[0]
+    sa, gen, owner, ref = arrays
     t = float(fnmr_at_fmr_scores(sa[None], gen, ref, fmr_target)[0] - fnmr_at_fmr_scores(sb[None], gen, ref, fmr_target)[0])
     n_ref = int(ref.sum())
     keep = contenders(sa, sb, ref, fmr_target)
     cols = np.flatnonzero(gen | keep)  # genuine comparisons and the impostors that can set a threshold
     sa, sb, gen, keep, owner = sa[cols], sb[cols], gen[cols], keep[cols], owner[cols]
-    lay = rs.Layout(identity_group=a.identity_group.astype(np.int64))
+    lay = rs.Layout(identity_group=identity_group.astype(np.int64))
     coins = rs.DoubleOrNothing(seed)  # {0, 2}: fair coins, drawn per batch (keyed by swap number)
     diffs = []
     batch = max(1, (1 << 24) // max(sa.size, 1))
@@ -259,32 +241,5 @@ def swap_test(a: MatchData, b: MatchData, fmr_target: float, *, se: float, n_res
                                      "seed": seed, "se_from": "paired identity bootstrap"})
 
 
-def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: str = "double-or-nothing",
-                   n_resamples: int = 1000, n_permutations: int = 999, seed: int = 0, level: float = 0.95,
-                   threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", test: bool = True,
-                   progress: bool = False) -> ModelComparison:
-    """Paired intervals for model A - model B and, per FMR target, the paired swap test of the overall FNMR@FMR
-    (``progress``: a display for each of those steps)."""
-    fmr_targets = checks.numbers(fmr_targets, "fmr", low=0.0, high=1.0, high_open=True)
-    if not fmr_targets:
-        raise InputError("no FMR target given.", param="fmr")
-    if test:  # the swap tests keep their relabelled differences (and the studentized null): refused when too many
-        chunks.check_budget(32.0 * (n_permutations + 1) * len(fmr_targets), n_permutations, "n_permutations")
-    records, reps = paired_bootstrap(a, b, fmr_targets, method=method, n_resamples=n_resamples, seed=seed,
-                                     level=level, threshold_impostors=threshold_impostors, rule=rule, progress=progress)
-    targets = np.atleast_1d(np.asarray(fmr_targets, float))
-    tests = []
-    if test:
-        for tg in targets:
-            rec = next(r for r in records if r["metric"] == "fnmr_at_fmr" and r["view"] == "all"
-                       and r["fmr_target"] == float(tg))
-            tests.append(swap_test(a, b, float(tg), se=float(rec["standard_error"]), n_resamples=n_permutations,
-                                   seed=seed, threshold_impostors=threshold_impostors, level=level, progress=progress))
-    return ModelComparison(records, tests, targets, method, n_resamples, seed,
-                           {"threshold_impostors": threshold_impostors, "rule": rule, "n_permutations": n_permutations,
-                            "protocol": a.protocol, "groups": list(a.group_names), "data": a.fingerprint()}, reps,
-                           [f"model {name}: {w}" for name, d in (("A", a), ("B", b)) for w in d.warnings])
-
-
-__all__ = ["IdentityReplicates", "ModelComparison", "SCHEMES", "check_paired", "compare_models", "comparison_arrays", "contenders",
-           "fnmr_at_fmr_scores", "paired_bootstrap", "swap_test"]
+__all__ = ["ModelComparison", "Replicates", "SCHEMES", "check_method", "check_paired", "comparison_arrays",
+           "contenders", "fnmr_at_fmr_scores", "paired_records", "swap_test"]

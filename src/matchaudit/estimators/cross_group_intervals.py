@@ -16,7 +16,8 @@ from each side, so at most ``min(K_a, K_b)`` of them exist (the complete biparti
 documented one for groups of equal size; with unequal sizes the documented one would be too low).
 
 Cost: the identity counts at the thresholds (one pass over the comparisons; listed data one more for the
-comparisons per identity pair), then per threshold a few bincounts and one sort of the accepted identity pairs,
+comparisons per identity pair: both made by :func:`matchaudit.auditing.intervals.cross_group_intervals`), then per
+threshold a few bincounts and one sort of the accepted identity pairs,
 and one :func:`fmr_interval` call per cell: ``G(G+1)/2 x T`` calls. Memory ``O(K x G)`` per threshold.
 """
 
@@ -24,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from matchaudit.definitions import Alternative, Rule
-from matchaudit.engine.identity import identity_counts, impostor_pair_counts
+from matchaudit.definitions import Alternative
+from matchaudit.engine import IdentityCounts
 from matchaudit.errors import InputError
 from matchaudit.estimators import intervals as iv
 from matchaudit.model import MatchData
@@ -34,9 +35,11 @@ Cell = tuple[int, int, int]
 """(threshold index, group a, group b) with ``a <= b``."""
 
 
-def _comparisons(data: MatchData, group: np.ndarray, G: int, block_rows: int) -> tuple[np.ndarray, np.ndarray]:
+def _comparisons(data: MatchData, group: np.ndarray, G: int, pair_comparisons: tuple[np.ndarray, np.ndarray] | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Impostor comparisons of each identity with each group, (K, G), and ``sum m_kl^2`` over each cell's identity
-    pairs, (G, G) (upper triangle used). All-pairs: ``m_kl = n_k n_l`` in closed form from per-group sums."""
+    pairs, (G, G) (upper triangle used). All-pairs: ``m_kl = n_k n_l`` in closed form from per-group sums; listed:
+    from ``pair_comparisons``."""
     K = data.n_identities
     if data.protocol == "all-pairs":
         n = data.identity_sizes.astype(np.int64)
@@ -49,7 +52,7 @@ def _comparisons(data: MatchData, group: np.ndarray, G: int, block_rows: int) ->
         m2 = np.outer(s2, s2)
         m2[np.diag_indices(G)] = (s2 * s2 - s4) // 2
         return rows, m2.astype(np.float64)
-    keys, m = impostor_pair_counts(data, block_rows)
+    keys, m = pair_comparisons
     k, l, mf = keys // K, keys % K, m.astype(np.float64)
     gk, gl = group[k], group[l]
     rows = (np.bincount(k * G + gl, weights=mf, minlength=K * G)
@@ -66,22 +69,27 @@ def _bipartite_zero(r: iv.IntervalResult, pairs: int, level: float) -> iv.Interv
     return r
 
 
-def cross_group_intervals(data: MatchData, thresholds, rule: Rule = ">=", method: str = "wilson",
-                          level: float = 0.95, alternative: Alternative = "two-sided", block_rows: int = 2048
-                          ) -> dict[Cell, iv.IntervalResult]:
-    """The pooled FMR interval of every cell ``(a, b)``, ``a <= b``, of the cross-group matrix at each of
-    ``thresholds`` (accept iff ``score rule t``), keyed ``(threshold index, a, b)`` (see module doc).
+def check_identities(data: MatchData) -> None:
+    """Refuse data without identities (the intervals cluster by identity), before any pass."""
+    if not data.has_identities:
+        raise InputError("cross-group FMR intervals cluster by identity; this comparison table has labels only.")
+
+
+def cell_intervals(data: MatchData, ic: IdentityCounts, pair_comparisons: tuple[np.ndarray, np.ndarray] | None,
+                   method: str = "wilson", level: float = 0.95, alternative: Alternative = "two-sided"
+                   ) -> dict[Cell, iv.IntervalResult]:
+    """The pooled FMR interval of every cell ``(a, b)``, ``a <= b``, of the cross-group matrix at each threshold of
+    the identity counts ``ic``, keyed ``(threshold index, a, b)`` (see module doc); ``pair_comparisons``: listed
+    data's impostor comparisons per identity pair (:func:`~matchaudit.engine.identity.impostor_pair_counts`), None
+    for all pairs.
 
     ``method``: a closed form of :func:`~matchaudit.estimators.intervals.fmr_interval`; ``wilson`` (Wilson with the
     identity-clustered effective size) is the one built for this. A cell without comparisons gets the NaN interval
-    of ``fmr_interval`` (note "no comparisons"). Needs identities (an :class:`InputError` otherwise)."""
-    if not data.has_identities:
-        raise InputError("cross-group FMR intervals cluster by identity; this comparison table has labels only.")
-    thr = np.atleast_1d(np.asarray(thresholds, np.float64))
+    of ``fmr_interval`` (note "no comparisons")."""
+    thr = ic.thresholds
     K, G = data.n_identities, data.n_groups
     group = data.identity_group.astype(np.int64)
-    ic = identity_counts(data, thr, rule, block_rows=block_rows)
-    m_rows, m2 = _comparisons(data, group, G, block_rows)
+    m_rows, m2 = _comparisons(data, group, G, pair_comparisons)
     order = np.argsort(group, kind="stable")
     members = np.split(order, np.searchsorted(group[order], np.arange(1, G)))
     out: dict[Cell, iv.IntervalResult] = {}
@@ -113,4 +121,4 @@ def cross_group_intervals(data: MatchData, thresholds, rule: Rule = ">=", method
     return out
 
 
-__all__ = ["Cell", "cross_group_intervals"]
+__all__ = ["Cell", "cell_intervals", "check_identities"]

@@ -17,7 +17,8 @@ identities are re-drawn, so the verdict is about the populations the identities 
 margin. A replicate whose ratio is undefined (0/0: a resample with no errors in either group) counts against
 equivalence on both sides (conservative). The rates are the audit's: FNMR of each group at the global threshold of
 an FMR target (re-derived in every replicate), or each group's same-group FMR there. The level at the margin's
-edge is checked by simulation in ``bench/equivalence_level.py`` (docs/tests.md).
+edge is checked by simulation in ``bench/equivalence_level.py`` (docs/tests.md). The identity bootstrap is run by
+:mod:`matchaudit.auditing.equivalence`; the tests here take its replicates.
 """
 
 from __future__ import annotations
@@ -29,14 +30,11 @@ from typing import Literal, Sequence
 import numpy as np
 
 from matchaudit import checks
-from matchaudit import resampling as rs
 from matchaudit.choices import PAIRED_SCHEMES
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.errors import InputError
 from matchaudit.formatting import fmt, interval
-from matchaudit.estimators.compare import IdentityReplicates
 from matchaudit.model import MatchData
-from matchaudit.progress import PASS_UNIT, Meter
 
 Scale = Literal["ratio", "difference"]
 RateName = Literal["fnmr", "fmr"]
@@ -155,14 +153,11 @@ def _check(data: MatchData, margin, scale: Scale, method: str, alpha: float, n_r
     return out
 
 
-def equivalence_tests(data: MatchData, fmr: float | Sequence[float], *, margin: tuple[float, float] = (0.8, 1.25),
-                      scale: Scale = "ratio", metrics: Sequence[RateName] = ("fnmr", "fmr"),
-                      pairs: Sequence[tuple[str, str]] | None = None, method: str = "double-or-nothing",
-                      n_resamples: int = 1999, alpha: float = 0.05, seed: int = 0, rule: Rule = ">=",
-                      threshold_impostors: ThresholdImpostors = "all", progress: bool = False
-                      ) -> list[EquivalenceResult]:
-    """TOST of every pair of groups (``pairs``, default all, in the data's group order) for each of ``metrics`` at
-    each FMR target, all from one identity bootstrap (module doc). ``progress``: a display of the bootstrap."""
+def check_tests(data: MatchData, fmr: float | Sequence[float], margin, scale: Scale, metrics: Sequence[RateName],
+                pairs: Sequence[tuple[str, str]] | None, method: str, alpha: float, n_resamples: int
+                ) -> tuple[list[float], tuple[float, float], float, int, list[tuple[str, str]]]:
+    """The FMR targets, margin, alpha, replicates and pairs of groups (default all, in the data's group order) of
+    :func:`matchaudit.auditing.equivalence.equivalence_tests`, checked before any work."""
     for m in metrics:
         checks.choice(m, RateName, "metric")
     targets = checks.numbers(np.atleast_1d(fmr).tolist(), "fmr", low=0.0, high=1.0, high_open=True)
@@ -176,12 +171,19 @@ def equivalence_tests(data: MatchData, fmr: float | Sequence[float], *, margin: 
         if len(pair) != 2 or pair[0] == pair[1] or any(g not in names for g in pair):
             raise InputError(f"groups {tuple(pair)!r}: give two different groups of {', '.join(names)}.",
                              param="groups")
-    reps = IdentityReplicates(data, n_resamples, rule, len(targets))
-    with Meter(progress, "equivalence bootstrap", reps.work, PASS_UNIT) as meter:
-        _, fnmr, fmr_reps = reps.run(rs.SCHEMES[method](seed), np.array(targets), threshold_impostors, meter)
+    return targets, margin, alpha, n_resamples, pairs
+
+
+def equivalence_results(fnmr: np.ndarray, fmr: np.ndarray, group_names: Sequence[str], targets: Sequence[float], *,
+                        metrics: Sequence[RateName], pairs: Sequence[tuple[str, str]], margin: tuple[float, float],
+                        scale: Scale, alpha: float, method: str, n_resamples: int, seed: int, rule: Rule,
+                        threshold_impostors: ThresholdImpostors) -> list[EquivalenceResult]:
+    """TOST of every pair of groups for each of ``metrics`` at each FMR target from the identity bootstrap's FNMR
+    and achieved FMR replicates, (R, T, 1+G) each (row 0 the plug-in; module doc)."""
+    names = list(group_names)
     out = []
     for metric in metrics:
-        x = fnmr if metric == "fnmr" else fmr_reps
+        x = fnmr if metric == "fnmr" else fmr
         for ti, target in enumerate(targets):
             for a, b in pairs:
                 ia, ib = 1 + names.index(a), 1 + names.index(b)
@@ -197,23 +199,4 @@ def equivalence_tests(data: MatchData, fmr: float | Sequence[float], *, margin: 
     return out
 
 
-def equivalence_test(data: MatchData, groups: tuple[str, str] | None = None, *, metric: RateName = "fnmr",
-                     fmr: float = 1e-3, margin: tuple[float, float] = (0.8, 1.25), scale: Scale = "ratio",
-                     method: str = "double-or-nothing", n_resamples: int = 1999, alpha: float = 0.05, seed: int = 0,
-                     rule: Rule = ">=", threshold_impostors: ThresholdImpostors = "all", progress: bool = False
-                     ) -> EquivalenceResult:
-    """Test that two groups' ``metric`` at FMR target ``fmr`` is equivalent within ``margin`` (module doc):
-    :func:`equivalence_tests` for one pair. ``groups``: the two group names (default: the data's only two)."""
-    if groups is None:
-        names = list(data.group_names)
-        if len(names) != 2:
-            raise InputError(f"the data has {len(names)} groups ({', '.join(names)}): name the two to compare.",
-                             param="groups")
-        groups = (names[0], names[1])
-    checks.number(fmr, "fmr", low=0.0, high=1.0, high_open=True)
-    return equivalence_tests(data, fmr, margin=margin, scale=scale, metrics=(metric,), pairs=[tuple(groups)],
-                             method=method, n_resamples=n_resamples, alpha=alpha, seed=seed, rule=rule,
-                             threshold_impostors=threshold_impostors, progress=progress)[0]
-
-
-__all__ = ["EquivalenceResult", "check_margin", "equivalence_test", "equivalence_tests", "theta", "tost"]
+__all__ = ["EquivalenceResult", "check_margin", "check_options", "check_tests", "equivalence_results", "theta", "tost"]

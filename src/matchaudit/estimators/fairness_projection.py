@@ -182,7 +182,7 @@ def measure_bounds(low: np.ndarray, high: np.ndarray) -> dict[str, tuple[float, 
     with np.errstate(divide="ignore", invalid="ignore"):
         highs = {
             "max_min_difference": float((high[:, None] - low[None, :])[other].max()),
-            "max_min_ratio": float(np.nanmax(fairness._ratio(high[:, None], low[None, :])[other])),
+            "max_min_ratio": float(np.nanmax(fairness.ratio(high[:, None], low[None, :])[other])),
             "max_geomean_ratio": _max_geomean_high(low, high),
             "log_geomean_sum": _corner_max(fairness.log_geomean_sum, low, high),
             "gini": _corner_max(fairness.gini, low, high),

@@ -22,7 +22,10 @@ Metrics (per group ``a``: its identities' genuine comparisons, its same-group im
 Studentization (:mod:`matchaudit.estimators.permutation`): ``True`` (own variance per relabelling),
 ``"permutation-sd"`` (``T / se(T)`` against ``T_pi / sd(T_pi)``; ``se(T)`` from the clustered variance or
 an identity bootstrap: ``variance="bootstrap"``, double-or-nothing weights through the engine) or ``False``.
-Two groups of identities are independent, so ``Var(T) = Var_a + Var_b``. The clustered rates under any labelling
+Two groups of identities are independent, so ``Var(T) = Var_a + Var_b``. The passes behind a test (the identity
+counts, the relabelled and bootstrap engine runs) are made by :mod:`matchaudit.auditing.matching_passes`, which hands
+their outputs to the functions here (:func:`setup`, :func:`fixed_rates` or :func:`side_metric` and
+:func:`fnmr_variances`, :func:`bootstrap_variance`, :func:`statistics`). The clustered rates under any labelling
 are :mod:`matchaudit.estimators.clustered_rates`; which pairs get no p-value ("not testable") and which verdicts carry
 a caveat, :mod:`matchaudit.estimators.testability`.
 """
@@ -30,7 +33,7 @@ a caveat, :mod:`matchaudit.estimators.testability`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Literal
 
@@ -38,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from matchaudit import resampling as rs
-from matchaudit.engine import Counts, Grid, build_grid, chunks, identity_counts, run, target_thresholds
+from matchaudit.engine import Counts, IdentityCounts
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.classifier import AllGroupsResult, arrangements, n_arrangements
@@ -49,7 +52,7 @@ from matchaudit.estimators.permutation import (
 )
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.model import MatchData
-from matchaudit.progress import PASS_UNIT, Meter
+from matchaudit.progress import Meter
 
 MatchingMetric = Literal["fnmr", "fmr", "fnmr_at_fmr", "auc", "eer"]
 METRICS: tuple[str, ...] = ("fnmr", "fmr", "fnmr_at_fmr", "auc", "eer")
@@ -59,17 +62,6 @@ _BATCH = 256
 
 
 # ----------------------------------------------------------------------------- relabellings
-
-@dataclass(frozen=True, eq=False)
-class Relabel(rs.GroupPermutation):
-    """Explicit group labels per replicate (``labels[r - 1]`` for replicate ``r``): feeds enumerations and
-    permutations restricted to some identities through the engine's relabel path."""
-
-    labels: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
-
-    def identity_groups(self, replicates, layout: rs.Layout) -> np.ndarray:
-        return self.labels[np.asarray(replicates, np.int64) - 1]
-
 
 def relabellings(identity_group: np.ndarray, movable: np.ndarray, n_resamples: int | None, seed: int,
                  max_exact: int = 100_000) -> tuple[np.ndarray, bool]:
@@ -134,7 +126,7 @@ Comparisons = Literal["pairs", "rest", "both"]
 
 
 @dataclass(frozen=True)
-class _Design:
+class Design:
     """What is compared: sides (S, G) 0/1 (a group, or the rest of one), their names, the compared side pairs
     and the identities whose labels are permuted."""
 
@@ -144,7 +136,7 @@ class _Design:
     movable: np.ndarray
 
     @classmethod
-    def of(cls, data: MatchData, groups: tuple[str, str] | None, comparisons: Comparisons | None) -> _Design:
+    def of(cls, data: MatchData, groups: tuple[str, str] | None, comparisons: Comparisons | None) -> Design:
         names = list(data.group_names)
         G = len(names)
         eye = np.eye(G, dtype=bool)
@@ -178,19 +170,9 @@ class _Design:
         return self.sides.shape[0] == self.sides.shape[1]
 
 
-def _check_budget(data: MatchData, design: _Design, n_resamples: int, param: str) -> None:
-    """Refuse, naming ``param``, relabellings whose labels and per-side statistics (kept whole) exceed the memory
-    budget."""
-    chunks.check_budget((n_resamples + 1) * 8 * (data.n_identities + 3 * (len(design.sides) + len(design.pairs))),
-                        n_resamples, param)
-
-
-def check_all_groups_budget(data: MatchData, comparisons: Comparisons, n_resamples: int,
-                            param: str = "n_resamples") -> None:
-    """Before any work: refuse ``n_resamples`` relabellings of an all-groups test that would not fit the memory
-    budget (nothing to check with fewer than two groups or without identities: such tests do not run)."""
-    if data.has_identities and data.n_groups >= 2:
-        _check_budget(data, _Design.of(data, None, comparisons), n_resamples, param)
+    def kept_bytes(self, n_identities: int, n_resamples: int) -> int:
+        """Bytes of the relabellings' labels and per-side statistics, kept whole (for the memory budget)."""
+        return (n_resamples + 1) * 8 * (n_identities + 3 * (len(self.sides) + len(self.pairs)))
 
 
 def _pair_diffs(x: np.ndarray, vx: np.ndarray | None, pairs: list[tuple[int, int]]):
@@ -214,7 +196,7 @@ def effective_df(v: np.ndarray, w: np.ndarray, pairs: list[tuple[int, int]],
     return _degrees(vs, ws)
 
 
-def _engine_metric(counts: Counts, metric: str, sides: np.ndarray) -> np.ndarray:
+def side_metric(counts: Counts, metric: str, sides: np.ndarray) -> np.ndarray:
     """(R, S) metric per side (AUC and EER: sides that are single groups) from engine counts."""
     if metric == "fnmr_at_fmr":
         return bs.fnmr_at_targets(counts, sides)[:, 0, 1:]
@@ -245,40 +227,41 @@ def _check_args(metric: str, threshold, fmr_target, studentize, variance, unit) 
     return mode
 
 
-def matching_statistics(
-    data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
-    comparisons: Comparisons | None = None, threshold: float | None = None, fmr_target: float | None = None,
-    threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", unit: Unit = "identity",
-    studentize: Studentize = True, variance: Variance = "clustered", n_bootstrap: int = 200,
-    n_resamples: int | str | None = 999, seed: int = 0, grid: Grid | None = None, max_exact: int = 100_000,
-    progress: bool = False, resamples_param: str = "n_resamples", threshold_error: bool = True,
-    scale: Literal["log", "difference"] = "log", sparse_rule: bool = True,
-) -> MatchingStatistics:
-    """Observed and relabelled group differences of ``metric`` (the inputs of the permutation test).
+@dataclass(frozen=True)
+class Setup:
+    """A test's checked arguments before any pass: the metric, the studentization ``mode``, what is compared
+    (``design``), whether the relabellings are enumerated (``exact``), whether every relabelling shares the
+    observed threshold (``fixed``: no group label moves it) and the ``details`` recorded so far."""
 
-    ``groups=(A, B)``: one comparison, identities of A and B relabelled among themselves (default: the only
-    two groups). ``comparisons``: on joint relabellings of all identities (for Holm and max-T), every pair of
-    groups (``"pairs"``), each group against the rest (``"rest"``: its rate against the pooled rate of all other
-    groups, FNMR and FMR only, clustered variance) or both. ``unit="comparison"``: the baseline permuting labels across comparisons (fixed-threshold rates
-    only; binomial variance). ``n_resamples``: random relabellings, or ``"exact"``/``None`` to enumerate.
-    ``progress``: a display of the relabellings (identity unit). ``resamples_param``: the name of ``n_resamples``
-    in the caller's terms, for the refusal of a number of relabellings over the memory budget.
-    ``threshold_error``: FNMR@FMR with ``threshold_impostors="all"`` adds the threshold's sampling error to the variance
-    (:class:`ThresholdError`; False: the threshold treated as known, as before #43). ``scale``: the studentized
-    test's statistic, the log ratio of the rates (default, :func:`_log_ratio`) or their difference (before #43); the
-    reported effect is the difference either way. ``sparse_rule``: pairs too sparse to test are "not testable"
-    (:func:`testable`); False tests every pair (to check the permutation machinery on a handful of identities).
-    """
+    metric: str
+    mode: str
+    variance: str
+    design: Design
+    exact: bool
+    fixed: bool
+    details: dict
+
+    def needs_bootstrap(self, clustered: bool) -> bool:
+        """Whether ``se(T)`` comes from an identity bootstrap: asked for, or no clustered variance to studentize
+        with (``clustered``: the rates came with one)."""
+        return self.mode != "none" and (self.variance == "bootstrap" or not clustered)
+
+
+def setup(data: MatchData, metric: str, groups: tuple[str, str] | None, comparisons: Comparisons | None,
+          threshold: float | None, fmr_target: float | None, threshold_impostors: ThresholdImpostors, rule: Rule,
+          unit: str, studentize: Studentize, variance: str, n_bootstrap: int, n_resamples: int | str | None,
+          seed: int) -> Setup:
+    """Check the arguments of :func:`matchaudit.auditing.matching_passes.matching_statistics` and fix what is
+    compared; refuses what no pass could answer."""
     mode = _check_args(metric, threshold, fmr_target, studentize, variance, unit)
     if not data.has_identities:
         raise InputError("identity-level tests need identities; this comparison table has labels only.", param="data")
-    design = _Design.of(data, groups, comparisons)
+    design = Design.of(data, groups, comparisons)
     if not design.single_groups and (metric in ("auc", "eer") or unit == "comparison"
                                      or (variance == "bootstrap" and mode != "none")):
         raise InputError("each group against the rest: FNMR and FMR with the identity-level test and the clustered "
                          "variance only; compare pairs of groups for AUC, EER, the bootstrap variance or the "
                          "comparison-level baseline.", param="comparisons")
-    names, pairs, sides = data.group_names, design.pairs, design.sides
     exact = n_resamples is None or n_resamples == "exact"
     if isinstance(n_resamples, str) and not exact:
         raise ValueError(f"n_resamples={n_resamples!r}: give an integer, or 'exact' / None.")
@@ -286,55 +269,52 @@ def matching_statistics(
                "threshold_impostors": threshold_impostors, "rule": rule, "seed": seed, "studentize": mode,
                "variance": variance if mode != "none" else None,
                "n_bootstrap": n_bootstrap if variance == "bootstrap" and mode != "none" else None,
-               "groups_identities": {n: int((data.identity_group == g).sum()) for g, n in enumerate(names)}}
-    if unit == "comparison":
-        return _comparison_level(data, metric, pairs, threshold, fmr_target, threshold_impostors, rule, exact,
-                                 n_resamples, seed, grid, details)
-    G = data.n_groups
-    if not exact:
-        _check_budget(data, design, int(n_resamples), resamples_param)
-    labels, exact = relabellings(data.identity_group, design.movable, None if exact else int(n_resamples), seed,
-                                 max_exact)
+               "groups_identities": {n: int((data.identity_group == g).sum()) for g, n in enumerate(data.group_names)}}
     fixed = metric in ("fnmr", "fmr") or (metric == "fnmr_at_fmr" and threshold_impostors == "all")
-    if metric == "fnmr_at_fmr" and fixed:
-        # every relabelling has the observed threshold (no group label moves it): the fixed-threshold test there,
-        # closed form per relabelling instead of G x G engine entries per impostor comparison
-        threshold = details["observed_threshold"] = float(target_thresholds(data, [fmr_target], rule)[0])
-    slope = None
-    if metric == "fnmr_at_fmr" and fixed and threshold_error:
-        slope = ThresholdError.at(data, fmr_target, rule)
-    obs = data.identity_group[None, :]
-    vx = vp = wx = wp = nx = n_p = None
-    if fixed:
-        terms = ClusterTerms.at(data, float(threshold), rule)
-        def fn(lab: np.ndarray) -> tuple[np.ndarray, ...]:
-            return terms.fmr(lab, sides) if metric == "fmr" else masked(terms.fnmr, lab, sides)
-        x, vx, wx, nx = fn(obs)
-        parts = []
-        with Meter(progress, "relabellings", labels.shape[0], "relabellings") as meter:
-            for r0 in range(0, labels.shape[0], _BATCH):
-                parts.append(fn(labels[r0:r0 + _BATCH]))
-                meter.advance(parts[-1][0].shape[0])
-        xp, vp, wp, n_p = (np.concatenate(z) for z in zip(*parts))
-    else:
-        grid = grid or build_grid(data, rule=rule)
-        targets = [fmr_target] if metric == "fnmr_at_fmr" else []
-        B = labels.shape[0]
-        chunk = chunks.chunk_size(chunks.group_table_bytes(G, grid.n_cells), B, None)
-        with Meter(progress, "relabellings", chunks.work(data.n_comparisons(), B, chunk), PASS_UNIT) as meter:
-            plug, per_rep = chunks.reduce_in_chunks(
-                lambda reps: run(data, Relabel(seed, labels=labels), reps, grid=grid, fmr_targets=targets,
-                                 threshold_impostors=threshold_impostors, progress=meter),
-                B, chunk, lambda c: {"x": _engine_metric(c, metric, sides), "threshold": c.target_threshold})
-        allx = per_rep["x"]
-        x, xp = allx[:1], allx[1:]
-        details["grid_resolution"] = plug.resolution
-        if metric == "fnmr_at_fmr":
-            thr = per_rep["threshold"][:, 0]
-            details["observed_threshold"] = float(thr[0])
-            if mode == "studentized" or variance == "clustered":
-                vx, vp, wx, wp, nx, n_p = _fnmr_variances(data, thr, labels, rule, sides,
-                                                          need_perm=mode == "studentized")
+    return Setup(metric, mode, variance, design, exact, fixed, details)
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Per side (R, S) on the observed labels (``x``, one row) and the relabellings (``xp``): the metric, and where
+    known its clustered variance (``vx``, ``vp``), squared identity shares (``wx``, ``wp``: :func:`effective_df`)
+    and comparisons (``nx``, ``n_p``)."""
+
+    x: np.ndarray
+    xp: np.ndarray
+    vx: np.ndarray | None = None
+    vp: np.ndarray | None = None
+    wx: np.ndarray | None = None
+    wp: np.ndarray | None = None
+    nx: np.ndarray | None = None
+    n_p: np.ndarray | None = None
+
+
+def fixed_rates(terms: ClusterTerms, metric: str, identity_group: np.ndarray, labels: np.ndarray, sides: np.ndarray,
+                progress: bool = False) -> Rates:
+    """FNMR or FMR per side at a threshold every relabelling shares, in closed form from the identity terms there
+    (instead of G x G engine entries per impostor comparison); ``progress``: a display of the relabellings."""
+    def fn(lab: np.ndarray) -> tuple[np.ndarray, ...]:
+        return terms.fmr(lab, sides) if metric == "fmr" else masked(terms.fnmr, lab, sides)
+    x, vx, wx, nx = fn(identity_group[None, :])
+    parts = []
+    with Meter(progress, "relabellings", labels.shape[0], "relabellings") as meter:
+        for r0 in range(0, labels.shape[0], _BATCH):
+            parts.append(fn(labels[r0:r0 + _BATCH]))
+            meter.advance(parts[-1][0].shape[0])
+    xp, vp, wp, n_p = (np.concatenate(z) for z in zip(*parts))
+    return Rates(x, xp, vx, vp, wx, wp, nx, n_p)
+
+
+def statistics(s: Setup, rates: Rates, exact: bool, identity_group: np.ndarray, slope: ThresholdError | None = None,
+               v_boot: np.ndarray | None = None, scale: Literal["log", "difference"] = "log",
+               sparse_rule: bool = True) -> MatchingStatistics:
+    """The observed and relabelled differences of every compared pair from the per-side ``rates`` (observed labels
+    ``identity_group``): studentized on the log-ratio scale (``scale="log"``) or as differences, with the threshold's
+    sampling error (``slope``) in the observed statistic, and ``v_boot`` (m,) the bootstrap variance when
+    :meth:`Setup.needs_bootstrap`."""
+    details, mode, pairs, sides = s.details, s.mode, s.design.pairs, s.design.sides
+    x, xp, vx, vp, wx, wp, nx, n_p = (rates.x, rates.xp, rates.vx, rates.vp, rates.wx, rates.wp, rates.nx, rates.n_p)
     if vx is not None and nx is not None:
         details["expected_errors"], details["effective_errors"] = sparse_counts(x[0], vx[0], nx[0], pairs)
         details["sparse_rule"] = sparse_rule
@@ -343,6 +323,7 @@ def matching_statistics(
     # the threshold's own sampling error (ThresholdError), in the observed statistic only: every relabelling shares
     # the observed threshold, and mixing the groups' identities takes their slopes apart (D ~ 0), so a term there
     # would only add the noise of its estimate (measured: relabelled tails too light, 0.08 at 0.05)
+    obs = identity_group[None, :]
     ex = None if slope is None else slope.pair_terms(obs, sides, pairs)
     if ex is not None:
         v = np.maximum(v + ex[0], 0.0)
@@ -365,14 +346,13 @@ def matching_statistics(
         df_perm = effective_df(vp, wp, pairs)
     details["statistic"] = ("log ratio" if mode == "studentized" and scale == "log" and df is not None
                             else "difference")
-    if mode != "none" and (variance == "bootstrap" or v is None):
-        v = _bootstrap_variance(data, metric, pairs, threshold, fmr_target, threshold_impostors, rule, n_bootstrap,
-                                seed, grid)[None, :]
+    if v_boot is not None:
+        v = v_boot[None, :]
     if v is None:
         v = np.full_like(t, np.nan)
     studentized = mode == "studentized" and df is not None and df_perm is not None
     return MatchingStatistics(t[0], v[0], t_perm, v_perm if mode == "studentized" else None, exact,
-                              [f"{a} vs {b}" for a, b in design.labels], design.labels,
+                              [f"{a} vs {b}" for a, b in s.design.labels], s.design.labels,
                               pairs, np.concatenate([x, xp]), details | {"n_resamples": int(t_perm.shape[0])},
                               df[0] if studentized else None, df_perm if studentized else None,
                               *(effect or (None, None)))
@@ -411,16 +391,21 @@ def _degrees(v: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.where(w > 0, v**2 / w, np.inf)
 
 
-def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: Rule, sides: np.ndarray,
-                    need_perm: bool):
+def fnmr_variance_thresholds(thresholds: np.ndarray, need_perm: bool) -> np.ndarray:
+    """The distinct thresholds :func:`fnmr_variances` reads identity counts at: each relabelling's own (row 0 the
+    observed one), or only the observed one unless ``need_perm``."""
+    return np.unique(thresholds if need_perm else thresholds[:1])
+
+
+def fnmr_variances(ic: IdentityCounts, thresholds: np.ndarray, identity_group: np.ndarray, labels: np.ndarray,
+                   sides: np.ndarray, need_perm: bool):
     """Clustered FNMR variance and squared identity shares per side at each relabelling's own threshold
-    (observed: row 0 of ``thr``), and the comparisons: (v, v_perm, w, w_perm, n, n_perm), the relabelled ones None
-    unless ``need_perm``."""
-    uniq = np.unique(thr if need_perm else thr[:1])
-    ic = identity_counts(data, uniq, rule)
-    idx = np.searchsorted(uniq, thr)
-    all_labels = np.concatenate([data.identity_group[None, :], labels])
-    rows = thr.size if need_perm else 1
+    (observed: row 0 of ``thresholds``), and the comparisons: (v, v_perm, w, w_perm, n, n_perm), the relabelled
+    ones None unless ``need_perm``; ``ic``: the identity counts at :func:`fnmr_variance_thresholds`."""
+    uniq = fnmr_variance_thresholds(thresholds, need_perm)
+    idx = np.searchsorted(uniq, thresholds)
+    all_labels = np.concatenate([identity_group[None, :], labels])
+    rows = thresholds.size if need_perm else 1
     v, w, n = (np.empty((rows, len(sides))) for _ in range(3))
     for u in np.unique(idx[:rows]):
         at = np.flatnonzero(idx[:rows] == u)
@@ -430,38 +415,41 @@ def _fnmr_variances(data: MatchData, thr: np.ndarray, labels: np.ndarray, rule: 
     return v[:1], rest(v), w[:1], rest(w), n[:1], rest(n)
 
 
-def _bootstrap_variance(data, metric, pairs, threshold, fmr_target, threshold_impostors, rule, n_bootstrap, seed, grid):
-    """Variance of each group difference over double-or-nothing identity replicates (engine)."""
+def bootstrap_variance(counts: Counts, metric: str, pairs: list[tuple[int, int]], threshold: float | None,
+                       n_groups: int) -> np.ndarray:
+    """Variance of each group difference over the double-or-nothing identity replicates of ``counts``."""
     if metric in ("fnmr", "fmr"):
-        g = Grid(np.unique(np.append(build_grid(data, rule=rule).edges, threshold)), rule) if grid is None else grid
-        c = run(data, rs.DoubleOrNothing(seed), n_bootstrap, grid=g, thresholds=[threshold])
-        fnmr, fmr, _, _ = bs.rates_at_threshold(c, float(threshold))
+        fnmr, fmr, _, _ = bs.rates_at_threshold(counts, float(threshold))
         x = (fnmr if metric == "fnmr" else fmr)[1:, 1:]
     else:
-        c = run(data, rs.DoubleOrNothing(seed), n_bootstrap, grid=grid or build_grid(data, rule=rule),
-                fmr_targets=[fmr_target] if metric == "fnmr_at_fmr" else [], threshold_impostors=threshold_impostors)
-        x = _engine_metric(c, metric, np.eye(data.n_groups, dtype=bool))[1:]
+        x = side_metric(counts, metric, np.eye(n_groups, dtype=bool))[1:]
     d, _ = _pair_diffs(x, None, pairs)
     with np.errstate(invalid="ignore"):
         return np.nanvar(np.where(np.isfinite(d), d, np.nan), axis=0, ddof=1)
 
 
-def _comparison_level(data, metric, pairs, threshold, fmr_target, threshold_impostors, rule, exact, n_resamples, seed,
-                      grid, details):
-    """Baseline: group labels permuted across comparisons (multivariate hypergeometric error counts)."""
-    if exact:
+def comparison_level_metric(s: Setup) -> str:
+    """The rate the comparison-level baseline permutes (FNMR at an FMR target: FNMR at the observed threshold, which
+    the labels cannot move); refuses what it cannot do."""
+    if s.exact:
         raise InputError("the comparison-level baseline has no exact enumeration; give n_resamples.")
-    if metric == "fnmr_at_fmr":
-        if threshold_impostors != "all":
+    if s.metric == "fnmr_at_fmr":
+        if s.details["threshold_impostors"] != "all":
             raise InputError("comparison-level baseline for fnmr_at_fmr: only with threshold_impostors='all' "
                              "(then the threshold does not depend on the labels).")
-        threshold = details["observed_threshold"] = float(target_thresholds(data, [fmr_target], rule)[0])
-        metric = "fnmr"
-    elif metric not in ("fnmr", "fmr"):
-        raise InputError(f"the comparison-level baseline supports fnmr, fmr and fnmr_at_fmr, not {metric!r}.")
-    terms = ClusterTerms.at(data, float(threshold), rule)
-    G = data.n_groups
-    onehot = (data.identity_group[None, :] == np.arange(G)[:, None]).astype(float)
+        return "fnmr"
+    if s.metric not in ("fnmr", "fmr"):
+        raise InputError(f"the comparison-level baseline supports fnmr, fmr and fnmr_at_fmr, not {s.metric!r}.")
+    return s.metric
+
+
+def comparison_level(s: Setup, terms: ClusterTerms, group_names: list[str], identity_group: np.ndarray,
+                     n_resamples: int, seed: int) -> MatchingStatistics:
+    """Baseline: group labels permuted across comparisons (multivariate hypergeometric error counts) of the rate
+    :func:`comparison_level_metric`, from the identity terms at the threshold."""
+    metric, pairs = comparison_level_metric(s), s.design.pairs
+    G = len(group_names)
+    onehot = (identity_group[None, :] == np.arange(G)[:, None]).astype(float)
     if metric == "fnmr":
         n = onehot @ terms.g
         err = onehot @ terms.e
@@ -479,10 +467,10 @@ def _comparison_level(data, metric, pairs, threshold, fmr_target, threshold_impo
     binom = lambda p: p * (1 - p) / n  # noqa: E731
     t, v = _pair_diffs(x, binom(x), pairs)
     tp, vp = _pair_diffs(xp, binom(xp), pairs)
-    names = data.group_names
+    names = group_names
     return MatchingStatistics(t[0], v[0], tp, vp, False, [f"{names[a]} vs {names[b]}" for a, b in pairs],
                               [(names[a], names[b]) for a, b in pairs], pairs, np.concatenate([x, xp]),
-                              details | {"n_resamples": int(tp.shape[0]), "variance": "binomial (independence)"})
+                              s.details | {"n_resamples": int(tp.shape[0]), "variance": "binomial (independence)"})
 
 
 def _same_group_rows(terms: ClusterTerms, onehot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -500,15 +488,10 @@ def _same_group_rows(terms: ClusterTerms, onehot: np.ndarray) -> tuple[np.ndarra
 
 # ----------------------------------------------------------------------------- results
 
-def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups: tuple[str, str] | None = None, *,
-                        alternative: Alternative = "two-sided", level: float = 0.95,
-                        **kwargs) -> PermutationTestResult:
-    """Test ``metric(A) == metric(B)`` on matching data (weak null) by an identity-level permutation test.
-
-    Keyword arguments as :func:`matching_statistics`; the result is the classifier tests' class.
-    """
-    st = matching_statistics(data, metric, groups, **kwargs)
-    studentize = kwargs.get("studentize", True)
+def group_test_result(st: MatchingStatistics, studentize: Studentize = True, alternative: Alternative = "two-sided",
+                      level: float = 0.95) -> PermutationTestResult:
+    """The permutation test of ``metric(A) == metric(B)`` (weak null) from its one comparison's statistics; the
+    classifier tests' class."""
     details = st.details | {"groups": list(st.labels[0]),
                             "estimates": dict(zip(st.labels[0], map(float, st.estimates[0, list(st.pairs[0])]))),
                             "caveat": small_group_caveat(group_sizes(st.details["groups_identities"], *st.labels[0]))}
@@ -523,18 +506,16 @@ def matching_group_test(data: MatchData, metric: MatchingMetric = "fnmr", groups
     return res if why is None else replace(res, pvalue=math.nan, reason=why)
 
 
-def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *, comparisons: Comparisons = "pairs",
-                             alpha: float = 0.05, level: float = 0.95, **kwargs) -> AllGroupsResult:
-    """Every pair of groups (``comparisons="pairs"``), each group against the rest (``"rest"``: FNMR and FMR) or both,
-    on the same joint relabellings of all identities: raw, Holm and max-T p-values and BH q-values over the rows."""
-    st = matching_statistics(data, metric, None, comparisons=comparisons, **kwargs)
-    studentize = kwargs.get("studentize", True)
+def all_groups_result(st: MatchingStatistics, group_names: list[str], comparisons: Comparisons,
+                      studentize: Studentize = True, alpha: float = 0.05, level: float = 0.95) -> AllGroupsResult:
+    """Raw, Holm and max-T p-values and BH q-values over the rows of an all-groups test's statistics (every pair
+    of groups and/or each group against the rest, on the same joint relabellings)."""
     rows, z = comparison_table(st.names, st.t, st.v, st.t_perm, st.v_perm, studentize=studentize, exact=st.exact,
                                df=st.df, df_perm=st.df_perm,
                                effect=None if st.effect is None else (st.effect, st.effect_v),
                                alpha=alpha, level=level, labels=st.labels)
-    G = data.n_groups
-    est = {n: float(x) for n, x in zip(data.group_names, st.estimates[0, :G])}
+    G = len(group_names)
+    est = {n: float(x) for n, x in zip(group_names, st.estimates[0, :G])}
     for j, (row, (a, b), (sa, sb)) in enumerate(zip(rows, st.labels, st.pairs)):
         row.update(kind="pair" if sb < G else "one-vs-rest", group_a=a, group_b=b, estimate_a=float(st.estimates[0, sa]),
                    estimate_b=float(st.estimates[0, sb]), caveat=small_group_caveat(group_sizes(st.details["groups_identities"], a, b)))
@@ -546,5 +527,7 @@ def matching_all_groups_test(data: MatchData, metric: MatchingMetric = "fnmr", *
                            st.details | {"estimates": est, "comparisons": comparisons})
 
 
-__all__ = ["METRICS", "Comparisons", "check_all_groups_budget", "MatchingStatistics", "Relabel", "effective_df",
-           "matching_all_groups_test", "matching_group_test", "matching_statistics", "relabellings"]
+__all__ = ["METRICS", "Comparisons", "Design", "MatchingStatistics", "Rates", "Setup", "all_groups_result",
+           "bootstrap_variance", "comparison_level", "comparison_level_metric", "effective_df", "fixed_rates",
+           "fnmr_variance_thresholds", "fnmr_variances", "group_test_result", "relabellings", "setup", "side_metric",
+           "statistics"]

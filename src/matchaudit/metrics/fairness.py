@@ -33,19 +33,20 @@ def _geomean(x: np.ndarray) -> np.ndarray:
         return np.exp(np.mean(np.log(x), axis=-1))
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den``, +inf where only ``den`` is 0 and NaN for 0/0 (the ratio measures' convention)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num > 0, np.inf, np.nan))
 
 
 def max_min_ratio(x: np.ndarray) -> np.ndarray:
     """``max_a X_a / min_a X_a`` (inf with a zero minimum, NaN when all are zero)."""
-    return _ratio(x.max(axis=-1), x.min(axis=-1))
+    return ratio(x.max(axis=-1), x.min(axis=-1))
 
 
 def max_geomean_ratio(x: np.ndarray) -> np.ndarray:
     """``max_a X_a / geomean_a X_a`` (NIST's leading candidate)."""
-    return _ratio(x.max(axis=-1), _geomean(x))
+    return ratio(x.max(axis=-1), _geomean(x))
 
 
 def log_geomean_sum(x: np.ndarray) -> np.ndarray:
@@ -62,7 +63,7 @@ def gini(x: np.ndarray) -> np.ndarray:
     """``m/(m-1) * sum_a sum_b |X_a - X_b| / (2 m^2 mean X)`` (arithmetic mean); NaN when all rates are 0."""
     m = x.shape[-1]
     pair = np.abs(x[..., :, None] - x[..., None, :]).sum(axis=(-1, -2))
-    return m / (m - 1) * _ratio(pair, 2 * m**2 * x.mean(axis=-1))
+    return m / (m - 1) * ratio(pair, 2 * m**2 * x.mean(axis=-1))
 
 
 def max_min_difference(x: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ Two protocols (``identities``):
 
 ``shared`` (the paper's): one population of K identities, every data set a fresh draw of samples of the
   same identities. The estimand is conditional on the identities. Truth by quadrature
-  (:mod:`matchaudit.estimators.vmf_truth`): FNMR(t) per identity exactly from its concentration; the threshold
+  (:mod:`matchaudit.studies.vmf_truth`): FNMR(t) per identity exactly from its concentration; the threshold
   at each FMR target from ``truth_samples`` draws per identity, each scored exactly against every other
   identity's vMF law (Monte Carlo in the draws only, with its standard error).
 ``fresh`` (the 1:1-matching CI work's): a new population per data set; the estimand is the population
@@ -28,19 +28,20 @@ import numpy as np
 
 from matchaudit import checks
 from matchaudit import resampling as rs
+from matchaudit.auditing.class_passes import v_statistic
 from matchaudit.data import from_embeddings
 from matchaudit.engine import build_grid, identity_counts, run
 from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import fairness_projection as fp
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators import vmf_truth as vt
 from matchaudit.estimators.bootstrap import RECENTRED
 from matchaudit.estimators.closed_forms import closed_form
 from matchaudit.estimators.studentized import STUDENTIZED, rate_studentization
 from matchaudit.estimators.within_variance import within_variance
 from matchaudit.metrics.fairness import summary_measures
 from matchaudit.simulation import GroupSpec, VmfPopulation
+from matchaudit.studies import vmf_truth as vt
 
 ROC_METHODS = ("recentered", "naive", "gaussian", "vertex", "double-or-nothing")
 FIXED_METHODS = ("wilson", "wilson-naive", "wald", "clopper-pearson", "jackknife", "recentered", "vertex",
@@ -184,7 +185,7 @@ def one_dataset(cfg: CoverageConfig, data, truth: Truth, i: int) -> list[dict]:
                          fmr_targets=cfg.fmr_targets, thresholds=tt)
     v = wv = None
     if "within-identity" in runs:
-        v = bs.v_statistic(data, runs["within-identity"], tt)
+        v = v_statistic(data, runs["within-identity"], tt)
         t_hat = runs["within-identity"].target_threshold[0]
         wv = within_variance(data, np.concatenate([tt, t_hat]), ">=")
     T = len(cfg.fmr_targets)
