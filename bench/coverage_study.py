@@ -30,7 +30,7 @@ def main() -> None:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"coverage_{a.identities}"
-    res.table().to_csv(f"{stem}.csv", index=False)
+    res.to_frame().to_csv(f"{stem}.csv", index=False)
     Path(f"{stem}.json").write_text(json.dumps({"config": cfg.__dict__, "truth": res.truths,
                                                  "seconds": time.time() - t0, "rows": res.rows}, indent=1, default=str))
     Path(f"{stem}.md").write_text(markdown(pivot(res)))

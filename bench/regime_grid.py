@@ -54,7 +54,7 @@ def run_cell(cell: str) -> None:
     cfg = config(protocol, k, n, groups == ["groups"])
     t0 = time.time()
     res = run_coverage(cfg)
-    df = res.table()
+    df = res.to_frame()
     df = df.merge(pd.DataFrame(res.truths), on="fmr_target")
     genuine, impostor = k * n * (n - 1) / 2, (k * n) ** 2 * (1 - 1 / k) / 2
     fewest = df.group_fnmr.map(lambda g: min(g) / len(g) if len(g) else np.nan)  # the measure's weakest group

@@ -68,7 +68,7 @@ def test_paired_interval_equals_explicit_resampling(method):
 
 def test_identical_models_give_zero_and_a_degenerate_test():
     a, _, *_ = _pair()
-    res = compare_models(a, a, [0.1], n_resamples=50, n_permutations=99, seed=1)
+    res = compare_models(a, a, [0.1], n_resamples=50, test_resamples=99, seed=1)
     for r in res.records:
         if np.isfinite(r["difference"]):
             assert r["difference"] == 0 and r["low"] == 0 and r["high"] == 0
@@ -78,7 +78,7 @@ def test_identical_models_give_zero_and_a_degenerate_test():
 
 def test_swap_test_effect_matches_engine_difference():
     a, b, *_ = _pair(shift=0.1)
-    res = compare_models(a, b, [0.05, 0.2], n_resamples=40, n_permutations=49, seed=2)
+    res = compare_models(a, b, [0.05, 0.2], n_resamples=40, test_resamples=49, seed=2)
     for tg, t in zip(res.fmr_targets, res.tests):
         rec = next(x for x in res.records if x["view"] == "all" and x["fmr_target"] == tg)
         assert t.effect == pytest.approx(rec["difference"], abs=1e-12)
@@ -113,7 +113,7 @@ def test_planted_improvement_is_detected():
     rng = np.random.default_rng(0)
     noisy = sim.embeddings + 0.35 * rng.standard_normal(sim.embeddings.shape).astype(np.float32) / 4
     mk = lambda e: from_embeddings(e, sim.samples.identity.values, attributes=sim.samples, group_by="group")  # noqa: E731
-    res = compare_models(mk(sim.embeddings), mk(noisy), [1e-2], n_resamples=200, n_permutations=199, seed=0)
+    res = compare_models(mk(sim.embeddings), mk(noisy), [1e-2], n_resamples=200, test_resamples=199, seed=0)
     rec = next(x for x in res.records if x["view"] == "all")
     assert rec["difference"] < 0 and rec["high"] < 0
     assert res.tests[0].pvalue <= 0.05 and res.tests[0].direction == "model A < model B"
@@ -175,6 +175,7 @@ def test_the_old_name_of_test_resamples_still_works_with_a_future_warning():
     with pytest.warns(FutureWarning, match="test_resamples"):
         old = ma.compare(a, b, fmr=0.1, n_resamples=40, n_permutations=19, seed=3)
     assert old.to_dict() == new.to_dict()
+    assert new.to_frame().to_dict("records") == new.records  # to_frame: every result's table
     with pytest.raises(InputError, match="test_resamples only") as e:
         ma.compare(a, b, fmr=0.1, n_resamples=40, test_resamples=19, n_permutations=19)
     assert e.value.param == "n_permutations"

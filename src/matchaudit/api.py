@@ -72,7 +72,7 @@ def compare(
     level = checks.confidence(level, "level")
     n_resamples = bs.check_resamples(checks.integer(n_resamples, "n_resamples", low=1), level)
     return compare_models(a, b, targets, method=ci_method, n_resamples=n_resamples,
-                          n_permutations=max(test_resamples, 1), seed=checks.seed(seed), level=level,
+                          test_resamples=max(test_resamples, 1), seed=checks.seed(seed), level=level,
                           threshold_impostors=check_spec(threshold_impostors),
                           rule=checks.choice(rule, Rule, "rule"), test=test_resamples > 0, progress=progress)
 

@@ -26,6 +26,7 @@ class Protocol:
     impostor_per_identity: np.ndarray  # (K,)
 
     def to_frame(self) -> pd.DataFrame:
+        """The trial list: one row per comparison (``sample_a``, ``sample_b``)."""
         return pd.DataFrame({"sample_a": self.sample_a, "sample_b": self.sample_b})
 
     def sums(self) -> dict[str, float]:

@@ -35,7 +35,7 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
 
 
 def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: str = "double-or-nothing",
-                   n_resamples: int = 1000, n_permutations: int = 999, seed: int = 0, level: float = 0.95,
+                   n_resamples: int = 1000, test_resamples: int = 999, seed: int = 0, level: float = 0.95,
                    threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", test: bool = True,
                    progress: bool = False) -> cm.ModelComparison:
     """Paired intervals for model A - model B and, per FMR target, the paired swap test of the overall FNMR@FMR
@@ -44,7 +44,7 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
     if not fmr_targets:
         raise InputError("no FMR target given.", param="fmr")
     if test:  # the swap tests keep their relabelled differences (and the studentized null): refused when too many
-        chunks.check_budget(32.0 * (n_permutations + 1) * len(fmr_targets), n_permutations, "n_permutations")
+        chunks.check_budget(32.0 * (test_resamples + 1) * len(fmr_targets), test_resamples, "test_resamples")
     records, reps = paired_bootstrap(a, b, fmr_targets, method=method, n_resamples=n_resamples, seed=seed,
                                      level=level, threshold_impostors=threshold_impostors, rule=rule, progress=progress)
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
@@ -55,11 +55,11 @@ def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: s
                        and r["fmr_target"] == float(tg))
             arrays, sb = cm.comparison_arrays(a, threshold_impostors), cm.comparison_arrays(b)[0]
             tests.append(cm.swap_test(arrays, sb, a.identity_group, float(tg), se=float(rec["standard_error"]),
-                                      n_resamples=n_permutations, seed=seed, threshold_impostors=threshold_impostors,
+                                      n_resamples=test_resamples, seed=seed, threshold_impostors=threshold_impostors,
                                       level=level, progress=progress))
     return cm.ModelComparison(records, tests, targets, method, n_resamples, seed,
                               {"threshold_impostors": threshold_impostors, "rule": rule,
-                               "n_permutations": n_permutations, "protocol": a.protocol,
+                               "test_resamples": test_resamples, "protocol": a.protocol,
                                "groups": list(a.group_names), "data": a.fingerprint()}, reps,
                               [f"model {name}: {w}" for name, d in (("A", a), ("B", b)) for w in d.warnings])
 

@@ -33,7 +33,7 @@ FLAGS = {
     "weightings": "--weighting", "threshold_impostors": "--threshold-impostors", "dcf_p_target": "--dcf-p-target",
     "dcf_c_miss": "--dcf-c-miss", "dcf_c_fa": "--dcf-c-fa", "zero_policy": "--zero-policy", "ci_method": "--ci-method",
     "level": "--level", "n_resamples": "--n-resamples", "seed": "--seed", "band": "--band",
-    "test_resamples": "--test-resamples", "n_permutations": "--test-resamples", "metric": "--metric",
+    "test_resamples": "--test-resamples", "n_permutations": "--n-permutations", "metric": "--metric",
     "alternative": "--alternative", "n_bootstrap": "--n-bootstrap",
     "unit": "--unit", "variance": "--variance", "studentize": "--studentize", "genuine": "--genuine",
     "impostor": "--impostor", "group_by": "--group-by", "backend": "--backend", "workers": "--workers",

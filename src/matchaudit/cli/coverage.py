@@ -71,7 +71,7 @@ def coverage(
     with Meter(not quiet, "coverage study", cfg.n_datasets, "data sets") as meter:
         res = run_coverage(cfg, progress=lambda i: meter.advance(i - meter.done))
     with staged(out, "coverage") as tmp:
-        res.table().to_csv(tmp / "coverage.csv", index=False)
+        res.to_frame().to_csv(tmp / "coverage.csv", index=False)
         (tmp / "coverage.json").write_text(json.dumps({"config": dict(cfg.__dict__), "truth": res.truths,
                                                        "rows": res.rows}, indent=1, default=str))
         (tmp / "coverage.md").write_text(markdown(pivot(res)))

@@ -434,6 +434,7 @@ class AllGroupsResult:
     details: dict
 
     def to_frame(self):
+        """One row per comparison (pair of groups, or group against the rest) with its p-values and verdict."""
         import pandas as pd
 
         return pd.DataFrame(self.rows)

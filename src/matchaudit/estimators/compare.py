@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from matchaudit.choices import PAIRED_SCHEMES as SCHEMES
 
@@ -91,7 +92,12 @@ class ModelComparison:
     replicates: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # the data's own (duplicated comparisons, failures...)
 
+    def to_frame(self) -> pd.DataFrame:
+        """The interval records (one row per metric, view and FMR target: A, B and A - B with its interval)."""
+        return pd.DataFrame(self.records)
+
     def to_dict(self) -> dict:
+        """What compare.json holds (JSON-ready): the records, the tests, the settings."""
         return jsonable({"records": self.records, "tests": [t.to_dict() for t in self.tests],
                          "fmr_targets": self.fmr_targets, "method": self.method, "n_resamples": self.n_resamples,
                          "seed": self.seed, "details": self.details, "warnings": self.warnings})

@@ -124,7 +124,7 @@ class CoverageResult:
     rows: list[dict] = field(default_factory=list)
     truths: list[dict] = field(default_factory=list)
 
-    def table(self):
+    def to_frame(self):
         import pandas as pd
         return pd.DataFrame(self.rows)
 
@@ -280,7 +280,7 @@ def coverage_tolerance(level: float, n: int, z: float = 3.0) -> float:
 def pivot(result: CoverageResult):
     """Wide table: rows (metric, method, FMR target), columns nominal levels; the number of intervals ``n`` per row
     (the same at every level) as the last column."""
-    df = result.table()
+    df = result.to_frame()
     wide = df.pivot_table(index=["metric", "method", "fmr_target"], columns="level", values="coverage",
                           sort=False).sort_index(axis=1, ascending=False)
     wide["n"] = df.groupby(["metric", "method", "fmr_target"], sort=False)["n"].max().reindex(wide.index)
