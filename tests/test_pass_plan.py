@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pytest
+
 import matchaudit as ma
 from matchaudit import scores
 from matchaudit.auditing import core
 from matchaudit.engine import identity
 from matchaudit.simulation import GroupSpec, simulate_vmf
+
+from tests.engine_reference import make_data
 
 
 def _audit(data: ma.MatchData, monkeypatch) -> tuple[int, int, str]:
@@ -29,8 +34,8 @@ def test_the_steps_share_one_identity_pass_and_sharing_changes_no_number(monkeyp
     """Scores streamed (the tile cache holds nothing): one pass of identity counts serves the cross-group cells and
     the 8 test families (4 passes when each step makes its own: the cross-group cells, and each FMR target's
     threshold error at twice and half the target; the families at the audit's thresholds are derived from the
-    cross-group pass either way), and one pass the tests' plug-in thresholds (6 passes alone: each target, then
-    twice and half of it); the same results, to the byte, as the audit without the plan.
+    cross-group pass either way), and the exact tally's pass the tests' plug-in thresholds (6 passes alone: each
+    target, then twice and half of it); the same results, to the byte, as the audit without the plan.
     (At 12,000 samples the audit scored the matrix 17 times before the plan, 5 after: ``bench/score_passes.py``.)"""
     data = simulate_vmf({"A": GroupSpec(30, (20.0, 60.0)), "B": GroupSpec(20, (15.0, 40.0))}, dim=16,
                         samples_per_identity=5, seed=3).as_data()
@@ -38,10 +43,11 @@ def test_the_steps_share_one_identity_pass_and_sharing_changes_no_number(monkeyp
     tiles, passes, shared = _audit(data, monkeypatch)
     with monkeypatch.context() as m:
         m.setattr(core, "share_passes", lambda *args: None)
+        m.setattr(core, "tested_targets", lambda *args: ())  # the tally finds no thresholds for the tests
         tiles_alone, passes_alone, alone = _audit(data, monkeypatch)
     assert (passes, passes_alone) == (1, 4)
     # one tile a pass; on data this small a threshold pass also scores a tile for its grid's sample of scores
-    assert tiles_alone - tiles == (4 - 1) + 2 * (6 - 1)
+    assert tiles_alone - tiles == (4 - 1) + 2 * 6
     assert shared == alone
 
 
@@ -65,3 +71,31 @@ def test_no_shared_pass_when_its_result_would_not_be_kept(monkeypatch):
     with scores.tile_cache():
         pass_plan.share_passes(data, exact, options, ma.TestOptions())
     assert made == [1]
+
+
+@pytest.mark.parametrize("rule", [">=", ">"])
+@pytest.mark.parametrize("impostors", ["all", "same-group"])
+@pytest.mark.parametrize("predicted", [False, True])
+def test_the_tally_answers_the_tests_thresholds_as_the_engine_would(monkeypatch, rule, impostors, predicted):
+    """The thresholds the exact tally holds for :func:`target_thresholds` (``evaluate(also_fmr=...)``) are the
+    engine's own, bit for bit (tied scores, three groups, targets between and at the data's FMR steps, 0 and the
+    targets' twice and half), whether the tally collected the cells on its pass (``predicted``) or refined them
+    after; and the engine makes no pass for them."""
+    from matchaudit.engine import driver, target_thresholds
+    from matchaudit.metrics import windows
+    from matchaudit.metrics.evaluate import AuditConfig, evaluate
+
+    if predicted:
+        monkeypatch.setattr(windows, "MIN_SAMPLES", 0)
+    data = make_data(seed=4, sizes=(3, 4, 5, 2, 6, 1, 4, 5, 3, 4, 2, 7), groups=(0, 1, 2) * 4, dim=3)
+    also = np.unique([t for a in (0.2, 0.05, 0.01, 0.0) for t in (a, 2 * a, a / 2)])
+    config = AuditConfig(fmr_targets=(0.2, 0.05), rule=rule, threshold_impostors=impostors)
+    alone = target_thresholds(data, also, rule, impostors)
+    with scores.tile_cache():
+        evaluate(data, config, also_fmr=also)
+        monkeypatch.setattr(driver, "run", None)  # a pass would fail
+        held = target_thresholds(data, also, rule, impostors)
+        some = target_thresholds(data, also[::2], rule, impostors)
+    np.testing.assert_array_equal(held, alone)
+    np.testing.assert_array_equal(some, alone[::2])
+    assert np.isfinite(alone).sum() > 4 and np.unique(alone).size > 4

@@ -31,7 +31,7 @@ from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.auditing.group_tests import group_tests
 from matchaudit.auditing.score_analyses import score_analyses, score_warnings
 from matchaudit.auditing.options import EquivalenceOptions, IntervalOptions, MeasureOptions, TestOptions
-from matchaudit.auditing.pass_plan import share_passes
+from matchaudit.auditing.pass_plan import share_passes, tested_targets
 from matchaudit.auditing.intervals import (add_cross_group_intervals, balanced_method, check_methods,
                                            compute_intervals, interval_weightings, intervals_without_identities,
                                            plan_chunks, plan_note)
@@ -448,7 +448,7 @@ def audit(
         announce(bool(note and progress), note or "")
     if topts is not None:  # before the audit's work: too many relabellings are the user's to change
         check_all_groups_budget(data, topts.comparisons, topts.n_resamples, "test_resamples")
-    exact = evaluate(data, config)
+    exact = evaluate(data, config, also_fmr=tested_targets(config.fmr_targets, topts, data, config.threshold_impostors))
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)
     if no_intervals:

@@ -4,9 +4,10 @@ The cross-group intervals, the closed-form and studentized intervals at fixed th
 tests each ask for identity-level counts (:func:`matchaudit.engine.identity_counts`) at their own thresholds, and
 the tests of FNMR at an FMR target ask for the plug-in thresholds there and at twice and half the target
 (:func:`matchaudit.engine.target_thresholds`): each one a pass over the score matrix when it does not fit the tile
-cache (12,000 samples: 13 of the audit's 17 passes, ``bench/score_passes.py``). :func:`share_passes` makes one
-pass of each at the union of what the steps will ask; inside the audit's
-:func:`~matchaudit.scores.tile_cache` block their calls are then answered from it, exactly (a step asking for
+cache (12,000 samples: 13 of the audit's 17 passes, ``bench/score_passes.py``). The exact tally finds the tests'
+plug-in thresholds on its own pass (:func:`tested_targets`, ``evaluate(also_fmr=...)``); :func:`share_passes`
+makes one pass of identity counts at the union of what the steps will ask; inside the audit's
+:func:`~matchaudit.scores.tile_cache` block their calls are then answered from them, exactly (a step asking for
 something else still makes its own pass: the plan saves work, it never changes a number).
 """
 

@@ -164,14 +164,19 @@ def run(
         target_impostor_accepted=iacc, imputed_pairs=imputed, tail=tail, info=info)
 
 
+def _thresholds_key(fmr_targets, rule: Rule, threshold_impostors: ThresholdImpostors) -> tuple[np.ndarray, tuple]:
+    """The targets as float64 and the key under which :func:`target_thresholds` holds its result."""
+    want = np.atleast_1d(np.asarray(fmr_targets, np.float64))
+    return want, ("target thresholds", rule, threshold_impostors)
+
+
 def target_thresholds(data: MatchData, fmr_targets, rule: Rule = ">=",
                       threshold_impostors: ThresholdImpostors = "all") -> np.ndarray:
     """The plug-in thresholds at ``fmr_targets`` over the ``threshold_impostors`` (the engine's exact definition;
     +inf where no threshold reaches a target), from one pass; inside :func:`matchaudit.scores.tile_cache` a call
     at targets that an earlier call covered is answered from it (exact: a target's threshold does not depend on
-    the other targets of the pass)."""
-    want = np.atleast_1d(np.asarray(fmr_targets, np.float64))
-    key = ("target thresholds", rule, threshold_impostors)
+    the other targets of the pass), or from :func:`hold_target_thresholds`."""
+    want, key = _thresholds_key(fmr_targets, rule, threshold_impostors)
 
     def held(vals: tuple, thr: np.ndarray) -> np.ndarray | None:
         have = np.frombuffer(vals[-1])
@@ -184,6 +189,15 @@ def target_thresholds(data: MatchData, fmr_targets, rule: Rule = ">=",
         threshold_impostors=threshold_impostors).target_threshold[0].copy(), derive=held)
 
 
+def hold_target_thresholds(data: MatchData, fmr_targets, thresholds: np.ndarray, rule: Rule = ">=",
+                           threshold_impostors: ThresholdImpostors = "all") -> None:
+    """Inside :func:`matchaudit.scores.tile_cache`, let :func:`target_thresholds` answer ``fmr_targets`` with
+    ``thresholds``, found by another exact pass (the plug-in tally's, :func:`matchaudit.metrics.evaluate.evaluate`:
+    the same definition, so the same numbers) instead of a pass of its own."""
+    want, key = _thresholds_key(fmr_targets, rule, threshold_impostors)
+    once_per_call((data,), (*key, want.tobytes()), lambda: np.asarray(thresholds, np.float64))
+
+
 def _tail_hits(ent: Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np.ndarray) -> TailHits:
     """The comparisons among the items of a tail window (every cell from the first window cell up), by
     identity."""
@@ -193,4 +207,4 @@ def _tail_hits(ent: Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np.
     return TailHits(floor, *parts)
 
 
-__all__ = ["run", "target_thresholds"]
+__all__ = ["hold_target_thresholds", "run", "target_thresholds"]
