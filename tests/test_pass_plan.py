@@ -9,7 +9,7 @@ import pytest
 
 import matchaudit as ma
 from matchaudit import scores
-from matchaudit.auditing import core
+from matchaudit.auditing import core, intervals
 from matchaudit.engine import identity
 from matchaudit.simulation import GroupSpec, simulate_vmf
 
@@ -17,8 +17,8 @@ from tests.engine_reference import make_data
 
 
 def _audit(data: ma.MatchData, monkeypatch) -> tuple[int, int, str]:
-    """(tiles scored, identity-count passes, results as JSON) of an audit with intervals and group tests at three FMR
-    targets and an FNMR target."""
+    """(tiles scored, identity-count passes of their own, results as JSON) of an audit with intervals and group tests
+    at three FMR targets and an FNMR target."""
     tiles, passes = [], []
     real_tile, real_hits = scores._tile, identity._all_pairs_hits
     monkeypatch.setattr(scores, "_tile", lambda *a, **k: (tiles.append(1), real_tile(*a, **k))[1])
@@ -30,30 +30,37 @@ def _audit(data: ma.MatchData, monkeypatch) -> tuple[int, int, str]:
     return len(tiles), len(passes), json.dumps(a.to_dict(), sort_keys=True, default=str)
 
 
-def test_the_steps_share_one_identity_pass_and_sharing_changes_no_number(monkeypatch):
-    """Scores streamed (the tile cache holds nothing): one pass of identity counts serves the cross-group cells and
-    the 8 test families (4 passes when each step makes its own: the cross-group cells, and each FMR target's
-    threshold error at twice and half the target; the families at the audit's thresholds are derived from the
-    cross-group pass either way), and the exact tally's pass the tests' plug-in thresholds (6 passes alone: each
-    target, then twice and half of it); the same results, to the byte, as the audit without the plan.
-    (At 12,000 samples the audit scored the matrix 17 times before the plan, 5 after: ``bench/score_passes.py``.)"""
+def test_the_audit_scores_the_matrix_twice_and_sharing_changes_no_number(monkeypatch):
+    """Scores streamed (the tile cache holds nothing; one tile a pass on data this small): besides the exact tally
+    (which finds the tests' plug-in thresholds too), one pass counts the pooled and the balanced replicates and the
+    identities that the cross-group cells and the 8 test families share. Without one pass for the bootstrap (each
+    weighting its own, the identity counts their own first): 2 passes more. Without any plan: 3 identity passes more
+    (the cross-group cells, and each FMR target's threshold error at twice and half the target; the families at the
+    audit's thresholds are derived from the cross-group pass either way) and 6 threshold passes (each target, then
+    twice and half of it), each also scoring a tile for its grid's sample of scores. The same results, to the byte,
+    every way. (On data this small the tally's refinement, the grid's sample and the score views score a tile each
+    too; at 12,000 samples the audit scored the matrix 17 times before the plan, 5 with the shared identity and
+    threshold passes, 2 now: ``bench/score_passes.py``.)"""
     data = simulate_vmf({"A": GroupSpec(30, (20.0, 60.0)), "B": GroupSpec(20, (15.0, 40.0))}, dim=16,
                         samples_per_identity=5, seed=3).as_data()
     monkeypatch.setattr(scores, "CACHE_BYTES", 0)
     tiles, passes, shared = _audit(data, monkeypatch)
     with monkeypatch.context() as m:
-        m.setattr(core, "share_passes", lambda *args: None)
+        m.setattr(intervals, "one_pass", lambda *args: False)
+        tiles_apart, passes_apart, apart = _audit(data, monkeypatch)
+        m.setattr(core, "share_passes", lambda *args: [])
         m.setattr(core, "tested_targets", lambda *args: ())  # the tally finds no thresholds for the tests
         tiles_alone, passes_alone, alone = _audit(data, monkeypatch)
-    assert (passes, passes_alone) == (1, 4)
-    # one tile a pass; on data this small a threshold pass also scores a tile for its grid's sample of scores
-    assert tiles_alone - tiles == (4 - 1) + 2 * 6
-    assert shared == alone
+    assert (tiles, passes, passes_apart, passes_alone) == (5, 0, 0, 4)  # shared: fed by another pass
+    assert tiles_apart - tiles == 2
+    assert tiles_alone - tiles_apart == 3 + 2 * 6
+    assert shared == apart == alone
 
 
 def test_no_shared_pass_when_its_result_would_not_be_kept(monkeypatch):
-    """The plan makes its passes only when the identity pass's result fits what the cache keeps (estimated from the
-    audit's loosest FMR): a pass whose result is dropped would be one pass more, not fewer."""
+    """The plan shares the identity counts only when their result fits what the cache keeps (estimated from the
+    audit's loosest FMR): a pass whose result is dropped would be one pass more, not fewer. With intervals they ride
+    the bootstrap's pass (an accumulator to feed), else they get a pass of their own."""
     from matchaudit.auditing import pass_plan
 
     data = simulate_vmf({"A": GroupSpec(12, (20.0, 60.0)), "B": GroupSpec(10, (15.0, 40.0))}, dim=16,
@@ -64,12 +71,14 @@ def test_no_shared_pass_when_its_result_would_not_be_kept(monkeypatch):
     real = identity._all_pairs_hits
     monkeypatch.setattr(identity, "_all_pairs_hits", lambda *a: (made.append(1), real(*a))[1])
     with scores.tile_cache():
-        pass_plan.share_passes(data, exact, options, ma.TestOptions())
+        assert len(pass_plan.share_passes(data, exact, options, ma.TestOptions())) == 1
+        assert pass_plan.share_passes(data, exact, None, ma.TestOptions()) == []
     assert made == [1]
     # the loosest threshold accepts 2 x 10% of the impostors (the tests' twice-the-target): 10 bytes each
     monkeypatch.setattr(pass_plan, "RESULT_BYTES", int(10 * 0.2 * data.n_comparisons()) - 1)
     with scores.tile_cache():
-        pass_plan.share_passes(data, exact, options, ma.TestOptions())
+        assert pass_plan.share_passes(data, exact, options, ma.TestOptions()) == []
+        pass_plan.share_passes(data, exact, None, ma.TestOptions())
     assert made == [1]
 
 

@@ -25,7 +25,7 @@ import dataclasses
 
 import numpy as np
 
-from matchaudit.engine import Counts, run
+from matchaudit.engine import Counts, Plan, plan, run_together
 from matchaudit.engine.grid import Grid
 from matchaudit.model import MatchData
 from matchaudit.pairings import PairCategories, reference_pairs
@@ -72,31 +72,42 @@ def engine_categories(data: MatchData) -> int:
     return C + C * (C + 1) // 2
 
 
-def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarray, grid: Grid,
-                    threshold_impostors: str = "all", thresholds=(), progress=False) -> Counts:
-    """Unit-weighted counts (see module doc) for the plug-in and ``replicates`` of ``scheme`` (an int B means
-    replicates 1..B; the caller chunks them, :mod:`matchaudit.engine.chunks`): ``genuine[r, g, c]`` = sum over
-    identities k of group g of ``W_k x`` (share of k's genuine comparisons in cell c); ``impostor[r, cat, c]``
-    likewise over identity pairs. No exact FMR-target thresholds (``fmr_targets`` is empty): replicate
-    thresholds are grid edges."""
+def _class_pairs(n_classes: int) -> PairCategories:
+    """The categories of the run behind :func:`balanced_counts`: every pair of size classes (its own unit size)."""
+    return PairCategories.full(np.ones((n_classes, n_classes), bool))
+
+
+def balanced_plan(data: MatchData, scheme: Scheme, replicates: int | np.ndarray, grid: Grid, thresholds=(),
+                  progress=False) -> Plan:
+    """The engine run behind :func:`balanced_counts`, planned (:func:`matchaudit.engine.plan`; counted by
+    :func:`matchaudit.engine.run_together`, alone or in one scoring pass with the pooled run): the data with identities
+    relabelled into size classes, every class pair a category of its own."""
     reason = unsupported(data, scheme.name)
     if reason:
         raise ValueError(f"identity-balanced replicates unavailable: {reason}")
     keys, cls = size_classes(data)
+    return plan(relabel(data, cls), scheme, replicates, grid=grid, thresholds=thresholds, progress=progress,
+                categories=_class_pairs(keys.shape[0]))
+
+
+def unit_weighted(data: MatchData, c: Counts, threshold_impostors: str = "all") -> Counts:
+    """The unit-weighted counts (see module doc) of the run of :func:`balanced_plan` (its counts ``c``):
+    ``genuine[r, g, c]`` = sum over identities k of group g of ``W_k x`` (share of k's genuine comparisons in cell
+    c); ``impostor[r, cat, c]`` likewise over identity pairs. No exact FMR-target thresholds (``fmr_targets`` is
+    empty): replicate thresholds are grid edges."""
+    keys, _ = size_classes(data)
     G, C = data.n_groups, keys.shape[0]
     cats = PairCategories.pooled_by(reference_pairs(threshold_impostors, data.group_names, data.group_by))
     n = keys[:, 1].astype(float)
     gen_unit = n * (n - 1) / 2
     to_group = np.zeros((C, G))
     to_group[np.arange(C), keys[:, 0]] = np.where(gen_unit > 0, 1 / np.where(gen_unit > 0, gen_unit, 1), 0)
-    rel_cats = PairCategories.full(np.ones((C, C), bool))  # every class pair: its own unit size
+    rel_cats = _class_pairs(C)
     to_cat = np.zeros((rel_cats.n, cats.n))
     for j, (a, b) in enumerate(rel_cats.pairs):
         to_cat[j, cats.slot[keys[a, 0], keys[b, 0]]] = 1 / (n[a] * n[b])
-    c = run(relabel(data, cls), scheme, replicates, grid=grid, thresholds=thresholds, progress=progress,
-            categories=rel_cats)
     R = c.replicates.size
-    return Counts(scheme=scheme.name, seed=scheme.seed, replicates=c.replicates, grid=grid,
+    return Counts(scheme=c.scheme, seed=c.seed, replicates=c.replicates, grid=c.grid,
                   group_names=tuple(data.group_names), categories=list(cats.pairs),
                   genuine=np.einsum("rac,ag->rgc", c.genuine, to_group),
                   impostor=np.einsum("rkc,kq->rqc", c.impostor, to_cat), fmr_targets=np.zeros(0),
@@ -106,4 +117,13 @@ def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarra
                   info={"weighting": "balanced", "size_classes": C})
 
 
-__all__ = ["MAX_CLASSES", "balanced_counts", "engine_categories", "relabel", "size_classes", "unsupported"]
+def balanced_counts(data: MatchData, scheme: Scheme, replicates: int | np.ndarray, grid: Grid,
+                    threshold_impostors: str = "all", thresholds=(), progress=False) -> Counts:
+    """Unit-weighted counts (:func:`unit_weighted`) for the plug-in and ``replicates`` of ``scheme`` (an int B means
+    replicates 1..B; the caller chunks them, :mod:`matchaudit.engine.chunks`), from a pass of their own."""
+    c = run_together(data, [balanced_plan(data, scheme, replicates, grid, thresholds, progress)], progress)[0]
+    return unit_weighted(data, c, threshold_impostors)
+
+
+__all__ = ["MAX_CLASSES", "balanced_counts", "balanced_plan", "engine_categories", "relabel", "size_classes",
+           "unit_weighted", "unsupported"]
