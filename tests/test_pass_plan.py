@@ -108,3 +108,21 @@ def test_the_tally_answers_the_tests_thresholds_as_the_engine_would(monkeypatch,
     np.testing.assert_array_equal(held, alone)
     np.testing.assert_array_equal(some, alone[::2])
     assert np.isfinite(alone).sum() > 4 and np.unique(alone).size > 4
+
+
+def test_one_pass_only_when_every_weighting_fits_the_budget_at_once():
+    """The pooled and balanced replicates share a scoring pass only when both tables fit the memory budget together
+    (beside the statistics kept), not merely each alone: the budget is what bounds the tables held at once."""
+    from matchaudit.auditing import intervals as ai
+    from matchaudit.engine import chunks
+
+    data = simulate_vmf({"A": GroupSpec(12, (20.0, 60.0)), "B": GroupSpec(10, (15.0, 40.0))}, dim=16,
+                        samples_per_identity=4, seed=5).as_data()
+    both = ("pooled", "balanced")
+    per = [p.per_replicate for p in ai.plan_chunks(data, ma.IntervalOptions(n_resamples=100, memory_gb=100.0), both)]
+    kept = 101 * (1 + data.n_groups) * 8 * (60 + 16) * 2
+    for total, fits in ((kept + 101 * sum(per), True), (kept + 101 * max(per) + 102, False)):
+        options = ma.IntervalOptions(n_resamples=100, memory_gb=total / 1e9)
+        plans = ai.plan_chunks(data, options, both)
+        assert [p.runs for p in plans] == [1, 1] and chunks.budget_bytes(options.memory_gb) == total
+        assert ai.one_pass(data, options, plans) is fits

@@ -121,7 +121,7 @@ def _dense(scores, row0, col0, ident, ts, ge, bounds, gen_hist, hits_per_chunk, 
             hits_per_chunk[t] = pos
 
 
-class _Hits:
+class IdentityPass:
     """The identity pass's accumulator (:func:`_all_pairs_hits`), fed the all-pairs tiles block by block: the genuine
     comparisons' levels per identity, and the accepted impostors' identity pairs and levels. ``hold``: the key under
     which :meth:`done` keeps its result for :func:`identity_counts` (:func:`identity_pass`)."""
@@ -160,7 +160,7 @@ class _Hits:
 
 
 def _all_pairs_hits(data: MatchData, ts: np.ndarray, ge: bool, block_rows: int):
-    hits = _Hits(data, ts, ge)
+    hits = IdentityPass(data, ts, ge)
     feed(data, block_rows, [hits])
     return hits.done()
 
@@ -172,7 +172,7 @@ def _hits_key(data: MatchData, ge: bool, block_rows: int) -> tuple[tuple, tuple]
             ("identity hits", data.metric, ge, block_rows, nb.get_num_threads(), data.n_identities))
 
 
-def identity_pass(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048) -> _Hits:
+def identity_pass(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048) -> IdentityPass:
     """The pass of :func:`identity_counts` at ``thresholds`` (all pairs of embeddings) as an accumulator for another
     scoring pass to feed (:func:`matchaudit.engine.passes.feed`): once done, inside
     :func:`matchaudit.scores.tile_cache`, ``identity_counts`` at these thresholds or any of them (with this
@@ -180,7 +180,7 @@ def identity_pass(data: MatchData, thresholds, rule: Rule = ">=", block_rows: in
     sum the hits per identity and identity pair, in any order."""
     ts = np.sort(np.atleast_1d(np.asarray(thresholds, np.float64)), kind="stable")
     objects, key = _hits_key(data, rule == ">=", block_rows)
-    return _Hits(data, ts, rule == ">=", (objects, (*key, ts.tobytes())))
+    return IdentityPass(data, ts, rule == ">=", (objects, (*key, ts.tobytes())))
 
 
 @nb.njit(cache=True)
@@ -350,4 +350,4 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         sum_m2=int(sum(sum_m2_cat)), sum_m2_cat=sum_m2_cat, **out)
 
 
-__all__ = ["IdentityCounts", "identity_counts", "identity_pass"]
+__all__ = ["IdentityCounts", "IdentityPass", "identity_counts", "identity_pass"]

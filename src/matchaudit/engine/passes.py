@@ -160,7 +160,6 @@ class Counter:
 
     def __init__(self, data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, collapse: bool, win: np.ndarray):
         self.ent, self.W, self.collapse, self.win = ent, W, collapse, win
-        self.table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
         self.codes: list[np.ndarray] = []
         self.counts: list[np.ndarray] = []
         self.held = 0
@@ -168,8 +167,9 @@ class Counter:
         self.w2 = max(1, int(W.max()) ** 2)
         if self.w2 > en.EXACT:
             raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
-        self.state = DirectState.new(W, ent.n_keys, n_lanes, en.item_room(ent.grid, win)) \
-            if direct_pays(data, ent, W, collapse) else None
+        direct = direct_pays(data, ent, W, collapse)  # per-thread tables (DirectState), else one table
+        self.state = DirectState.new(W, ent.n_keys, n_lanes, en.item_room(ent.grid, win)) if direct else None
+        self.table = None if direct else np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
 
     def feed(self, block: Block) -> None:
         """Count the comparisons of ``block``."""
