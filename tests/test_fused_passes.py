@@ -120,3 +120,25 @@ def test_an_audit_on_another_backend_equals_the_fused_audit():
     here, there = (json.dumps(ma.audit(data, backend=b, **kw).to_dict(), sort_keys=True, default=str)
                    for b in (None, TorchBackend("cpu")))
     assert here == there
+
+
+def test_the_fused_pass_in_smaller_blocks_gives_the_same_audit(monkeypatch):
+    """With a progress display the bootstrap's pass streams smaller blocks (256 rows: 3 row blocks here, against one
+    of 2,048), which the shared identity counts are fed too, then answer the steps' calls made with the default
+    blocks: the same results, to the byte."""
+    import json
+
+    import matchaudit as ma
+    from matchaudit.simulation import GroupSpec, simulate_vmf
+
+    data = simulate_vmf({"A": GroupSpec(40, (20.0, 60.0)), "B": GroupSpec(20, (15.0, 40.0))}, dim=16,
+                        samples_per_identity=10, seed=4).as_data()
+    monkeypatch.setattr(scores, "CACHE_BYTES", 0)  # streamed: every pass scores its blocks
+    rows = []
+    real = scores.tiles
+    monkeypatch.setattr(scores, "tiles", lambda n, block_rows=2048, part=(0, 1): (
+        rows.append(block_rows), real(n, block_rows, part))[1])
+    kw = dict(fmr=(1e-1, 1e-2), intervals=ma.IntervalOptions(n_resamples=40), tests=ma.TestOptions(n_resamples=19))
+    quiet, shown = (json.dumps(ma.audit(data, progress=p, **kw).to_dict(), sort_keys=True, default=str)
+                    for p in (False, True))
+    assert quiet == shown and 256 in rows
