@@ -21,13 +21,13 @@ from matchaudit.engine import kernels as K
 
 
 def measured_repeats(data, scheme, grid) -> float:
-    """Entries per merged entry in a collapsed pass (the sizes in and out of count_pass's np.unique)."""
+    """Entries per merged entry in a collapsed pass (the sizes in and out of the counting pass's np.unique)."""
     seen = [0, 0]
     real = np.unique
 
     def spy(a, *args, **kw):
         out = real(a, *args, **kw)
-        if kw.get("return_counts"):  # the merge's call (count_pass)
+        if kw.get("return_counts"):  # the merge's call (passes.Counter.feed)
             seen[0] += a.size
             seen[1] += out[0].size
         return out

@@ -12,6 +12,9 @@ one (12,000 samples x 64 dims, 72e6 comparisons: streamed, once per pass that ne
 2026-11-28, after ``auditing.pass_plan`` (the identity counts and the tests' plug-in thresholds shared): 12,000
 samples 30 tiles = 5.0 passes (the exact tally, the tests' thresholds, the identity counts, the pooled and the
 balanced bootstrap), 11 s.
+2026-11-28, the tests' plug-in thresholds found by the exact tally's pass (``evaluate(also_fmr=...)``): 24 tiles =
+4.0 passes, 8 s; then one scoring pass feeding the pooled and the balanced bootstrap counts and the shared identity
+counts (``engine.run_together``): 12 tiles = 2.0 passes (the exact tally, the bootstrap), 7 s.
 """
 
 from __future__ import annotations

@@ -34,9 +34,9 @@ def test_chunked_replicates_equal_one_run_bit_for_bit(data, monkeypatch, method)
     kw = dict(fmr=[1e-3, 1e-2], thresholds=[0.5], intervals=ma.IntervalOptions(method, n_resamples=40))
     whole = ma.audit(data, **kw)
     calls = []
-    real = ai.run
+    real = ai.plan
     monkeypatch.setattr(chunks, "chunk_size", lambda *a, **k: 7)
-    monkeypatch.setattr(ai, "run", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    monkeypatch.setattr(ai, "plan", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
     split = ma.audit(data, **kw)
     # one pass: the fairness measures share the rates' bootstrap (the default's double-or-nothing, or the one asked)
     assert len([c for c in calls if np.size(c) > 0]) == 6  # the pooled weighting's chunks

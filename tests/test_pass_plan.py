@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pytest
+
 import matchaudit as ma
 from matchaudit import scores
-from matchaudit.auditing import core
+from matchaudit.auditing import core, intervals
 from matchaudit.engine import identity
 from matchaudit.simulation import GroupSpec, simulate_vmf
 
+from tests.engine_reference import make_data
+
 
 def _audit(data: ma.MatchData, monkeypatch) -> tuple[int, int, str]:
-    """(tiles scored, identity-count passes, results as JSON) of an audit with intervals and group tests at three FMR
-    targets and an FNMR target."""
+    """(tiles scored, identity-count passes of their own, results as JSON) of an audit with intervals and group tests
+    at three FMR targets and an FNMR target."""
     tiles, passes = [], []
     real_tile, real_hits = scores._tile, identity._all_pairs_hits
     monkeypatch.setattr(scores, "_tile", lambda *a, **k: (tiles.append(1), real_tile(*a, **k))[1])
@@ -25,29 +30,37 @@ def _audit(data: ma.MatchData, monkeypatch) -> tuple[int, int, str]:
     return len(tiles), len(passes), json.dumps(a.to_dict(), sort_keys=True, default=str)
 
 
-def test_the_steps_share_one_identity_pass_and_sharing_changes_no_number(monkeypatch):
-    """Scores streamed (the tile cache holds nothing): one pass of identity counts serves the cross-group cells and
-    the 8 test families (4 passes when each step makes its own: the cross-group cells, and each FMR target's
-    threshold error at twice and half the target; the families at the audit's thresholds are derived from the
-    cross-group pass either way), and one pass the tests' plug-in thresholds (6 passes alone: each target, then
-    twice and half of it); the same results, to the byte, as the audit without the plan.
-    (At 12,000 samples the audit scored the matrix 17 times before the plan, 5 after: ``bench/score_passes.py``.)"""
+def test_the_audit_scores_the_matrix_twice_and_sharing_changes_no_number(monkeypatch):
+    """Scores streamed (the tile cache holds nothing; one tile a pass on data this small): besides the exact tally
+    (which finds the tests' plug-in thresholds too), one pass counts the pooled and the balanced replicates and the
+    identities that the cross-group cells and the 8 test families share. Without one pass for the bootstrap (each
+    weighting its own, the identity counts their own first): 2 passes more. Without any plan: 3 identity passes more
+    (the cross-group cells, and each FMR target's threshold error at twice and half the target; the families at the
+    audit's thresholds are derived from the cross-group pass either way) and 6 threshold passes (each target, then
+    twice and half of it), each also scoring a tile for its grid's sample of scores. The same results, to the byte,
+    every way. (On data this small the tally's refinement, the grid's sample and the score views score a tile each
+    too; at 12,000 samples the audit scored the matrix 17 times before the plan, 5 with the shared identity and
+    threshold passes, 2 now: ``bench/score_passes.py``.)"""
     data = simulate_vmf({"A": GroupSpec(30, (20.0, 60.0)), "B": GroupSpec(20, (15.0, 40.0))}, dim=16,
                         samples_per_identity=5, seed=3).as_data()
     monkeypatch.setattr(scores, "CACHE_BYTES", 0)
     tiles, passes, shared = _audit(data, monkeypatch)
     with monkeypatch.context() as m:
-        m.setattr(core, "share_passes", lambda *args: None)
+        m.setattr(intervals, "one_pass", lambda *args: False)
+        tiles_apart, passes_apart, apart = _audit(data, monkeypatch)
+        m.setattr(core, "share_passes", lambda *args: [])
+        m.setattr(core, "tested_targets", lambda *args: ())  # the tally finds no thresholds for the tests
         tiles_alone, passes_alone, alone = _audit(data, monkeypatch)
-    assert (passes, passes_alone) == (1, 4)
-    # one tile a pass; on data this small a threshold pass also scores a tile for its grid's sample of scores
-    assert tiles_alone - tiles == (4 - 1) + 2 * (6 - 1)
-    assert shared == alone
+    assert (tiles, passes, passes_apart, passes_alone) == (5, 0, 0, 4)  # shared: fed by another pass
+    assert tiles_apart - tiles == 2
+    assert tiles_alone - tiles_apart == 3 + 2 * 6
+    assert shared == apart == alone
 
 
 def test_no_shared_pass_when_its_result_would_not_be_kept(monkeypatch):
-    """The plan makes its passes only when the identity pass's result fits what the cache keeps (estimated from the
-    audit's loosest FMR): a pass whose result is dropped would be one pass more, not fewer."""
+    """The plan shares the identity counts only when their result fits what the cache keeps (estimated from the
+    audit's loosest FMR): a pass whose result is dropped would be one pass more, not fewer. With intervals they ride
+    the bootstrap's pass (an accumulator to feed), else they get a pass of their own."""
     from matchaudit.auditing import pass_plan
 
     data = simulate_vmf({"A": GroupSpec(12, (20.0, 60.0)), "B": GroupSpec(10, (15.0, 40.0))}, dim=16,
@@ -58,10 +71,58 @@ def test_no_shared_pass_when_its_result_would_not_be_kept(monkeypatch):
     real = identity._all_pairs_hits
     monkeypatch.setattr(identity, "_all_pairs_hits", lambda *a: (made.append(1), real(*a))[1])
     with scores.tile_cache():
-        pass_plan.share_passes(data, exact, options, ma.TestOptions())
+        assert len(pass_plan.share_passes(data, exact, options, ma.TestOptions())) == 1
+        assert pass_plan.share_passes(data, exact, None, ma.TestOptions()) == []
     assert made == [1]
     # the loosest threshold accepts 2 x 10% of the impostors (the tests' twice-the-target): 10 bytes each
     monkeypatch.setattr(pass_plan, "RESULT_BYTES", int(10 * 0.2 * data.n_comparisons()) - 1)
     with scores.tile_cache():
-        pass_plan.share_passes(data, exact, options, ma.TestOptions())
+        assert pass_plan.share_passes(data, exact, options, ma.TestOptions()) == []
+        pass_plan.share_passes(data, exact, None, ma.TestOptions())
     assert made == [1]
+
+
+@pytest.mark.parametrize("rule", [">=", ">"])
+@pytest.mark.parametrize("impostors", ["all", "same-group"])
+@pytest.mark.parametrize("predicted", [False, True])
+def test_the_tally_answers_the_tests_thresholds_as_the_engine_would(monkeypatch, rule, impostors, predicted):
+    """The thresholds the exact tally holds for :func:`target_thresholds` (``evaluate(also_fmr=...)``) are the
+    engine's own, bit for bit (tied scores, three groups, targets between and at the data's FMR steps, 0 and the
+    targets' twice and half), whether the tally collected the cells on its pass (``predicted``) or refined them
+    after; and the engine makes no pass for them."""
+    from matchaudit.engine import driver, target_thresholds
+    from matchaudit.metrics import windows
+    from matchaudit.metrics.evaluate import AuditConfig, evaluate
+
+    if predicted:
+        monkeypatch.setattr(windows, "MIN_SAMPLES", 0)
+    data = make_data(seed=4, sizes=(3, 4, 5, 2, 6, 1, 4, 5, 3, 4, 2, 7), groups=(0, 1, 2) * 4, dim=3)
+    also = np.unique([t for a in (0.2, 0.05, 0.01, 0.0) for t in (a, 2 * a, a / 2)])
+    config = AuditConfig(fmr_targets=(0.2, 0.05), rule=rule, threshold_impostors=impostors)
+    alone = target_thresholds(data, also, rule, impostors)
+    with scores.tile_cache():
+        evaluate(data, config, also_fmr=also)
+        monkeypatch.setattr(driver, "run", None)  # a pass would fail
+        held = target_thresholds(data, also, rule, impostors)
+        some = target_thresholds(data, also[::2], rule, impostors)
+    np.testing.assert_array_equal(held, alone)
+    np.testing.assert_array_equal(some, alone[::2])
+    assert np.isfinite(alone).sum() > 4 and np.unique(alone).size > 4
+
+
+def test_one_pass_only_when_every_weighting_fits_the_budget_at_once():
+    """The pooled and balanced replicates share a scoring pass only when both tables fit the memory budget together
+    (beside the statistics kept), not merely each alone: the budget is what bounds the tables held at once."""
+    from matchaudit.auditing import intervals as ai
+    from matchaudit.engine import chunks
+
+    data = simulate_vmf({"A": GroupSpec(12, (20.0, 60.0)), "B": GroupSpec(10, (15.0, 40.0))}, dim=16,
+                        samples_per_identity=4, seed=5).as_data()
+    both = ("pooled", "balanced")
+    per = [p.per_replicate for p in ai.plan_chunks(data, ma.IntervalOptions(n_resamples=100, memory_gb=100.0), both)]
+    kept = 101 * (1 + data.n_groups) * 8 * (60 + 16) * 2
+    for total, fits in ((kept + 101 * sum(per), True), (kept + 101 * max(per) + 102, False)):
+        options = ma.IntervalOptions(n_resamples=100, memory_gb=total / 1e9)
+        plans = ai.plan_chunks(data, options, both)
+        assert [p.runs for p in plans] == [1, 1] and chunks.budget_bytes(options.memory_gb) == total
+        assert ai.one_pass(data, options, plans) is fits

@@ -19,6 +19,7 @@ from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.encoding import columns
+from matchaudit.engine.passes import Accumulator
 from matchaudit.errors import InputError
 from matchaudit.auditing.equivalence import equivalence_tests
 from matchaudit.auditing.matching_passes import check_all_groups_budget
@@ -32,7 +33,7 @@ from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.auditing.group_tests import group_tests
 from matchaudit.auditing.score_analyses import score_analyses, score_warnings
 from matchaudit.auditing.options import EquivalenceOptions, IntervalOptions, MeasureOptions, TestOptions
-from matchaudit.auditing.pass_plan import share_passes
+from matchaudit.auditing.pass_plan import share_passes, tested_targets
 from matchaudit.auditing.intervals import (add_cross_group_intervals, balanced_method, check_methods,
                                            compute_intervals, interval_weightings, intervals_without_identities,
                                            plan_chunks, plan_note)
@@ -496,20 +497,19 @@ def audit(
         announce(bool(note and progress), note or "")
     if topts is not None:  # before the audit's work: too many relabellings are the user's to change
         check_all_groups_budget(data, topts.comparisons, topts.n_resamples, "test_resamples")
-    exact = evaluate(data, config)
+    exact = evaluate(data, config, also_fmr=tested_targets(config.fmr_targets, topts, data, config.threshold_impostors))
     result = Audit(exact, iopts, topts)
     result.warnings += score_warnings(exact)
     if no_intervals:
         result.warnings.append(no_intervals)
-    share_passes(data, exact, iopts, topts)  # the all-pairs passes the steps below share, made once
-    result.warnings += add_cross_group_intervals(data, exact, iopts)  # the interval fields, None without intervals
+    shared = share_passes(data, exact, iopts, topts)  # the identity counts the steps below share, made once
     if data.failures is not None:
         result.failure_records = fta_records(data, level)
         result.warnings.append(failure_note(data.failures))
     if data.attacks is not None and len(data.attacks):
         result.attack_records = iapmr_records(data, exact.operating_points, config.rule, level)
-    if iopts is not None:
-        result.interval_records, result.bands = _intervals(data, config, iopts, progress, exact, backend)
+    if iopts is not None:  # the bootstrap's pass counts the shared identities too
+        result.interval_records, result.bands = _intervals(data, config, iopts, progress, exact, backend, shared)
         if measures.calibration or config.fnmr_targets:
             cal, dist, dual, note = score_analyses(data, config, exact, iopts, measures.cost_points, measures.llr,
                                                    progress)
@@ -526,6 +526,7 @@ def audit(
             result.warnings.append(f"{', '.join(idle)}: closed forms apply at fixed thresholds only, and none was "
                                    "given (--threshold): no intervals of that method.")
         result.warnings += regime_warnings(data, result.interval_records)
+    result.warnings += add_cross_group_intervals(data, exact, iopts)  # the interval fields, None without intervals
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)
         result.warnings += test_warnings
@@ -553,16 +554,17 @@ def _option(value: Any, kind: type, name: str, given: dict, also: str = "") -> A
 
 
 def _intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, exact: AuditResult,
-               backend: Backend | str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               backend: Backend | str | None, also: list[Accumulator]
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """:func:`compute_intervals` on ``backend``: a Backend, or a name (``"cpu"``, ``"dask"``, ``"gpu"``) whose
-    backend is made with its defaults for this call and closed after it."""
+    backend is made with its defaults for this call and closed after it; ``also``: what its pass feeds besides."""
     if not isinstance(backend, str):
-        return compute_intervals(data, config, options, progress=progress, result=exact, backend=backend)
+        return compute_intervals(data, config, options, progress=progress, result=exact, backend=backend, also=also)
     from matchaudit.engine import backends
 
     engine = backends.make_backend(backend)
     try:
-        return compute_intervals(data, config, options, progress=progress, result=exact, backend=engine)
+        return compute_intervals(data, config, options, progress=progress, result=exact, backend=engine, also=also)
     finally:
         engine.close()
 

@@ -26,14 +26,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from matchaudit import resampling as rs
 from matchaudit.definitions import Alternative, Rule
 from matchaudit.errors import InputError
-from matchaudit.engine import Backend, Counts, build_grid, identity_counts, run
+from matchaudit.engine import Backend, Counts, LocalBackend, Plan, build_grid, identity_counts, plan, run_together
+from matchaudit.engine.passes import Accumulator
 from matchaudit.engine import chunks
 from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.progress import PASS_UNIT, Meter
@@ -47,7 +48,7 @@ from matchaudit.metrics.evaluate import ALL, AuditConfig, AuditResult, evaluate
 from matchaudit.metrics.rates import roc_hull
 from matchaudit.model import IDENTITY_SOURCES, MatchData, view_names
 from matchaudit.pairings import reference_pairs
-from matchaudit.auditing.class_passes import balanced_counts, v_statistic
+from matchaudit.auditing.class_passes import balanced_plan, v_statistic
 from matchaudit.auditing.options import IntervalOptions
 from matchaudit.auditing.replicates import (ExactPoints, Studentizer, TargetStudentizer, ZeroBounds,
                                             bootstrap_records, det_bands, reducer, within_variances)
@@ -142,8 +143,7 @@ def plan_chunks(data: MatchData, options: IntervalOptions, weightings: tuple[str
     """Replicate chunks of each weighting that fit the memory budget (``options.memory_gb``) beside the
     per-replicate statistics the whole run keeps; refused before any work when not even one replicate fits."""
     G, C = data.n_groups, n_cells or options.n_cells
-    views = 1 + G
-    kept = (options.n_resamples + 1) * views * 8 * (options.det_points + 16) * len(weightings)
+    kept = _kept(data, options, len(weightings))
     plans = []
     for w in weightings:
         per = chunks.group_table_bytes(G, C)
@@ -152,6 +152,20 @@ def plan_chunks(data: MatchData, options: IntervalOptions, weightings: tuple[str
         size = chunks.chunk_size(per, options.n_resamples, options.memory_gb, fixed=kept)
         plans.append(ChunkPlan(w, size, chunks.n_runs(options.n_resamples, size), per))
     return plans
+
+
+def _kept(data: MatchData, options: IntervalOptions, n_weightings: int) -> int:
+    """Bytes of the per-replicate statistics the whole bootstrap keeps (what chunking cannot bound)."""
+    return (options.n_resamples + 1) * (1 + data.n_groups) * 8 * (options.det_points + 16) * n_weightings
+
+
+def one_pass(data: MatchData, options: IntervalOptions, plans: list[ChunkPlan]) -> bool:
+    """Whether every weighting's replicates are one run and fit the memory budget all at once, beside the statistics
+    kept: then one scoring pass counts them all (:func:`matchaudit.engine.run_together`), else each weighting makes
+    its own runs."""
+    tables = (options.n_resamples + 1) * sum(p.per_replicate for p in plans)
+    return all(p.runs == 1 for p in plans) and tables + _kept(data, options, len(plans)) <= chunks.budget_bytes(
+        options.memory_gb)
 
 
 def plan_note(plans: list[ChunkPlan], options: IntervalOptions) -> str | None:
@@ -166,8 +180,8 @@ def plan_note(plans: list[ChunkPlan], options: IntervalOptions) -> str | None:
 
 
 def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool = False,
-                      result: AuditResult | None = None, backend: Backend | None = None
-                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                      result: AuditResult | None = None, backend: Backend | None = None,
+                      also: Sequence[Accumulator] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Interval records for operating points, curve summaries, fairness measures and the normalized
     uncertainty, per weighting (``pooled``; ``balanced`` when in ``config.weightings`` and
     :func:`balanced_method` allows), and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``.
@@ -176,7 +190,11 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     :func:`~matchaudit.metrics.evaluate.evaluate`; computed when not given). Replicates are counted in chunks
     that fit the memory budget (:func:`plan_chunks`; the same numbers whatever the chunks). ``progress``: one
     display over every counting pass, in comparisons x replicates. ``backend``: where the main bootstrap pass
-    runs (default: this process; see :mod:`matchaudit.engine.backends`).
+    runs (default: this process; see :mod:`matchaudit.engine.backends`). One scoring pass counts the pooled and the
+    balanced replicates and feeds ``also``'s accumulators (the audit's shared identity counts,
+    :mod:`matchaudit.auditing.pass_plan`) where it can: on this process, each weighting in one run
+    (:func:`one_pass`); else each weighting makes its runs (the balanced ones on this process), ``also`` a pass of its
+    own first. The same numbers either way.
 
     Several methods (``options.method`` a tuple): each bootstrap gives its records (and the first its bands), each
     closed form its records at the fixed thresholds (when no bootstrap is asked for, the first closed form's run
@@ -185,7 +203,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     if result is None:
         result = evaluate(data, config)
     if len(options.methods) > 1:
-        return _several(data, config, options, progress, result, backend)
+        return _several(data, config, options, progress, result, backend, also)
     bal_method, _ = balanced_method(data, config, options)
     boot_method = options.method if options.method in bs.BOOTSTRAP else default_bootstrap(data)
     fixed_method = options.method or "wilson"
@@ -199,29 +217,46 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     plans = {p.weighting: p for p in plan_chunks(data, options, interval_weightings(config, bal_method), grid.n_cells)}
     B = options.n_resamples
 
-    def pooled(reps: np.ndarray, scheme: rs.Scheme | None, meter: Meter | bool = False) -> Counts:
-        return run(data, scheme, reps, grid=grid, fmr_targets=config.fmr_targets, thresholds=thresholds,
-                   threshold_impostors=config.threshold_impostors, progress=meter, backend=backend)
+    def pooled(reps: np.ndarray, scheme: rs.Scheme | None, meter: Meter | bool = False) -> Plan:
+        return plan(data, scheme, reps, grid=grid, fmr_targets=config.fmr_targets, thresholds=thresholds,
+                    threshold_impostors=config.threshold_impostors, progress=meter)
 
     total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in plans.values())
     with Meter(progress, "bootstrap", total, PASS_UNIT) as meter:
-        def counter(weighting: str, method: str) -> Callable[[np.ndarray], Counts]:
-            """The engine counts of replicates under ``method``'s scheme for one weighting."""
-            scheme = _scheme(method, options.seed)
+        def planned(weighting: str, reps: np.ndarray) -> Plan:
+            """The engine run of replicates ``reps`` of one weighting, under its method's scheme."""
+            scheme = _scheme(boot_method if weighting == "pooled" else bal_method, options.seed)
             if weighting == "pooled":
-                return lambda reps: pooled(reps, scheme, meter)
-            return lambda reps: balanced_counts(data, scheme, reps, grid, config.threshold_impostors, thresholds,
-                                                meter)
+                return pooled(reps, scheme, meter)
+            return balanced_plan(data, scheme, reps, grid, thresholds, meter)
+
+        def counts(weighting: str, c: Counts) -> Counts:
+            return c if weighting == "pooled" else balanced.unit_weighted(data, c, config.threshold_impostors)
+
+        together: dict[str, Counts] = {}
+        if plans and LocalBackend.runs(backend) and one_pass(data, options, list(plans.values())):
+            every = np.arange(1, B + 1)
+            together = {w: counts(w, c) for w, c in zip(plans, run_together(
+                data, [planned(w, every) for w in plans], meter, backend, also))}
+        elif also:
+            run_together(data, [], also=also)
+
+        def counter(weighting: str) -> Callable[[np.ndarray], Counts]:
+            """The engine counts of replicates for one weighting (those counted together, else a run's)."""
+            if weighting in together:
+                return lambda reps: together.pop(weighting)
+            return lambda reps: counts(weighting, run_together(data, [planned(weighting, reps)], meter, backend
+                                                               if weighting == "pooled" else None)[0])
 
         if "pooled" in plans:
             plug, stats = chunks.reduce_in_chunks(
-                counter("pooled", boot_method), B, plans["pooled"].chunk,
+                counter("pooled"), B, plans["pooled"].chunk,
                 reducer("pooled", config, thresholds if fixed else (), options.det_points))
         else:  # the plug-in behind the V-statistic
-            plug = pooled(np.zeros(0, np.int64), None)
+            plug = run_together(data, [pooled(np.zeros(0, np.int64), None)], backend=backend)[0]
         if "balanced" in plans:
             bplug, bstats = chunks.reduce_in_chunks(
-                counter("balanced", bal_method), B, plans["balanced"].chunk,
+                counter("balanced"), B, plans["balanced"].chunk,
                 reducer("balanced", config, thresholds, options.det_points))
     v = None
     if boot_method in RECENTRED:
@@ -262,14 +297,15 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
 
 
 def _several(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, result: AuditResult,
-             backend: Backend | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """:func:`compute_intervals` for each of several methods (see there)."""
+             backend: Backend | None, also: Sequence[Accumulator]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`compute_intervals` for each of several methods (see there; the first one's pass feeds ``also``)."""
     methods = options.methods
     runs = [m for m in methods if m in bs.BOOTSTRAP] or [methods[0]]
     records: list[dict[str, Any]] = []
     bands: list[dict[str, Any]] = []
-    for m in runs:
-        r, b = compute_intervals(data, config, replace(options, method=m), progress, result, backend)
+    for i, m in enumerate(runs):
+        r, b = compute_intervals(data, config, replace(options, method=m), progress, result, backend,
+                                 also if i == 0 else ())
         records += r
         bands = bands or b
     records += closed_form_records(data, config, options, tuple(m for m in methods if m not in runs))
@@ -355,5 +391,5 @@ def add_cross_group_intervals(data: MatchData, result: AuditResult, options: Int
 
 __all__ = [
     "add_cross_group_intervals", "balanced_method", "ChunkPlan", "compute_intervals", "CROSS_GROUP_FIELDS",
-    "cross_group_method", "hull_edges", "interval_weightings", "plan_chunks", "plan_note", "RECENTRED",
+    "cross_group_method", "hull_edges", "interval_weightings", "one_pass", "plan_chunks", "plan_note", "RECENTRED",
 ]

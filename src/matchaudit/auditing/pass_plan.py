@@ -4,10 +4,13 @@ The cross-group intervals, the closed-form and studentized intervals at fixed th
 tests each ask for identity-level counts (:func:`matchaudit.engine.identity_counts`) at their own thresholds, and
 the tests of FNMR at an FMR target ask for the plug-in thresholds there and at twice and half the target
 (:func:`matchaudit.engine.target_thresholds`): each one a pass over the score matrix when it does not fit the tile
-cache (12,000 samples: 13 of the audit's 17 passes, ``bench/score_passes.py``). :func:`share_passes` makes one
-pass of each at the union of what the steps will ask; inside the audit's
-:func:`~matchaudit.scores.tile_cache` block their calls are then answered from it, exactly (a step asking for
-something else still makes its own pass: the plan saves work, it never changes a number).
+cache (12,000 samples: 13 of the audit's 17 passes, ``bench/score_passes.py``). The exact tally finds the tests'
+plug-in thresholds on its own pass (:func:`tested_targets`, ``evaluate(also_fmr=...)``); :func:`share_passes`
+counts the identities at the union of what the steps will ask, on the bootstrap's scoring pass when the audit has
+intervals (which also counts the pooled and the balanced replicates at once: an audit scores the matrix twice),
+else in a pass of its own; inside the audit's :func:`~matchaudit.scores.tile_cache` block the steps' calls are then
+answered from them, exactly (a step asking for something else still makes its own pass: the plan saves work, it
+never changes a number).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from matchaudit.auditing.options import IntervalOptions, TestOptions
-from matchaudit.engine import identity_counts, target_thresholds
+from matchaudit.engine import identity_counts, identity_pass, target_thresholds
+from matchaudit.engine.passes import Accumulator
 from matchaudit.estimators.clustered_rates import ThresholdError
 from matchaudit.metrics.evaluate import ALL, AuditResult
 from matchaudit.model import MatchData
@@ -35,25 +39,31 @@ def tested_targets(config_targets, test_options: TestOptions | None, data: Match
 
 
 def share_passes(data: MatchData, exact: AuditResult, interval_options: IntervalOptions | None,
-                 test_options: TestOptions | None) -> None:
-    """Make the shared passes (see module doc) when at least one step will ask for identity counts, the data are all
-    pairs of embeddings (listed tables stream their own), and the identity pass's result fits ``RESULT_BYTES`` by the
-    audit's own FMR at its loosest threshold (else the steps make their passes as before)."""
+                 test_options: TestOptions | None) -> list[Accumulator]:
+    """The shared identity counts (see module doc) when at least one step will ask for them, the data are all pairs
+    of embeddings (listed tables stream their own), and the identity pass's result fits ``RESULT_BYTES`` by the
+    audit's own FMR at its loosest threshold (else the steps make their passes as before): with intervals, returned
+    as the accumulator that the bootstrap's scoring pass feeds (:func:`~matchaudit.auditing.intervals.compute_intervals`
+    ``also``: the steps that ask for identity counts come after it), else counted now, in a pass of their own."""
     config = exact.config
     tests = test_options is not None and data.n_groups >= 2
     if data.protocol != "all-pairs" or data.samples is None or not data.has_identities or not (
             interval_options is not None or tests):
-        return
+        return []
     ops = [p for p in exact.operating_points if p["weighting"] == "pooled" and p["group"] == ALL
            and not np.isnan(p["threshold"])]
     targets = tested_targets(config.fmr_targets, test_options, data, config.threshold_impostors)
     loosest = max([p["fmr"] for p in ops if p["fmr"] is not None] + list(targets) + [0.0])
     if HIT_BYTES * loosest * data.n_comparisons() > RESULT_BYTES:
-        return
+        return []
     extra = target_thresholds(data, targets, config.rule) if targets.size else np.zeros(0)
     union = np.unique(np.concatenate([[p["threshold"] for p in ops], extra]))
-    if union.size:
-        identity_counts(data, union, config.rule)
+    if not union.size:
+        return []
+    if interval_options is not None:
+        return [identity_pass(data, union, config.rule)]
+    identity_counts(data, union, config.rule)
+    return []
 
 
 __all__ = ["share_passes", "tested_targets"]

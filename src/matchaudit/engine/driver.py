@@ -25,6 +25,9 @@ sub-tile's need if that falls short).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Sequence
+
 import numpy as np
 
 from matchaudit.definitions import Rule, ThresholdImpostors
@@ -33,8 +36,9 @@ from matchaudit.engine.comparison_level import comparison_level_counts
 from matchaudit.engine.counts import Counts, TailHits
 from matchaudit.engine.entries import Entries
 from matchaudit.engine.grid import Grid, build_grid
-from matchaudit.engine.passes import Backend, CountTask, LocalBackend
-from matchaudit.progress import Meter
+from matchaudit.engine.passes import Accumulator, Backend, CountTask, LocalBackend, feed
+from matchaudit.model import block_comparisons
+from matchaudit.progress import Meter, pass_meter
 from matchaudit.engine.targets import concat_items, exact_targets, needed_cells, target_crossings, wanted_items
 from matchaudit.engine.weights import layout_of, mode_of
 from matchaudit.engine.window import window_cells
@@ -69,6 +73,79 @@ def collapse_pays(data: MatchData, mode: int, n_replicates: int, n_cells: int) -
     return n_replicates * (1.0 - MERGED_COST / expected_repeats(data, n_cells)) > COLLAPSE_COST
 
 
+@dataclass
+class Plan:
+    """One run up to its counting pass (:func:`plan`): what :func:`run_together` counts, alone or in one scoring pass
+    with other runs over the same comparisons."""
+
+    data: MatchData
+    scheme: Scheme | None
+    reps: np.ndarray  # replicate numbers (without the plug-in)
+    grid: Grid
+    targets: np.ndarray
+    threshold_impostors: ThresholdImpostors
+    cats: PairCategories
+    block_rows: int
+    collapse: bool
+    keep_tail: bool
+    task: CountTask | None  # None: a comparison-level scheme (it makes its own passes: comparison_level_counts)
+    ent: Entries | None
+    wt: np.ndarray | None  # rows x lanes weights (lane 0: the plug-in)
+    imputed: np.ndarray | None
+
+    @property
+    def work(self) -> int:
+        """Comparisons x replicates of the counting pass (the progress display's units)."""
+        return self.data.n_comparisons() * (self.reps.size + 1)
+
+
+def plan(
+    data: MatchData,
+    scheme: Scheme | None = None,
+    replicates: int | np.ndarray = 0,
+    grid: Grid | None = None,
+    fmr_targets: np.ndarray | list[float] = (),
+    thresholds: np.ndarray | list[float] = (),
+    threshold_impostors: ThresholdImpostors = "all",
+    lanes: int = 128,
+    block_rows: int = 2048,
+    collapse: bool | None = None,
+    progress: bool | Meter = False,
+    keep_tail: bool = False,
+    categories: PairCategories | None = None,
+) -> Plan:
+    """The run of :func:`run` with these arguments, up to its counting pass (grid, window, task, weights)."""
+    reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
+    if scheme is None:
+        reps = reps[:0]
+    if grid is None:
+        grid = build_grid(data, thresholds=thresholds)
+    else:
+        for t in thresholds:
+            grid.edge_index(float(t))
+    mode = mode_of(scheme)
+    if progress and data.protocol == "all-pairs" and data.samples is not None:
+        # at least ~16 row blocks, so that the progress display moves on small data (same counts either way)
+        block_rows = min(block_rows, max(256, -(-data.samples.ids.shape[0] // 16)))
+    targets = np.asarray(fmr_targets, dtype=np.float64)
+    cats = categories or PairCategories.pooled_by(reference_pairs(threshold_impostors, data.group_names, data.group_by))
+    if mode == -1:
+        return Plan(data, scheme, reps, grid, targets, threshold_impostors, cats, block_rows, False, False,
+                    None, None, None, None)
+    if collapse is None:
+        collapse = collapse_pays(data, mode, reps.size, grid.n_cells)
+    win = window_cells(data, grid, targets) if targets.size else np.zeros(0, np.bool_)
+    keep_tail = keep_tail and bool(win.any()) and mode in (K.SAMPLE, K.PRODUCT) and data.protocol == "all-pairs"
+    if keep_tail:
+        win[np.argmax(win):] = True
+    task = CountTask(grid=grid, mode=mode, scheme=scheme, replicates=reps, lanes=lanes,
+                     collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows, cats=cats)
+    ent = task.entries(data)
+    wt, imputed = task.weights(data, ent)
+    return Plan(data, scheme, reps, grid, targets, threshold_impostors, cats, block_rows, bool(collapse), keep_tail,
+                task, ent, wt, imputed)
+
+
 def run(
     data: MatchData,
     scheme: Scheme | None = None,
@@ -100,40 +177,59 @@ def run(
     G + 2: :meth:`PairCategories.pooled_by`). Ctrl-C stops between sub-tiles and re-raises
     KeyboardInterrupt. ``progress``: show a display, or advance a running :class:`Meter` (a job of several runs).
     """
-    reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
-    if scheme is None:
-        reps = reps[:0]
-    if grid is None:
-        grid = build_grid(data, thresholds=thresholds)
-    else:
-        for t in thresholds:
-            grid.edge_index(float(t))
-    mode = mode_of(scheme)
+    planned = plan(data, scheme, replicates, grid, fmr_targets, thresholds, threshold_impostors, lanes, block_rows,
+                   collapse, progress, keep_tail, categories)
+    return run_together(data, [planned], progress, backend)[0]
+
+
+def fused(data: MatchData, plans: list[Plan], backend: Backend) -> bool:
+    """Whether the counting passes of ``plans`` can be one scoring pass: on this process (another backend makes each
+    pass as it always does), over the all-pairs tiles of ``data``'s embeddings (a listed block carries its own data's
+    groups, which a relabelled run must not read), in the same tiling."""
+    return (LocalBackend.runs(backend) and data.protocol == "all-pairs" and data.samples is not None
+            and all(p.data.protocol == "all-pairs" and p.data.samples is not None
+                    and p.data.samples.embeddings is data.samples.embeddings and p.data.metric == data.metric
+                    and p.block_rows == plans[0].block_rows for p in plans))
+
+
+def run_together(data: MatchData, plans: list[Plan], progress: bool | Meter = False, backend: Backend | None = None,
+                 also: Sequence[Accumulator] = ()) -> list[Counts]:
+    """The counts of every planned run (:func:`plan`) over the comparisons of ``data`` (the runs' data: ``data`` or
+    the same comparisons relabelled), and ``also``'s accumulators fed every block (then done): one scoring pass for
+    all of them where :func:`fused` allows (every block scored once, then fed to each run's counter and to each of
+    ``also``), else a pass each (``also``'s first). The same counts either way: each accumulator sees every block
+    once."""
     backend = backend or LocalBackend()
-    if progress and data.protocol == "all-pairs" and data.samples is not None:
-        # at least ~16 row blocks, so that the progress display moves on small data (same counts either way)
-        block_rows = min(block_rows, max(256, -(-data.samples.ids.shape[0] // 16)))
-    layout = layout_of(data)
-    targets = np.asarray(fmr_targets, dtype=np.float64)
-    cats = categories or PairCategories.pooled_by(reference_pairs(threshold_impostors, data.group_names, data.group_by))
-    ref = cats.reference
+    counted = [p for p in plans if p.task is not None]
+    if counted and fused(data, counted, backend) and len(counted) + len(also) > 1:
+        counters = [p.task.counter(p.data, p.ent, p.wt) for p in counted]
+        R = sum(p.reps.size + 1 for p in counted)
+        with pass_meter(progress, "resampling", sum(p.work for p in counted)) as bar:
+            advance = (lambda block: bar.advance(block_comparisons(block) * R)) if progress else None
+            feed(data, counted[0].block_rows, [*counters, *also], advance=advance)
+        passes = [c.done() for c in counters]
+    else:
+        if also:
+            feed(data, counted[0].block_rows if counted else 2048, also)
+        passes = [backend.count(p.data, p.task, progress, p.wt) for p in counted]
+    for acc in also:
+        acc.done()
+    out = iter(passes)
+    return [_counts(p, *(next(out) if p.task is not None else (None, [])), backend) for p in plans]
+
+
+def _counts(p: Plan, table: np.ndarray | None, found: list, backend: Backend) -> Counts:
+    """The run's :class:`Counts` from its counting pass's table and window items (a second, filtered pass for the
+    cells a replicate's threshold needs outside the window); a comparison-level scheme counts here."""
+    data, grid, targets, reps, ref = p.data, p.grid, p.targets, p.reps, p.cats.reference
     R = reps.size + 1
     cross = None  # the FMR targets' crossing cells, found once (passed on to the exact thresholds)
-    if mode == -1:
-        table, items, cross = comparison_level_counts(data, scheme, reps, layout, grid, targets, cats, block_rows)
-        imputed = tail = None
+    if p.task is None:
+        table, items, cross = comparison_level_counts(data, p.scheme, reps, layout_of(data), grid, targets, p.cats,
+                                                      p.block_rows)
+        tail = None
     else:
-        if collapse is None:
-            collapse = collapse_pays(data, mode, reps.size, grid.n_cells)
-        win = window_cells(data, grid, targets) if targets.size else np.zeros(0, np.bool_)
-        keep_tail = keep_tail and bool(win.any()) and mode in (K.SAMPLE, K.PRODUCT) and data.protocol == "all-pairs"
-        if keep_tail:
-            win[np.argmax(win):] = True
-        task = CountTask(grid=grid, mode=mode, scheme=scheme, replicates=reps, lanes=lanes,
-                         collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows, cats=cats)
-        ent = task.entries(data)
-        wt, imputed = task.weights(data, ent)
-        table, found = backend.count(data, task, progress, wt)
+        ent, wt, win = p.ent, p.wt, p.task.win
         out = table[:, 0, :R].T
         if table.shape[1] > 1 or not out.flags.c_contiguous:  # else replicate-major already (the direct pass)
             out = np.empty((R, ent.n_keys), np.int64)
@@ -145,23 +241,31 @@ def run(
             want = needed_cells(cross, grid.n_cells)
             missing = want & ~win
             if missing.any():
-                found = found + backend.items(data, task, missing)
+                found = found + backend.items(data, p.task, missing)
             second_pass = int(missing.sum())
         found = concat_items(found)
-        tail = _tail_hits(ent, found, grid, win) if keep_tail else None
+        tail = _tail_hits(ent, found, grid, win) if p.keep_tail else None
         if targets.size:
             items = wanted_items(ent, want, wt, found)
     G = data.n_groups
     thr, gacc, iacc = exact_targets(table, G, targets, ref, items, grid.rule, cross)
-    info = {"collapse": bool(collapse) if mode != -1 else False, "mode": mode}
+    mode = p.task.mode if p.task is not None else -1
+    info = {"collapse": p.collapse if mode != -1 else False, "mode": mode}
     if targets.size and mode != -1:
         info["second_pass_cells"] = second_pass  # needed cells outside the one-pass window (0: one pass)
+    scheme = p.scheme
     return Counts(
         scheme="plug-in" if scheme is None else scheme.name, seed=None if scheme is None else scheme.seed,
         replicates=np.concatenate([[0], reps]), grid=grid, group_names=tuple(data.group_names),
-        categories=list(cats.pairs), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
-        threshold_impostors=threshold_impostors, threshold_categories=ref, target_threshold=thr, target_genuine_accepted=gacc,
-        target_impostor_accepted=iacc, imputed_pairs=imputed, tail=tail, info=info)
+        categories=list(p.cats.pairs), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
+        threshold_impostors=p.threshold_impostors, threshold_categories=ref, target_threshold=thr,
+        target_genuine_accepted=gacc, target_impostor_accepted=iacc, imputed_pairs=p.imputed, tail=tail, info=info)
+
+
+def _thresholds_key(fmr_targets, rule: Rule, threshold_impostors: ThresholdImpostors) -> tuple[np.ndarray, tuple]:
+    """The targets as float64 and the key under which :func:`target_thresholds` holds its result."""
+    want = np.atleast_1d(np.asarray(fmr_targets, np.float64))
+    return want, ("target thresholds", rule, threshold_impostors)
 
 
 def target_thresholds(data: MatchData, fmr_targets, rule: Rule = ">=",
@@ -169,9 +273,8 @@ def target_thresholds(data: MatchData, fmr_targets, rule: Rule = ">=",
     """The plug-in thresholds at ``fmr_targets`` over the ``threshold_impostors`` (the engine's exact definition;
     +inf where no threshold reaches a target), from one pass; inside :func:`matchaudit.scores.tile_cache` a call
     at targets that an earlier call covered is answered from it (exact: a target's threshold does not depend on
-    the other targets of the pass)."""
-    want = np.atleast_1d(np.asarray(fmr_targets, np.float64))
-    key = ("target thresholds", rule, threshold_impostors)
+    the other targets of the pass), or from :func:`hold_target_thresholds`."""
+    want, key = _thresholds_key(fmr_targets, rule, threshold_impostors)
 
     def held(vals: tuple, thr: np.ndarray) -> np.ndarray | None:
         have = np.frombuffer(vals[-1])
@@ -184,6 +287,15 @@ def target_thresholds(data: MatchData, fmr_targets, rule: Rule = ">=",
         threshold_impostors=threshold_impostors).target_threshold[0].copy(), derive=held)
 
 
+def hold_target_thresholds(data: MatchData, fmr_targets, thresholds: np.ndarray, rule: Rule = ">=",
+                           threshold_impostors: ThresholdImpostors = "all") -> None:
+    """Inside :func:`matchaudit.scores.tile_cache`, let :func:`target_thresholds` answer ``fmr_targets`` with
+    ``thresholds``, found by another exact pass (the plug-in tally's, :func:`matchaudit.metrics.evaluate.evaluate`:
+    the same definition, so the same numbers) instead of a pass of its own."""
+    want, key = _thresholds_key(fmr_targets, rule, threshold_impostors)
+    once_per_call((data,), (*key, want.tobytes()), lambda: np.asarray(thresholds, np.float64))
+
+
 def _tail_hits(ent: Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np.ndarray) -> TailHits:
     """The comparisons among the items of a tail window (every cell from the first window cell up), by
     identity."""
@@ -193,4 +305,4 @@ def _tail_hits(ent: Entries, found: tuple[np.ndarray, ...], grid: Grid, win: np.
     return TailHits(floor, *parts)
 
 
-__all__ = ["run", "target_thresholds"]
+__all__ = ["Plan", "fused", "hold_target_thresholds", "plan", "run", "run_together", "target_thresholds"]

@@ -20,6 +20,7 @@ import numba as nb
 import numpy as np
 
 from matchaudit.engine.counts import TailHits
+from matchaudit.engine.passes import feed
 from matchaudit.errors import InputError
 from matchaudit.definitions import Rule, accepting_thresholds
 from matchaudit.model import DenseBlock, MatchData, pair_key
@@ -120,27 +121,66 @@ def _dense(scores, row0, col0, ident, ts, ge, bounds, gen_hist, hits_per_chunk, 
             hits_per_chunk[t] = pos
 
 
-def _all_pairs_hits(data: MatchData, ts: np.ndarray, ge: bool, block_rows: int):
-    K = data.n_identities
-    T = ts.size
-    nt = nb.get_num_threads()
-    gen_hist = np.zeros((nt, K, T + 1), np.int64)
-    ident = data.samples.identity.astype(np.int64)
-    ks, ls, levs = [], [], []
-    none = np.zeros(0, np.int64)
-    for block in data.blocks(block_rows):
-        assert isinstance(block, DenseBlock)
+class IdentityPass:
+    """The identity pass's accumulator (:func:`_all_pairs_hits`), fed the all-pairs tiles block by block: the genuine
+    comparisons' levels per identity, and the accepted impostors' identity pairs and levels. ``hold``: the key under
+    which :meth:`done` keeps its result for :func:`identity_counts` (:func:`identity_pass`)."""
+
+    def __init__(self, data: MatchData, ts: np.ndarray, ge: bool, hold: tuple[tuple, tuple] | None = None):
+        self.ts, self.ge, self.hold = ts, ge, hold
+        self.ident = data.samples.identity.astype(np.int64)
+        self.gen_hist = np.zeros((nb.get_num_threads(), data.n_identities, ts.size + 1), np.int64)
+        self.ks: list[np.ndarray] = []
+        self.ls: list[np.ndarray] = []
+        self.levs: list[np.ndarray] = []
+
+    def feed(self, block: DenseBlock) -> None:
+        """The hits of one tile (two sweeps: count per chunk of rows, then write at the chunks' offsets)."""
+        nt = self.gen_hist.shape[0]
+        none = np.zeros(0, np.int64)
         bounds = block.row_chunks(np.arange(block.scores.shape[0]), 0, block.scores.shape[1], nt)[1]
         cnt = np.zeros(nt, np.int64)
-        _dense(block.scores, block.row0, block.col0, ident, ts, ge, bounds, gen_hist, cnt, False, none, none, none)
+        _dense(block.scores, block.row0, block.col0, self.ident, self.ts, self.ge, bounds, self.gen_hist, cnt, False,
+               none, none, none)
         starts = np.concatenate([[0], np.cumsum(cnt)[:-1]]).astype(np.int64)
         n = int(cnt.sum())
         k, l, lev = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int16)
-        _dense(block.scores, block.row0, block.col0, ident, ts, ge, bounds, gen_hist, starts, True, k, l, lev)
-        ks.append(k)
-        ls.append(l)
-        levs.append(lev)
-    return gen_hist.sum(axis=0), np.concatenate(ks), np.concatenate(ls), np.concatenate(levs)
+        _dense(block.scores, block.row0, block.col0, self.ident, self.ts, self.ge, bounds, self.gen_hist, starts, True,
+               k, l, lev)
+        self.ks.append(k)
+        self.ls.append(l)
+        self.levs.append(lev)
+
+    def done(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(genuine levels per identity, impostor hits' identities k < l and levels), held when asked to."""
+        out = (self.gen_hist.sum(axis=0), *(np.concatenate(x) for x in (self.ks, self.ls, self.levs)))
+        if self.hold is not None:
+            once_per_call(*self.hold, lambda: out)
+        return out
+
+
+def _all_pairs_hits(data: MatchData, ts: np.ndarray, ge: bool, block_rows: int):
+    hits = IdentityPass(data, ts, ge)
+    feed(data, block_rows, [hits])
+    return hits.done()
+
+
+def _hits_key(data: MatchData, ge: bool, block_rows: int) -> tuple[tuple, tuple]:
+    """The objects and values under which :func:`identity_counts` holds an all-pairs pass's hits (the thresholds
+    follow)."""
+    return ((data.samples.embeddings, data.samples.identity),
+            ("identity hits", data.metric, ge, block_rows, nb.get_num_threads(), data.n_identities))
+
+
+def identity_pass(data: MatchData, thresholds, rule: Rule = ">=", block_rows: int = 2048) -> IdentityPass:
+    """The pass of :func:`identity_counts` at ``thresholds`` (all pairs of embeddings) as an accumulator for another
+    scoring pass to feed (:func:`matchaudit.engine.passes.feed`): once done, inside
+    :func:`matchaudit.scores.tile_cache`, ``identity_counts`` at these thresholds or any of them (with this
+    ``block_rows``) is answered from it instead of a pass of its own. The same counts whatever blocks feed it: they
+    sum the hits per identity and identity pair, in any order."""
+    ts = np.sort(np.atleast_1d(np.asarray(thresholds, np.float64)), kind="stable")
+    objects, key = _hits_key(data, rule == ">=", block_rows)
+    return IdentityPass(data, ts, rule == ">=", (objects, (*key, ts.tobytes())))
 
 
 @nb.njit(cache=True)
@@ -245,10 +285,9 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
             hist, pk, pl, lev = _levels_from_tail(hits, ts, ge, sizes)
         else:
             assert data.samples is not None
-            key = ("identity hits", data.metric, ge, block_rows, nb.get_num_threads(), K)
+            objects, key = _hits_key(data, ge, block_rows)
             hist, pk, pl, lev = once_per_call(
-                (data.samples.embeddings, data.samples.identity), (*key, ts.tobytes()),
-                lambda: _all_pairs_hits(data, ts, ge, block_rows),
+                objects, (*key, ts.tobytes()), lambda: _all_pairs_hits(data, ts, ge, block_rows),
                 derive=lambda vals, held: _hits_at_subset(held, np.frombuffer(vals[-1]), ts)
                 if vals[:-1] == key else None)
         n = sizes.astype(object)  # exact Python ints for the squared sums
@@ -311,4 +350,4 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         sum_m2=int(sum(sum_m2_cat)), sum_m2_cat=sum_m2_cat, **out)
 
 
-__all__ = ["IdentityCounts", "identity_counts"]
+__all__ = ["IdentityCounts", "IdentityPass", "identity_counts", "identity_pass"]

@@ -1,9 +1,11 @@
-"""One counting pass over the comparison blocks (:class:`CountTask`, :func:`count_pass`) and where it runs
-(:class:`Backend`; :class:`LocalBackend` is this process)."""
+"""One counting pass over the comparison blocks (:class:`CountTask`, its :class:`Counter`), one scoring pass feeding
+several accumulators (:func:`feed`), and where a counting pass runs (:class:`Backend`; :class:`LocalBackend` is this
+process)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
 
 import numba as nb
 import numpy as np
@@ -16,7 +18,7 @@ from matchaudit.engine.grid import Grid
 from matchaudit.progress import Meter, pass_meter
 from matchaudit.model import block_comparisons
 from matchaudit.engine.weights import batched, layout_of, weight_matrix
-from matchaudit.model import MatchData
+from matchaudit.model import Block, MatchData
 from matchaudit.pairings import PairCategories
 from matchaudit.resampling import Scheme
 
@@ -69,9 +71,15 @@ class CountTask:
         ent = self.entries(data)
         if wt is None:
             wt, _ = self.weights(data, ent)
+        counter = self.counter(data, ent, wt)
+        feed(data, self.block_rows, [counter], part, advance)
+        return counter.done()
+
+    def counter(self, data: MatchData, ent: Entries, wt: np.ndarray) -> Counter:
+        """The accumulator of this pass (``ent``, ``wt``: its entries and weights), to feed blocks to."""
         R = wt.shape[1]
         W = batched(wt, min(self.lanes, -(-R // 16) * 16))  # whole 16-lane vectors
-        return count_pass(data, ent, W, R, self.block_rows, self.collapse, self.win, part, advance)
+        return Counter(data, ent, W, R, self.collapse, self.win)
 
     def items(self, data: MatchData, want: np.ndarray, part: tuple[int, int] = (0, 1)) -> list:
         """Second, filtered pass: (keys, u, v, scores) of every entry of ``part`` in the cells ``want``."""
@@ -108,6 +116,12 @@ class Backend:
 class LocalBackend(Backend):
     """This process: Numba kernels on every core."""
 
+    @staticmethod
+    def runs(backend: Backend | None) -> bool:
+        """Whether ``backend`` counts here, as this class does (None, or this class: a subclass may count elsewhere),
+        so that one scoring pass can feed several accumulators (:func:`feed`)."""
+        return backend is None or type(backend) is LocalBackend
+
     def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
         R = task.replicates.size + 1
@@ -119,54 +133,81 @@ class LocalBackend(Backend):
         return task.items(data, want)
 
 
-def count_pass(data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, block_rows: int, collapse: bool,
-               win: np.ndarray, part: tuple[int, int], advance) -> tuple[np.ndarray, list]:
-    """Counts table (n_keys, batches, lanes) and the items of the window cells ``win`` (one scoring pass);
-    ``n_lanes`` of the lanes of ``W`` are replicates."""
-    table = np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
-    codes: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    held = 0
-    found: list = []
-    rows = W.shape[1]
-    w2 = max(1, int(W.max()) ** 2)
-    if w2 > en.EXACT:
-        raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
-    if direct_pays(data, ent, W, collapse):
-        state = DirectState.new(W, ent.n_keys, n_lanes, en.item_room(ent.grid, win))
-        for block in data.blocks(block_rows, part, reuse=True):
-            found.extend(ent.direct_pieces(block, win, state))
-            if advance is not None:
-                advance(block)
-        return state.total(), found
+class Accumulator(Protocol):
+    """What one scoring pass feeds, block by block (:func:`feed`): a counting pass's :class:`Counter`, the identity
+    counts (:func:`matchaudit.engine.identity.identity_pass`)."""
+
+    def feed(self, block: Block) -> None: ...
+
+    def done(self) -> Any: ...
+
+
+def feed(data: MatchData, block_rows: int, accumulators: Sequence[Accumulator], part: tuple[int, int] = (0, 1),
+         advance=None) -> None:
+    """One scoring pass over the blocks of ``part``, each block fed to every accumulator in turn (each is done with
+    it before the next block is scored into the same memory); ``advance(block)`` after each block (progress)."""
     for block in data.blocks(block_rows, part, reuse=True):
-        for n, offsets, suv, items in ent.sorted_pieces(block, win):
+        for acc in accumulators:
+            acc.feed(block)
+        if advance is not None:
+            advance(block)
+
+
+class Counter:
+    """The counting of one pass: a counts table ``(n_keys, batches, lanes)`` and the items of the window cells
+    ``win``, fed block by block (:func:`feed`), alone (:meth:`CountTask.count`) or beside other accumulators fed by
+    the same scoring pass (the same table either way); ``n_lanes`` of the lanes of ``W`` are replicates."""
+
+    def __init__(self, data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, collapse: bool, win: np.ndarray):
+        self.ent, self.W, self.collapse, self.win = ent, W, collapse, win
+        self.codes: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.held = 0
+        self.found: list = []
+        self.w2 = max(1, int(W.max()) ** 2)
+        if self.w2 > en.EXACT:
+            raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
+        direct = direct_pays(data, ent, W, collapse)  # per-thread tables (DirectState), else one table
+        self.state = DirectState.new(W, ent.n_keys, n_lanes, en.item_room(ent.grid, win)) if direct else None
+        self.table = None if direct else np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
+
+    def feed(self, block: Block) -> None:
+        """Count the comparisons of ``block``."""
+        ent, W = self.ent, self.W
+        if self.state is not None:
+            self.found.extend(ent.direct_pieces(block, self.win, self.state))
+            return
+        rows = W.shape[1]
+        for n, offsets, suv, items in ent.sorted_pieces(block, self.win):
             if items is not None:
-                found.append(items)
+                self.found.append(items)
             if n == 0:
                 continue
-            if collapse:
+            if self.collapse:
                 keys = np.repeat(np.arange(ent.n_keys, dtype=np.int64), np.diff(offsets))
                 code = (keys * rows + (suv >> 32)) * rows + (suv & 0xFFFFFFFF)
                 u, c = np.unique(code, return_counts=True)
-                codes.append(u)
-                counts.append(c)
-                held += u.size
-                if 16 * held > COLLAPSE_BYTES:  # the entries seldom repeat (e.g. 50,000 samples): add them up now
-                    _add_collapsed(codes, counts, W, w2, table)
-                    codes, counts, held = [], [], 0
+                self.codes.append(u)
+                self.counts.append(c)
+                self.held += u.size
+                if 16 * self.held > COLLAPSE_BYTES:  # the entries seldom repeat (e.g. 50,000 samples): add them up now
+                    _add_collapsed(self.codes, self.counts, W, self.w2, self.table)
+                    self.codes, self.counts, self.held = [], [], 0
                 continue
             step = max(1, CALL_WORK // max(n * W.shape[2], 1))  # batches per call: Ctrl-C is seen between calls
             for b0 in range(0, W.shape[0], step):
                 interrupt.check()
                 sub = slice(b0, b0 + step)
-                K.accumulate(W[sub], offsets, suv, suv, False, en.EXACT // w2, table[:, sub],
+                K.accumulate(W[sub], offsets, suv, suv, False, en.EXACT // self.w2, self.table[:, sub],
                              key_slices(offsets, W[sub].shape[0]))
-        if advance is not None:
-            advance(block)
-    if codes:
-        _add_collapsed(codes, counts, W, w2, table)
-    return table, found
+
+    def done(self) -> tuple[np.ndarray, list]:
+        """The counts table (n_keys, batches, lanes) and the window items."""
+        if self.state is not None:
+            return self.state.total(), self.found
+        if self.codes:
+            _add_collapsed(self.codes, self.counts, self.W, self.w2, self.table)
+        return self.table, self.found
 
 
 def _add_collapsed(codes: list[np.ndarray], counts: list[np.ndarray], W: np.ndarray, w2: int, table: np.ndarray

@@ -29,7 +29,6 @@ import numpy as np
 from matchaudit.engine import Counts
 from matchaudit.model import MatchData
 from matchaudit.pairings import PairCategories, reference_pairs
-from matchaudit.resampling import Scheme
 
 MAX_CLASSES = 64
 
@@ -77,8 +76,8 @@ def class_pairs(n_classes: int) -> PairCategories:
     return PairCategories.full(np.ones((n_classes, n_classes), bool))
 
 
-def unit_weighted(data: MatchData, class_counts: Counts, scheme: Scheme, threshold_impostors: str = "all") -> Counts:
-    """Unit-weighted counts (see module doc) from the engine's counts of ``scheme`` on the data relabelled into
+def unit_weighted(data: MatchData, class_counts: Counts, threshold_impostors: str = "all") -> Counts:
+    """Unit-weighted counts (see module doc) from the engine's counts (of one scheme) on the data relabelled into
     size classes (categories :func:`class_pairs`): ``genuine[r, g, c]`` = sum over identities k of group g of
     ``W_k x`` (share of k's genuine comparisons in cell c); ``impostor[r, cat, c]`` likewise over identity pairs.
     No exact FMR-target thresholds (``fmr_targets`` is empty): replicate thresholds are grid edges."""
@@ -95,7 +94,7 @@ def unit_weighted(data: MatchData, class_counts: Counts, scheme: Scheme, thresho
     for j, (a, b) in enumerate(rel_cats.pairs):
         to_cat[j, cats.slot[keys[a, 0], keys[b, 0]]] = 1 / (n[a] * n[b])
     R = c.replicates.size
-    return Counts(scheme=scheme.name, seed=scheme.seed, replicates=c.replicates, grid=grid,
+    return Counts(scheme=c.scheme, seed=c.seed, replicates=c.replicates, grid=grid,
                   group_names=tuple(data.group_names), categories=list(cats.pairs),
                   genuine=np.einsum("rac,ag->rgc", c.genuine, to_group),
                   impostor=np.einsum("rkc,kq->rqc", c.impostor, to_cat), fmr_targets=np.zeros(0),

@@ -15,12 +15,13 @@ only ``"same-group"`` ones (NIST's demographic practice), or those sharing some 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 
 from matchaudit import checks
 from matchaudit.definitions import Rule, ThresholdImpostors
+from matchaudit.engine.driver import hold_target_thresholds
 from matchaudit.errors import InputError
 from matchaudit.metrics import fairness
 from matchaudit.metrics.cross_groups import cross_group_counts
@@ -235,13 +236,16 @@ def _summary(data: MatchData, tally: Tally, rule: SmallGroupRule) -> dict[str, A
     }
 
 
-def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResult:
-    """Exact operating points, curve summaries, cross-group FMR and fairness measures (see module doc)."""
+def evaluate(data: MatchData, config: AuditConfig = AuditConfig(), also_fmr: Sequence[float] = ()) -> AuditResult:
+    """Exact operating points, curve summaries, cross-group FMR and fairness measures (see module doc).
+    ``also_fmr``: FMR targets whose pooled plug-in thresholds a later step asks for (the group tests' twice and half
+    of each target): found in the same passes and held for :func:`matchaudit.engine.target_thresholds` (inside
+    :func:`matchaudit.scores.tile_cache`), which then makes no pass of its own."""
     weightings = [w for w in config.weightings if w == "pooled" or data.has_identities]
     gen_all = np.ones(data.n_groups, bool)
     reference = reference_pairs(config.threshold_impostors, data.group_names, data.group_by)
     tally = build_tally(data, reference=reference, collect=lambda edges: predicted_cells(
-        data, edges, config.fmr_targets, reference, weightings, config.thresholds))
+        data, edges, config.fmr_targets, reference, weightings, config.thresholds, also_fmr))
     thr_cats = tally.categories.reference
     result = AuditResult(config, _summary(data, tally, config.small_groups))
     if len(weightings) < len(config.weightings):
@@ -254,7 +258,14 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig()) -> AuditResul
     cells += [int(cell_of(tally.edges, t)) for t in config.thresholds if np.isfinite(t)]
     cells += [c for r in overall for b in config.fnmr_targets
               if (c := r.target_cell_fnmr(b, config.rule)) is not None]
+    if len(also_fmr):
+        pooled = Rates(tally, View(gen_all, thr_cats, "pooled"))
+        cells += [pooled.target_cell(a, config.rule) for a in also_fmr]
     tally = refine(tally, data, np.array(cells, dtype=np.int64))
+    if len(also_fmr):
+        pooled = Rates(tally, View(gen_all, thr_cats, "pooled"))
+        hold_target_thresholds(data, also_fmr, [pooled.threshold_at_fmr(a, config.rule) for a in also_fmr],
+                               config.rule, config.threshold_impostors)
 
     global_rates = {w: Rates(tally, View(gen_all, thr_cats, w)) for w in weightings}
     at_fmr = {w: [r.threshold_at_fmr(a, config.rule) for a in config.fmr_targets] for w, r in global_rates.items()}

@@ -81,11 +81,12 @@ def _window(desc: np.ndarray, row: np.ndarray, w: np.ndarray, tail: np.ndarray, 
 
 
 def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[float], reference: np.ndarray,
-                    weightings: Sequence[Weighting], thresholds: Sequence[float] = ()
-                    ) -> tuple[np.ndarray, float] | None:
+                    weightings: Sequence[Weighting], thresholds: Sequence[float] = (),
+                    pooled_targets: Sequence[float] = ()) -> tuple[np.ndarray, float] | None:
     """Cells of the tally (``edges``: its distinct genuine scores) to collect during its pass, and the number of
     impostors expected in them: the cells the FMR targets' windows touch (the impostors of the ``reference``
-    (G, G) group pairs, each weighting) and those the fixed ``thresholds`` fall into. None when a
+    (G, G) group pairs, each weighting; ``pooled_targets``: the pooled weighting only) and those the fixed
+    ``thresholds`` fall into. None when a
     second pass is cheaper: fewer than ``MIN_SAMPLES`` samples, more than ``MAX_COLLECTED`` impostors to collect,
     or data other than all pairs of embeddings."""
     from matchaudit.metrics.tally import cell_of
@@ -93,7 +94,7 @@ def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[fl
     if data.protocol != "all-pairs" or data.samples is None or data.samples.embeddings is None:
         return None
     n = data.samples.ids.shape[0]
-    if n < MIN_SAMPLES or not (len(fmr_targets) or len(thresholds)):
+    if n < MIN_SAMPLES or not (len(fmr_targets) or len(thresholds) or len(pooled_targets)):
         return None
     selected = np.zeros(edges.size + 1, bool)
     finite = np.asarray([t for t in thresholds if np.isfinite(t)], np.float64)
@@ -101,11 +102,11 @@ def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[fl
     ref, row, balanced, every, rows = _sample(data, reference)
     order = stable_order(-ref)  # any order of ties would do: the windows only choose what to collect
     desc, row, balanced = ref[order], row[order], balanced[order]
-    for weighting in weightings:
+    for weighting, alphas in [(w, fmr_targets) for w in weightings] + [("pooled", pooled_targets)]:
         w = balanced if weighting == "balanced" else np.ones(desc.size)
         m = np.bincount(row, weights=w, minlength=rows.size)
         tail = np.cumsum(w) / m.sum()  # the sample FMR at or above each score
-        for alpha in fmr_targets:
+        for alpha in alphas:
             lo, hi = _window(desc, row, w, tail, m, float(alpha))
             selected[int(cell_of(edges, lo)):int(cell_of(edges, hi)) + 1] = True
     every = every[:: max(1, every.size // 1_000_000)].astype(np.float64)  # a million are plenty for a share
