@@ -65,7 +65,7 @@ PHASES = r"""
 import sys, time, importlib
 t0 = time.perf_counter()
 from matchaudit.cli import app
-import matchaudit.auditing, matchaudit.data, matchaudit.report.results
+import matchaudit.auditing, matchaudit.data, matchaudit.auditing.results_json
 T = {"start-up: imports": time.perf_counter() - t0}
 def wrap(mod, attr, label):
     owner = importlib.import_module(mod)
@@ -85,7 +85,7 @@ for mod, attr, label in [
         ("matchaudit.auditing", "evaluate", "exact metrics (DET, EER, AUC, minDCF, thresholds)"),
         ("matchaudit.auditing", "compute_intervals", "intervals: Wilson + bootstrap counting (engine)"),
         ("matchaudit.auditing", "score_analyses", "calibration, score distributions (sorted pass)"),
-        ("matchaudit.report.results", "write_results", "results.json + CSV"),
+        ("matchaudit.auditing.results_json", "write_results", "results.json + CSV"),
         ("matchaudit.auditing", "Audit._figures", "figures (imports included)")]:
     wrap(mod, attr, label)
 t1 = time.perf_counter()

@@ -16,7 +16,7 @@ from matchaudit.auditing.intervals import compute_intervals
 from matchaudit.auditing.options import IntervalOptions
 from matchaudit.choices import INTERVAL_METHODS as METHODS
 from matchaudit.metrics.evaluate import AuditConfig
-from matchaudit.report.results import intervals_table
+from matchaudit.auditing.results_json import intervals_table
 from matchaudit.simulation import GroupSpec, VmfPopulation
 from tests.engine_reference import make_data, materialise, score_matrix
 

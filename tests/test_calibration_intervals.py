@@ -213,7 +213,7 @@ def test_distributions(pairs, tmp_path):
     width = np.diff(res.edges)
     for h in res.histograms:
         assert math.isclose((h.genuine * width).sum(), 1.0) and math.isclose((h.impostor * width).sum(), 1.0)
-    from matchaudit.report.score_figures import ape_figure, distributions_figure
+    from matchaudit.plots.score_figures import ape_figure, distributions_figure
 
     cres = calibration(pairs, operating_points=OPS, llr=True, n_resamples=40)
     for path in (ape_figure(cres, tmp_path / "ape.png"), distributions_figure(res, tmp_path / "dist.png")):

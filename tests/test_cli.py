@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from matchaudit.cli import app
 from matchaudit.cli.app import reflowed
-from matchaudit.report.results import schema
+from matchaudit.encoding import schema
 
 runner = CliRunner()
 

@@ -13,7 +13,8 @@ import pytest
 from matchaudit.errors import InputError
 from matchaudit.metrics.cross_groups import (LOW_COUNT_RULE, aggregate_cross_group, heatmap_options, low_count,
                                              low_count_limit)
-from matchaudit.report import figures, html
+from matchaudit.plots import figures
+from matchaudit.report import html
 
 ATTRS = ["region", "sex", "age"]
 KEYS = ("weighting", "kind", "target", "threshold", "group_a", "group_b", "fmr", "errors", "comparisons")

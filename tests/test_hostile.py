@@ -243,7 +243,7 @@ def test_outputs_are_one_set_replaced_whole_and_never_half_written(inputs, tmp_p
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("matchaudit.report.det.plot_det", interrupted)
+    monkeypatch.setattr("matchaudit.plots.det.plot_det", interrupted)
     res = runner.invoke(app, [*base, "--fmr", "0.2"])
     assert res.exit_code == 130
     assert (tmp_path / "results.json").read_bytes() == before

@@ -220,7 +220,7 @@ def test_sigterm_during_the_save_cleans_up_like_ctrl_c(data, tmp_path):
     before = digest(out)
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import matchaudit.report.det as det
+        import matchaudit.plots.det as det
         def plot_det(*a, **k):
             os.kill(os.getpid(), signal.SIGTERM)
             raise AssertionError("SIGTERM was not raised where it landed")

@@ -217,7 +217,8 @@ def test_a_degenerate_test_record_does_not_crash_the_report(demo_run, tmp_path):
 
     from matchaudit.encoding import decoded
     from matchaudit.report.html import write_report
-    from matchaudit.report.results import load_results, schema
+    from matchaudit.auditing.results_json import load_results
+    from matchaudit.encoding import schema
 
     folder = tmp_path / "run"
     shutil.copytree(demo_run, folder, ignore=shutil.ignore_patterns("data", "report.html", ".matchaudit-*"))

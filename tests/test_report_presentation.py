@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from matchaudit.cli import app
 from matchaudit.formatting import fmt, interval, with_counts
-from matchaudit.report import det, figures
+from matchaudit.plots import det, figures
 
 runner = CliRunner()
 
@@ -159,8 +159,8 @@ def test_many_groups_get_distinct_curve_styles_and_one_band(tmp_path, monkeypatc
     """#19: with more than 10 groups the DET reused colours (C10 = C0) and shaded 11 overlapping bands."""
     import matplotlib.pyplot as plt
 
-    from matchaudit.report import det
-    from matchaudit.report.figures import curve_styles
+    from matchaudit.plots import det
+    from matchaudit.plots.figures import curve_styles
 
     for n in (3, 11, 18, 40):
         styles = curve_styles(n)
@@ -221,7 +221,7 @@ def test_score_figures_of_many_groups_put_the_legend_beside_and_keep_colours_dis
     """Hostile run: with 30 groups the score-distribution legend ran off the figure and colours repeated every 10
     groups. The legend now goes beside the axes (the figure widens), each group its own colour."""
     from matchaudit.estimators.distributions import DistributionResult, Histogram
-    from matchaudit.report.score_figures import distributions_figure
+    from matchaudit.plots.score_figures import distributions_figure
 
     edges = np.linspace(-1, 1, 21)
     hist = tuple(Histogram(f"g{k:02d}", np.full(20, 0.5), np.full(20, 0.5)) for k in range(30))

@@ -15,7 +15,7 @@ import matchaudit as ma
 from matchaudit.cli import app
 from matchaudit.metrics import fairness
 from matchaudit.metrics.small_groups import SmallGroupRule
-from matchaudit.report.results import schema
+from matchaudit.encoding import schema
 from matchaudit.simulation import GroupSpec, simulate_vmf
 
 FMR = (1e-1, 1e-2)

@@ -14,7 +14,7 @@ import pytest
 
 import matchaudit as ma
 from matchaudit.errors import InputError
-from matchaudit.report.results import schema
+from matchaudit.encoding import schema
 from matchaudit.simulation import DEMO_GROUPS, simulate_vmf
 
 VIEWS = ("operating_points", "curves", "fairness", "cross_group_fmr", "intervals", "tests", "test_summary",

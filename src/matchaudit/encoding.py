@@ -97,3 +97,9 @@ def decoded(doc: Any, schema: dict[str, Any]) -> Any:
         return x
 
     return walk(doc, schema)
+
+
+def as_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (what results.json holds) as :func:`matchaudit.auditing.results_json.load_results` returns it: plain JSON values, non-finite numbers
+    as floats wherever the schema has a number (so a document made in memory and one read back are equal)."""
+    return decoded(jsonable(doc), schema())

@@ -18,7 +18,7 @@ from matchaudit import __version__, checks
 from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
-from matchaudit.encoding import columns
+from matchaudit.encoding import as_document, columns
 from matchaudit.engine.passes import Accumulator
 from matchaudit.errors import InputError
 from matchaudit.auditing.equivalence import equivalence_tests
@@ -34,6 +34,8 @@ from matchaudit.auditing.group_tests import group_tests
 from matchaudit.auditing.score_analyses import score_analyses, score_warnings
 from matchaudit.auditing.options import EquivalenceOptions, IntervalOptions, MeasureOptions, TestOptions
 from matchaudit.auditing.pass_plan import share_passes, tested_targets
+from matchaudit.auditing.results_json import write_results
+from matchaudit.auditing.stored import ARRAYS, load_audit, write_arrays
 from matchaudit.auditing.intervals import (add_cross_group_intervals, balanced_method, check_methods,
                                            compute_intervals, interval_weightings, intervals_without_identities,
                                            plan_chunks, plan_note)
@@ -85,10 +87,8 @@ class Audit:
     @classmethod
     def load(cls, path: str | Path, curves: bool = True) -> Audit:
         """The audit that :meth:`save` wrote into ``path`` (the folder, or its results.json): the same tables,
-        arrays and figures, and :meth:`save` writes the same results.json again (:mod:`matchaudit.report.stored`).
+        arrays and figures, and :meth:`save` writes the same results.json again (:mod:`matchaudit.auditing.stored`).
         ``curves=False``: the tables only, without reading curves.npz (what a report of the saved figures needs)."""
-        from matchaudit.report.stored import load_audit
-
         return load_audit(path, curves)
 
     @property
@@ -294,8 +294,6 @@ class Audit:
         """What ``results.json`` holds, numbers as numbers (non-finite ones as floats, as :meth:`load` reads
         them): :meth:`to_dict` with the version and ``command`` (default :attr:`command`, else
         ``"matchaudit.audit"``). The report renders from it, in memory or loaded (the same page either way)."""
-        from matchaudit.report.results import as_document
-
         return as_document({"matchaudit_version": self.version or __version__,
                             "command": command or self.command or "matchaudit.audit", **self.to_dict()})
 
@@ -310,9 +308,6 @@ class Audit:
         return the paths written. ``command`` is recorded in ``results.json`` (default: :attr:`command`, else
         ``"matchaudit.audit"``); it and ``det_scale`` become the audit's own. Drawing the figures is most of the time a
         small audit takes to save."""
-        from matchaudit.report.results import write_results
-        from matchaudit.report.stored import ARRAYS, write_arrays
-
         out = Path(checks.path(out, "out"))
         if command is not None and (not isinstance(command, str) or not command.strip()):
             raise InputError(f"command {command!r}: give the command that made the audit, as text (or leave it out).",
@@ -332,8 +327,8 @@ class Audit:
 
     def _figures(self, tmp: Path, det_scale: DetScale) -> dict[str, Path]:
         """Draw the audit's figures into ``tmp``; return their paths by name."""
-        from matchaudit.report.det import plot_det, plot_rates_vs_threshold
-        from matchaudit.report.score_figures import ape_figure, distributions_figure
+        from matchaudit.plots.det import plot_det, plot_rates_vs_threshold
+        from matchaudit.plots.score_figures import ape_figure, distributions_figure
 
         paths: dict[str, Path] = {}
         config, opts = self.config, self.interval_options

@@ -312,7 +312,7 @@ def audit(
 
 def dev_thresholds(results: Path) -> tuple[float, ...]:
     """Thresholds at the FMR targets of a development set's audit (overall group, first weighting)."""
-    from matchaudit.report.results import load_results, results_file
+    from matchaudit.auditing.results_json import load_results, results_file
 
     doc = load_results(results_file(results), "thresholds_from")  # checked against the schema
     points, first = doc["operating_points"], doc["config"]["weightings"][0]
@@ -384,7 +384,7 @@ def print_schema(quiet: bool = typer.Option(False, "--quiet", help="Accepted as 
 
         matchaudit schema > results.schema.json
     """
-    from matchaudit.report.results import schema
+    from matchaudit.encoding import schema
 
     typer.echo(json.dumps(schema(), indent=2))
 

@@ -25,7 +25,7 @@ console = Console()
 def _det(data, label: str, ax) -> None:
     """The model's exact pooled DET (all groups), from the metrics layer."""
     from matchaudit.metrics.evaluate import ALL, AuditConfig, evaluate
-    from matchaudit.report.probit import probit
+    from matchaudit.plots.probit import probit
 
     curve = next(c for c in evaluate(data, AuditConfig(fmr_targets=(), weightings=("pooled",))).det
                  if c["group"] == ALL)
@@ -41,8 +41,8 @@ def plot_compare(a, b, result, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     from matchaudit.formatting import fmt
-    from matchaudit.report.figures import tight
-    from matchaudit.report.probit import probit, rate_ticks
+    from matchaudit.plots.figures import tight
+    from matchaudit.plots.probit import probit, rate_ticks
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     for d, lab in ((a, "model A"), (b, "model B")):

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from matchaudit import __version__
-from matchaudit.report.figures import plot_null
+from matchaudit.plots.figures import plot_null
 from matchaudit.api import test_gap, test_gaps
 from matchaudit.errors import InputError
 from matchaudit.estimators.classifier import AllGroupsResult

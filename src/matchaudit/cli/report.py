@@ -32,7 +32,7 @@ def report(
         matchaudit report results/results.json --compare cmp/compare.json --estimate est/estimate.json
     """
     from matchaudit.report.html import write_report
-    from matchaudit.report.results import results_file
+    from matchaudit.auditing.results_json import results_file
 
     results = results_file(results, "results")  # or the audit's --out directory
     if not results.is_file():

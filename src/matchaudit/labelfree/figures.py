@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from matchaudit.formatting import fmt  # noqa: E402
-from matchaudit.report.figures import tight  # noqa: E402
-from matchaudit.report.probit import probit, rate_ticks  # noqa: E402
+from matchaudit.plots.figures import tight  # noqa: E402
+from matchaudit.plots.probit import probit, rate_ticks  # noqa: E402
 
 _TICKS = np.array([1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8])
 

@@ -19,9 +19,9 @@ from matchaudit.metrics.cross_groups import (LOW_COUNT_RULE, aggregate_cross_gro
                                              low_count_limit)
 from matchaudit.pairings import describe
 from matchaudit.formatting import fmt, interval, operating_point, threshold, value as _num, with_counts as rate_with_counts
-from matchaudit.report.figures import TEXT_MAX_GROUPS, label_key, order_groups, plot_cross_group
+from matchaudit.plots.figures import TEXT_MAX_GROUPS, label_key, order_groups, plot_cross_group
 from matchaudit.choices import SCOPE
-from matchaudit.report.det import BANDS_MAX
+from matchaudit.plots.det import BANDS_MAX
 from matchaudit.report.evaluator_sections import attacks, calibration, distributions, failures
 from matchaudit.report.markup import esc, figure, pct, table
 from matchaudit.report.verdicts import equivalence_section, interval_lookup, reading, tests_section

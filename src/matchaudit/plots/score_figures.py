@@ -9,7 +9,7 @@ import numpy as np
 
 from matchaudit.estimators.calibration import CalibrationResult
 from matchaudit.estimators.distributions import DistributionResult
-from matchaudit.report.figures import curve_styles, figure_labels, legend_axes, place_legend, save, tight
+from matchaudit.plots.figures import curve_styles, figure_labels, legend_axes, place_legend, save, tight
 
 
 def ape_figure(result: CalibrationResult, path: Path) -> Path:

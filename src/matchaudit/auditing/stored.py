@@ -25,7 +25,7 @@ from matchaudit.estimators.distributions import DistributionResult, Histogram
 from matchaudit.metrics.calibration import ApeCurve
 from matchaudit.metrics.evaluate import AuditConfig, AuditResult
 from matchaudit.metrics.small_groups import SmallGroupRule
-from matchaudit.report.results import load_results, results_file
+from matchaudit.auditing.results_json import load_results, results_file
 
 if TYPE_CHECKING:
     from matchaudit.auditing.core import Audit

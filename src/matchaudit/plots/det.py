@@ -16,10 +16,9 @@ import numpy as np  # noqa: E402
 
 from matchaudit.definitions import DetScale  # noqa: E402
 from matchaudit.formatting import fmt  # noqa: E402
-from matchaudit.report.figures import (curve_styles, figure_labels, legend_axes, place_legend, save,  # noqa: E402
+from matchaudit.plots.figures import (curve_styles, figure_labels, legend_axes, place_legend, save,  # noqa: E402
                                       side_columns, tight)
-from matchaudit.report.probit import CLIP, probit, rate_ticks  # noqa: E402
-from matchaudit.report.results import thin_curve  # noqa: E402
+from matchaudit.plots.probit import CLIP, probit, rate_ticks, thin_curve  # noqa: E402
 
 _TICKS = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95])
 _DECADES = np.array([1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0])
