@@ -118,7 +118,7 @@ def _check_budget(n: int, memory_gib: float, feature: str) -> None:
     need = n * BYTES_PER_COMPARISON / 2**30
     if need > memory_gib:
         raise InputError(
-            f"{feature} holds every comparison in memory, sorted: {n:,} comparisons need about {need:.1f} GiB, over "
+            f"{feature}: the comparisons are held in memory, sorted: {n:,} comparisons need about {need:.1f} GiB, over "
             f"the {memory_gib:g} GiB budget. Raise the memory budget (memory_gib) if the machine has the memory, or "
             "evaluate a listed trial list or a subset of the identities.", param="memory_gib")
 
