@@ -26,7 +26,7 @@ sub-tile's need if that falls short).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -114,7 +114,19 @@ def plan(
     keep_tail: bool = False,
     categories: PairCategories | None = None,
 ) -> Plan:
-    """The run of :func:`run` with these arguments, up to its counting pass (grid, window, task, weights)."""
+    """The run of ``replicates`` of ``scheme`` (an int B means replicates 1..B), up to its counting pass (grid,
+    window, task, weights): :func:`run` counts one, :func:`run_together` several in one pass.
+
+    ``thresholds`` become exact grid edges (see :meth:`Counts.accepted_at`); ``fmr_targets`` get exact
+    per-replicate thresholds and counts. ``collapse`` (identity-level schemes): merge comparisons with the
+    same (class, category, cell, identity pair) before replicating; ``None`` lets the engine choose (the
+    counts are identical either way). ``keep_tail`` (all-pairs, sample- and identity-multinomial-level schemes, with
+    FMR targets): the pass also keeps every comparison above the lowest target's window (``Counts.tail``), so
+    identity-level counts at the plug-in thresholds (corrected Wilson, jackknife) need no second scoring pass;
+    memory: 20 bytes per comparison above that floor (about ``WINDOW x`` the largest FMR target of the impostors).
+    ``categories``: which impostor categories are counted (default: same-group pairs, and cross-group pairs pooled by
+    whether they are ``threshold_impostors``'s, at most G + 2: :meth:`PairCategories.pooled_by`). ``progress``: show
+    a display, or advance a running :class:`Meter` (a job of several runs)."""
     reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
     if scheme is None:
         reps = reps[:0]
@@ -146,40 +158,14 @@ def plan(
                 task, ent, wt, imputed)
 
 
-def run(
-    data: MatchData,
-    scheme: Scheme | None = None,
-    replicates: int | np.ndarray = 0,
-    grid: Grid | None = None,
-    fmr_targets: np.ndarray | list[float] = (),
-    thresholds: np.ndarray | list[float] = (),
-    threshold_impostors: ThresholdImpostors = "all",
-    lanes: int = 128,
-    block_rows: int = 2048,
-    collapse: bool | None = None,
-    progress: bool | Meter = False,
-    backend: Backend | None = None,
-    keep_tail: bool = False,
-    categories: PairCategories | None = None,
-) -> Counts:
-    """Weighted counts for the plug-in and ``replicates`` of ``scheme`` (an int B means replicates 1..B).
-
-    ``thresholds`` become exact grid edges (see :meth:`Counts.accepted_at`); ``fmr_targets`` get exact
-    per-replicate thresholds and counts. ``collapse`` (identity-level schemes): merge comparisons with the
-    same (class, category, cell, identity pair) before replicating; ``None`` lets the engine choose (the
-    counts are identical either way). ``backend`` runs the counting passes (default: this process, see
-    :class:`Backend`); every backend gives identical counts. ``keep_tail`` (all-pairs, sample- and
-    identity-multinomial-level schemes, with FMR targets): the pass also keeps every comparison above the
-    lowest target's window (``Counts.tail``), so identity-level counts at the plug-in thresholds (corrected
-    Wilson, jackknife) need no second scoring pass; memory: 20 bytes per comparison above that floor (about
-    ``WINDOW x`` the largest FMR target of the impostors). ``categories``: which impostor categories are counted
-    (default: same-group pairs, and cross-group pairs pooled by whether they are ``threshold_impostors``'s, at most
-    G + 2: :meth:`PairCategories.pooled_by`). Ctrl-C stops between sub-tiles and re-raises
-    KeyboardInterrupt. ``progress``: show a display, or advance a running :class:`Meter` (a job of several runs).
-    """
-    planned = plan(data, scheme, replicates, grid, fmr_targets, thresholds, threshold_impostors, lanes, block_rows,
-                   collapse, progress, keep_tail, categories)
-    return run_together(data, [planned], progress, backend)[0]
+def run(data: MatchData, scheme: Scheme | None = None, replicates: int | np.ndarray = 0, *,
+        backend: Backend | None = None, **planning: Any) -> Counts:
+    """Weighted counts for the plug-in and ``replicates`` of ``scheme`` (an int B means replicates 1..B): the run
+    :func:`plan` describes with ``planning`` (its keyword arguments: grid, FMR targets, thresholds, ...), counted by
+    ``backend`` (default: this process, see :class:`Backend`; every backend gives identical counts). Ctrl-C stops
+    between sub-tiles and re-raises KeyboardInterrupt."""
+    return run_together(data, [plan(data, scheme, replicates, **planning)], planning.get("progress", False),
+                        backend)[0]
 
 
 def fused(data: MatchData, plans: list[Plan], backend: Backend) -> bool:
