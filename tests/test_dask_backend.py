@@ -63,6 +63,41 @@ def test_dask_counts_equal_cpu(dask, datasets, kind, name, monkeypatch):
         np.testing.assert_array_equal(getattr(got, f), getattr(ref, f), err_msg=f)
 
 
+@pytest.mark.parametrize("name", ["double-or-nothing", "within-identity", "vertex"])
+def test_dask_counts_several_runs_in_one_pass_as_the_cpu_does(dask, datasets, name, monkeypatch):
+    """``run_together`` on Dask (``count_together``: each part's blocks scored once on a worker and fed to every
+    run, ``count_many``) gives each run's CPU counts: the pooled run and the identity-balanced run over the size
+    classes (relabelled data, other categories) in one pass of several parts."""
+    import dataclasses
+
+    from matchaudit.auditing.class_passes import balanced_plan
+    from matchaudit.engine import plan, run_together
+
+    data, block_rows = datasets["all-pairs"]
+    grid = build_grid(data, n_cells=64)
+
+    def plans():
+        bal = balanced_plan(data, rs.SCHEMES[name](23), 6, grid)
+        return [plan(data, rs.SCHEMES[name](17), 6, grid=grid, fmr_targets=[0.05, 0.2], block_rows=block_rows),
+                dataclasses.replace(bal, block_rows=block_rows, task=dataclasses.replace(bal.task,
+                                                                                         block_rows=block_rows))]
+
+    together = []
+    real = dask.count_together
+    monkeypatch.setattr(dask, "count_together", lambda *a, **k: (together.append(len(a[1])), real(*a, **k))[1])
+    here = run_together(data, plans())
+
+    def one_run(*args, **kwargs):
+        raise AssertionError("a pass of its own for one run")
+
+    monkeypatch.setattr(dask, "count", one_run)
+    there = run_together(data, plans(), backend=dask)
+    assert together == [2]  # both runs in one call, counted by count_many: one scoring pass per part
+    for a, b in zip(there, here, strict=True):
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+
+
 def test_audit_results_identical(dask, tmp_path):
     path = write(comparisons(seed=5), tmp_path / "c.parquet")
     runner = CliRunner()

@@ -75,9 +75,12 @@ def test_one_pass_feeds_each_accumulator_what_its_own_pass_would(monkeypatch, sc
     assert len(tiles) == len(set(tiles)) == len(list(scores.tiles(data.samples.ids.shape[0], 4)))
 
 
-def test_a_backend_other_than_this_process_counts_each_run_itself():
-    """No fused pass on another backend (it makes each pass its own way): the runs go to its ``count`` one by one,
-    the accumulators ``also`` get a pass of their own, and the counts are those of the fused pass."""
+@pytest.mark.parametrize("fuses", [False, True])
+def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypatch, fuses):
+    """Another backend makes the passes its own way: one that cannot fuse gets the runs in its ``count`` one by one,
+    one that can (:attr:`Backend.fuses`, as the Dask backend's workers do with ``count_many``) gets them together in
+    ``count_together``, one scoring pass; the accumulators ``also`` get a pass of their own here, and the counts are
+    those of the fused pass either way."""
     data = _data()
     grid = build_grid(data, n_cells=12)
     scheme, reps = rs.DoubleOrNothing(3), np.arange(1, 21)
@@ -89,15 +92,24 @@ def test_a_backend_other_than_this_process_counts_each_run_itself():
             self.calls.append(task.replicates.size)
             return super().count(data, task, progress, wt)
 
+    Elsewhere.fuses = fuses
+
     def plans():
         return [plan(data, scheme, reps, grid=grid, fmr_targets=TARGETS), class_passes.balanced_plan(data, scheme, reps, grid)]
 
     ts = grid.edges[::4]
+    tiles = []
+    real = scores._tile
     with scores.tile_cache():
+        monkeypatch.setattr(scores, "CACHE_BYTES", 0)  # streamed: each pass scores the tiles again
+        monkeypatch.setattr(scores, "_tile", lambda *a, **k: (tiles.append(a[2:6]), real(*a, **k))[1])
         there = run_together(data, plans(), backend=Elsewhere(), also=[identity_pass(data, ts)])
         ic = identity_counts(data, ts)
+        monkeypatch.setattr(scores, "_tile", real)
+    assert Elsewhere.calls == ([] if fuses else [20, 20])
+    per_pass = len(list(scores.tiles(data.samples.ids.shape[0], 2048)))
+    assert len(tiles) == (2 if fuses else 3) * per_pass  # the identity counts' pass here, then the runs' pass(es)
     here = run_together(data, plans())
-    assert Elsewhere.calls == [20, 20]
     for a, b in zip(there, here, strict=True):
         _same(a, b)
     for x, y in zip(_ic_fields(ic), _ic_fields(identity_counts(data, ts)), strict=True):

@@ -234,7 +234,7 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
             return c if weighting == "pooled" else balanced.unit_weighted(data, c, config.threshold_impostors)
 
         together: dict[str, Counts] = {}
-        if plans and LocalBackend.runs(backend) and one_pass(data, options, list(plans.values())):
+        if plans and (backend or LocalBackend()).fuses and one_pass(data, options, list(plans.values())):
             every = np.arange(1, B + 1)
             together = {w: counts(w, c) for w, c in zip(plans, run_together(
                 data, [planned(w, every) for w in plans], meter, backend, also))}

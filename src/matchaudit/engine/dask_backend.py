@@ -22,12 +22,12 @@ from __future__ import annotations
 import logging
 import os
 import signal
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from matchaudit import interrupt
-from matchaudit.engine.passes import Backend, CountTask
+from matchaudit.engine.passes import Backend, CountTask, count_many
 from matchaudit.progress import Meter, pass_meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
@@ -46,8 +46,17 @@ def _count(data: MatchData, task: CountTask, part: tuple[int, int], threads: int
     return task.count(data, part)
 
 
+def _count_many(data: MatchData, runs: list, part: tuple[int, int], threads: int | None) -> list:
+    _threads(threads)
+    return count_many(data, runs, part)
+
+
 def _add(x: tuple[np.ndarray, list], y: tuple[np.ndarray, list]) -> tuple[np.ndarray, list]:
     return x[0] + y[0], x[1] + y[1]
+
+
+def _add_each(x: list, y: list) -> list:
+    return [_add(a, b) for a, b in zip(x, y)]
 
 
 def _items(data: MatchData, task: CountTask, want: np.ndarray, part: tuple[int, int], threads: int | None) -> list:
@@ -63,6 +72,7 @@ class DaskBackend(Backend):
     ``NUMBA_NUM_THREADS``). Gives the same counts as :class:`LocalBackend`."""
 
     name = "dask"
+    fuses = True
 
     def __init__(self, client: Any = None, scheduler: str | None = None, n_parts: int | None = None,
                  n_workers: int = 2, timeout: float = 30, threads: int | None = None):
@@ -122,15 +132,31 @@ class DaskBackend(Backend):
 
     def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
+        remote, rtask = self._scattered(data), self.client.scatter(task, broadcast=True, hash=False)
+        return self._summed(data, task, task.replicates.size + 1, progress, _count, _add,
+                            lambda part, P: (remote, rtask, (part, P), self.threads))
+
+    def count_together(self, data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], progress: bool | Meter
+                       ) -> list[tuple[np.ndarray, list]]:
+        """Every run's parts counted in one scoring pass of each part (:func:`count_many` on the workers)."""
+        remote = self._scattered(data)
+        rruns = self.client.scatter(list(runs), broadcast=True, hash=False)
+        lanes = sum(task.replicates.size + 1 for _, task in runs)
+        return self._summed(data, runs[0][1], lanes, progress, _count_many, _add_each,
+                            lambda part, P: (remote, rruns, (part, P), self.threads))
+
+    def _summed(self, data: MatchData, task: CountTask, lanes: int, progress: bool | Meter, work: Callable,
+                add: Callable, args: Callable[[int, int], tuple]) -> Any:
+        """``work(*args(i, P))`` over the pass's parts on the workers, the results added pairwise there as they finish
+        (the client fetches one), with progress in comparisons x ``lanes``."""
         from distributed import as_completed
 
         P = self._parts(data, task)
-        remote, rtask = self._scattered(data), self.client.scatter(task, broadcast=True, hash=False)
-        futures = [self.client.submit(_count, remote, rtask, (i, P), self.threads, pure=False) for i in range(P)]
+        futures = [self.client.submit(work, *args(i, P), pure=False) for i in range(P)]
         blocks = {f.key: task.n_blocks(data, (i, P)) for i, f in enumerate(futures)}
         pending = list(futures)
         try:
-            total = data.n_comparisons() * (task.replicates.size + 1)
+            total = data.n_comparisons() * lanes
             per_block = total / max(task.n_blocks(data), 1)
             with pass_meter(progress, "resampling (dask)", total) as bar:
                 done = None
@@ -138,8 +164,8 @@ class DaskBackend(Backend):
                     bar.advance(blocks[f.key] * per_block)
                     if done is None:
                         done = f
-                    else:  # add pairs on the workers as they finish: the client fetches one table
-                        done = self.client.submit(_add, done, f, pure=False)
+                    else:  # add pairs on the workers as they finish: the client fetches one result
+                        done = self.client.submit(add, done, f, pure=False)
                         pending.append(done)
                 return done.result()
         except KeyboardInterrupt:

@@ -168,11 +168,11 @@ def run(data: MatchData, scheme: Scheme | None = None, replicates: int | np.ndar
                         backend)[0]
 
 
-def fused(data: MatchData, plans: list[Plan], backend: Backend) -> bool:
-    """Whether the counting passes of ``plans`` can be one scoring pass: on this process (another backend makes each
-    pass as it always does), over the all-pairs tiles of ``data``'s embeddings (a listed block carries its own data's
-    groups, which a relabelled run must not read), in the same tiling."""
-    return (LocalBackend.runs(backend) and data.protocol == "all-pairs" and data.samples is not None
+def fused(data: MatchData, plans: list[Plan]) -> bool:
+    """Whether the counting passes of ``plans`` can be one scoring pass: over the all-pairs tiles of ``data``'s
+    embeddings (a listed block carries its own data's groups, which a relabelled run must not read), in the same
+    tiling."""
+    return (data.protocol == "all-pairs" and data.samples is not None
             and all(p.data.protocol == "all-pairs" and p.data.samples is not None
                     and p.data.samples.embeddings is data.samples.embeddings and p.data.metric == data.metric
                     and p.block_rows == plans[0].block_rows for p in plans))
@@ -183,11 +183,13 @@ def run_together(data: MatchData, plans: list[Plan], progress: bool | Meter = Fa
     """The counts of every planned run (:func:`plan`) over the comparisons of ``data`` (the runs' data: ``data`` or
     the same comparisons relabelled), and ``also``'s accumulators fed every block (then done): one scoring pass for
     all of them where :func:`fused` allows (every block scored once, then fed to each run's counter and to each of
-    ``also``), else a pass each (``also``'s first). The same counts either way: each accumulator sees every block
-    once."""
+    ``also``), else a pass each (``also``'s first). On another backend than this process, ``also`` (local
+    accumulators) makes a pass of its own here and the runs one pass there where that backend can
+    (:meth:`Backend.count_together`). The same counts either way: each accumulator sees every block once."""
     backend = backend or LocalBackend()
     counted = [p for p in plans if p.task is not None]
-    if counted and fused(data, counted, backend) and len(counted) + len(also) > 1:
+    together = bool(counted) and fused(data, counted)
+    if together and LocalBackend.runs(backend) and len(counted) + len(also) > 1:
         counters = [p.task.counter(p.data, p.ent, p.wt) for p in counted]
         R = sum(p.reps.size + 1 for p in counted)
         with pass_meter(progress, "resampling", sum(p.work for p in counted)) as bar:
@@ -197,7 +199,10 @@ def run_together(data: MatchData, plans: list[Plan], progress: bool | Meter = Fa
     else:
         if also:
             feed(data, counted[0].block_rows if counted else 2048, also)
-        passes = [backend.count(p.data, p.task, progress, p.wt) for p in counted]
+        if together and len(counted) > 1:
+            passes = backend.count_together(data, [(p.data, p.task) for p in counted], progress)
+        else:
+            passes = [backend.count(p.data, p.task, progress, p.wt) for p in counted]
     for acc in also:
         acc.done()
     out = iter(passes)

@@ -97,6 +97,8 @@ class Backend:
     return what :class:`LocalBackend` returns, bit for bit: the same table and the same multiset of items."""
 
     name = "cpu"
+    fuses = False
+    """Whether :meth:`count_together` counts several runs in one scoring pass (else a pass each)."""
 
     def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
@@ -109,12 +111,25 @@ class Backend:
         """Items of the cells ``want`` (the second pass)."""
         raise NotImplementedError
 
+    def count_together(self, data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], progress: bool | Meter
+                       ) -> list[tuple[np.ndarray, list]]:
+        """:meth:`count` of every run (its data: ``data`` or the same comparisons relabelled; one tiling), in one
+        scoring pass of ``data`` where the backend can (:attr:`fuses`: :func:`count_many`), else a pass each."""
+        if not self.fuses:
+            return [self.count(d, task, progress) for d, task in runs]
+        lanes = sum(task.replicates.size + 1 for _, task in runs)
+        with pass_meter(progress, "resampling", data.n_comparisons() * lanes) as bar:
+            advance = (lambda block: bar.advance(block_comparisons(block) * lanes)) if progress else None
+            return count_many(data, runs, advance=advance)
+
     def close(self) -> None:
         """Release what the backend started (a cluster, a client); nothing by default."""
 
 
 class LocalBackend(Backend):
     """This process: Numba kernels on every core."""
+
+    fuses = True
 
     @staticmethod
     def runs(backend: Backend | None) -> bool:
@@ -140,6 +155,19 @@ class Accumulator(Protocol):
     def feed(self, block: Block) -> None: ...
 
     def done(self) -> Any: ...
+
+
+def count_many(data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], part: tuple[int, int] = (0, 1),
+               advance=None) -> list[tuple[np.ndarray, list]]:
+    """The counts table and window items of every run over the comparisons of ``part``, from one scoring pass of
+    ``data`` (weights regenerated from each task's scheme, as a worker does). Parts add up as :meth:`CountTask.count`'s
+    do."""
+    counters = []
+    for d, task in runs:
+        ent = task.entries(d)
+        counters.append(task.counter(d, ent, task.weights(d, ent)[0]))
+    feed(data, runs[0][1].block_rows, counters, part, advance)
+    return [c.done() for c in counters]
 
 
 def feed(data: MatchData, block_rows: int, accumulators: Sequence[Accumulator], part: tuple[int, int] = (0, 1),
