@@ -80,8 +80,8 @@ def chunk_size(per_replicate: float, n_resamples: int, memory_gb: float | None, 
     fits = int(budget // per_replicate) - 1  # every chunk also counts the plug-in
     if fits < 1:
         raise InputError(
-            f"one replicate needs about {size_text(per_replicate)} for this data, and n_resamples "
-            f"{n_resamples:,} keeps {size_text(fixed)} across replicates, over the budget of "
+            f"one replicate and the plug-in counted beside it need about {size_text(2 * per_replicate)} for this "
+            f"data, and n_resamples {n_resamples:,} keeps {size_text(fixed)} across replicates, over the budget of "
             f"{size_text(budget_bytes(memory_gb))} ({budget_source(memory_gb)}): give a smaller n_resamples"
             f"{' or a larger budget (memory_gb)' if param == 'memory_gb' else ''}.", param=param)
     return max(1, min(n_resamples, fits))
