@@ -151,6 +151,8 @@ def test_audit_and_test_commands_write_the_verdicts_and_the_report_shows_them(tm
     assert res.exit_code == 0, res.output
     (row,) = json.loads((tmp_path / "t" / "equivalence.json").read_text())["results"]
     assert row["groups"] == ["A", "B"] and row["equivalent"]
+    csv = (tmp_path / "t" / "equivalence.csv").read_text()  # the JSON's encoding (records hold tuples in memory)
+    assert "['A', 'B']" in csv and "(" not in csv.splitlines()[1].split(",")[1]
     bad = runner.invoke(app, ["audit", *base, "--equivalence", "1.1,2", "--out", str(tmp_path / "b")])
     assert bad.exit_code == 2 and "--equivalence" in bad.output and not (tmp_path / "b").exists()
 

@@ -213,10 +213,10 @@ def _equivalence(data, metric: str, fmr: float | None, margin_text: str, scale: 
                             metrics=("fnmr" if metric == "fnmr_at_fmr" else "fmr",),
                             pairs=[tuple(pair)] if pair else None, n_resamples=resamples, alpha=alpha, seed=seed,
                             threshold_impostors=threshold_impostors, progress=not quiet)
-    rows = [r.to_dict() for r in res]
+    rows = jsonable([r.to_dict() for r in res])  # the files' encoding: lists, non-finite numbers as words
     with staged(out, "test") as tmp:
-        (tmp / "equivalence.json").write_text(json.dumps(jsonable(meta | {"kind": "equivalence", "results": rows}),
-                                                         indent=2, allow_nan=False))
+        (tmp / "equivalence.json").write_text(json.dumps(meta | {"kind": "equivalence", "results": rows}, indent=2,
+                                                         allow_nan=False))
         pd.DataFrame(rows).to_csv(tmp / "equivalence.csv", index=False)
     if not quiet:
         for r in res:
