@@ -36,9 +36,8 @@ from matchaudit.engine.comparison_level import comparison_level_counts
 from matchaudit.engine.counts import Counts, TailHits
 from matchaudit.engine.entries import Entries
 from matchaudit.engine.grid import Grid, build_grid
-from matchaudit.engine.passes import Accumulator, Backend, CountTask, LocalBackend, feed
-from matchaudit.model import block_comparisons
-from matchaudit.progress import Meter, pass_meter
+from matchaudit.engine.passes import Accumulator, Backend, CountTask, LocalBackend, block_meter, feed
+from matchaudit.progress import Meter
 from matchaudit.engine.targets import concat_items, exact_targets, needed_cells, target_crossings, wanted_items
 from matchaudit.engine.weights import layout_of, mode_of
 from matchaudit.engine.window import window_cells
@@ -92,11 +91,6 @@ class Plan:
     ent: Entries | None
     wt: np.ndarray | None  # rows x lanes weights (lane 0: the plug-in)
     imputed: np.ndarray | None
-
-    @property
-    def work(self) -> int:
-        """Comparisons x replicates of the counting pass (the progress display's units)."""
-        return self.data.n_comparisons() * (self.reps.size + 1)
 
 
 def plan(
@@ -191,9 +185,7 @@ def run_together(data: MatchData, plans: list[Plan], progress: bool | Meter = Fa
     together = bool(counted) and fused(data, counted)
     if together and LocalBackend.runs(backend) and len(counted) + len(also) > 1:
         counters = [p.task.counter(p.data, p.ent, p.wt) for p in counted]
-        R = sum(p.reps.size + 1 for p in counted)
-        with pass_meter(progress, "resampling", sum(p.work for p in counted)) as bar:
-            advance = (lambda block: bar.advance(block_comparisons(block) * R)) if progress else None
+        with block_meter(progress, data, sum(p.reps.size + 1 for p in counted)) as advance:
             feed(data, counted[0].block_rows, [*counters, *also], advance=advance)
         passes = [c.done() for c in counters]
     else:

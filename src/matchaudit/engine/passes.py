@@ -4,8 +4,9 @@ process)."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numba as nb
 import numpy as np
@@ -118,8 +119,7 @@ class Backend:
         if not self.fuses:
             return [self.count(d, task, progress) for d, task in runs]
         lanes = sum(task.replicates.size + 1 for _, task in runs)
-        with pass_meter(progress, "resampling", data.n_comparisons() * lanes) as bar:
-            advance = (lambda block: bar.advance(block_comparisons(block) * lanes)) if progress else None
+        with block_meter(progress, data, lanes) as advance:
             return count_many(data, runs, advance=advance)
 
     def close(self) -> None:
@@ -140,8 +140,7 @@ class LocalBackend(Backend):
     def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
         R = task.replicates.size + 1
-        with pass_meter(progress, "resampling", data.n_comparisons() * R) as bar:
-            advance = (lambda block: bar.advance(block_comparisons(block) * R)) if progress else None
+        with block_meter(progress, data, R) as advance:
             return task.count(data, advance=advance, wt=wt)
 
     def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
@@ -155,6 +154,14 @@ class Accumulator(Protocol):
     def feed(self, block: Block) -> None: ...
 
     def done(self) -> Any: ...
+
+
+@contextmanager
+def block_meter(progress: bool | Meter, data: MatchData, lanes: int) -> Iterator[Callable[[Block], None] | None]:
+    """A counting pass's progress (:func:`pass_meter`, in comparisons x ``lanes``) as the ``advance(block)`` that
+    :func:`feed` calls after each block; None without progress."""
+    with pass_meter(progress, "resampling", data.n_comparisons() * lanes) as bar:
+        yield (lambda block: bar.advance(block_comparisons(block) * lanes)) if progress else None
 
 
 def count_many(data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], part: tuple[int, int] = (0, 1),
