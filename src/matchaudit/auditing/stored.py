@@ -24,7 +24,6 @@ from matchaudit.estimators.calibration import CalibrationResult
 from matchaudit.estimators.distributions import DistributionResult, Histogram
 from matchaudit.metrics.calibration import ApeCurve
 from matchaudit.metrics.evaluate import AuditConfig, AuditResult
-from matchaudit.metrics.small_groups import SmallGroupRule
 from matchaudit.auditing.results_json import load_results, results_file
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ ARRAYS = "curves.npz"
 _RESULT_TABLES = ("operating_points", "curve_summaries", "cross_group_fmr", "fairness")
 _AUDIT_TABLES = {"intervals": "interval_records", "tests": "test_records", "equivalence": "equivalence_records",
                  "failures": "failure_records", "attacks": "attack_records"}
-_DERIVED = ("eer_definition", "threshold_definition", "fnmr_threshold_definition", "intervals", "tests")
+_OPTIONS = ("intervals", "tests")  # the option sections the Audit adds to its config's record
 
 
 def _pack(x: Any, arrays: list[np.ndarray]) -> Any:
@@ -111,14 +110,6 @@ def _check_layout(stored: Any) -> None:
             raise ValueError("a DET band is not arrays")
 
 
-def _config(doc: dict[str, Any]) -> AuditConfig:
-    """The :class:`AuditConfig` recorded in results.json (its derived words and option sections left out)."""
-    fields = {k: v for k, v in doc.items() if k not in _DERIVED}
-    fields["small_groups"] = SmallGroupRule(**{k: v for k, v in fields["small_groups"].items() if k != "rule"})
-    fields["ir_exponents"] = tuple(fields["ir_exponents"])
-    return AuditConfig(**fields)
-
-
 def _options(kind: type, recorded: dict[str, Any] | None) -> Any:
     if recorded is None:
         return None
@@ -145,7 +136,7 @@ def _rebuild(doc: dict[str, Any], stored: dict[str, Any] | None, curves: bool, s
     from matchaudit.auditing.core import Audit
 
     config = doc["config"]
-    exact = AuditResult(_config(config), {**doc["summary"], "warnings": list(doc["summary"]["warnings"])},
+    exact = AuditResult(AuditConfig.from_dict({k: v for k, v in config.items() if k not in _OPTIONS}), {**doc["summary"], "warnings": list(doc["summary"]["warnings"])},
                         *(doc[t] for t in _RESULT_TABLES))
     missing = (None if stored is not None else "loaded without its curves (curves=False)" if not curves
                else f"{source.parent / ARRAYS} is missing (the audit was saved by an older matchaudit, or the file was "

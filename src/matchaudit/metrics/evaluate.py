@@ -54,6 +54,9 @@ EER_WORDS = {
 }
 
 
+_WORDS = ("eer_definition", "threshold_definition", "fnmr_threshold_definition")  # to_dict's, not fields
+
+
 @dataclass(frozen=True)
 class AuditConfig:
     """What to compute. Every field is recorded in the results."""
@@ -121,6 +124,7 @@ class AuditConfig:
         put("exclude_small_groups", bool(self.exclude_small_groups))
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field, and the definitions in words (what results.json records; :meth:`from_dict` reads it)."""
         d = dict(self.__dict__)
         d["small_groups"] = self.small_groups.to_dict()
         d["eer_definition"] = EER_WORDS[self.eer_method]
@@ -128,6 +132,14 @@ class AuditConfig:
         d["fnmr_threshold_definition"] = ("highest observed score (or -inf) whose FNMR over all genuine comparisons "
                                           "is <= target")
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> AuditConfig:
+        """The config :meth:`to_dict` wrote (its words left out; validated as any config is); a KeyError or
+        TypeError when a field is missing or unknown."""
+        fields = {k: v for k, v in d.items() if k not in _WORDS}
+        return cls(**{**fields, "small_groups": SmallGroupRule.from_dict(fields["small_groups"]),
+                      "ir_exponents": tuple(fields["ir_exponents"])})
 
 
 @dataclass

@@ -62,8 +62,14 @@ class SmallGroupRule:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """The limits and the rule in words (what results.json records; :meth:`from_dict` reads it)."""
         return {"min_identities": self.min_identities, "min_genuine": self.min_genuine,
                 "min_impostor": self.min_impostor, "rule": self.describe()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SmallGroupRule:
+        """The rule :meth:`to_dict` wrote (its words left out)."""
+        return cls(**{k: v for k, v in d.items() if k != "rule"})
 
 
 def excluded_groups(groups: list[dict[str, Any]], exclude: bool) -> list[str]:
