@@ -265,21 +265,21 @@ def evaluate(data: MatchData, config: AuditConfig = AuditConfig(), also_fmr: Seq
     g_count = data.n_groups
 
     # cells that need the exact impostors: FMR targets (per weighting) and fixed thresholds off the edges
-    overall = [Rates(tally, View(gen_all, thr_cats, w)) for w in weightings]
-    cells = [r.target_cell(a, config.rule) for r in overall for a in config.fmr_targets]
+    overall = {w: Rates(tally, View(gen_all, thr_cats, w)) for w in weightings}
+    cells = [r.target_cell(a, config.rule) for r in overall.values() for a in config.fmr_targets]
     cells += [int(cell_of(tally.edges, t)) for t in config.thresholds if np.isfinite(t)]
-    cells += [c for r in overall for b in config.fnmr_targets
+    cells += [c for r in overall.values() for b in config.fnmr_targets
               if (c := r.target_cell_fnmr(b, config.rule)) is not None]
     if len(also_fmr):
-        pooled = Rates(tally, View(gen_all, thr_cats, "pooled"))
+        pooled = overall.get("pooled") or Rates(tally, View(gen_all, thr_cats, "pooled"))
         cells += [pooled.target_cell(a, config.rule) for a in also_fmr]
     tally = refine(tally, data, np.array(cells, dtype=np.int64))
-    if len(also_fmr):
-        pooled = Rates(tally, View(gen_all, thr_cats, "pooled"))
-        hold_target_thresholds(data, also_fmr, [pooled.threshold_at_fmr(a, config.rule) for a in also_fmr],
-                               config.rule, config.threshold_impostors)
 
     global_rates = {w: Rates(tally, View(gen_all, thr_cats, w)) for w in weightings}
+    if len(also_fmr):  # the same pooled rates as the audit's own thresholds (built again only without them)
+        pooled = global_rates.get("pooled") or Rates(tally, View(gen_all, thr_cats, "pooled"))
+        hold_target_thresholds(data, also_fmr, [pooled.threshold_at_fmr(a, config.rule) for a in also_fmr],
+                               config.rule, config.threshold_impostors)
     at_fmr = {w: [r.threshold_at_fmr(a, config.rule) for a in config.fmr_targets] for w, r in global_rates.items()}
     if config.fmr_threshold == "bob":  # the lowest impostor score at or above each (one more pass over the cells)
         tally = refine(tally, data, np.array([c for w, r in global_rates.items() for t in at_fmr[w]
