@@ -42,18 +42,23 @@ def schema() -> dict[str, Any]:
     return json.loads(resources.files("matchaudit").joinpath("schema/results.schema.json").read_text())
 
 
+def _resolved(node: dict[str, Any]) -> dict[str, Any]:
+    """``node``, or the schema definition its ``$ref`` names."""
+    return schema()["$defs"][node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node
+
+
 def columns(table: str) -> dict[str, str]:
     """Every field the records of results.json's ``table`` may have (the schema's ``required`` first, then the rest
     it declares) with the pandas dtype filled records get: the columns of that table when it has no rows."""
-    defs = schema()["$defs"]
     items = schema()["properties"][table]["items"]
     props: dict[str, Any] = {}
     for node in [*items.get("allOf", []), items]:
-        props |= (defs[node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node).get("properties", {})
+        props |= _resolved(node).get("properties", {})
 
     def kinds(node: dict[str, Any]) -> set[str]:
-        if "$ref" in node:
-            return {"number"} if node["$ref"] == REAL else kinds(defs[node["$ref"].rsplit("/", 1)[-1]])
+        if node.get("$ref") == REAL:
+            return {"number"}
+        node = _resolved(node)
         if "enum" in node:
             return {"string"}
         kind = node.get("type")
@@ -64,11 +69,14 @@ def columns(table: str) -> dict[str, str]:
 
     def dtype(k: set[str]) -> str:
         """As pandas infers it from filled records: None makes a number column float64 and leaves text str."""
-        if "null" in k:
-            rest = k - {"null"}
-            return "float64" if rest and rest <= {"integer", "number"} else "str" if rest == {"string"} else "object"
-        return {"boolean": "bool", "integer": "int64", "number": "float64", "string": "str"}.get(
-            next(iter(k)), "object") if len(k) == 1 else "float64" if k <= {"integer", "number"} else "object"
+        rest, nullable = k - {"null"}, "null" in k
+        if rest == {"boolean"} and not nullable:
+            return "bool"
+        if rest == {"integer"} and not nullable:
+            return "int64"
+        if rest and rest <= {"integer", "number"}:
+            return "float64"
+        return "str" if rest == {"string"} else "object"
 
     names = [*items.get("required", []), *(k for k in props if k not in items.get("required", []))]
     return {name: dtype(kinds(props.get(name, {}))) for name in names}
