@@ -5,8 +5,8 @@ iteration over the impostor comparisons of each tile (rows split over the thread
 pairs skipped) is timed doing more and more of the tally's work:
 
 1. ``read``: add up the scores (the floor of any pass that reads the GEMM's output);
-2. ``bucket``: the bucket of each score (:func:`matchaudit.metrics.tally._bucket`), no memory read;
-3. ``lookup``: the cell of each score (:func:`matchaudit.metrics.tally._cell`: the bucket table, then the edges);
+2. ``bucket``: the bucket of each score (:func:`matchaudit.cells.bucket`), no memory read;
+3. ``lookup``: the cell of each score (:func:`matchaudit.cells.cell`: the bucket table, then the edges);
 4. ``tally``: the tally kernel itself (:func:`matchaudit.metrics.tally._bin_dense`: the lookup, then the counts,
    identity-balanced weights and ties of the comparison's category and cell).
 
@@ -26,13 +26,14 @@ import numba as nb
 import numpy as np
 from audit_50k import dataset
 
+from matchaudit import cells as L
 from matchaudit.data import load_samples
 from matchaudit.metrics import tally as T
 from matchaudit.scores import iter_similarity_blocks
 
 
 @nb.njit(parallel=True)
-def _walk(scores, row0, col0, ident, edges, acc, lo, scale, what, out):
+def _walk(scores, row0, col0, ident, padded, acc, lo, scale, what, out):
     """Visit the tile's impostor comparisons as ``_bin_dense`` does; ``what``: 0 read, 1 bucket, 2 cell."""
     r, c = scores.shape
     nt = out.shape[0]
@@ -49,9 +50,9 @@ def _walk(scores, row0, col0, ident, edges, acc, lo, scale, what, out):
                 if what == 0:
                     total += s
                 elif what == 1:
-                    total += T._bucket(s, lo, scale, acc.shape[0] - 1)
+                    total += L.bucket(s, acc, lo, scale)
                 else:
-                    total += T._cell(s, edges, acc, lo, scale)
+                    total += L.cell(s, padded, acc, lo, scale, True)
         out[t] += total
 
 
@@ -60,8 +61,8 @@ def main() -> None:
     root = dataset()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
     data = load_samples(root / "data/samples.parquet", root / "data/embeddings.npy", group_by=["group"])
-    edges = np.unique(T._genuine(data).score)
-    acc, lo, scale = T._bucket_table(edges)
+    edges = np.unique(T.genuine_scores(data).score)
+    _, padded, acc, lo, scale, _ = L.table(edges)
     threads = nb.get_num_threads()
     cats = T.tally_categories(np.ones((data.n_groups,) * 2, bool), edges.size, threads)
     ident = data.samples.identity
@@ -76,7 +77,7 @@ def main() -> None:
                 for b in blocks]
     compared = sum(int(m.sum()) for m in impostor)
     sample = np.concatenate([b.scores[m][:: 16] for b, m in zip(blocks, impostor)])
-    share = np.sort(np.bincount(T.cell_of(edges, sample)))[::-1].cumsum() / sample.size
+    share = np.sort(np.bincount(L.cell_of(edges, sample)))[::-1].cumsum() / sample.size
     print(f"{n_tiles} tiles, {compared:.3e} impostor comparisons, {edges.size} edges, {acc.size - 1} buckets; cells "
           f"holding 50 / 90 / 99% of them: {', '.join(str(int(np.searchsorted(share, q)) + 1) for q in (.5, .9, .99))}")
     size = data.identity_sizes.astype(np.float64)
@@ -87,14 +88,14 @@ def main() -> None:
         wcounts, wties = np.zeros(shape[:2] + (edges.size + 1,)), np.zeros(shape)
         none_s, none_i = np.empty((threads, 0)), np.empty((threads, 0), np.int64)  # no cells collected
         for b in blocks:
-            T._bin_dense(b.scores, b.row0, b.col0, ident, data.identity_group, size, cats.slot, edges, acc, lo, scale,
+            T._bin_dense(b.scores, b.row0, b.col0, ident, data.identity_group, size, cats.slot, padded, acc, lo, scale,
                          counts, ties, wcounts, wties, np.zeros(0, np.bool_), none_s, none_i, none_i,
                          np.zeros(threads, np.int64))
 
     def walk(what: int) -> None:
         out = np.zeros(threads)
         for b in blocks:
-            _walk(b.scores, b.row0, b.col0, ident, edges, acc, lo, scale, what, out)
+            _walk(b.scores, b.row0, b.col0, ident, padded, acc, lo, scale, what, out)
 
     steps = {"read": lambda: walk(0), "bucket": lambda: walk(1), "lookup": lambda: walk(2), "tally": tally}
     everything = n * (n - 1) / 2

@@ -312,33 +312,3 @@ def test_grid_has_at_least_the_requested_number_of_distinct_edges():
     assert grid.edges.size >= 4096 and np.unique(grid.edges).size == grid.edges.size
     tiny = make_data(seed=0)
     assert build_grid(tiny, n_cells=16).edges.size >= 16
-
-
-@pytest.mark.parametrize("rule", [">=", ">"])
-def test_cell_lookup_matches_searchsorted(rule):
-    """The bucketed lookups (scalar ``cell`` and the row-wise ``row_cells`` with its fix-ups) count exactly the
-    edges below each score: buckets holding 0, 1 and many edges (a cluster of 300 edges in one bucket's
-    width), scores equal to edges, beyond both ends, and infinite."""
-    from matchaudit.engine import kernels as K
-    from matchaudit.engine.grid import grid_from_edges
-
-    g = np.random.default_rng(3)
-    edges = np.concatenate([g.uniform(-1, 1, 3000), 0.25 + g.uniform(0, 1e-6, 300), [-1.0, 1.0]])
-    grid = grid_from_edges(edges, rule)
-    start, lo, scale, padded = grid.buckets()
-    counts = np.bincount(np.minimum(((grid.edges - lo) * scale).astype(np.int64), start.size - 1))
-    assert counts.max() >= 100 and (counts == 1).any() and (counts == 0).any()
-    s = np.concatenate([g.uniform(-1.2, 1.2, 20000), 0.25 + g.uniform(0, 1e-6, 2000), grid.edges,
-                        np.nextafter(grid.edges, -np.inf), [np.inf, -np.inf, 1e300, -1e300]])
-    want = grid.cell_of(s)
-    scores = s[None, :]
-    out, fix = np.empty(s.size, np.int64), np.empty(s.size, np.int64)
-    K.row_cells(scores, 0, 0, s.size, grid.edges, padded, start, lo, scale, rule == ">=", out, fix)
-    np.testing.assert_array_equal(out, want)
-    np.testing.assert_array_equal(_scalar_cells(s, grid.edges, start, lo, scale, rule == ">="), want)
-
-
-def _scalar_cells(s, edges, start, lo, scale, ge):
-    from matchaudit.engine import kernels as K
-
-    return np.array([K.cell(x, edges, start, lo, scale, ge) for x in s])

@@ -106,8 +106,8 @@ class Entries:
         self.data, self.grid, self.mode, self.cats = data, grid, mode, cats
         self.G = data.n_groups
         self.self_pairs = self_pairs and data.protocol == "all-pairs"
-        self.start, self.lo, self.scale, self.padded = grid.buckets()
-        self.ge = grid.rule == ">="
+        look = grid.lookup()
+        self.start, self.lo, self.scale, self.padded, self.ge = look.start, look.lo, look.scale, look.padded, look.ge
         n = 0 if data.samples is None else data.samples.ids.shape[0]
         self.ident = data.samples.identity.astype(np.int64) if data.protocol == "all-pairs" else np.zeros(0, np.int64)
         self.n_units = n if mode == K.SAMPLE else max(data.n_identities, 1)

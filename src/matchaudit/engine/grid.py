@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from matchaudit.cells import Lookup, cell_of, table
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
 from matchaudit.scores import quantise, row_scores, upper_triangle
 from matchaudit.sorting import sorted_values
-
-N_BUCKETS = 1 << 14  # int32 starts: 64 KiB, cache-resident for the per-comparison lookup
 
 
 @dataclass(frozen=True)
@@ -34,8 +33,8 @@ class Grid:
         return int(self.edges.shape[0]) + 1
 
     def cell_of(self, s: np.ndarray | float) -> np.ndarray:
-        """Cell index of scores (vectorised reference for the Numba lookup)."""
-        return np.searchsorted(self.edges, s, side="right" if self.rule == ">=" else "left")
+        """Cell index of scores (:func:`matchaudit.cells.cell_of`)."""
+        return cell_of(self.edges, s, self.rule)
 
     def edge_index(self, t: float) -> int:
         """Index of threshold ``t`` among the edges (it must be one, or infinite): the comparisons accepted at it are
@@ -50,17 +49,9 @@ class Grid:
             raise KeyError(f"threshold {t!r} is not a grid edge; pass it in `thresholds` when building the grid")
         return i
 
-    def buckets(self) -> tuple[np.ndarray, float, float, np.ndarray]:
-        """Tables for the fast lookup (:func:`matchaudit.engine.kernels.cell`): ``start[b]`` = the number of
-        edges in buckets before ``b`` (uniform buckets of ``[edges[0], edges[-1]]``, by the formula the
-        kernels use, so a score of bucket ``b`` has exactly ``start[b]`` edges below it plus those of its
-        own bucket), ``lo``, ``scale``, and the edges padded as ``[-inf, edges, inf, inf, inf]``."""
-        lo, hi = float(self.edges[0]), float(self.edges[-1])
-        scale = (N_BUCKETS / (hi - lo)) if hi > lo else 0.0
-        x = (self.edges - lo) * scale
-        b = np.where(x > 0, np.minimum(x, N_BUCKETS - 1), 0).astype(np.int64)  # as kernels.bucket
-        start = np.searchsorted(b, np.arange(N_BUCKETS), side="left").astype(np.int32)
-        return start, lo, scale, np.concatenate([[-np.inf], self.edges, [np.inf] * 3])
+    def lookup(self) -> Lookup:
+        """The fast lookup's tables (:func:`matchaudit.cells.table`)."""
+        return table(self.edges, self.rule)
 
 
 def sorted_sample(data: MatchData, max_rows: int, max_scores: int = 20_000_000) -> tuple[np.ndarray, np.ndarray]:

@@ -19,12 +19,14 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from matchaudit.cells import cell, row_cells
+
 SAMPLE, PRODUCT, SUM, RELABEL = 0, 1, 2, 3
 ENTRIES_PER_COMPARISON = {SAMPLE: 1, PRODUCT: 1, SUM: 2}
 
 
 class Keying(NamedTuple):
-    """How a comparison becomes an entry: its cell on the grid (:func:`cell`) and its key and weight rows
+    """How a comparison becomes an entry: its cell on the grid (:func:`matchaudit.cells.cell`) and its key and weight rows
     under the entry ``mode`` (:func:`emit`). One per counting pass (``entries.Entries.keying``)."""
 
     ident: np.ndarray  # (n,) int64 identity of each sample (all-pairs; empty for listed comparisons)
@@ -35,8 +37,8 @@ class Keying(NamedTuple):
     n_units: int  # weight units (samples or identities)
     slot: np.ndarray  # (G, G) int64: the impostor category of each group pair (:class:`matchaudit.pairings.PairCategories`)
     edges: np.ndarray  # (C-1,) grid edges
-    padded: np.ndarray  # [-inf, edges, inf, inf, inf] (:func:`row_cells`)
-    start: np.ndarray  # bucket starts (:meth:`Grid.buckets`)
+    padded: np.ndarray  # the lookup's tables (:class:`matchaudit.cells.Lookup`)
+    start: np.ndarray
     lo: float
     scale: float
     ge: bool  # rule ">="
@@ -53,56 +55,6 @@ class Tile(NamedTuple):
     c_hi: int
     rows: np.ndarray  # (q,) int64 local rows
     chunks: np.ndarray  # (threads+1,) int64 row-range bounds
-
-
-@nb.njit(inline="always", cache=True)
-def bucket(s, start, lo, scale):
-    """Uniform bucket of score ``s`` (the formula :meth:`Grid.buckets` builds ``start`` with)."""
-    x = (s - lo) * scale
-    return 0 if not x > 0.0 else (start.shape[0] - 1 if x >= start.shape[0] else int(x))
-
-
-@nb.njit(inline="always", cache=True)
-def cell(s, edges, start, lo, scale, ge):
-    """Number of edges <= s (rule >=) or < s (rule >): the bucket gives a start, a short scan finishes
-    (either way, so the answer is exact whatever the rounding of the bucket)."""
-    c = edges.shape[0]
-    i = start[bucket(s, start, lo, scale)]
-    if ge:
-        while i > 0 and edges[i - 1] > s:
-            i -= 1
-        while i < c and edges[i] <= s:
-            i += 1
-    else:
-        while i > 0 and edges[i - 1] >= s:
-            i -= 1
-        while i < c and edges[i] < s:
-            i += 1
-    return i
-
-
-@nb.njit(cache=True)
-def row_cells(scores, r, j0, j1, edges, padded, start, lo, scale, ge, out, fix):
-    """``out[k]`` = :func:`cell` of ``scores[r, j0 + k]`` for ``k < j1 - j0`` (one tile row), without the
-    scan's unpredictable branches: most buckets hold at most one edge, so two compares with the padded
-    edges ``padded`` (``[-inf, edges, inf, inf, inf]``) from the bucket's start give the cell; a score whose
-    neighbouring edges show otherwise (a denser bucket) is noted in ``fix`` and finished by :func:`cell`.
-    Measured: about 2.5x faster per score than :func:`cell` on a 4,096-cell grid."""
-    n = 0
-    for jj in range(j0, j1):
-        s = scores[r, jj]
-        i = start[bucket(s, start, lo, scale)]
-        if ge:
-            c = i + np.int64(padded[i + 1] <= s) + np.int64(padded[i + 2] <= s)
-            off = np.int64(padded[i] > s) | np.int64(padded[i + 3] <= s)
-        else:
-            c = i + np.int64(padded[i + 1] < s) + np.int64(padded[i + 2] < s)
-            off = np.int64(padded[i] >= s) | np.int64(padded[i + 3] < s)
-        out[jj - j0] = c
-        fix[n] = jj
-        n += off
-    for k in range(n):
-        out[fix[k] - j0] = cell(scores[r, fix[k]], edges, start, lo, scale, ge)
 
 
 @nb.njit(inline="always", cache=True)
@@ -165,7 +117,7 @@ def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, keying, want, keys
     n_cells = edges.shape[0] + 1
     filt = want.shape[0] > 0
     pos = 0
-    c_self = cell(self_score, edges, start, lo, scale, ge)
+    c_self = cell(self_score, padded, start, lo, scale, ge)
     for r in range(r_lo, r_hi):
         i = row0 + r
         ki = ident[i]
@@ -180,7 +132,7 @@ def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, keying, want, keys
         j0 = max(c_lo, i + 1 - col0)
         for jj in range(j0, c_hi):
             s = scores[r, jj]
-            c = cell(s, edges, start, lo, scale, ge)
+            c = cell(s, padded, start, lo, scale, ge)
             if filt and not want[c]:
                 continue
             j = col0 + jj
@@ -197,13 +149,13 @@ def dense_entries(scores, row0, col0, r_lo, r_hi, c_lo, c_hi, keying, want, keys
 def pair_entries(score, genuine, sa, sb, ka, kb, ga, gb, keying, want, keys, us, vs, score_out):
     """Entries of listed comparisons (same contract as :func:`dense_entries`)."""
     mode, n_units, slot, edges = keying.mode, keying.n_units, keying.slot, keying.edges
-    start, lo, scale, ge = keying.start, keying.lo, keying.scale, keying.ge
+    padded, start, lo, scale, ge = keying.padded, keying.start, keying.lo, keying.scale, keying.ge
     n_cells = edges.shape[0] + 1
     filt = want.shape[0] > 0
     pos = 0
     for e in range(score.shape[0]):
         s = score[e]
-        c = cell(s, edges, start, lo, scale, ge)
+        c = cell(s, padded, start, lo, scale, ge)
         if filt and not want[c]:
             continue
         p0 = pos
@@ -311,7 +263,7 @@ def dense_keys(tile, rpos, keying, win, keys, us, vs, sc, hist, n_win):
     ident, igroup, self_score, self_pairs, mode, n_units, slot, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     collect = win.shape[0] > 0
-    c_self = cell(self_score, edges, start, lo, scale, ge)
+    c_self = cell(self_score, padded, start, lo, scale, ge)
     for t in nb.prange(chunks.shape[0] - 1):
         h = hist[t]
         nw = 0
@@ -334,7 +286,7 @@ def dense_keys(tile, rpos, keying, win, keys, us, vs, sc, hist, n_win):
                     nw += 1
                 pos += 1
             j0 = max(c_lo, i + 1 - col0)
-            row_cells(scores, r, j0, c_hi, edges, padded, start, lo, scale, ge, cbuf, fix)
+            row_cells(scores, r, j0, c_hi, padded, start, lo, scale, ge, cbuf, fix)
             for jj in range(j0, c_hi):
                 c = cbuf[jj - j0]
                 j = col0 + jj
@@ -390,7 +342,7 @@ def direct(tile, keying, win, W, cap, count_lane, acc, table, flushed, n_win, it
     ident, igroup, self_score, self_pairs, mode, n_units, slot, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
     collect = win.shape[0] > 0
-    c_self = cell(self_score, edges, start, lo, scale, ge)
+    c_self = cell(self_score, padded, start, lo, scale, ge)
     for t in nb.prange(chunks.shape[0] - 1):
         a = acc[t]
         tab = table[t]
@@ -412,7 +364,7 @@ def direct(tile, keying, win, W, cap, count_lane, acc, table, flushed, n_win, it
                     m = _keep_item(ik, iu, iv, isc, m, key, u, v, self_score)
                     nw += 1
             j0 = max(c_lo, i + 1 - col0)
-            row_cells(scores, r, j0, c_hi, edges, padded, start, lo, scale, ge, cbuf, fix)
+            row_cells(scores, r, j0, c_hi, padded, start, lo, scale, ge, cbuf, fix)
             for jj in range(j0, c_hi):
                 c = cbuf[jj - j0]
                 j = col0 + jj
@@ -434,7 +386,7 @@ def window_items(tile, wpos, keying, win, s_lo, s_hi, it_key, it_u, it_v, it_s):
     scores, row0, col0, c_lo, c_hi, rows, chunks = tile
     ident, igroup, self_score, self_pairs, mode, n_units, slot, edges, padded, start, lo, scale, ge = keying
     n_cells = edges.shape[0] + 1
-    c_self = cell(self_score, edges, start, lo, scale, ge)
+    c_self = cell(self_score, padded, start, lo, scale, ge)
     for t in nb.prange(chunks.shape[0] - 1):
         for q in range(chunks[t], chunks[t + 1]):
             r = rows[q]
@@ -449,7 +401,7 @@ def window_items(tile, wpos, keying, win, s_lo, s_hi, it_key, it_u, it_v, it_s):
                 s = scores[r, jj]
                 if s < s_lo or s > s_hi:
                     continue
-                c = cell(s, edges, start, lo, scale, ge)
+                c = cell(s, padded, start, lo, scale, ge)
                 if not win[c]:
                     continue
                 j = col0 + jj

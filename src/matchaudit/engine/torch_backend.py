@@ -11,8 +11,8 @@ Same counts as :class:`~matchaudit.engine.passes.LocalBackend`, bit for bit (tes
   edges) and those of the cells whose entries are kept with their scores (the FMR targets' windows). Elsewhere
   a device score within ``RECHECK_ULPS`` of the exact one has the exact one's cell, so the counts are the CPU's;
   the bound is checked on the first row of every tile (an error names the backend to use instead).
-* Cells: ``torch.bucketize`` on the grid's float64 edges (``right=True`` counts edges <= s: rule ``>=``;
-  ``right=False`` counts edges < s: rule ``>``), the definition :class:`~matchaudit.engine.grid.Grid` uses.
+* Cells: ``torch.bucketize`` on the grid's float64 edges with ``right`` as :func:`matchaudit.cells.side` says
+  (``right=True`` counts edges <= s: rule ``>=``), the definition of :func:`matchaudit.cells.cell_of`.
 * Entries: (key, u, v) per comparison exactly as :func:`matchaudit.engine.kernels.emit` (every mode:
   SAMPLE, PRODUCT, SUM, RELABEL; the bootstrap's self-pairs). ``task.collapse`` is ignored: it only saves
   CPU work and the counts are identical.
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from matchaudit.cells import side
 from matchaudit.engine import kernels as K
 from matchaudit.engine.passes import Backend, CountTask
 from matchaudit.progress import Meter, pass_meter
@@ -132,7 +133,7 @@ class _Pass:
         ent = self.ent = task.entries(data)
         self.C, self.G = task.grid.n_cells, ent.G
         self.edges = torch.as_tensor(task.grid.edges, dtype=torch.float64, device=self.dev)
-        self.right = ent.ge
+        self.right = side(ent.grid.rule) == "right"
         self.win = torch.as_tensor(win, device=self.dev) if win.size else None
         self.cat = torch.as_tensor(task.cats.slot, device=self.dev)
         self.igroup = torch.as_tensor(ent.igroup, device=self.dev)

@@ -20,6 +20,7 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 
 from matchaudit import checks
+from matchaudit.cells import cell_of
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine.driver import hold_target_thresholds
 from matchaudit.errors import InputError
@@ -27,7 +28,7 @@ from matchaudit.metrics import fairness
 from matchaudit.metrics.cross_groups import cross_group_counts
 from matchaudit.metrics.rates import EER_METHODS, EerMethod, Rate, Rates, View, Weighting, safe_ratio
 from matchaudit.metrics.small_groups import SmallGroupRule, excluded_groups, too_few_left
-from matchaudit.metrics.tally import Tally, build_tally, cell_of, refine
+from matchaudit.metrics.tally import Tally, build_tally, refine
 from matchaudit.metrics.windows import predicted_cells
 from matchaudit.model import ALL, MatchData, view_names
 from matchaudit.pairings import PairCategories, check_spec, reference_pairs

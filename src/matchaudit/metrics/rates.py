@@ -19,8 +19,9 @@ from typing import Literal
 import numba as nb
 import numpy as np
 
+from matchaudit.cells import cell_of
 from matchaudit.metrics.calibration import normalized_dcf
-from matchaudit.metrics.tally import Tally, cell_of
+from matchaudit.metrics.tally import Tally
 from matchaudit.definitions import Rule, fmr_passes, lowest_passing
 
 Weighting = Literal["pooled", "balanced"]

@@ -37,13 +37,13 @@ from typing import Callable
 import numba as nb
 import numpy as np
 
+from matchaudit.cells import cell, cell_of, table
 from matchaudit.engine.identity import impostor_pair_counts
 from matchaudit.model import pair_key
 from matchaudit.model import DenseBlock, MatchData, PairBlock
 from matchaudit.pairings import PairCategories
 from matchaudit.scores import TILE_COLS, pair_scores
 
-MAX_BUCKETS = 1 << 18  # 2 MiB of int64 starts; 4 buckets per edge below it
 FULL_BYTES = 1 << 28  # largest tally (all parts) that counts every group pair in a category of its own
 COLLECT_SLACK = 65536  # impostors per part that the collection buffers hold beyond twice the prediction
 PARTS = 4
@@ -98,59 +98,24 @@ class Tally:
         return self.counts.sum(axis=1)
 
 
-def cell_of(edges: np.ndarray, s: np.ndarray | float) -> np.ndarray:
-    """Cell index of a score: the number of edges ``<= s`` (0 .. J)."""
-    return np.searchsorted(edges, s, side="right")
-
-
 # --------------------------------------------------------------------------------------------- kernels
 
 
-@nb.njit(cache=True, inline="always")
-def _bucket(s: float, lo: float, scale: float, n_buckets: int) -> int:
-    """The bucket of a score: monotone in ``s`` (so an edge in a lower bucket is below ``s``, in a higher one
-    above it), the same floating-point operations as :func:`_bucket_table` applies to the edges."""
-    return min(max(int((s - lo) * scale), 0), n_buckets - 1)
-
-
-@nb.njit(cache=True, inline="always")
-def _cell(s: float, edges: np.ndarray, acc: np.ndarray, lo: float, scale: float) -> int:
-    """Number of edges <= s: the edges of lower buckets (``acc``) plus those of ``s``'s own bucket that are
-    <= s, two compares when it holds at most two edges (most buckets), else a binary search within it."""
-    j = edges.shape[0]
-    if s < edges[0]:
-        return 0
-    if s >= edges[j - 1]:
-        return j
-    b = _bucket(s, lo, scale, acc.shape[0] - 1)
-    left = acc[b]
-    right = acc[b + 1]
-    if right - left <= 2:  # an edge beyond the bucket is > s, so comparing it is harmless
-        return left + (edges[left] <= s) + (left + 1 < j and edges[left + 1] <= s)
-    while left < right:  # first edge > s within the bucket
-        mid = (left + right) >> 1
-        if edges[mid] <= s:
-            left = mid + 1
-        else:
-            right = mid
-    return left
-
-
 @nb.njit(cache=True)
-def _bin_pairs(score, cat, weight, edges, acc, lo, scale, counts, ties, wcounts, wties):
+def _bin_pairs(score, cat, weight, padded, acc, lo, scale, counts, ties, wcounts, wties):
     for m in range(score.shape[0]):
         s = score[m]
         c = cat[m]
-        i = _cell(s, edges, acc, lo, scale)
+        i = cell(s, padded, acc, lo, scale, True)
         counts[c, i] += 1
         wcounts[c, i] += weight[m]
-        if i > 0 and edges[i - 1] == s:
+        if i > 0 and padded[i] == s:  # padded[i] is edge i - 1
             ties[c, i - 1] += 1
             wties[c, i - 1] += weight[m]
 
 
 @nb.njit(cache=True, parallel=True)
-def _bin_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo, scale,
+def _bin_dense(scores, row0, col0, ident, group, size, slot, padded, acc, lo, scale,
                counts, ties, wcounts, wties, selected, got_s, got_i, got_j, n_got):
     """Impostor tally of one all-pairs tile in parts of rows (row ``a`` in part ``a % parts``, rows in order),
     each with its own tables (first axis: no write races, and sums grouped by part whatever the threads). The
@@ -175,10 +140,10 @@ def _bin_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo, sca
                 cat = slot[gi, group[kj]]
                 w = 1.0 / (size[ki] * size[kj])
                 s = scores[a, bcol]
-                k = _cell(s, edges, acc, lo, scale)
+                k = cell(s, padded, acc, lo, scale, True)
                 counts[t, cat, k] += 1
                 wcounts[t, cat, k] += w
-                if k > 0 and edges[k - 1] == s:
+                if k > 0 and padded[k] == s:  # padded[k] is edge k - 1
                     ties[t, cat, k - 1] += 1
                     wties[t, cat, k - 1] += w
                 if collect and selected[k]:
@@ -191,7 +156,7 @@ def _bin_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo, sca
 
 
 @nb.njit(cache=True)
-def _collect_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo, scale,
+def _collect_dense(scores, row0, col0, ident, group, size, slot, padded, acc, lo, scale,
                    selected, s_lo, s_hi, out_s, out_c, out_w, pos):
     r, c = scores.shape
     for a in range(r):
@@ -205,7 +170,7 @@ def _collect_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo,
             kj = ident[j]
             if kj == ki:
                 continue
-            if not selected[_cell(s, edges, acc, lo, scale)]:
+            if not selected[cell(s, padded, acc, lo, scale, True)]:
                 continue
             out_s[pos] = s
             out_c[pos] = slot[group[ki], group[kj]]
@@ -215,17 +180,6 @@ def _collect_dense(scores, row0, col0, ident, group, size, slot, edges, acc, lo,
 
 
 # --------------------------------------------------------------------------------------------- passes
-
-
-def _bucket_table(edges: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """Uniform buckets over the edges' range and the first edge of each, so a cell search looks at a few edges:
-    4 buckets per edge up to ``MAX_BUCKETS`` (2^18 instead of 2^16 buckets: the 50,000-sample tally kernel
-    8.3 -> 7.0 ns per comparison; a small tally builds a small table)."""
-    buckets = min(MAX_BUCKETS, 1 << max(10, int(np.ceil(np.log2(4 * edges.size)))))
-    lo, hi = float(edges[0]), float(edges[-1])
-    scale = buckets / (hi - lo) if hi > lo else 0.0
-    of_edge = np.clip(((edges - lo) * scale).astype(np.int64), 0, buckets - 1)  # as _bucket computes it
-    return np.searchsorted(of_edge, np.arange(buckets + 1), side="left").astype(np.int64), lo, scale
 
 
 def _genuine_all_pairs(data: MatchData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -322,7 +276,7 @@ def build_tally(data: MatchData, block_rows: int = 2048,
     edges = np.unique(genuine.score)
     if edges.size == 0:
         edges = np.array([np.inf])
-    acc, lo, scale = _bucket_table(edges)
+    _, padded, acc, lo, scale, _ = table(edges)
     parts = PARTS if data.protocol == "all-pairs" else 1
     cats = tally_categories(np.ones((g_count, g_count), bool) if reference is None else reference, edges.size,
                             parts)
@@ -343,7 +297,7 @@ def build_tally(data: MatchData, block_rows: int = 2048,
         for blk in data.blocks(block_rows, reuse=True):  # each tile in the last one's memory: no page faults
             assert isinstance(blk, DenseBlock)
             _bin_dense(blk.scores, blk.row0, blk.col0, data.samples.identity, data.identity_group, size, cats.slot,
-                       edges, acc, lo, scale, counts, ties, wcounts, wties, selected, got_s, got_i, got_j, n_got)
+                       padded, acc, lo, scale, counts, ties, wcounts, wties, selected, got_s, got_i, got_j, n_got)
         counts, ties, wcounts, wties = (x.sum(axis=0) for x in (counts, ties, wcounts, wties))
         if plan is not None and (n_got <= cap).all():
             refined = _collected(data, cats, block_rows, selected,
@@ -358,7 +312,7 @@ def build_tally(data: MatchData, block_rows: int = 2048,
             imp = ~blk.genuine
             sub = blk.take(imp)
             _bin_pairs(sub.score, cats.slot[sub.group_a, sub.group_b], pair_weights(pairs, sub, data.n_identities),
-                       edges, acc, lo, scale, counts, ties, wcounts, wties)
+                       padded, acc, lo, scale, counts, ties, wcounts, wties)
     gen_units = np.zeros(g_count, dtype=np.int64)
     if genuine.identity.size and genuine.identity.min() >= 0:
         ids = np.unique(genuine.identity)
@@ -399,7 +353,7 @@ def refine(tally: Tally, data: MatchData, cells: np.ndarray, block_rows: int = 2
     slot = tally.categories.slot
     if data.protocol == "all-pairs":
         assert data.samples is not None
-        acc, lo, scale = _bucket_table(edges)
+        _, padded, acc, lo, scale, _ = table(edges)
         s_lo = -np.inf if cells[0] == 0 else edges[cells[0] - 1]
         s_hi = np.inf if cells[-1] == edges.size else edges[cells[-1]]
         size = data.identity_sizes.astype(np.float64)
@@ -407,7 +361,7 @@ def refine(tally: Tally, data: MatchData, cells: np.ndarray, block_rows: int = 2
         for blk in data.blocks(block_rows, reuse=True):
             assert isinstance(blk, DenseBlock)
             pos = _collect_dense(blk.scores, blk.row0, blk.col0, data.samples.identity, data.identity_group, size,
-                                 slot, edges, acc, lo, scale, selected, s_lo, s_hi, out_s, out_c, out_w, pos)
+                                 slot, padded, acc, lo, scale, selected, s_lo, s_hi, out_s, out_c, out_w, pos)
     else:
         pairs = pairs_of(data, block_rows)
         parts = []

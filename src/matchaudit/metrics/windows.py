@@ -21,6 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
+from matchaudit.cells import cell_of
 from matchaudit.metrics.rates import Weighting
 from matchaudit.model import MatchData
 from matchaudit.scores import quantise, row_scores
@@ -89,7 +90,7 @@ def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[fl
     ``thresholds`` fall into. None when a
     second pass is cheaper: fewer than ``MIN_SAMPLES`` samples, more than ``MAX_COLLECTED`` impostors to collect,
     or data other than all pairs of embeddings."""
-    from matchaudit.metrics.tally import cell_of
+
 
     if data.protocol != "all-pairs" or data.samples is None or data.samples.embeddings is None:
         return None
