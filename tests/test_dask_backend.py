@@ -57,7 +57,7 @@ def test_dask_counts_equal_cpu(dask, datasets, kind, name, monkeypatch):
             run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2], backend=dask)
         return
     ref = run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2], block_rows=block_rows)
-    monkeypatch.setattr(window, "WINDOW", 1.0)  # a narrow window: the second pass runs on the workers too
+    monkeypatch.setattr(window, "Z", 0.0)  # a narrow window: the second pass runs on the workers too
     got = run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2], block_rows=block_rows, backend=dask)
     for f in FIELDS:
         np.testing.assert_array_equal(getattr(got, f), getattr(ref, f), err_msg=f)

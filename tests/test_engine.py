@@ -185,7 +185,7 @@ def test_parts_add_up_to_the_whole(scheme, protocol, monkeypatch):
         data = listed(data)
     grid = build_grid(data, n_cells=32)
     ref = run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2])
-    monkeypatch.setattr(window, "WINDOW", 1.0)  # a narrow window: the second pass runs on parts too
+    monkeypatch.setattr(window, "Z", 0.0)  # a narrow window: the second pass runs on parts too
     for n_parts in (2, 5):
         c = run(data, scheme, 6, grid=grid, fmr_targets=[0.05, 0.2], block_rows=2, backend=_Split(n_parts))
         for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
@@ -236,7 +236,7 @@ def test_window_items_buffered_or_rescanned_agree(scheme, monkeypatch):
     rescans = []
     rescan = entries.Entries._window_items
     monkeypatch.setattr(entries.Entries, "_window_items", lambda self, *a: rescans.append(1) or rescan(self, *a))
-    monkeypatch.setattr(entries, "item_room", lambda grid, win: 1)
+    monkeypatch.setattr(entries, "item_room", lambda data, grid, win: 1)
     got = run(data, scheme, 5, **kw)
     assert 0 < len(rescans) < data.n_blocks(4)  # buffers ran out, then grew
     for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
@@ -290,14 +290,20 @@ def test_refinement_window_is_only_a_cost_decision(scheme, monkeypatch):
     """Target items come from the counting pass (window cells) or a second pass: identical results."""
     data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4, 4), groups=(0, 1, 1, 0, 1, 0, 1))
     grid = build_grid(data, n_cells=64)
+    from matchaudit.engine import driver
+
     out = []
-    for factor in (window.WINDOW, 1e-9, 1e9):  # default, nothing kept in one pass, everything kept
-        monkeypatch.setattr(window, "WINDOW", factor)
+    predicted = driver.window_cells
+    # the predicted window, nothing kept in one pass, everything kept
+    for cells in (predicted, lambda *a: np.zeros(grid.n_cells, bool), lambda *a: np.ones(grid.n_cells, bool)):
+        monkeypatch.setattr(driver, "window_cells", cells)
         out.append(run(data, scheme, 6, grid=grid, fmr_targets=[0.2, 0.05, 0.0], block_rows=4))
     for c in out[1:]:
         for f in ("target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
             np.testing.assert_array_equal(getattr(c, f), getattr(out[0], f), err_msg=f)
-    assert window.window_cells(data, grid, np.array([0.05])).any()
+    everything = np.ones((data.n_groups,) * 2, bool)
+    win = predicted(data, grid.cell_of, grid.n_cells, np.array([0.05]), everything)
+    assert win.any() and not win.all()
 
 
 def test_grid_has_at_least_the_requested_number_of_distinct_edges():
@@ -312,3 +318,28 @@ def test_grid_has_at_least_the_requested_number_of_distinct_edges():
     assert grid.edges.size >= 4096 and np.unique(grid.edges).size == grid.edges.size
     tiny = make_data(seed=0)
     assert build_grid(tiny, n_cells=16).edges.size >= 16
+
+
+@pytest.mark.parametrize("design", ["two groups", "four unequal groups", "listed", "few samples per identity"])
+def test_the_predicted_window_holds_every_replicates_threshold(design):
+    """The window predictor (:mod:`matchaudit.engine.window`) on data it was not tuned on: identity bootstraps of
+    60 replicates at three FMR targets need no second pass (every replicate's threshold cell was in the window),
+    and the window is a small part of the grid at the larger sizes (the items it keeps cost memory)."""
+    from matchaudit.simulation import GroupSpec, simulate_vmf
+
+    groups = {"two groups": {"A": GroupSpec(150, (100, 400)), "B": GroupSpec(100, (60, 300), centroid_kappa=20.0)},
+              "four unequal groups": {"A": GroupSpec(300, (150, 600)), "B": GroupSpec(40, (40, 200)),
+                                      "C": GroupSpec(120, (80, 300), centroid_kappa=30.0),
+                                      "D": GroupSpec(15, (100, 400))},
+              "listed": {"A": GroupSpec(120, (100, 400)), "B": GroupSpec(80, (60, 300))},
+              "few samples per identity": {"A": GroupSpec(500, (50, 200)), "B": GroupSpec(400, (50, 200))}}[design]
+    per = 2 if design == "few samples per identity" else 4
+    data = simulate_vmf(groups, dim=32, samples_per_identity=per, seed=11).as_data()
+    if design == "listed":
+        data = listed(data, keep=0.5)
+    grid = build_grid(data)
+    for scheme in (rs.DoubleOrNothing(5), rs.Vertex(6), rs.WithinIdentity(7)):
+        c = run(data, scheme, 60, grid=grid, fmr_targets=[1e-1, 1e-2, 1e-3])
+        assert c.info["second_pass_cells"] == 0, (design, scheme.name)
+    win = window.window_cells(data, grid.cell_of, grid.n_cells, np.array([1e-3]), np.ones((data.n_groups,) * 2, bool))
+    assert 0 < win.sum() < grid.n_cells / 4, (design, win.sum())

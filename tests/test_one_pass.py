@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from matchaudit.engine import window
 from matchaudit.metrics import evaluate as ev
 from matchaudit.metrics import tally as tally_module
 from matchaudit.metrics import windows
@@ -55,7 +56,7 @@ def test_one_pass_equals_two_passes_exactly(data, monkeypatch, kw):
     monkeypatch.setattr(windows, "MIN_SAMPLES", 10**9)  # no prediction: the two-pass audit
     two = _audit(data, **kw)
     monkeypatch.setattr(windows, "MIN_SAMPLES", 0)
-    monkeypatch.setattr(windows, "SAMPLE_ROWS", 64)  # a sample, not every row
+    monkeypatch.setattr(window, "SAMPLE_ROWS", 64)  # a sample, not every row
     passes = _passes(monkeypatch)
     one = _audit(data, **kw)
     assert passes == ["build_tally"]  # refine found every cell collected
@@ -67,7 +68,7 @@ def test_a_prediction_that_misses_falls_back_to_the_second_pass(data, monkeypatc
     monkeypatch.setattr(windows, "MIN_SAMPLES", 10**9)
     two = _audit(data)
     monkeypatch.setattr(windows, "MIN_SAMPLES", 0)
-    monkeypatch.setattr(windows, "_window", lambda *a: (0.99, 1.0))  # windows far above every threshold
+    monkeypatch.setattr(window, "score_window", lambda *a: (0.99, 1.0))  # windows far above every threshold
     passes = _passes(monkeypatch)
     one = _audit(data)
     assert passes == ["build_tally", "refine"]
@@ -94,14 +95,13 @@ def test_a_collection_that_overflows_its_buffers_falls_back(data, monkeypatch):
 
 def test_the_window_holds_the_threshold(data, monkeypatch):
     """On the full sample (every row) each window contains the exact threshold of its target."""
-    monkeypatch.setattr(windows, "SAMPLE_ROWS", 10**6)
-    thr = ev.evaluate(data, ev.AuditConfig(fmr_targets=FMR[:3], weightings=("pooled",)))
-    ref, row, _, _, rows = windows._sample(data, np.ones((data.n_groups,) * 2, bool))
-    order = np.argsort(-ref, kind="stable")
+    monkeypatch.setattr(window, "SAMPLE_ROWS", 10**6)
+    thr = ev.evaluate(data, ev.AuditConfig(fmr_targets=FMR[:3], weightings=("pooled", "balanced")))
+    smp = window.sample(data)
+    assert smp.n_rows == data.n_identities and smp.score.size == 600 * 599 - int((data.identity_sizes * (data.identity_sizes - 1)).sum())
     for p in thr.operating_points:
         if p["group"] != "all":
             continue
-        w = np.ones(ref.size)
-        m = np.bincount(row, minlength=rows.size).astype(float)
-        lo, hi = windows._window(ref[order], row[order], w, np.cumsum(w) / m.sum(), m, p["target"])
-        assert lo < p["threshold"] <= hi, (p["target"], lo, p["threshold"], hi)
+        w = smp.balanced if p["weighting"] == "balanced" else np.ones(smp.score.size)
+        lo, hi = window.score_window(smp.score, smp.row, w, smp.n_rows, p["target"])
+        assert lo < p["threshold"] <= hi, (p["weighting"], p["target"], lo, p["threshold"], hi)

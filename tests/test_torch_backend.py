@@ -66,7 +66,7 @@ def test_tile_scores_bit_for_bit(metric):
 @pytest.mark.parametrize("scheme", HOOK_SCHEMES + [None], ids=lambda s: "plug-in" if s is None else s.name)
 def test_small_data_identical_to_cpu(scheme, protocol, method, monkeypatch):
     """Tiny tiles and product chunks (many flushes), a narrow window (the second pass runs), both rules."""
-    monkeypatch.setattr(window, "WINDOW", 1.0)
+    monkeypatch.setattr(window, "Z", 0.0)
     for seed, rule, ref_kind in ((3, ">=", "all"), (7, ">", "same-group")):
         data = make_data(seed=seed)
         if protocol == "listed":

@@ -17,8 +17,8 @@ scores, 112 MiB); one score tile of ``model.blocks`` (256 MiB at its defaults). 
 chunk of per-comparison weights (at most 256 MiB). The identity-level collapse (where it pays:
 :func:`collapse_pays`) holds the distinct (class, category, cell, identity, identity) entries (16 bytes each), at
 most ``passes.COLLAPSE_BYTES`` of them at a time (then they are added to the table and the merging starts again).
-FMR-target refinement holds the entries of the window cells (20 bytes each: the comparisons whose scores have an
-estimated FMR within a factor ``WINDOW`` of a target) and computes their per-replicate weights on the fly;
+FMR-target refinement holds the entries of the window cells (20 bytes each: the comparisons whose scores may set a
+replicate's threshold at a target, :mod:`matchaudit.engine.window`) and computes their per-replicate weights on the fly;
 the direct path collects them in per-thread buffers of 1.5x a sub-tile's estimated share (grown to twice a
 sub-tile's need if that falls short).
 """
@@ -117,7 +117,7 @@ def plan(
     counts are identical either way). ``keep_tail`` (all-pairs, sample- and identity-multinomial-level schemes, with
     FMR targets): the pass also keeps every comparison above the lowest target's window (``Counts.tail``), so
     identity-level counts at the plug-in thresholds (corrected Wilson, jackknife) need no second scoring pass;
-    memory: 20 bytes per comparison above that floor (about ``WINDOW x`` the largest FMR target of the impostors).
+    memory: 20 bytes per comparison above that floor (about the largest FMR target's window's share of the impostors).
     ``categories``: which impostor categories are counted (default: same-group pairs, and cross-group pairs pooled by
     whether they are ``threshold_impostors``'s, at most G + 2: :meth:`PairCategories.pooled_by`). ``progress``: show
     a display, or advance a running :class:`Meter` (a job of several runs)."""
@@ -134,13 +134,14 @@ def plan(
         # at least ~16 row blocks, so that the progress display moves on small data (same counts either way)
         block_rows = min(block_rows, max(256, -(-data.samples.ids.shape[0] // 16)))
     targets = np.asarray(fmr_targets, dtype=np.float64)
-    cats = categories or PairCategories.pooled_by(reference_pairs(threshold_impostors, data.group_names, data.group_by))
+    reference = reference_pairs(threshold_impostors, data.group_names, data.group_by)
+    cats = categories or PairCategories.pooled_by(reference)
     if mode == -1:
         return Plan(data, scheme, reps, grid, targets, threshold_impostors, cats, block_rows, False, False,
                     None, None, None, None)
     if collapse is None:
         collapse = collapse_pays(data, mode, reps.size, grid.n_cells)
-    win = window_cells(data, grid, targets) if targets.size else np.zeros(0, np.bool_)
+    win = window_cells(data, grid.cell_of, grid.n_cells, targets, reference) if targets.size else np.zeros(0, np.bool_)
     keep_tail = keep_tail and bool(win.any()) and mode in (K.SAMPLE, K.PRODUCT) and data.protocol == "all-pairs"
     if keep_tail:
         win[np.argmax(win):] = True

@@ -11,7 +11,7 @@ import numpy as np
 
 from matchaudit.engine import kernels as K
 from matchaudit.engine.grid import Grid
-from matchaudit.engine.window import sample_above
+from matchaudit.engine.window import share
 from matchaudit.blocks import DenseBlock
 from matchaudit.model import MatchData, PairBlock
 from matchaudit.pairings import PairCategories
@@ -79,17 +79,12 @@ class DirectState:
 ITEM_SLACK = 1024  # window items per thread buffered beyond the estimate
 
 
-def item_room(grid: Grid, win: np.ndarray) -> int:
+def item_room(data: MatchData, grid: Grid, win: np.ndarray) -> int:
     """Window items per thread that a direct pass buffers: 1.5x the estimated share of a sub-tile's entries
-    in the window cells ``win`` (from the grid's impostor sample; 1/16 without one), plus ``ITEM_SLACK``."""
+    in the window cells ``win`` (:func:`matchaudit.engine.window.share`), plus ``ITEM_SLACK``."""
     if not win.any():
         return 0
-    share = 1 / 16
-    imp = grid.impostor_sample
-    if imp is not None and imp.size:
-        above = sample_above(grid, imp)
-        share = float((above - np.append(above[1:], 0))[win].sum()) / imp.size
-    return int(1.5 * share * ENTRIES / nb.get_num_threads()) + ITEM_SLACK
+    return int(1.5 * share(data, grid.cell_of, win) * ENTRIES / nb.get_num_threads()) + ITEM_SLACK
 
 
 def direct_pays(data: MatchData, ent: Entries, W: np.ndarray, collapse: bool) -> bool:

@@ -9,7 +9,7 @@ targets are refined to exact values (see :mod:`matchaudit.engine.driver`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,9 +24,6 @@ from matchaudit.sorting import sorted_values
 class Grid:
     edges: np.ndarray  # (C,) float64, strictly increasing
     rule: Rule = ">="
-    impostor_sample: np.ndarray | None = field(default=None, compare=False, repr=False)
-    """The sorted impostor scores the grid was built from (a deterministic subsample), when built from data:
-    the engine reuses it to estimate where FMR targets fall instead of scoring a second sample."""
 
     @property
     def n_cells(self) -> int:
@@ -120,7 +117,7 @@ def build_grid(
         request = int(request * 1.25) + 1
     if e.size == 0:
         e = np.zeros(1)
-    return Grid(edges=e, rule=rule, impostor_sample=imp)
+    return Grid(edges=e, rule=rule)
 
 
 def _distinct_up_to(a: np.ndarray, b: np.ndarray, cap: int) -> int:

@@ -203,7 +203,7 @@ class Counter:
         if self.w2 > en.EXACT:
             raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
         direct = direct_pays(data, ent, W, collapse)  # per-thread tables (DirectState), else one table
-        self.state = DirectState.new(W, ent.n_keys, n_lanes, en.item_room(ent.grid, win)) if direct else None
+        self.state = DirectState.new(W, ent.n_keys, n_lanes, en.item_room(data, ent.grid, win)) if direct else None
         self.table = None if direct else np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
 
     def feed(self, block: Block) -> None:
