@@ -87,10 +87,11 @@ def _finish_tile(dots: np.ndarray, sq_r: np.ndarray, sq_c: np.ndarray, cosine: b
                 dots[i, j] = np.nan
 
 
-def row_scores(q: np.ndarray, sq: np.ndarray, rows: np.ndarray, metric: Metric, scale: float) -> np.ndarray:
-    """Scores of the samples ``rows`` against every sample, (len(rows), n), as the all-pairs tiles compute them
-    (``q``, ``scale``: :func:`quantise`; ``sq``: the rows' exact squared norms): the window predictors' and the
-    grid's samples."""
+def row_scores(embeddings: np.ndarray, rows: np.ndarray, metric: Metric) -> np.ndarray:
+    """Scores of the samples ``rows`` against every sample, (len(rows), n), as the all-pairs tiles compute them: the
+    window predictor's and the grid's samples."""
+    q, scale = quantise(embeddings, metric)
+    sq = np.einsum("ij,ij->i", q, q)  # exact: integer-valued sums below 2^53
     with one_blas_thread():
         dots = q[rows] @ q.T
     _finish_tile(dots, sq[rows], sq, metric == "cosine", scale, False)

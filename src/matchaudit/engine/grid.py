@@ -16,7 +16,7 @@ import numpy as np
 from matchaudit.cells import Lookup, cell_of, table
 from matchaudit.definitions import Rule
 from matchaudit.model import MatchData
-from matchaudit.scores import quantise, row_scores, upper_triangle
+from matchaudit.scores import row_scores, upper_triangle
 from matchaudit.sorting import sorted_values
 
 
@@ -74,9 +74,8 @@ def sorted_sample(data: MatchData, max_rows: int, max_scores: int = 20_000_000) 
         s, a, b = upper_triangle(data.samples.embeddings, data.metric)
         same = ident[a] == ident[b]
         return np.repeat(sorted_values(s[same]), 2), np.repeat(sorted_values(s[~same]), 2)
-    q, scale = quantise(data.samples.embeddings, data.metric)
     rows = np.arange(0, n, n // max_rows)
-    s = row_scores(q, np.einsum("ij,ij->i", q, q), rows, data.metric, scale)
+    s = row_scores(data.samples.embeddings, rows, data.metric)
     gen = ident[rows, None] == ident[None, :]
     off = rows[:, None] != np.arange(n)[None, :]
     return sorted_values(s[gen & off]), sorted_values(s[~gen])

@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from matchaudit.model import MatchData
-from matchaudit.scores import once_per_call, quantise, row_scores
+from matchaudit.scores import once_per_call, row_scores
 from matchaudit.sorting import stable_order
 
 SAMPLE_ROWS = 128
@@ -73,8 +73,7 @@ def _all_pairs(data: MatchData, seed: int) -> Sample:
     s = data.samples
     n = s.ids.shape[0]
     rows = np.sort(np.random.default_rng(seed).choice(n, size=min(n, SAMPLE_ROWS), replace=False))
-    q, scale = quantise(s.embeddings, data.metric)
-    scores = row_scores(q, np.einsum("ij,ij->i", q, q), rows, data.metric, scale)
+    scores = row_scores(s.embeddings, rows, data.metric)
     ident = s.identity
     r, c = np.nonzero(ident[rows, None] != ident[None, :])
     size = data.identity_sizes.astype(np.float64)
