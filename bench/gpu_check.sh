@@ -26,4 +26,4 @@ a, b = (json.load(open(f\"/tmp/d/{k}/results.json\")) for k in (\"cpu\", \"gpu\"
 a.pop(\"command\"); b.pop(\"command\")
 print(\"intervals\", len(a[\"intervals\"]), \"results.json identical:\", a == b)"'
 step bench_small 150 python3 bench/gpu_engine.py --device cuda --n 2000 20000 --B 100 1000 --repeat 2
-step bench_large 120 python3 bench/gpu_engine.py --device cuda --n 100000 --B 100 1000 --repeat 1 --method scatter
+step bench_large 120 python3 bench/gpu_engine.py --device cuda --n 100000 --B 100 1000 --repeat 1 --method scatter fused

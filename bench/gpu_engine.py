@@ -1,7 +1,7 @@
 """Torch backend throughput (comparison-replicates per second) against the Numba CPU engine.
 
 Usage: .venv/bin/python bench/gpu_engine.py [--device cpu|cuda] [--n 2000 5000 20000] [--B 100 1000]
-       [--method scatter onehot] [--repeat 2] [--no-numba]
+       [--method scatter onehot fused] [--repeat 2] [--numba-max-n 20000]
 On a GPU: ``python3 bench/gpu_engine.py --device cuda --n 2000 20000 100000 --B 100 1000``.
 Same data and timing as ``engine_throughput.py`` (within-identity bootstrap, synthetic all-pairs data, 10
 samples per identity, d = 128, 2 groups, grid of 4,096 cells built once per n, two FMR targets with exact
@@ -29,7 +29,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--n", type=int, nargs="+", default=[2000, 5000])
     ap.add_argument("--B", type=int, nargs="+", default=[100, 1000])
-    ap.add_argument("--method", nargs="+", default=["scatter", "onehot"], choices=["scatter", "onehot"])
+    ap.add_argument("--method", nargs="+", default=["scatter", "onehot", "fused"], choices=["scatter", "onehot", "fused"])
     ap.add_argument("--scheme", default="within-identity", choices=sorted(rs.SCHEMES))
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--numba-max-n", type=int, default=20000)

@@ -110,7 +110,7 @@ def test_items_are_the_same_multiset(protocol):
         assert rows(got) == rows(task.items(data, want)) and len(rows(got)) > 0, scheme.name
 
 
-@pytest.mark.parametrize("method", ["scatter", "onehot"])
+@pytest.mark.parametrize("method", ["scatter", "onehot", "fused"])
 def test_exactness_limits_force_flushes_and_fallbacks(method, monkeypatch):
     """Tiny int32 / fp32 limits: partial tables flush after every chunk and segments fall back to the
     scatter; the counts do not change (a wrong flush rule would overflow or drop sums)."""
@@ -135,6 +135,27 @@ def test_exactness_limits_force_flushes_and_fallbacks(method, monkeypatch):
     _same(c, ref, "reduced matmul precision")
 
 
+def test_the_fused_kernel_counts_as_the_cpu_engine_in_one_compiled_kernel(monkeypatch):
+    """``method="fused"`` (gather, product and add compiled into one kernel by ``torch.compile``; Triton on a GPU):
+    every scheme's counts and window items equal the CPU engine's, on both protocols and rules, with tiny tiles and a
+    partial table that flushes after every few entries; the compiled kernel is what counted (not the eager scatter)."""
+    calls = []
+    real = tb._fused_add(torch)
+    monkeypatch.setattr(tb, "_fused_add", lambda t: lambda *a: (calls.append(1), real(*a)))
+    monkeypatch.setattr(tb._Pass, "_scatter", None)  # the eager path must not run
+    for seed, rule, protocol in ((3, ">=", "all-pairs"), (7, ">", "listed")):
+        data = make_data(seed=seed)
+        if protocol == "listed":
+            data = listed(data, seed=seed)
+        grid = build_grid(data, n_cells=16, rule=rule)
+        for scheme in HOOK_SCHEMES:
+            ref = run(data, scheme, 6, grid=grid, fmr_targets=TARGETS)
+            c = run(data, scheme, 6, grid=grid, fmr_targets=TARGETS,
+                    backend=TorchBackend("cpu", method="fused", tile=7, lanes=4))
+            _same(c, ref, f"{seed} {rule} {scheme.name}")
+    assert calls
+
+
 def test_too_large_weights_and_bad_options_are_clear_errors():
     data = make_data(seed=1)
     task = passes.CountTask(grid=build_grid(data, n_cells=16), mode=0, scheme=rs.WithinIdentity(1),
@@ -148,7 +169,7 @@ def test_too_large_weights_and_bad_options_are_clear_errors():
 
 
 @cuda
-@pytest.mark.parametrize("method", ["scatter", "onehot"])
+@pytest.mark.parametrize("method", ["scatter", "onehot", "fused"])
 def test_cuda_identical_to_cpu(method):
     data = _vmf("cosine")
     grid = build_grid(data, n_cells=1024)

@@ -22,8 +22,11 @@ Same counts as :class:`~matchaudit.engine.passes.LocalBackend`, bit for bit (tes
   entries, each segment's per-key sums by a batched matrix product of a ``SPAN x SEG`` 0/1 matrix with the
   segment's products (the tensor-core form; exact while SEG x the largest product < 2^24 in the fp32
   accumulator, and, when ``torch.set_float32_matmul_precision`` allows TF32/bf16 inputs, while every
-  product is at most 256; segments spanning more than ``SPAN`` keys go to the scatter). docs/gpu.md compares
-  the two (FLOPs and bytes per comparison-replicate against the device's limits).
+  product is at most 256; segments spanning more than ``SPAN`` keys go to the scatter). ``method="fused"``: the
+  scatter's gather, product and add as one kernel (:func:`_fused_add`, ``torch.compile``: Triton on a GPU, C++ on
+  a CPU), so the products stay in registers instead of the ~12 bytes per comparison-replicate the eager scatter
+  writes and reads back; the same int32 partial table and flushes, so the same exact integers. docs/gpu.md compares
+  the methods (FLOPs and bytes per comparison-replicate against the device's limits).
 
 Memory on the device (all-pairs): the embeddings (n x d float64), the weights ``rows x R`` int32 (rows =
 2n+1 sample-level, 3K+1 identity-level, K*G+1 relabel), the counts table ``n_keys x R`` int64 plus one
@@ -34,6 +37,8 @@ Listed data: the same, with a chunk of ``tile`` table rows in place of the tile.
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 import numpy as np
 
@@ -49,6 +54,7 @@ SEG = 128  # entries per segment of the one-hot matrix product
 SPAN = 8  # keys per segment handled by the matrix product (more: the segment's extra keys are scattered)
 EXACT32 = 1 << 24  # fp32 accumulators hold every integer below this
 INT32 = (1 << 31) - 1
+METHODS = ("scatter", "onehot", "fused")
 RECHECK_ULPS = 64  # device scores this close to a cell edge (in units of the last place) are recomputed exactly
 
 
@@ -71,6 +77,17 @@ def tile_scores(q, sq, r0: int, r1: int, c0: int, c1: int, cosine: bool, scale: 
     return -_sqrt(torch.clamp(sq[r0:r1, None] + sq[None, c0:c1] - 2.0 * dots, min=0.0)) / scale
 
 
+@cache
+def _fused_add(torch):
+    """``part[key[e]] += W[u[e]] * W[v[e]]`` for every entry ``e`` (int32, in place), compiled once per process into
+    one kernel: gather, product and atomic add per (entry, lane), nothing written in between."""
+
+    def add(part, key, W, u, v) -> None:
+        part.index_add_(0, key, W[u] * W[v])
+
+    return torch.compile(add, dynamic=True)
+
+
 def _sqrt(x):
     """Correctly rounded square root. CUDA's fp64 ``sqrt`` is (IEEE, 0 ulp); torch's vectorised CPU kernel
     is not (off by one ulp on some inputs, see the tests), so CPU tensors use NumPy's (``sqrtpd``)."""
@@ -82,7 +99,7 @@ def _sqrt(x):
 class TorchBackend(Backend):
     """Counting passes on a PyTorch device (``"cuda"``, ``"cuda:1"``, ``"cpu"``, ...).
 
-    ``method``: ``"scatter"`` or ``"onehot"`` (see the module doc); ``tile``: comparisons per score tile
+    ``method``: ``"scatter"``, ``"onehot"`` or ``"fused"`` (see the module doc); ``tile``: comparisons per score tile
     (default 2^24 on a GPU, 2^20 on a CPU); ``budget``: elements per product chunk, entries x replicate
     lanes (default 2^28 on a GPU, 2^24 on a CPU); ``lanes``: replicates per batch (default 1024)."""
 
@@ -91,8 +108,8 @@ class TorchBackend(Backend):
     def __init__(self, device: str = "cuda", method: str = "scatter", tile: int | None = None,
                  budget: int | None = None, lanes: int | None = None):
         torch = _torch()
-        if method not in ("scatter", "onehot"):
-            raise InputError(f"method {method!r}: expected 'scatter' or 'onehot'")
+        if method not in METHODS:
+            raise InputError(f"method {method!r}: expected one of {', '.join(map(repr, METHODS))}", param="method")
         dev = torch.device(device)
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise InputError("the gpu backend was asked for CUDA but torch sees no CUDA device: use the cpu backend "
@@ -290,6 +307,8 @@ class _Pass:
             u, v = u[order], v[order]
         if self.be.method == "onehot":
             self._onehot(key, u, v)
+        elif self.be.method == "fused":
+            self._fused(key, u, v)
         else:
             self._scatter(key, u, v)
 
@@ -310,6 +329,18 @@ class _Pass:
             for e0 in range(0, key.numel(), step):
                 e1 = min(key.numel(), e0 + step)
                 part.index_add_(0, key[e0:e1], self._products(W, u, v, e0, e1))
+                self._added(part, b0, e1 - e0, step)
+            self._flush(part, b0)
+
+    def _fused(self, key, u, v) -> None:
+        """:meth:`_scatter` as one compiled kernel per chunk (no product buffers: chunks only bound the int32 sums)."""
+        add = _fused_add(self.torch)
+        step = max(1, INT32 // self.w2)
+        for (b0, b1), W in zip(self.batches, self.W):
+            part = self._open(b1 - b0)
+            for e0 in range(0, key.numel(), step):
+                e1 = min(key.numel(), e0 + step)
+                add(part, key[e0:e1], W, u[e0:e1], v[e0:e1])
                 self._added(part, b0, e1 - e0, step)
             self._flush(part, b0)
 
