@@ -11,13 +11,15 @@ over the same data, measured in the same run.
 4. ``matchaudit audit`` as a user runs it (``--no-intervals``: exact metrics only), wall clock and peak memory
    (ru_maxrss of the subprocess).
 5. with ``--intervals`` (#46 item 6): the default audit with intervals (B = 1,000, every default step), wall clock
-   against the same GEMM pass.
+   against the same GEMM pass; with ``--backends cpu,gpu`` (#46 item 5, on a device machine) once per backend,
+   the speed-up of each over the first and whether their results.json are identical.
 
-Usage: .venv/bin/python bench/audit_50k.py [n_samples] [dim] [--intervals]
+Usage: .venv/bin/python bench/audit_50k.py [n_samples] [dim] [--intervals [--backends cpu,gpu]]
 """
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -62,7 +64,9 @@ def dataset(n: int = 50_000, dim: int = 512) -> Path:
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--intervals"]
+    argv = sys.argv[1:]
+    backends = argv.pop(argv.index("--backends") + 1).split(",") if "--backends" in argv else ["cpu"]
+    args = [a for a in argv if not a.startswith("--")]
     n = int(args[0]) if args else 50_000
     dim = int(args[1]) if len(args) > 1 else 512
     root = dataset(n, dim)
@@ -101,13 +105,22 @@ def main() -> None:
           "comparisons)")
     print(f"  matchaudit audit --no-intervals   {wall:7.1f} s  {wall / gemm:.2f}x  peak RSS {peak:.2f} GiB, "
           f"{pairs / wall:.3e} comparisons/s")
-    if "--intervals" in sys.argv:
-        t = time.perf_counter()
-        subprocess.run([a for a in cmd if a != "--no-intervals"], check=True)
-        full = time.perf_counter() - t
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
-        print(f"  matchaudit audit (intervals)      {full:7.1f} s  {full / gemm:.2f}x  peak RSS {peak:.2f} GiB (max of "
-              "both runs)")
+    if "--intervals" in argv:
+        first = None
+        for b in backends:
+            out = root / f"out-{b}"
+            run = [a for a in cmd if a != "--no-intervals"]
+            run[run.index("--out") + 1] = str(out)
+            t = time.perf_counter()
+            subprocess.run(run + ["--backend", b], check=True)
+            full = time.perf_counter() - t
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+            results = json.loads((out / "results.json").read_text())
+            results.pop("command")
+            first = first or (full, results)
+            print(f"  matchaudit audit (intervals) --backend {b:4s} {full:7.1f} s  {full / gemm:.2f}x GEMM, "
+                  f"{first[0] / full:.2f}x {backends[0]}, results.json identical to {backends[0]}'s: "
+                  f"{results == first[1]}; peak RSS {peak:.2f} GiB (max of the runs so far)")
 
 
 if __name__ == "__main__":
