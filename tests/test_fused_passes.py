@@ -75,12 +75,13 @@ def test_one_pass_feeds_each_accumulator_what_its_own_pass_would(monkeypatch, sc
     assert len(tiles) == len(set(tiles)) == len(list(scores.tiles(data.samples.ids.shape[0], 4)))
 
 
-@pytest.mark.parametrize("fuses", [False, True])
-def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypatch, fuses):
+@pytest.mark.parametrize("fuses, serves", [(False, False), (True, False), (True, True)])
+def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypatch, fuses, serves):
     """Another backend makes the passes its own way: one that cannot fuse gets the runs in its ``count`` one by one,
     one that can (:attr:`Backend.fuses`, as the Dask backend's workers do with ``count_many``) gets them together in
-    ``count_together``, one scoring pass; the accumulators ``also`` get a pass of their own here, and the counts are
-    those of the fused pass either way."""
+    ``count_together``, one scoring pass, which also feeds the accumulators ``also`` that it serves
+    (:meth:`Backend.serves`: Dask and torch the identity pass); the others get a pass of their own here. The counts
+    are those of the fused pass either way."""
     data = _data()
     grid = build_grid(data, n_cells=12)
     scheme, reps = rs.DoubleOrNothing(3), np.arange(1, 21)
@@ -91,6 +92,9 @@ def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypat
         def count(self, data, task, progress, wt=None):
             self.calls.append(task.replicates.size)
             return super().count(data, task, progress, wt)
+
+        def serves(self, acc):
+            return serves
 
     Elsewhere.fuses = fuses
 
@@ -108,7 +112,8 @@ def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypat
         monkeypatch.setattr(scores, "_tile", real)
     assert Elsewhere.calls == ([] if fuses else [20, 20])
     per_pass = len(list(scores.tiles(data.samples.ids.shape[0], 2048)))
-    assert len(tiles) == (2 if fuses else 3) * per_pass  # the identity counts' pass here, then the runs' pass(es)
+    # the identity counts' pass here unless served, then the runs' pass(es)
+    assert len(tiles) == (1 if serves else 2 if fuses else 3) * per_pass
     here = run_together(data, plans())
     for a, b in zip(there, here, strict=True):
         _same(a, b)
