@@ -121,23 +121,30 @@ def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypat
         np.testing.assert_array_equal(x, y)
 
 
-def test_an_audit_on_another_backend_equals_the_fused_audit():
-    """The audit on the PyTorch backend (its counting passes its own, no fused pass: the pooled replicates on it, the
-    balanced ones and the shared identity counts each in a pass here) gives the fused CPU audit's results, to the
-    byte."""
+def test_an_audit_on_another_backend_equals_the_fused_audit(monkeypatch):
+    """The audit on the PyTorch backend (which fuses too: the pooled and the balanced replicates and the shared identity
+    counts from one scoring of each tile on the device, no identity pass here) gives the fused CPU audit's results, to
+    the byte."""
     pytest.importorskip("torch")
     import json
 
     import matchaudit as ma
-    from matchaudit.engine.torch_backend import TorchBackend
+    from matchaudit.engine import torch_backend as tb
     from matchaudit.simulation import GroupSpec, simulate_vmf
 
     data = simulate_vmf({"A": GroupSpec(20, (20.0, 60.0)), "B": GroupSpec(15, (15.0, 40.0))}, dim=16,
                         samples_per_identity=4, seed=2).as_data()
     kw = dict(fmr=(1e-1, 1e-2), intervals=ma.IntervalOptions(n_resamples=40), tests=ma.TestOptions(n_resamples=19))
-    here, there = (json.dumps(ma.audit(data, backend=b, **kw).to_dict(), sort_keys=True, default=str)
-                   for b in (None, TorchBackend("cpu")))
+    here = json.dumps(ma.audit(data, **kw).to_dict(), sort_keys=True, default=str)
+    device = tb.TorchBackend("cpu", tile=1 << 12)
+    seen = []
+    real = tb.tile_scores
+    monkeypatch.setattr(tb, "tile_scores", lambda *a: (seen.append(a[2:6]), real(*a))[1])
+    monkeypatch.setattr(identity.IdentityPass, "feed", None)  # an identity pass here would fail
+    monkeypatch.setattr(identity, "_all_pairs_hits", None)
+    there = json.dumps(ma.audit(data, backend=device, **kw).to_dict(), sort_keys=True, default=str)
     assert here == there
+    assert sorted(seen) == sorted(step[2:] for step in tb._Tiles(device, data, 2048).steps)  # one pass on the device
 
 
 def test_the_fused_pass_in_smaller_blocks_gives_the_same_audit(monkeypatch):
