@@ -98,6 +98,89 @@ def test_dask_counts_several_runs_in_one_pass_as_the_cpu_does(dask, datasets, na
             np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
 
 
+def _refuse_local_identity_passes(monkeypatch) -> None:
+    """Identity counts made in this process (an identity pass fed here, or one of its own) fail; the workers are
+    other processes."""
+    from matchaudit.engine import identity
+
+    def here(*args, **kwargs):
+        raise AssertionError("an identity pass in this process")
+
+    monkeypatch.setattr(identity.IdentityPass, "feed", here)
+    monkeypatch.setattr(identity, "_all_pairs_hits", here)
+
+
+@pytest.mark.parametrize("rule", [">=", ">"])
+def test_dask_counts_the_identity_pass_on_the_workers(dask, datasets, rule, monkeypatch):
+    """The identity pass fed by Dask's pass (``run_together(also=...)`` -> ``count_together``): each part's hits
+    counted on a worker beside the runs and merged in tile order, the local pass's result array for array (parts of
+    interleaved row blocks: concatenated as they finish, the order would differ), and the identity counts answered
+    from it the CPU's; no identity pass in this process."""
+    from matchaudit.engine import identity_counts, identity_pass, plan, run_together
+    from matchaudit.engine.passes import feed
+    from matchaudit.scores import tile_cache, upper_triangle
+
+    data, block_rows = datasets["all-pairs"]
+    grid = build_grid(data, n_cells=64, rule=rule)
+    obs = np.unique(upper_triangle(data.samples.embeddings)[0])
+    ts = np.concatenate([obs[::3], [-np.inf, np.inf]])  # on observed scores (ties), and beyond both ends
+    local = identity_pass(data, ts, rule)
+    feed(data, block_rows, [local])
+    want = local.done()
+    want_counts = identity_counts(data, ts, rule, block_rows=block_rows)
+    assert want[1].size > 0 and data.n_blocks(block_rows) >= 2 * dask._parts(data, plan(data, block_rows=block_rows).task)
+
+    def plans():
+        return [plan(data, rs.Vertex(17), 6, grid=grid, fmr_targets=[0.05, 0.2], block_rows=block_rows),
+                plan(data, rs.DoubleOrNothing(23), 6, grid=grid, block_rows=block_rows)]
+
+    ref = run_together(data, plans())
+    _refuse_local_identity_passes(monkeypatch)
+    with tile_cache():
+        acc = identity_pass(data, ts, rule, block_rows=block_rows)
+        got = run_together(data, plans(), backend=dask, also=[acc])
+        counts = identity_counts(data, ts, rule, block_rows=block_rows)
+    for x, y in zip(acc.done(), want, strict=True):
+        assert x.dtype == y.dtype
+        np.testing.assert_array_equal(x, y)
+    for f in ("g", "e", "m_row", "e_row", "m_row_cat", "e_row_cat", "sum_m2", "pair_k", "pair_l", "pair_e", "pair_m"):
+        x, y = getattr(counts, f), getattr(want_counts, f)
+        for a, b in zip(*((v if isinstance(v, list) else [v]) for v in (x, y)), strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f)
+    for a, b in zip(got, ref, strict=True):
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f), err_msg=f)
+
+
+def test_dask_audit_counts_its_identities_in_the_one_distributed_pass(dask, monkeypatch):
+    """A Dask audit with intervals and group tests: the pooled and balanced bootstraps and the shared identity counts
+    in one distributed pass (one ``count_together``, no ``count``), nothing of it here (no identity pass in this
+    process; the tiles scored here are the CPU audit's but that pass), and the CPU audit's results to the byte."""
+    import matchaudit as ma
+    from matchaudit import scores
+    from matchaudit.simulation import GroupSpec, simulate_vmf
+
+    data = simulate_vmf({"A": GroupSpec(30, (20.0, 60.0)), "B": GroupSpec(20, (15.0, 40.0))}, dim=16,
+                        samples_per_identity=5, seed=3).as_data()
+    kw = dict(fmr=(1e-1, 1e-2, 3e-2), fnmr=(5e-2,), intervals=ma.IntervalOptions(n_resamples=40),
+              tests=ma.TestOptions(n_resamples=19))
+    monkeypatch.setattr(scores, "CACHE_BYTES", 0)  # streamed: every pass here scores its tiles
+    tiles = []
+    real = scores._tile
+    monkeypatch.setattr(scores, "_tile", lambda *a, **k: (tiles.append(1), real(*a, **k))[1])
+    cpu = json.dumps(ma.audit(data, **kw).to_dict(), sort_keys=True, default=str)
+    here_cpu, tiles[:] = len(tiles), []
+    calls = []
+    real_together = dask.count_together
+    monkeypatch.setattr(dask, "count_together", lambda *a, **k: (calls.append(len(a[3])), real_together(*a, **k))[1])
+    monkeypatch.setattr(dask, "count", lambda *a, **k: calls.append("count"))
+    _refuse_local_identity_passes(monkeypatch)
+    dist = json.dumps(ma.audit(data, backend=dask, **kw).to_dict(), sort_keys=True, default=str)
+    assert calls == [1]  # one distributed pass, serving the one identity pass
+    assert here_cpu - len(tiles) == len(list(scores.tiles(data.samples.ids.shape[0])))  # that pass's tiles
+    assert dist == cpu
+
+
 def test_audit_results_identical(dask, tmp_path):
     path = write(comparisons(seed=5), tmp_path / "c.parquet")
     runner = CliRunner()

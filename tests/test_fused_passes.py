@@ -75,12 +75,13 @@ def test_one_pass_feeds_each_accumulator_what_its_own_pass_would(monkeypatch, sc
     assert len(tiles) == len(set(tiles)) == len(list(scores.tiles(data.samples.ids.shape[0], 4)))
 
 
-@pytest.mark.parametrize("fuses", [False, True])
-def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypatch, fuses):
+@pytest.mark.parametrize("fuses, serves", [(False, False), (True, False), (True, True)])
+def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypatch, fuses, serves):
     """Another backend makes the passes its own way: one that cannot fuse gets the runs in its ``count`` one by one,
     one that can (:attr:`Backend.fuses`, as the Dask backend's workers do with ``count_many``) gets them together in
-    ``count_together``, one scoring pass; the accumulators ``also`` get a pass of their own here, and the counts are
-    those of the fused pass either way."""
+    ``count_together``, one scoring pass, which also feeds the accumulators ``also`` that it serves
+    (:meth:`Backend.serves`: Dask and torch the identity pass); the others get a pass of their own here. The counts
+    are those of the fused pass either way."""
     data = _data()
     grid = build_grid(data, n_cells=12)
     scheme, reps = rs.DoubleOrNothing(3), np.arange(1, 21)
@@ -91,6 +92,9 @@ def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypat
         def count(self, data, task, progress, wt=None):
             self.calls.append(task.replicates.size)
             return super().count(data, task, progress, wt)
+
+        def serves(self, acc):
+            return serves
 
     Elsewhere.fuses = fuses
 
@@ -108,7 +112,8 @@ def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypat
         monkeypatch.setattr(scores, "_tile", real)
     assert Elsewhere.calls == ([] if fuses else [20, 20])
     per_pass = len(list(scores.tiles(data.samples.ids.shape[0], 2048)))
-    assert len(tiles) == (2 if fuses else 3) * per_pass  # the identity counts' pass here, then the runs' pass(es)
+    # the identity counts' pass here unless served, then the runs' pass(es)
+    assert len(tiles) == (1 if serves else 2 if fuses else 3) * per_pass
     here = run_together(data, plans())
     for a, b in zip(there, here, strict=True):
         _same(a, b)
@@ -116,23 +121,30 @@ def test_a_backend_other_than_this_process_counts_the_runs_its_own_way(monkeypat
         np.testing.assert_array_equal(x, y)
 
 
-def test_an_audit_on_another_backend_equals_the_fused_audit():
-    """The audit on the PyTorch backend (its counting passes its own, no fused pass: the pooled replicates on it, the
-    balanced ones and the shared identity counts each in a pass here) gives the fused CPU audit's results, to the
-    byte."""
+def test_an_audit_on_another_backend_equals_the_fused_audit(monkeypatch):
+    """The audit on the PyTorch backend (which fuses too: the pooled and the balanced replicates and the shared identity
+    counts from one scoring of each tile on the device, no identity pass here) gives the fused CPU audit's results, to
+    the byte."""
     pytest.importorskip("torch")
     import json
 
     import matchaudit as ma
-    from matchaudit.engine.torch_backend import TorchBackend
+    from matchaudit.engine import torch_backend as tb
     from matchaudit.simulation import GroupSpec, simulate_vmf
 
     data = simulate_vmf({"A": GroupSpec(20, (20.0, 60.0)), "B": GroupSpec(15, (15.0, 40.0))}, dim=16,
                         samples_per_identity=4, seed=2).as_data()
     kw = dict(fmr=(1e-1, 1e-2), intervals=ma.IntervalOptions(n_resamples=40), tests=ma.TestOptions(n_resamples=19))
-    here, there = (json.dumps(ma.audit(data, backend=b, **kw).to_dict(), sort_keys=True, default=str)
-                   for b in (None, TorchBackend("cpu")))
+    here = json.dumps(ma.audit(data, **kw).to_dict(), sort_keys=True, default=str)
+    device = tb.TorchBackend("cpu", tile=1 << 12)
+    seen = []
+    real = tb.tile_scores
+    monkeypatch.setattr(tb, "tile_scores", lambda *a: (seen.append(a[2:6]), real(*a))[1])
+    monkeypatch.setattr(identity.IdentityPass, "feed", None)  # an identity pass here would fail
+    monkeypatch.setattr(identity, "_all_pairs_hits", None)
+    there = json.dumps(ma.audit(data, backend=device, **kw).to_dict(), sort_keys=True, default=str)
     assert here == there
+    assert sorted(seen) == sorted(step[2:] for step in tb._Tiles(device, data, 2048).steps)  # one pass on the device
 
 
 def test_the_fused_pass_in_smaller_blocks_gives_the_same_audit(monkeypatch):

@@ -191,10 +191,11 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     that fit the memory budget (:func:`plan_chunks`; the same numbers whatever the chunks). ``progress``: one
     display over every counting pass, in comparisons x replicates. ``backend``: where the main bootstrap pass
     runs (default: this process; see :mod:`matchaudit.engine.backends`). One scoring pass counts the pooled and the
-    balanced replicates where the backend fuses runs (this process, Dask: ``Backend.fuses``) and each weighting is one
-    run (:func:`one_pass`), and feeds ``also``'s accumulators (the audit's shared identity counts,
-    :mod:`matchaudit.auditing.pass_plan`) on this process (elsewhere they make a pass of their own here); else each
-    weighting makes its runs (the balanced ones on this process). The same numbers either way.
+    balanced replicates where the backend fuses runs (``Backend.fuses``: this process, Dask, torch) and each weighting
+    is one run (:func:`one_pass`), and feeds ``also``'s accumulators (the audit's shared identity counts,
+    :mod:`matchaudit.auditing.pass_plan`: on the backend where it serves them, ``Backend.serves``, else in a pass of
+    their own here); else each weighting makes its runs (the balanced ones on this process). The same numbers either
+    way.
 
     Several methods (``options.method`` a tuple): each bootstrap gives its records (and the first its bands), each
     closed form its records at the fixed thresholds (when no bootstrap is asked for, the first closed form's run

@@ -7,7 +7,10 @@ row groups, so the file must be reachable under the same path from every worker)
 parts counts ``MatchData.blocks(part=(i, P))`` -- row blocks of the similarity matrix or row groups of the
 table -- regenerating the replicate weights from the seed (counter-based, never shipped). Partial tables
 (``(B+1) x keys`` int64) are added on the workers in pairs as they finish, and the client fetches one
-(exact: integer sums); window items are concatenated. Comparison-level schemes (two-level,
+(exact: integer sums); window items are concatenated. Runs over the same tiles (an audit's pooled and balanced
+bootstraps) are one scoring pass of each part (:meth:`DaskBackend.count_together`), which also counts the audit's
+shared identity counts (:class:`~matchaudit.engine.identity.IdentityPass` at the thresholds, rebuilt per part from
+the thresholds and the rule; the parts' hits merged in tile order). Comparison-level schemes (two-level,
 iid-comparison) do not take this path: their weights couple all comparisons of an identity, so they run on
 the client (see :mod:`matchaudit.engine.driver`).
 
@@ -27,7 +30,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from matchaudit import interrupt
-from matchaudit.engine.passes import Backend, CountTask, count_many
+from matchaudit.engine.identity import IdentityHits, IdentityPass
+from matchaudit.engine.passes import Accumulator, Backend, CountTask, count_many
 from matchaudit.progress import Meter, pass_meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
@@ -46,17 +50,21 @@ def _count(data: MatchData, task: CountTask, part: tuple[int, int], threads: int
     return task.count(data, part)
 
 
-def _count_many(data: MatchData, runs: list, part: tuple[int, int], threads: int | None) -> list:
+def _count_many(data: MatchData, runs: list, identities: list[tuple[np.ndarray, bool]], part: tuple[int, int],
+                threads: int | None) -> tuple[list, list[IdentityHits]]:
+    """Every run's counts over ``part`` and the identity pass at each ``(thresholds, rule >=)`` of ``identities``
+    over it, from one scoring pass of the part."""
     _threads(threads)
-    return count_many(data, runs, part)
+    accs = [IdentityPass(data, ts, ge) for ts, ge in identities]
+    return count_many(data, runs, part, also=accs), [acc.partial() for acc in accs]
 
 
 def _add(x: tuple[np.ndarray, list], y: tuple[np.ndarray, list]) -> tuple[np.ndarray, list]:
     return x[0] + y[0], x[1] + y[1]
 
 
-def _add_each(x: list, y: list) -> list:
-    return [_add(a, b) for a, b in zip(x, y)]
+def _add_each(x: tuple[list, list], y: tuple[list, list]) -> tuple[list, list]:
+    return [_add(a, b) for a, b in zip(x[0], y[0])], [a + b for a, b in zip(x[1], y[1])]
 
 
 def _items(data: MatchData, task: CountTask, want: np.ndarray, part: tuple[int, int], threads: int | None) -> list:
@@ -136,14 +144,24 @@ class DaskBackend(Backend):
         return self._summed(data, task, task.replicates.size + 1, progress, _count, _add,
                             lambda part, P: (remote, rtask, (part, P), self.threads))
 
-    def count_together(self, data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], progress: bool | Meter
-                       ) -> list[tuple[np.ndarray, list]]:
-        """Every run's parts counted in one scoring pass of each part (:func:`count_many` on the workers)."""
+    def serves(self, acc: Accumulator) -> bool:
+        """The identity pass (:class:`IdentityPass`): counted per part on the workers, beside the runs."""
+        return isinstance(acc, IdentityPass)
+
+    def count_together(self, data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], progress: bool | Meter,
+                       also: Sequence[Accumulator] = ()) -> list[tuple[np.ndarray, list]]:
+        """Every run's parts, and the identity passes ``also``, counted in one scoring pass of each part
+        (:func:`count_many` on the workers); each identity pass merges its parts' hits (:meth:`IdentityPass.merge`:
+        the local pass's result, array for array)."""
         remote = self._scattered(data)
         rruns = self.client.scatter(list(runs), broadcast=True, hash=False)
+        identities = [(acc.ts, acc.ge) for acc in also]
         lanes = sum(task.replicates.size + 1 for _, task in runs)
-        return self._summed(data, runs[0][1], lanes, progress, _count_many, _add_each,
-                            lambda part, P: (remote, rruns, (part, P), self.threads))
+        counts, hits = self._summed(data, runs[0][1], lanes, progress, _count_many, _add_each,
+                                    lambda part, P: (remote, rruns, identities, (part, P), self.threads))
+        for acc, h in zip(also, hits, strict=True):
+            acc.merge(h)
+        return counts
 
     def _summed(self, data: MatchData, task: CountTask, lanes: int, progress: bool | Meter, work: Callable,
                 add: Callable, args: Callable[[int, int], tuple]) -> Any:

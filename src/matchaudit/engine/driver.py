@@ -176,11 +176,12 @@ def fused(data: MatchData, plans: list[Plan]) -> bool:
 def run_together(data: MatchData, plans: list[Plan], progress: bool | Meter = False, backend: Backend | None = None,
                  also: Sequence[Accumulator] = ()) -> list[Counts]:
     """The counts of every planned run (:func:`plan`) over the comparisons of ``data`` (the runs' data: ``data`` or
-    the same comparisons relabelled), and ``also``'s accumulators fed every block (then done): one scoring pass for
-    all of them where :func:`fused` allows (every block scored once, then fed to each run's counter and to each of
-    ``also``), else a pass each (``also``'s first). On another backend than this process, ``also`` (local
-    accumulators) makes a pass of its own here and the runs one pass there where that backend can
-    (:meth:`Backend.count_together`). The same counts either way: each accumulator sees every block once."""
+    the same comparisons relabelled), and ``also``'s accumulators (of ``data``'s comparisons) fed every block (then
+    done): one scoring pass for all of them where :func:`fused` allows (every block scored once, then fed to each run's
+    counter and to each of ``also``), else a pass each (``also``'s first). On another backend than this process the
+    runs are one pass there where that backend can (:meth:`Backend.count_together`), which also feeds the accumulators
+    it :meth:`~Backend.serves` (Dask, torch: the identity pass); the others make a pass of their own here. The same
+    counts either way: each accumulator sees every block once."""
     backend = backend or LocalBackend()
     counted = [p for p in plans if p.task is not None]
     together = bool(counted) and fused(data, counted)
@@ -190,10 +191,12 @@ def run_together(data: MatchData, plans: list[Plan], progress: bool | Meter = Fa
             feed(data, counted[0].block_rows, [*counters, *also], advance=advance)
         passes = [c.done() for c in counters]
     else:
-        if also:
-            feed(data, counted[0].block_rows if counted else 2048, also)
-        if together and len(counted) > 1:
-            passes = backend.count_together(data, [(p.data, p.task) for p in counted], progress)
+        served = [acc for acc in also if backend.serves(acc)] if together else []
+        here = [acc for acc in also if not any(acc is x for x in served)]
+        if here:
+            feed(data, counted[0].block_rows if counted else 2048, here)
+        if together and len(counted) + len(served) > 1:
+            passes = backend.count_together(data, [(p.data, p.task) for p in counted], progress, served)
         else:
             passes = [backend.count(p.data, p.task, progress, p.wt) for p in counted]
     for acc in also:

@@ -14,7 +14,7 @@ tables too).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba as nb
 import numpy as np
@@ -121,18 +121,51 @@ def _dense(scores, row0, col0, ident, ts, ge, bounds, gen_hist, hits_per_chunk, 
             hits_per_chunk[t] = pos
 
 
+@dataclass
+class IdentityHits:
+    """The identity pass's result over some of the all-pairs tiles (a part of the rows, counted on a Dask worker or a
+    torch device): genuine comparisons per identity and level ``hist`` (K, T + 1), and per tile fed, its key
+    ``(row0, col0)`` with its impostor hits in row order. Results of parts add (``+``: the histograms add, the tiles'
+    hits are listed together); :meth:`result` lists the hits by tile key, the order of one pass over the tiles
+    (:func:`matchaudit.scores.tiles`), whatever parts and in whatever order they were counted."""
+
+    hist: np.ndarray
+    tiles: list[tuple[int, int]]
+    k: list[np.ndarray]  # int32
+    l: list[np.ndarray]  # int32
+    lev: list[np.ndarray]  # int16
+
+    def __add__(self, other: IdentityHits) -> IdentityHits:
+        return IdentityHits(self.hist + other.hist, self.tiles + other.tiles, self.k + other.k, self.l + other.l,
+                            self.lev + other.lev)
+
+    def add_tile(self, tile: tuple[int, int], k: np.ndarray, l: np.ndarray, lev: np.ndarray) -> None:
+        """The impostor hits of one tile (or of the next rows of a tile already added)."""
+        self.tiles.append(tile)
+        self.k.append(k)
+        self.l.append(l)
+        self.lev.append(lev)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(genuine levels per identity, impostor hits' identities k < l and levels), the hits by tile key (stable:
+        the rows of one tile added in pieces stay in order)."""
+        order = sorted(range(len(self.tiles)), key=self.tiles.__getitem__)
+        return (self.hist, *(np.concatenate([x[i] for i in order] or [np.zeros(0, dt)])
+                             for x, dt in ((self.k, np.int32), (self.l, np.int32), (self.lev, np.int16))))
+
+
 class IdentityPass:
     """The identity pass's accumulator (:func:`_all_pairs_hits`), fed the all-pairs tiles block by block: the genuine
     comparisons' levels per identity, and the accepted impostors' identity pairs and levels. ``hold``: the key under
-    which :meth:`done` keeps its result for :func:`identity_counts` (:func:`identity_pass`)."""
+    which :meth:`done` keeps its result for :func:`identity_counts` (:func:`identity_pass`). Another backend may count
+    the tiles in its own pass (Dask: a fresh ``IdentityPass(data, ts, ge)`` per part on the workers; torch: on the
+    device) and :meth:`merge` what it counted: the same result, array for array."""
 
     def __init__(self, data: MatchData, ts: np.ndarray, ge: bool, hold: tuple[tuple, tuple] | None = None):
         self.ts, self.ge, self.hold = ts, ge, hold
         self.ident = data.samples.identity.astype(np.int64)
         self.gen_hist = np.zeros((nb.get_num_threads(), data.n_identities, ts.size + 1), np.int64)
-        self.ks: list[np.ndarray] = []
-        self.ls: list[np.ndarray] = []
-        self.levs: list[np.ndarray] = []
+        self.hits = IdentityHits(np.zeros(self.gen_hist.shape[1:], np.int64), [], [], [], [])
 
     def feed(self, block: DenseBlock) -> None:
         """The hits of one tile (two sweeps: count per chunk of rows, then write at the chunks' offsets)."""
@@ -147,13 +180,19 @@ class IdentityPass:
         k, l, lev = np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int16)
         _dense(block.scores, block.row0, block.col0, self.ident, self.ts, self.ge, bounds, self.gen_hist, starts, True,
                k, l, lev)
-        self.ks.append(k)
-        self.ls.append(l)
-        self.levs.append(lev)
+        self.hits.add_tile((block.row0, block.col0), k, l, lev)
+
+    def merge(self, hits: IdentityHits) -> None:
+        """Add what another pass counted (other tiles, or the same tiles on a backend of its own)."""
+        self.hits = self.hits + hits
+
+    def partial(self) -> IdentityHits:
+        """What this accumulator has counted (fed and merged), to add to other parts'."""
+        return replace(self.hits, hist=self.hits.hist + self.gen_hist.sum(axis=0))
 
     def done(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(genuine levels per identity, impostor hits' identities k < l and levels), held when asked to."""
-        out = (self.gen_hist.sum(axis=0), *(np.concatenate(x) for x in (self.ks, self.ls, self.levs)))
+        out = self.partial().result()
         if self.hold is not None:
             once_per_call(*self.hold, lambda: out)
         return out
@@ -350,4 +389,4 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
         sum_m2=int(sum(sum_m2_cat)), sum_m2_cat=sum_m2_cat, **out)
 
 
-__all__ = ["IdentityCounts", "IdentityPass", "identity_counts", "identity_pass"]
+__all__ = ["IdentityCounts", "IdentityHits", "IdentityPass", "identity_counts", "identity_pass"]

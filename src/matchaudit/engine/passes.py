@@ -112,15 +112,23 @@ class Backend:
         """Items of the cells ``want`` (the second pass)."""
         raise NotImplementedError
 
-    def count_together(self, data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], progress: bool | Meter
-                       ) -> list[tuple[np.ndarray, list]]:
+    def serves(self, acc: Accumulator) -> bool:
+        """Whether :meth:`count_together` feeds ``acc`` (an accumulator of ``data``'s comparisons, e.g. the identity
+        pass) in its own scoring pass, else its caller feeds it in a pass of its own here. A fusing backend feeds any
+        (:func:`count_many`, this process); Dask and torch override it (the accumulators they count their own way)."""
+        return self.fuses
+
+    def count_together(self, data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], progress: bool | Meter,
+                       also: Sequence[Accumulator] = ()) -> list[tuple[np.ndarray, list]]:
         """:meth:`count` of every run (its data: ``data`` or the same comparisons relabelled; one tiling), in one
-        scoring pass of ``data`` where the backend can (:attr:`fuses`: :func:`count_many`), else a pass each."""
+        scoring pass of ``data`` where the backend can (:attr:`fuses`: :func:`count_many`), else a pass each; the
+        same pass feeds ``also``'s accumulators (those the backend :meth:`serves`; the caller calls their ``done``)."""
         if not self.fuses:
+            assert not also, "a backend that does not fuse serves no accumulator"
             return [self.count(d, task, progress) for d, task in runs]
         lanes = sum(task.replicates.size + 1 for _, task in runs)
         with block_meter(progress, data, lanes) as advance:
-            return count_many(data, runs, advance=advance)
+            return count_many(data, runs, advance=advance, also=also)
 
     def close(self) -> None:
         """Release what the backend started (a cluster, a client); nothing by default."""
@@ -165,15 +173,15 @@ def block_meter(progress: bool | Meter, data: MatchData, lanes: int) -> Iterator
 
 
 def count_many(data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], part: tuple[int, int] = (0, 1),
-               advance=None) -> list[tuple[np.ndarray, list]]:
+               advance=None, also: Sequence[Accumulator] = ()) -> list[tuple[np.ndarray, list]]:
     """The counts table and window items of every run over the comparisons of ``part``, from one scoring pass of
-    ``data`` (weights regenerated from each task's scheme, as a worker does). Parts add up as :meth:`CountTask.count`'s
-    do."""
+    ``data`` (weights regenerated from each task's scheme, as a worker does) that also feeds ``also``'s accumulators
+    (not done here). Parts add up as :meth:`CountTask.count`'s do."""
     counters = []
     for d, task in runs:
         ent = task.entries(d)
         counters.append(task.counter(d, ent, task.weights(d, ent)[0]))
-    feed(data, runs[0][1].block_rows, counters, part, advance)
+    feed(data, runs[0][1].block_rows, [*counters, *also], part, advance)
     return [c.done() for c in counters]
 
 

@@ -11,6 +11,11 @@ Same counts as :class:`~matchaudit.engine.passes.LocalBackend`, bit for bit (tes
   edges) and those of the cells whose entries are kept with their scores (the FMR targets' windows). Elsewhere
   a device score within ``RECHECK_ULPS`` of the exact one has the exact one's cell, so the counts are the CPU's;
   the bound is checked on the first row of every tile (an error names the backend to use instead).
+* Tiles: the CPU's tiles (:func:`matchaudit.scores.tiles`) cut along the rows into sub-tiles of ``tile``
+  comparisons, each scored once and fed to every run of the pass in turn (:meth:`TorchBackend.count_together`:
+  an audit's pooled and balanced bootstraps) and to the identity pass at the audit's thresholds
+  (:class:`~matchaudit.engine.identity.IdentityPass`: genuine levels per identity and accepted impostors on the
+  device, its thresholds rechecked as edges; the hits by tile in the CPU pass's order).
 * Cells: ``torch.bucketize`` on the grid's float64 edges with ``right`` as :func:`matchaudit.cells.side` says
   (``right=True`` counts edges <= s: rule ``>=``), the definition of :func:`matchaudit.cells.cell_of`.
 * Entries: (key, u, v) per comparison exactly as :func:`matchaudit.engine.kernels.emit` (every mode:
@@ -28,27 +33,30 @@ Same counts as :class:`~matchaudit.engine.passes.LocalBackend`, bit for bit (tes
   writes and reads back; the same int32 partial table and flushes, so the same exact integers. docs/gpu.md compares
   the methods (FLOPs and bytes per comparison-replicate against the device's limits).
 
-Memory on the device (all-pairs): the embeddings (n x d float64), the weights ``rows x R`` int32 (rows =
-2n+1 sample-level, 3K+1 identity-level, K*G+1 relabel), the counts table ``n_keys x R`` int64 plus one
-int32 partial table of ``n_keys x lanes``, one tile of ``tile`` comparisons (scores, cells and ~6 int64
+Memory on the device (all-pairs): the embeddings (n x d float64); per run of the pass, the weights ``rows x R``
+int32 (rows = 2n+1 sample-level, 3K+1 identity-level, K*G+1 relabel), the counts table ``n_keys x R`` int64 plus
+one int32 partial table of ``n_keys x lanes``; per identity pass, ``K x (T+1)`` int64 (its impostor hits go to the
+host); one tile of ``tile`` comparisons (scores, cells and ~6 int64
 per entry: ~80 bytes per comparison, x G^2 entries for RELABEL) and one product chunk (two buffers of
-``budget`` int32: the gathered weight rows; the product is taken in place).
+``budget`` int32, shared by the runs: the gathered weight rows; the product is taken in place).
 Listed data: the same, with a chunk of ``tile`` table rows in place of the tile.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Sequence
 
 import numpy as np
 
 from matchaudit.cells import side
 from matchaudit.engine import kernels as K
-from matchaudit.engine.passes import Backend, CountTask
+from matchaudit.engine.identity import IdentityHits, IdentityPass
+from matchaudit.engine.passes import Accumulator, Backend, CountTask
 from matchaudit.progress import Meter, pass_meter
 from matchaudit.errors import InputError
 from matchaudit.model import MatchData
-from matchaudit.scores import pair_scores_exact, quantise
+from matchaudit.scores import pair_scores_exact, quantise, tiles
 
 SEG = 128  # entries per segment of the one-hot matrix product
 SPAN = 8  # keys per segment handled by the matrix product (more: the segment's extra keys are scattered)
@@ -97,13 +105,16 @@ def _sqrt(x):
 
 
 class TorchBackend(Backend):
-    """Counting passes on a PyTorch device (``"cuda"``, ``"cuda:1"``, ``"cpu"``, ...).
+    """Counting passes on a PyTorch device (``"cuda"``, ``"cuda:1"``, ``"cpu"``, ...); several runs and the identity
+    pass in one scoring pass (:meth:`count_together`).
 
-    ``method``: ``"scatter"``, ``"onehot"`` or ``"fused"`` (see the module doc); ``tile``: comparisons per score tile
-    (default 2^24 on a GPU, 2^20 on a CPU); ``budget``: elements per product chunk, entries x replicate
-    lanes (default 2^28 on a GPU, 2^24 on a CPU); ``lanes``: replicates per batch (default 1024)."""
+    ``method``: ``"scatter"``, ``"onehot"`` or ``"fused"`` (see the module doc); ``tile``: comparisons per score tile (default
+    2^24 on a GPU, 2^20 on a CPU; at least one row of a CPU tile, up to ``scores.TILE_COLS``); ``budget``: elements
+    per product chunk, entries x replicate lanes (default 2^28 on a GPU, 2^24 on a CPU); ``lanes``: replicates per
+    batch (default 1024)."""
 
     name = "gpu"
+    fuses = True
 
     def __init__(self, device: str = "cuda", method: str = "scatter", tile: int | None = None,
                  budget: int | None = None, lanes: int | None = None):
@@ -122,29 +133,161 @@ class TorchBackend(Backend):
     # ------------------------------------------------------------------ Backend hooks
     def count(self, data: MatchData, task: CountTask, progress: bool | Meter, wt: np.ndarray | None = None
               ) -> tuple[np.ndarray, list]:
-        if wt is None:
-            wt, _ = task.weights(data)
-        pas = _Pass(self, data, task, task.win, wt)
-        total = data.n_comparisons() * wt.shape[1]
-        with pass_meter(progress, "resampling (torch)", total) as bar:
-            pas.run(lambda: bar.advance(total / max(pas.n_steps, 1)))
-        R = wt.shape[1]
-        lanes = min(task.lanes, -(-R // 16) * 16)  # the layout LocalBackend returns
-        nb_ = -(-R // lanes)
-        out = np.zeros((pas.ent.n_keys, nb_ * lanes), np.int64)
-        out[:, :R] = pas.table.cpu().numpy()
-        return out.reshape(pas.ent.n_keys, nb_, lanes), pas.found
+        return self._counted(data, [(data, task, wt)], progress, ())[0]
+
+    def count_together(self, data: MatchData, runs: Sequence[tuple[MatchData, CountTask]], progress: bool | Meter,
+                       also: Sequence[Accumulator] = ()) -> list[tuple[np.ndarray, list]]:
+        """Every run, and the identity passes ``also``, from one scoring of each tile on the device (:class:`_Tiles`:
+        each run counts the tile in turn, :class:`_Identity` its identity counts)."""
+        return self._counted(data, [(d, task, None) for d, task in runs], progress, also)
+
+    def serves(self, acc: Accumulator) -> bool:
+        """The identity pass (:class:`IdentityPass`) at thresholds that are numbers (a NaN threshold, which accepts
+        nothing on the CPU, is left to it)."""
+        return isinstance(acc, IdentityPass) and not np.isnan(acc.ts).any()
 
     def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:
-        pas = _Pass(self, data, task, want, None)
-        pas.run(None)
+        pas = _Pass(self, data, task, want, None, [])
+        self._scan(data, [pas], (), False, 0)
         return pas.found
+
+    def _counted(self, data: MatchData, runs: Sequence[tuple[MatchData, CountTask, np.ndarray | None]],
+                 progress: bool | Meter, also: Sequence[IdentityPass]) -> list[tuple[np.ndarray, list]]:
+        """The counts table and window items of every run (its weights ``wt``, or None: regenerated) from one pass,
+        which also counts the identity passes ``also`` (merged into them)."""
+        buf: list = []  # the product buffers, shared by the runs (they count a tile one after another)
+        passes = [_Pass(self, d, task, task.win, task.weights(d)[0] if wt is None else wt, buf) for d, task, wt in runs]
+        identities = [_Identity(self.device, acc) for acc in also]
+        self._scan(data, passes, identities, progress, sum(p.table.shape[1] for p in passes))
+        for ids in identities:
+            ids.done()
+        return [p.counts(task.lanes) for p, (_, task, _) in zip(passes, runs)]
+
+    def _scan(self, data: MatchData, passes: list[_Pass], identities: Sequence[_Identity], progress: bool | Meter,
+              lanes: int) -> None:
+        """One pass over ``data``'s comparisons feeding every pass: all pairs tile by tile on the device, each tile
+        scored once and fed to the passes and the identity passes (:class:`_Tiles`); a listed table, which carries
+        its scores, read by each pass in chunks. Progress in comparisons x ``lanes``."""
+        total = data.n_comparisons() * lanes
+        with pass_meter(progress, "resampling (torch)", total) as bar:
+            if data.protocol != "all-pairs":
+                steps = sum(p.n_steps for p in passes)
+                for p in passes:
+                    p._listed(lambda: bar.advance(total / max(steps, 1)))
+                return
+            tiles = _Tiles(self, data, passes[0].block_rows)
+            for p in passes:
+                p.self_pairs()
+            tiles.run([*passes, *identities], lambda: bar.advance(total / max(len(tiles.steps), 1)))
+
+
+class _Tiles:
+    """All pairs of ``data``'s embeddings on the device, in the CPU's tiles (:func:`matchaudit.scores.tiles` of
+    ``block_rows``) cut along the rows into sub-tiles of at most ``be.tile`` comparisons: each sub-tile scored once
+    (:func:`tile_scores`), its scores made exact wherever a consumer's counts could turn on the device's rounding
+    (:meth:`exact`), then given to every consumer in turn (``near`` and ``tile``: :class:`_Pass`,
+    :class:`_Identity`). Sub-tiles come in the CPU's tile order and a sub-tile's comparisons in row order, so what a
+    consumer lists by tile is in the order of the CPU's pass."""
+
+    def __init__(self, be: TorchBackend, data: MatchData, block_rows: int):
+        torch = self.torch = _torch()
+        self.dev = be.device
+        qh, scale = quantise(data.samples.embeddings, data.metric)
+        self.host = (qh, np.einsum("ij,ij->i", qh, qh), data.metric == "cosine", scale)
+        self.q = torch.as_tensor(qh, device=self.dev)
+        self.sq = torch.as_tensor(self.host[1], device=self.dev)  # exact integers
+        self.steps = [(r0, c0, a0, min(r1, a0 + rows), max(c0, a0), c1)  # (tile, sub-tile rows and columns)
+                      for r0, r1, c0, c1 in tiles(qh.shape[0], block_rows)
+                      for rows in (max(1, be.tile // (c1 - c0)),) for a0 in range(r0, r1, rows)]
+
+    def run(self, consumers: Sequence[_Pass | _Identity], advance) -> None:
+        torch, dev = self.torch, self.dev
+        _, _, cosine, scale = self.host
+        for r0, c0, a0, a1, b0, b1 in self.steps:
+            s = tile_scores(self.q, self.sq, a0, a1, b0, b1, cosine, scale)
+            i = torch.arange(a0, a1, device=dev)[:, None]
+            j = torch.arange(b0, b1, device=dev)[None, :]
+            ii, jj = torch.nonzero(j > i, as_tuple=True)  # each unordered pair once, in row order
+            a, b = ii + a0, jj + b0
+            s = self.exact(s[ii, jj], a, b, consumers)
+            for c in consumers:
+                c.tile((r0, c0), s, a, b)
+            if advance is not None:
+                advance()
+
+    def exact(self, s, a, b, consumers: Sequence[_Pass | _Identity]):
+        """The device scores ``s`` of samples ``a``, ``b`` with the host's exact score wherever the device's rounding
+        could change a consumer's count or kept score (module doc; each consumer's ``near``: within the band of one of
+        its edges, or in a kept cell). Raises if the device is further from the exact scores than a quarter of the
+        band on the sub-tile's first row."""
+        torch = self.torch
+        q, sq, cosine, scale = self.host
+        # the band: RECHECK_ULPS units of the dot product's terms (|x.y| <= |x||y|), through the score formula
+        err = RECHECK_ULPS * np.finfo(np.float64).eps
+        delta = (torch.full_like(s, err) if cosine else torch.sqrt(err * (self.sq[a] + self.sq[b])) / scale)
+        first = torch.nonzero(a == a[0], as_tuple=True)[0] if a.numel() else a
+        exact = pair_scores_exact(q, sq, a[first].cpu().numpy(), b[first].cpu().numpy(), cosine, scale)
+        if (np.abs(s[first].cpu().numpy() - exact) > delta[first].cpu().numpy() / 4).any():
+            raise InputError(f"the {self.dev} device's scores are further from the exact ones than its error bound "
+                             f"(RECHECK_ULPS = {RECHECK_ULPS}); use --backend cpu (the same numbers).", param="backend")
+        near = torch.zeros_like(s, dtype=torch.bool)
+        for c in consumers:
+            near |= c.near(s, delta)
+        redo = torch.nonzero(near, as_tuple=True)[0]
+        if redo.numel():
+            s = s.clone()
+            s[redo] = torch.as_tensor(pair_scores_exact(q, sq, a[redo].cpu().numpy(), b[redo].cpu().numpy(), cosine,
+                                                        scale), device=self.dev)
+        return s
+
+
+class _Identity:
+    """The identity pass ``acc`` (:class:`~matchaudit.engine.identity.IdentityPass`) counted on the device from the
+    exact tile scores of :class:`_Tiles`: a comparison's level is the number of thresholds accepting it
+    (``torch.bucketize``: thresholds <= s under ``>=``, < s under ``>``, the CPU kernel's rule), the genuine levels
+    added per identity on the device, the accepted impostors' identities (k < l) and levels brought to the host per
+    tile, in row order. Its thresholds are edges for the recheck (:meth:`near`), so every level is the CPU's;
+    :meth:`done` merges the counts into ``acc``: its CPU pass's result, array for array."""
+
+    def __init__(self, dev, acc: IdentityPass):
+        torch = self.torch = _torch()
+        self.acc = acc
+        self.ts = torch.as_tensor(acc.ts, dtype=torch.float64, device=dev)
+        self.ident = torch.as_tensor(acc.ident, device=dev)
+        self.shape = acc.gen_hist.shape[1:]  # (K, T + 1)
+        self.hist = torch.zeros(self.shape[0] * self.shape[1], dtype=torch.int64, device=dev)
+        self.hits = IdentityHits(np.zeros(self.shape, np.int64), [], [], [], [])
+
+    def _level(self, s):
+        return self.torch.bucketize(s, self.ts, right=self.acc.ge)
+
+    def near(self, s, delta):
+        """Where a threshold lies within ``delta`` of the device's score ``s`` (its level could be off)."""
+        return self._level(s - delta) != self._level(s + delta)
+
+    def tile(self, tile: tuple[int, int], s, a, b) -> None:
+        """Count the comparisons (samples ``a`` < ``b``, exact scores ``s``) of one sub-tile of CPU tile ``tile``."""
+        torch = self.torch
+        ka, kb, lev = self.ident[a], self.ident[b], self._level(s)
+        gen = ka == kb
+        self.hist += torch.bincount(ka[gen] * self.shape[1] + lev[gen], minlength=self.hist.numel())
+        hit = ~gen & (lev > 0)
+        ka, kb = ka[hit], kb[hit]
+        self.hits.add_tile(tile, torch.minimum(ka, kb).cpu().numpy().astype(np.int32),
+                           torch.maximum(ka, kb).cpu().numpy().astype(np.int32), lev[hit].cpu().numpy().astype(np.int16))
+
+    def done(self) -> None:
+        self.hits.hist = self.hist.view(self.shape).cpu().numpy()
+        self.acc.merge(self.hits)
 
 
 class _Pass:
-    """One pass over the comparisons: counts (when given weights) and the entries of the ``win`` cells."""
+    """One run's counting: counts (when given weights) and the entries of the ``win`` cells of the comparisons it is
+    given (all pairs: :class:`_Tiles`' tiles; a listed table: :meth:`_listed`). ``buf``: the product buffers, shared
+    by the runs of one pass (grown to the largest need)."""
 
-    def __init__(self, be: TorchBackend, data: MatchData, task: CountTask, win: np.ndarray, wt: np.ndarray | None):
+    def __init__(self, be: TorchBackend, data: MatchData, task: CountTask, win: np.ndarray, wt: np.ndarray | None,
+                 buf: list):
         torch = self.torch = _torch()
         self.be, self.data, self.dev = be, data, be.device
         ent = self.ent = task.entries(data)
@@ -156,12 +299,12 @@ class _Pass:
         self.igroup = torch.as_tensor(ent.igroup, device=self.dev)
         self.found: list = []
         self.table = None
+        self.buf = buf
         if wt is not None:
             self._weights(wt)
         if data.protocol == "all-pairs":
-            n = data.samples.ids.shape[0]
-            self.rows = max(1, min(n, self.be.tile // max(n, 1)))
-            self.n_steps = -(-n // self.rows)
+            self.block_rows = task.block_rows  # the CPU's tiling, which the sub-tiles follow
+            self.ident = torch.as_tensor(ent.ident, device=self.dev)
         else:
             self.n_steps = -(-len(data.table("the gpu backend")) // self.be.tile)
 
@@ -178,46 +321,44 @@ class _Pass:
         self.W = [W[:, b0:b1].contiguous() for b0, b1 in self.batches]
         self.Wf = [x.float() for x in self.W] if self.be.method == "onehot" else None
         size = 4 * max(self.be.budget, SEG * L)  # bytes, viewed as int32 or float32
-        self.buf = [torch.empty(size, dtype=torch.uint8, device=self.dev) for _ in range(2)]
+        if not self.buf or self.buf[0].numel() < size:
+            self.buf[:] = [torch.empty(size, dtype=torch.uint8, device=self.dev) for _ in range(2)]
         self.table = torch.zeros((self.ent.n_keys, R), dtype=torch.int64, device=self.dev)
         self.part = torch.zeros((self.ent.n_keys + SPAN, L), dtype=torch.int32, device=self.dev)
 
-    # ------------------------------------------------------------------ comparisons -> entries
-    def run(self, advance) -> None:
-        if self.data.protocol == "all-pairs":
-            self._all_pairs(advance)
-        else:
-            self._listed(advance)
+    def counts(self, lanes: int) -> tuple[np.ndarray, list]:
+        """The counts table in the layout :class:`LocalBackend` returns (batches of ``lanes``) and the window items."""
+        R = self.table.shape[1]
+        lanes = min(lanes, -(-R // 16) * 16)
+        nb_ = -(-R // lanes)
+        out = np.zeros((self.ent.n_keys, nb_ * lanes), np.int64)
+        out[:, :R] = self.table.cpu().numpy()
+        return out.reshape(self.ent.n_keys, nb_, lanes), self.found
 
-    def _all_pairs(self, advance) -> None:
-        torch, ent, data = self.torch, self.ent, self.data
-        qh, scale = quantise(data.samples.embeddings, data.metric)
-        self.host = (qh, np.einsum("ij,ij->i", qh, qh), data.metric == "cosine", scale)
-        q = torch.as_tensor(qh, device=self.dev)
-        sq = self.sq = torch.as_tensor(self.host[1], device=self.dev)  # exact integers
-        ident = torch.as_tensor(ent.ident, device=self.dev)
-        cosine = data.metric == "cosine"
-        n = q.shape[0]
-        if ent.self_pairs:  # sample i against itself: key (group, self cell), rows (n + i, 2n)
-            i = torch.arange(n, device=self.dev)
-            s = torch.full((n,), ent.self_s, dtype=torch.float64, device=self.dev)
-            key = self.igroup[ident] * self.C + self._cell(s)
-            self._consume(key, ent.n_units + i, torch.full_like(i, 2 * ent.n_units), s)
-        cols = max(1, self.be.tile // self.rows)
-        for r0 in range(0, n, self.rows):
-            r1 = min(n, r0 + self.rows)
-            for c0 in range(r0, n, cols):
-                c1 = min(n, c0 + cols)
-                s = tile_scores(q, sq, r0, r1, c0, c1, cosine, scale)
-                i = torch.arange(r0, r1, device=self.dev)[:, None]
-                j = torch.arange(c0, c1, device=self.dev)[None, :]
-                ii, jj = torch.nonzero(j > i, as_tuple=True)  # each unordered pair once
-                a, b = ii + r0, jj + c0
-                ka, kb = ident[a], ident[b]
-                self._emit(self._exact_where_it_counts(s[ii, jj], a, b), ka == kb, a, b, ka, kb, self.igroup[ka],
-                           self.igroup[kb])
-            if advance is not None:
-                advance()
+    # ------------------------------------------------------------------ comparisons -> entries
+    def self_pairs(self) -> None:
+        """All pairs under a scheme with self-pairs: sample i against itself, key (group, self cell), rows (n + i, 2n)."""
+        torch, ent = self.torch, self.ent
+        if not ent.self_pairs:
+            return
+        i = torch.arange(self.ident.shape[0], device=self.dev)
+        s = torch.full(i.shape, ent.self_s, dtype=torch.float64, device=self.dev)
+        key = self.igroup[self.ident] * self.C + self._cell(s)
+        self._consume(key, ent.n_units + i, torch.full_like(i, 2 * ent.n_units), s)
+
+    def near(self, s, delta):
+        """Where the device's rounding of the scores ``s`` (within ``delta`` of the exact ones) could change this run's
+        counts or kept scores: a cell edge within ``delta``, or a kept cell."""
+        near = self._cell(s - delta) != self._cell(s + delta)
+        if self.win is not None:
+            near |= self.win[self._cell(s)]
+        return near
+
+    def tile(self, tile: tuple[int, int], s, a, b) -> None:
+        """The entries of one sub-tile's comparisons (samples ``a`` < ``b``, exact scores ``s``; ``tile``: its CPU
+        tile, which the counts do not depend on)."""
+        ka, kb = self.ident[a], self.ident[b]
+        self._emit(s, ka == kb, a, b, ka, kb, self.igroup[ka], self.igroup[kb])
 
     def _listed(self, advance) -> None:
         torch, p = self.torch, self.data.table("the gpu backend")
@@ -235,30 +376,6 @@ class _Pass:
 
     def _cell(self, s):
         return self.torch.bucketize(s, self.edges, right=self.right)
-
-    def _exact_where_it_counts(self, s, a, b):
-        """The device scores ``s`` of samples ``a``, ``b`` with the host's exact score wherever the device's
-        rounding could change a count or a kept score (module doc): near a cell edge, or in a kept cell. Raises
-        if the device is further from the exact scores than a quarter of the band on the tile's first row."""
-        torch = self.torch
-        q, sq, cosine, scale = self.host
-        # the band: RECHECK_ULPS units of the dot product's terms (|x.y| <= |x||y|), through the score formula
-        err = RECHECK_ULPS * np.finfo(np.float64).eps
-        delta = (torch.full_like(s, err) if cosine else torch.sqrt(err * (self.sq[a] + self.sq[b])) / scale)
-        first = torch.nonzero(a == a[0], as_tuple=True)[0] if a.numel() else a
-        exact = pair_scores_exact(q, sq, a[first].cpu().numpy(), b[first].cpu().numpy(), cosine, scale)
-        if (np.abs(s[first].cpu().numpy() - exact) > delta[first].cpu().numpy() / 4).any():
-            raise InputError(f"the {self.dev} device's scores are further from the exact ones than its error bound "
-                             f"(RECHECK_ULPS = {RECHECK_ULPS}); use --backend cpu (the same numbers).", param="backend")
-        near = self._cell(s - delta) != self._cell(s + delta)
-        if self.win is not None:
-            near |= self.win[self._cell(s)]
-        redo = torch.nonzero(near, as_tuple=True)[0]
-        if redo.numel():
-            s = s.clone()
-            s[redo] = torch.as_tensor(pair_scores_exact(q, sq, a[redo].cpu().numpy(), b[redo].cpu().numpy(), cosine,
-                                                        scale), device=self.dev)
-        return s
 
     def _emit(self, s, gen, sa, sb, ka, kb, ga, gb) -> None:
         """Entries of comparisons given as flat tensors, as :func:`kernels.emit` writes them."""
