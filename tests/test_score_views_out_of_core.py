@@ -40,7 +40,8 @@ def _budget(run: int = RUN) -> float:
 
 @pytest.fixture(autouse=True)
 def small_steps(monkeypatch):
-    """Spans and merge steps far smaller than the data, so that every loop over them runs many times."""
+    """Runs, spans and merge steps far smaller than the data, so that every loop over them runs many times."""
+    monkeypatch.setattr(sv, "MIN_RUN", 1)
     monkeypatch.setattr(sv, "SPAN", 1000)
     monkeypatch.setattr(es, "CHUNK", 777)
 

@@ -61,6 +61,7 @@ BYTES_PER_COMPARISON = 64  # the sorted arrays (31 bytes) plus the sort's and th
 TABLE_BYTES_PER_COMPARISON = 57  # a run of a table read from disk, as read (PairBlock: seven 8-byte fields, a bool)
 DISK_BYTES_PER_COMPARISON = 62  # on disk, the views' 31 bytes twice at the peak: the sorted runs and their merge
 SPAN = 1 << 22  # comparisons computed on at a time where the views are on disk
+MIN_RUN = 1 << 16  # comparisons per run on disk at the least, whatever the budget (4 MiB: below it runs only cost)
 BATCH = 128  # replicates per kernel call (progress, bounded weight memory)
 
 
@@ -253,7 +254,8 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
                 ) -> ScoreViews:
     """The views' comparisons of ``data``, sorted once (all-pairs: streamed from the score tiles). Within
     ``memory_gib`` in memory; beyond, by an external sort on disk in a temporary folder in ``spill_dir`` (default:
-    :func:`tempfile.gettempdir`): runs of ``memory_gib`` sorted in memory, spilled and merged into read-only arrays
+    :func:`tempfile.gettempdir`): runs of ``memory_gib`` (at least ``MIN_RUN`` comparisons) sorted in memory, spilled
+    and merged into read-only arrays
     on disk (:mod:`matchaudit.external_sort`) equal to the in-memory ones to the bit; the folder goes with the views.
     An :class:`InputError` when the disk has no room either, or when the data lack what ``method`` resamples.
     ``threshold_impostors`` marks the overall view's threshold impostors (:mod:`matchaudit.pairings`)."""
@@ -279,7 +281,7 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
         fields = _sorted_run(plan, parts, 0)
     else:
         per = BYTES_PER_COMPARISON + (TABLE_BYTES_PER_COMPARISON if data.source is not None else 0)
-        size = max(1, int(memory_gib * 2**30 // per))
+        size = max(MIN_RUN, int(memory_gib * 2**30 // per))
         try:
             fields = external_sort((_sorted_run(plan, run, start) for start, run in
                                     runs_of(_stream(data, plan, size), size)), total, spill)
