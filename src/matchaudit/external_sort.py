@@ -133,7 +133,7 @@ def external_sort(runs: Iterable[Sequence[np.ndarray]], n: int, spill: Spill) ->
         for f, x in zip(files, run):
             f[end - len(x):end] = x
         ends.append(end)
-        del run  # before the next run is made
+        del run, x  # before the next run is made
         interrupt.check()
     assert (ends[-1] if ends else 0) == n, "the runs hold the n entries"
     out = [spill.array(f.dtype, n) for f in files]
