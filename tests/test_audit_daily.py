@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from matchaudit.auditing.intervals import DEFAULT_BOOTSTRAP
 import json
+import shutil
+from collections import namedtuple
 
 import pytest
 from typer.testing import CliRunner
@@ -52,12 +54,18 @@ def test_llr_and_method_choice(small):
     assert ma.audit(small, fmr=1e-2, intervals=False).calibration.empty
 
 
-def test_over_the_memory_budget_is_a_warning_not_a_failure(small):
-    opts = IntervalOptions(n_resamples=50, memory_gb=1e-9)
+def test_over_the_memory_budget_is_sorted_on_disk_and_without_room_a_warning_not_a_failure(small, monkeypatch):
     config = AuditConfig(fmr_targets=(), fnmr_targets=(0.01,))
-    cal, dist, dual, note = score_analyses(small, config, evaluate(small, config), opts, ((0.01, 1, 1),), False,
-                                           False)
-    assert cal is None and dist is None and dual == [] and "skipped" in note[0] and "GiB" in note[0]
+    exact = evaluate(small, config)
+    got = [score_analyses(small, config, exact, IntervalOptions(n_resamples=50, memory_gb=gb), ((0.01, 1, 1),), False,
+                          False) for gb in (None, 1e-9)]  # the default budget, and one that sorts on disk
+    for a, b in zip(*got):
+        assert a == b if isinstance(a, list) else a.to_records() == b.to_records()
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 1000, 1000))
+    opts = IntervalOptions(n_resamples=50, memory_gb=1e-9)
+    cal, dist, dual, note = score_analyses(small, config, exact, opts, ((0.01, 1, 1),), False, False)
+    assert cal is None and dist is None and dual == [] and "skipped" in note[0] and "GiB free" in note[0]
     assert "intervals at FNMR targets" in note[0]
 
 

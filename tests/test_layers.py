@@ -20,7 +20,8 @@ ROOT = SRC / "matchaudit"
 # beside ``auditing``: jobs of their own; ``__init__`` is the public facade, imported by no module (``__version__``
 # aside: a constant).
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(x.split()) for x in (
-    "blocks cells choices definitions encoding errors formatting interrupt machine outputs pairings progress rng sorting",
+    "blocks cells choices definitions encoding errors external_sort formatting interrupt machine outputs pairings "
+    "progress rng sorting",
     "checks data model scores resampling simulation protocols",
     "engine",
     "metrics",

@@ -184,3 +184,19 @@ def test_identity_counts_at_the_same_thresholds_pass_once_inside_a_call(monkeypa
     assert passes[3:] == [[0.3, 0.5], [0.4]]  # the second call sorts its thresholds the same: served
     assert all(_same_counts(a, b) for a, b in zip(inside, fresh))
     assert not _same_counts(inside[0], inside[2])  # the comparison can fail
+
+
+@pytest.mark.parametrize("n, sizes", [(30, (1, 7, 435, 436)), (2100, (999_983, 2_097_152, 2_203_950, 2_203_951))])
+def test_upper_chunks_are_the_upper_triangle_cut_anywhere(n, sizes):
+    """Chunks of any size, cut inside rows and across the tiles of two row blocks (n = 2,100 > 2,048 rows),
+    concatenate to every pair i < j once, in the tiles' order, with the pairs' own scores."""
+    x = np.random.default_rng(4).standard_normal((n, 5)).astype(np.float32)
+    s, a, b = scores.upper_triangle(x)
+    assert s.size == n * (n - 1) // 2 and np.all(a < b)
+    assert np.unique(a.astype(np.int64) * n + b).size == s.size
+    np.testing.assert_array_equal(s, pair_scores(x, a, b))
+    for size in sizes:
+        chunks = list(scores.upper_chunks(x, "cosine", size))
+        assert [len(c[0]) for c in chunks[:-1]] == [size] * (len(chunks) - 1)
+        for k, want in enumerate((s, a, b)):
+            np.testing.assert_array_equal(np.concatenate([c[k] for c in chunks]), want)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from matchaudit.engine import grid as grid_module
-from matchaudit.sorting import sorted_values, stable_order
+from matchaudit.sorting import merge_order, sorted_values, stable_order
 from tests.engine_reference import make_data, score_matrix
 
 
@@ -89,3 +89,17 @@ def test_distinct_up_to_is_the_capped_count_of_the_union(levels):
         full = np.unique(np.concatenate([a, b])).size
         for cap in (1, 64, 4096, 5000):
             assert grid_module._distinct_up_to(a, b, cap) == min(cap, full), (n_a, n_b, cap)
+
+
+@pytest.mark.parametrize("size, run", [(0, 5), (1, 5), (1000, 7), (65_537, 1000), (10_007, 10_007), (3000, 1)])
+def test_merged_runs_are_the_stable_order_of_the_stream(size, run):
+    """Runs of a hostile stream (ties, both NaNs and zeros, infinities) each in stable order, merged a few at a
+    time: ``np.argsort(kind="stable")`` of the whole stream (ties by run, then position in the run)."""
+    x = _hostile(size, 1)
+    bounds = list(range(0, size, run)) + [size]
+    orders = [np.arange(a, b)[stable_order(x[a:b])] for a, b in zip(bounds[:-1], bounds[1:])]
+    stream = np.concatenate(orders) if orders else np.zeros(0, np.int64)  # stream position of each run entry
+    heads, ends = np.array(bounds[:-1], np.int64), np.array(bounds[1:], np.int64)
+    got = [merge_order(x[stream], heads, ends, 333) for _ in range(size // 333 + 2)]
+    assert [g.size for g in got] == [min(333, max(size - 333 * i, 0)) for i in range(len(got))]
+    assert np.array_equal(stream[np.concatenate(got)], np.argsort(x, kind="stable"))

@@ -244,16 +244,48 @@ def tiles(n: int, block_rows: int = 2048, part: tuple[int, int] = (0, 1)) -> Ite
 
 
 @nb.njit(cache=True)
-def _upper(scores: np.ndarray, row0: int, col0: int, s: np.ndarray, a: np.ndarray, b: np.ndarray, pos: int) -> int:
-    """Copy a tile's comparisons (global row < global column) to s, a, b from ``pos``; returns the new end."""
+def _upper(scores: np.ndarray, row0: int, col0: int, skip: int, s: np.ndarray, a: np.ndarray, b: np.ndarray,
+           pos: int) -> int:
+    """Copy a tile's comparisons (global row < global column) from its ``skip``-th on to s, a, b from ``pos``, until
+    the tile or s ends; returns the new end."""
     r, c = scores.shape
     for i in range(r):
-        for j in range(max(0, row0 + i + 1 - col0), c):
+        lo = max(0, row0 + i + 1 - col0)
+        row = max(c - lo, 0)
+        if skip >= row:
+            skip -= row
+            continue
+        take = min(row - skip, s.shape[0] - pos)
+        for j in range(lo + skip, lo + skip + take):
             s[pos] = scores[i, j]
             a[pos] = row0 + i
             b[pos] = col0 + j
             pos += 1
+        if pos == s.shape[0]:
+            return pos
+        skip = 0
     return pos
+
+
+def upper_chunks(embeddings: np.ndarray, metric: Metric, size: int) -> Iterator[list[np.ndarray]]:
+    """Every comparison ``i < j`` of the all-pairs tiles, in their order, ``size`` (>= 1) at a time (the last fewer):
+    [scores (float64), samples ``a``, ``b`` (int32)], a list this generator keeps no other reference to (a consumer
+    may empty it to free the arrays); one tile and one chunk in memory (an external sort's runs)."""
+    s = a = b = None
+    pos = 0
+    for block in iter_similarity_blocks(embeddings, metric, reuse=True):
+        done = 0
+        while True:
+            if s is None:
+                s, a, b, pos = np.empty(size), np.empty(size, np.int32), np.empty(size, np.int32), 0
+            end = _upper(block.scores, block.row0, block.col0, done, s, a, b, pos)
+            done, pos = done + end - pos, end
+            if pos < size:
+                break
+            chunk, s, a, b = [s, a, b], None, None, None
+            yield chunk
+    if s is not None and pos:
+        yield [s[:pos], a[:pos], b[:pos]]
 
 
 def upper_triangle(embeddings: np.ndarray, metric: Metric = "cosine") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -261,12 +293,9 @@ def upper_triangle(embeddings: np.ndarray, metric: Metric = "cosine") -> tuple[n
     (int32); n(n-1)/2 of each, for callers that hold them all (served from :func:`tile_cache` when cached)."""
     n = embeddings.shape[0]
     m = n * (n - 1) // 2
-    s, a, b = np.empty(m), np.empty(m, np.int32), np.empty(m, np.int32)
-    pos = 0
-    for block in iter_similarity_blocks(embeddings, metric, reuse=True):
-        pos = _upper(block.scores, block.row0, block.col0, s, a, b, pos)
-    assert pos == m
-    return s, a, b
+    for s, a, b in upper_chunks(embeddings, metric, max(m, 1)):
+        return s, a, b
+    return np.empty(0), np.empty(0, np.int32), np.empty(0, np.int32)
 
 
 STRIP = 256  # rows per GEMM strip

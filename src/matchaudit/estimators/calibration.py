@@ -10,6 +10,7 @@ likelihood ratios: without ``llr=True`` they are not reported.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -89,20 +90,23 @@ def _value(x: float) -> float | None:
 def calibration(data: MatchData, *, operating_points: Sequence[tuple[float, float, float]] = ((0.01, 1.0, 1.0),),
                 llr: bool = False, method: Method = "double-or-nothing", level: float = 0.95,
                 n_resamples: int = 1000, seed: int = 0, prior_log_odds: Sequence[float] | None = None,
-                memory_gib: float = MEMORY_GIB, progress: bool = False) -> CalibrationResult:
+                memory_gib: float = MEMORY_GIB, spill_dir: str | os.PathLike | None = None, progress: bool = False
+                ) -> CalibrationResult:
     """Cllr, minCllr, actDCF and minDCF at each operating point (p_target, c_miss, c_fa), overall and per group
     (a group: its genuine comparisons and its same-group impostors), each with an identity-aware ``level``
     interval from ``n_resamples`` replicates of ``method`` (``double-or-nothing``, ``vertex``: percentile;
     ``recentered``: within-identity, centred on the V-statistic). ``llr``: the scores are natural-log likelihood
-    ratios; without it Cllr and actDCF are None (their ``reason`` says why). Every comparison is held in memory
-    (``memory_gib`` bounds it; an :class:`InputError` says what to do beyond). ``prior_log_odds``: the APE grid.
+    ratios; without it Cllr and actDCF are None (their ``reason`` says why). Every comparison is held sorted in
+    memory within ``memory_gib``, beyond it on disk in a temporary folder in ``spill_dir`` (default: the system's,
+    ``TMPDIR``), removed with the result's views; an :class:`InputError` says what to do when neither has room.
+    ``prior_log_odds``: the APE grid.
     """
     ops = check_operating_points(operating_points)
     method, level, n_resamples, seed = check_bootstrap(method, level, n_resamples, seed)
     memory_gib = checks.number(memory_gib, "memory_gib", low=0.0, low_open=True)
     eta = cal.DEFAULT_PRIOR_LOG_ODDS if prior_log_odds is None else np.asarray(
         checks.numbers(prior_log_odds, "prior_log_odds"), float)
-    views = materialise(data, method, memory_gib, "calibration intervals")
+    views = materialise(data, method, memory_gib, "calibration intervals", spill_dir=spill_dir)
     s = Runner(views, ops, llr=llr).bootstrap(method, n_resamples, seed, progress, "calibration resamples")
     return calibration_from(views, s, llr, method, level, n_resamples, seed, eta)
 

@@ -10,6 +10,7 @@ metrics), intervals as :mod:`matchaudit.estimators.calibration`. Plus plug-in hi
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,25 +66,58 @@ def statistics(x: np.ndarray) -> dict[str, np.ndarray]:
 
 def score_distributions(data: MatchData, *, method: Method = "double-or-nothing", level: float = 0.95,
                         n_resamples: int = 1000, seed: int = 0, bins: int = 60, memory_gib: float = MEMORY_GIB,
-                        progress: bool = False) -> DistributionResult:
+                        spill_dir: str | os.PathLike | None = None, progress: bool = False) -> DistributionResult:
     """Genuine and impostor score mean and SD, d' and each group's shift from the overall, each with an
-    identity-aware ``level`` interval (``method`` as :func:`matchaudit.estimators.calibration.calibration`), and
-    histogram densities of every view on ``bins`` common bins (self-pairs never included)."""
+    identity-aware ``level`` interval (``method``, ``memory_gib``, ``spill_dir`` as
+    :func:`matchaudit.estimators.calibration.calibration`), and histogram densities of every view on ``bins``
+    common bins (self-pairs never included)."""
     method, level, n_resamples, seed = check_bootstrap(method, level, n_resamples, seed)
     bins = checks.integer(bins, "bins", low=1)
     memory_gib = checks.number(memory_gib, "memory_gib", low=0.0, low_open=True)
-    views = materialise(data, method, memory_gib, "score distributions")
+    views = materialise(data, method, memory_gib, "score distributions", spill_dir=spill_dir)
     s = Runner(views, calib=False).bootstrap(method, n_resamples, seed, progress, "score-distribution resamples")
     return distributions_from(views, s, method, level, n_resamples, seed, bins)
 
 
-def sorted_density(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """``np.histogram(x, edges, density=True)[0]`` of an already sorted ``x``, by NumPy's own expressions (bins
-    closed on the left, the last on both sides; counts as differences of searches), without the sort NumPy
-    makes of every 65,536 values (0.28 s of the score distributions at 8.0e6 comparisons)."""
-    cum = np.concatenate((x.searchsorted(edges[:-1], "left"), x.searchsorted(edges[-1:], "right")))
-    n = np.diff(cum)
+def sorted_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(x, edges)[0]`` of an already sorted ``x``, by NumPy's own expressions (bins closed on the left,
+    the last on both sides; counts as differences of searches), without the sort NumPy makes of every 65,536
+    values (0.28 s of the score distributions at 8.0e6 comparisons)."""
+    return np.diff(np.concatenate((x.searchsorted(edges[:-1], "left"), x.searchsorted(edges[-1:], "right"))))
+
+
+def density(n: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Densities of the bin counts ``n``, as ``np.histogram(..., density=True)`` forms them."""
     return n / np.array(np.diff(edges), float) / n.sum()
+
+
+def sorted_density(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(x, edges, density=True)[0]`` of an already sorted ``x`` (:func:`sorted_counts`)."""
+    return density(sorted_counts(x, edges), edges)
+
+
+def histograms(views: ScoreViews, bins: int) -> tuple[np.ndarray, tuple[Histogram, ...]]:
+    """Common bin edges over the finite scores of the data's comparisons (self-pairs left out) and each view's
+    genuine and impostor densities on them, as ``np.histogram`` gives them, counted span by span
+    (:meth:`ScoreViews.spans`: the same counts, so the same densities, in memory and on disk)."""
+
+    def kept(sl: slice) -> np.ndarray:
+        return (views.kind[sl] != cal.SELF) & np.isfinite(views.score[sl])
+
+    ends = np.array([(x.min(), x.max()) for sl in views.spans() if (x := views.score[sl][kept(sl)]).size])
+    edges = np.histogram_bin_edges(np.array([ends[:, 0].min(), ends[:, 1].max()]) if ends.size else ends, bins)
+    V = len(views.names)
+    counts, present = np.zeros((V, 2, bins), np.int64), np.zeros((V, 2), np.int64)
+    for sl in views.spans():
+        m, s, gen, view = kept(sl), views.score[sl], views.genuine[sl], views.view[sl]
+        for k in range(V):
+            mk = m if k == 0 else m & (view == k)
+            for c, g in enumerate((True, False)):
+                x = s[mk & (gen == g)]
+                counts[k, c] += sorted_counts(x, edges)
+                present[k, c] += x.size
+    return edges, tuple(Histogram(group, *(density(counts[k, c], edges) if present[k, c] else np.zeros(bins)
+                                           for c in range(2))) for k, group in enumerate(views.names))
 
 
 def distributions_from(views: ScoreViews, s: Summaries, method: Method, level: float, n_resamples: int, seed: int,
@@ -105,16 +139,9 @@ def distributions_from(views: ScoreViews, s: Summaries, method: Method, level: f
                             "high": hi, "method": method, "level": level, "n_resamples": n_resamples,
                             "genuine_comparisons": int(n_gen[k]), "impostor_comparisons": int(n_imp[k]),
                             "note": note})
-    real = views.real & np.isfinite(views.score)
-    edges = np.histogram_bin_edges(views.score[real], bins)
-    hists = []
-    for k, group in enumerate(views.names):
-        m = real & views.in_view(k)
-        dens = [sorted_density(views.score[m & (views.genuine == g)], edges) if
-                np.any(m & (views.genuine == g)) else np.zeros(bins) for g in (True, False)]
-        hists.append(Histogram(group, dens[0], dens[1]))
-    return DistributionResult(tuple(records), edges, tuple(hists), method, level, n_resamples, seed)
+    edges, hists = histograms(views, bins)
+    return DistributionResult(tuple(records), edges, hists, method, level, n_resamples, seed)
 
 
-__all__ = ["METRICS", "DistributionResult", "Histogram", "distributions_from", "score_distributions", "sorted_density",
-           "statistics"]
+__all__ = ["METRICS", "DistributionResult", "Histogram", "density", "distributions_from", "histograms",
+           "score_distributions", "sorted_counts", "sorted_density", "statistics"]
