@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 import matchaudit as ma
 from matchaudit.auditing import score_analyses
 from matchaudit.cli import app
+from matchaudit.errors import InputError
 from matchaudit.auditing.options import IntervalOptions
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.report.html import write_report
@@ -54,19 +55,29 @@ def test_llr_and_method_choice(small):
     assert ma.audit(small, fmr=1e-2, intervals=False).calibration.empty
 
 
-def test_over_the_memory_budget_is_sorted_on_disk_and_without_room_a_warning_not_a_failure(small, monkeypatch):
+def test_over_the_memory_budget_is_a_warning_or_sorted_on_disk_where_asked(small, monkeypatch, tmp_path):
+    """Over the score views' memory budget the audit skips them with a warning that says how to sort on disk; with a
+    folder (``spill_dir``) it sorts them there, with the same records as in memory; a disk without room is a warning
+    again; the folder is not recorded (where to work is not a result) and must exist."""
     config = AuditConfig(fmr_targets=(), fnmr_targets=(0.01,))
     exact = evaluate(small, config)
-    got = [score_analyses(small, config, exact, IntervalOptions(n_resamples=50, memory_gb=gb), ((0.01, 1, 1),), False,
-                          False) for gb in (None, 1e-9)]  # the default budget, and one that sorts on disk
-    for a, b in zip(*got):
-        assert a == b if isinstance(a, list) else a.to_records() == b.to_records()
-    usage = namedtuple("usage", "total used free")
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 1000, 1000))
     opts = IntervalOptions(n_resamples=50, memory_gb=1e-9)
     cal, dist, dual, note = score_analyses(small, config, exact, opts, ((0.01, 1, 1),), False, False)
-    assert cal is None and dist is None and dual == [] and "skipped" in note[0] and "GiB free" in note[0]
+    assert cal is None and dist is None and dual == [] and "skipped" in note[0] and "spill_dir" in note[0]
     assert "intervals at FNMR targets" in note[0]
+    got = [score_analyses(small, config, exact, IntervalOptions(n_resamples=50, memory_gb=gb, spill_dir=str(tmp_path)),
+                          ((0.01, 1, 1),), False, False) for gb in (None, 1e-9)]  # in memory, and sorted on disk
+    for a, b in zip(*got):
+        assert a == b if isinstance(a, list) else a.to_records() == b.to_records()
+    assert list(tmp_path.iterdir()) == []  # the temporary folder went with the views
+    assert "spill_dir" not in IntervalOptions(spill_dir=str(tmp_path)).recorded()
+    with pytest.raises(InputError, match="not a folder"):
+        IntervalOptions(spill_dir=str(tmp_path / "missing"))
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 1000, 1000))
+    opts = IntervalOptions(n_resamples=50, memory_gb=1e-9, spill_dir=str(tmp_path))
+    cal, dist, dual, note = score_analyses(small, config, exact, opts, ((0.01, 1, 1),), False, False)
+    assert cal is None and dist is None and dual == [] and "skipped" in note[0] and "GiB free" in note[0]
 
 
 @pytest.mark.parametrize("flag,value,words", [("--dcf", "0.01,1", "triples"), ("--dcf", "1.5,1,1", "--dcf"),

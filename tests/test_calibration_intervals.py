@@ -179,8 +179,11 @@ def test_records(pairs):
     assert math.isclose(full.ape[1].minimum[35], cal.min_dcf(tar, non, 0.5), rel_tol=1e-12)  # eta = 0
 
 
-def test_arguments(pairs):
-    on_disk = calibration(pairs, n_resamples=40, memory_gib=1e-6)  # over the budget: sorted on disk, the same numbers
+def test_arguments(pairs, tmp_path):
+    with pytest.raises(InputError, match="spill_dir") as e:  # over the memory budget, and no folder to sort on disk
+        calibration(pairs, n_resamples=40, memory_gib=1e-6)
+    assert e.value.param == "memory_gib"
+    on_disk = calibration(pairs, n_resamples=40, memory_gib=1e-6, spill_dir=tmp_path)  # sorted there: the same
     assert on_disk.to_records() == calibration(pairs, n_resamples=40).to_records()
     with pytest.raises(InputError) as e:
         calibration(pairs, operating_points=((1.5, 1, 1),), n_resamples=40)

@@ -274,7 +274,7 @@ class Audit:
         payload["summary"] = dict(payload["summary"], warnings=list(payload["summary"]["warnings"]) + self.warnings)
         if self.interval_records is not None:
             payload["intervals"] = self.interval_records
-            payload["config"]["intervals"] = asdict(self.interval_options)
+            payload["config"]["intervals"] = self.interval_options.recorded()
         if self.test_records is not None:
             payload["tests"] = self.test_records
             payload["config"]["tests"] = {k: v for k, v in asdict(self.test_options).items()}

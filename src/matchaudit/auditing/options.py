@@ -5,12 +5,14 @@ whoever builds them, and recorded in the results."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field, fields
 from typing import Literal, Sequence
 
 from matchaudit import checks
 from matchaudit.choices import INTERVAL_METHODS as METHODS
 from matchaudit.definitions import Alternative
+from matchaudit.errors import InputError
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators.calibration import check_operating_points
 from matchaudit.estimators.equivalence import Scale, check_options
@@ -76,7 +78,10 @@ class IntervalOptions:
     bootstrap replicates (and their ``seed``); ``one_sided``: upper bounds; ``band``: the DET bands, simultaneous or
     pointwise; ``n_cells``, ``det_points``: the replicate grid and the DET band's points; ``memory_gb``: the
     bootstrap's memory budget (default a quarter of physical memory; replicates are counted in chunks that fit it,
-    the same numbers)."""
+    the same numbers); ``spill_dir``: a folder where the calibration metrics and score distributions may sort the
+    comparisons on disk when they exceed their memory budget (default none: they are skipped there, with a warning;
+    on disk every block of replicates reads them back, so slower). Where to sort is not a statistical choice:
+    ``spill_dir`` is not recorded in results.json."""
 
     method: str | tuple[str, ...] | None = None  # None: per-metric defaults; several: each where it applies
     level: float = 0.95
@@ -87,6 +92,7 @@ class IntervalOptions:
     n_cells: int = 4096
     det_points: int = 60
     memory_gb: float | None = None  # budget for the bootstrap; None: MEMORY_SHARE of physical memory
+    spill_dir: str | None = field(default=None, metadata={"recorded": False})
 
     def __post_init__(self) -> None:
         """Validate every field, whoever builds the options."""
@@ -103,6 +109,15 @@ class IntervalOptions:
         bs.check_resamples(self.n_resamples, self.level, self.alternative)
         if self.memory_gb is not None:
             object.__setattr__(self, "memory_gb", checks.number(self.memory_gb, "memory_gb", low=0.0, low_open=True))
+        if self.spill_dir is not None:
+            object.__setattr__(self, "spill_dir", checks.path(self.spill_dir, "spill_dir"))
+            if not os.path.isdir(self.spill_dir):
+                raise InputError(f"spill_dir {self.spill_dir!r} is not a folder: give an existing folder on a disk "
+                                 "with room, or leave it out.", param="spill_dir")
+
+    def recorded(self) -> dict:
+        """The fields results.json records (all but where to work: ``spill_dir``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("recorded", True)}
 
     @property
     def methods(self) -> tuple[str, ...]:

@@ -44,15 +44,16 @@ def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, opt
     """The calibration and cost metrics, the score distributions and the intervals at the FNMR targets
     (:mod:`matchaudit.estimators.dual_point`: each replicate at its own threshold) of an audit, with intervals by
     the first score-view method the options name (default: the audit's default bootstrap), or a warning saying why
-    they were skipped (the comparisons fit neither in memory nor on the temporary folder's disk; labels without
+    they were skipped (the comparisons fit neither in memory nor, where a folder is given, on its disk; labels without
     identities)."""
     method = next((m for m in options.methods if m in SCORE_VIEW_METHODS), default_bootstrap(data))
     betas = tuple(config.fnmr_targets)
     try:  # one materialisation and one pass serve all three (the pass computes the moments with the costs)
         views = materialise(data, method, options.memory_gb or MEMORY_GIB,
-                            "calibration metrics and score distributions", config.threshold_impostors)
+                            "calibration metrics and score distributions", config.threshold_impostors,
+                            options.spill_dir)
     except InputError as e:
-        if e.param not in (None, "spill_dir", "method"):  # the data cannot serve them: say so, audit the rest
+        if e.param not in (None, "memory_gib", "spill_dir", "method"):  # the data cannot serve them: say so, audit the rest
             raise
         what = "calibration metrics, score distributions" + (" and intervals at FNMR targets" if betas else "")
         return None, None, [], [f"{what} skipped: {e}"]

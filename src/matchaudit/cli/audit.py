@@ -153,6 +153,7 @@ def audit(
     ci_seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap replicates."),
     one_sided: bool = typer.Option(False, "--one-sided", help="One-sided upper bounds (certification)."),
     memory: float = typer.Option(None, "--memory", help="Memory budget of the bootstrap in GB (default: a quarter of this machine's memory): replicates are counted in chunks that fit it, with the same numbers."),
+    spill_dir: Path = typer.Option(None, "--spill-dir", help="A folder where the calibration metrics and score distributions may sort the comparisons on disk when they exceed their memory budget (about 62 bytes per comparison; slower: every block of replicates reads them back). Default: they are skipped there, with a warning."),
     band: str = typer.Option("simultaneous", "--band", help="DET bands: simultaneous (sup-t over the FMR range) or pointwise."),
     no_intervals: bool = typer.Option(False, "--no-intervals", help="Skip intervals (exact metrics only)."),
     tests: bool = typer.Option(False, "--tests", help="Also test the groups' FNMR@FMR and FMR gaps at each FMR target (identity-level permutations; raw, Holm and max-T p-values at 1 - --level, BH q-values)."),
@@ -267,7 +268,8 @@ def audit(
                               exclude_small_groups=exclude_small_groups, small_group_identities=small_group_identities)
     if no_intervals:  # interval options that will not be used were ignored silently
         unused = [name for name, given in (("ci_method", ci_method is not None), ("one_sided", one_sided),
-                                           ("band", band != "simultaneous"), ("memory_gb", memory is not None)) if given]
+                                           ("band", band != "simultaneous"), ("memory_gb", memory is not None),
+                                           ("spill_dir", spill_dir is not None)) if given]
         if unused:
             raise InputError("the intervals are skipped (--no-intervals), so this interval option would be ignored: "
                              "drop it or compute the intervals.", param=unused[0])
@@ -279,7 +281,7 @@ def audit(
                              "--tests.", param=unused[0])
     intervals = False if no_intervals else IntervalOptions(
         method=ci_method, level=level, n_resamples=n_resamples, seed=ci_seed, one_sided=one_sided, band=band,
-        memory_gb=memory)
+        memory_gb=memory, spill_dir=None if spill_dir is None else str(spill_dir))
     alpha = round(1 - checks.probability(level, "level"), 12)  # the tests' and the equivalence tests' (--level)
     test_options = TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=alpha, comparisons=tests_versus) \
         if tests else False

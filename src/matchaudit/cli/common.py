@@ -46,7 +46,7 @@ FLAGS = {
     "identity_cols": "--identity-cols", "fmr_targets": "--fmr", "samples_per_identity": "--samples-per-identity",
     "n_identities": "--identities", "datasets": "--datasets", "identities": "--identities", "chains": "--chains",
     "draws": "--draws", "warmup": "--warmup", "report": "--report", "thresholds_from": "--thresholds-from",
-    "memory_gb": "--memory", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
+    "memory_gb": "--memory", "spill_dir": "--spill-dir", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
     "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--alpha", "fta_policy": "--fta-policy",
     "duplicates": "--duplicates", "n_datasets": "--datasets", "samples": "--samples", "levels": "--levels",
     "return_code_col": "--return-code-col", "speaker_of": "--speaker-of", "subject_of": "--subject-of",

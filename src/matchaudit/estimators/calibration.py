@@ -97,8 +97,9 @@ def calibration(data: MatchData, *, operating_points: Sequence[tuple[float, floa
     interval from ``n_resamples`` replicates of ``method`` (``double-or-nothing``, ``vertex``: percentile;
     ``recentered``: within-identity, centred on the V-statistic). ``llr``: the scores are natural-log likelihood
     ratios; without it Cllr and actDCF are None (their ``reason`` says why). Every comparison is held sorted in
-    memory within ``memory_gib``, beyond it on disk in a temporary folder in ``spill_dir`` (default: the system's,
-    ``TMPDIR``), removed with the result's views; an :class:`InputError` says what to do when neither has room.
+    memory within ``memory_gib``, beyond it on disk in a temporary folder in ``spill_dir`` when given (slower: each
+    block of replicates reads them from the disk), removed with the result's views; an :class:`InputError` says what
+    to do when neither serves.
     ``prior_log_odds``: the APE grid.
     """
     ops = check_operating_points(operating_points)

@@ -28,7 +28,6 @@ per genuine comparison its position and PAV stacks.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -147,17 +146,23 @@ class ScoreViews:
 
 def _check_budget(n: int, total: int, memory_gib: float, feature: str, spill_dir: str | os.PathLike | None
                   ) -> Spill | None:
-    """None when ``n`` comparisons fit ``memory_gib`` sorted in memory; else a :class:`Spill` with room to sort
-    the ``total`` on disk; an :class:`InputError` naming the folder and the remedies when that has none."""
+    """None when ``n`` comparisons fit ``memory_gib`` sorted in memory; else, when a ``spill_dir`` is given, a
+    :class:`Spill` there with room to sort the ``total`` on disk; an :class:`InputError` saying what to do when
+    neither serves. Sorting on disk is asked for, never chosen here: the B replicates then read every comparison
+    from the disk, minutes where memory took seconds, and the files take ~62 bytes per comparison."""
     need = n * BYTES_PER_COMPARISON / 2**30
     if need <= memory_gib:
         return None
-    where = Path(tempfile.gettempdir() if spill_dir is None else spill_dir)
     head = (f"{feature}: {n:,} comparisons need about {need:.1f} GiB to be sorted in memory, over the "
-            f"{memory_gib:g} GiB budget (memory_gib), so they are sorted on disk")
-    remedies = ("give a folder on a disk with room (spill_dir, or the TMPDIR environment variable), raise the "
-                "memory budget (memory_gib) if the machine has the memory, or evaluate a listed trial list or a "
-                "subset of the identities.")
+            f"{memory_gib:g} GiB budget (memory_gib)")
+    if spill_dir is None:
+        raise InputError(f"{head}. Raise the memory budget (memory_gib) if the machine has the memory, give a folder "
+                         f"to sort them on disk (spill_dir; about {total * DISK_BYTES_PER_COMPARISON / 2**30:.1f} GiB "
+                         "there), or evaluate a listed trial list or a subset of the identities.", param="memory_gib")
+    where = Path(spill_dir)
+    head += ", so they are sorted on disk"
+    remedies = ("give a folder on a disk with room (spill_dir), raise the memory budget (memory_gib) if the machine "
+                "has the memory, or evaluate a listed trial list or a subset of the identities.")
     try:
         spill = Spill(spill_dir)
     except OSError as e:
@@ -253,11 +258,12 @@ def materialise(data: MatchData, method: Method, memory_gib: float = MEMORY_GIB,
                 threshold_impostors: ThresholdImpostors = "all", spill_dir: str | os.PathLike | None = None
                 ) -> ScoreViews:
     """The views' comparisons of ``data``, sorted once (all-pairs: streamed from the score tiles). Within
-    ``memory_gib`` in memory; beyond, by an external sort on disk in a temporary folder in ``spill_dir`` (default:
-    :func:`tempfile.gettempdir`): runs of ``memory_gib`` (at least ``MIN_RUN`` comparisons) sorted in memory, spilled
+    ``memory_gib`` in memory; beyond, when a folder ``spill_dir`` is given, by an external sort on disk in a
+    temporary folder in it: runs of ``memory_gib`` (at least ``MIN_RUN`` comparisons) sorted in memory, spilled
     and merged into read-only arrays
     on disk (:mod:`matchaudit.external_sort`) equal to the in-memory ones to the bit; the folder goes with the views.
-    An :class:`InputError` when the disk has no room either, or when the data lack what ``method`` resamples.
+    An :class:`InputError` beyond the memory budget without a ``spill_dir`` or with no room there, or when the data
+    lack what ``method`` resamples.
     ``threshold_impostors`` marks the overall view's threshold impostors (:mod:`matchaudit.pairings`)."""
     if not data.has_identities:
         raise InputError(f"{feature} resamples identities, but this comparison table has labels only: give the "
