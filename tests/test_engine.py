@@ -236,7 +236,7 @@ def test_window_items_buffered_or_rescanned_agree(scheme, monkeypatch):
     rescans = []
     rescan = entries.Entries._window_items
     monkeypatch.setattr(entries.Entries, "_window_items", lambda self, *a: rescans.append(1) or rescan(self, *a))
-    monkeypatch.setattr(entries, "item_room", lambda data, grid, win: 1)
+    monkeypatch.setattr(entries, "item_room", lambda win, share: 1)
     got = run(data, scheme, 5, **kw)
     assert 0 < len(rescans) < data.n_blocks(4)  # buffers ran out, then grew
     for f in ("genuine", "impostor", "target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
@@ -290,19 +290,17 @@ def test_refinement_window_is_only_a_cost_decision(scheme, monkeypatch):
     """Target items come from the counting pass (window cells) or a second pass: identical results."""
     data = make_data(seed=9, sizes=(3, 5, 2, 6, 1, 4, 4), groups=(0, 1, 1, 0, 1, 0, 1))
     grid = build_grid(data, n_cells=64)
-    from matchaudit.engine import driver
-
     out = []
-    predicted = driver.window_cells
+    predicted = window.window_cells
     # the predicted window, nothing kept in one pass, everything kept
     for cells in (predicted, lambda *a: np.zeros(grid.n_cells, bool), lambda *a: np.ones(grid.n_cells, bool)):
-        monkeypatch.setattr(driver, "window_cells", cells)
+        monkeypatch.setattr(window, "window_cells", cells)
         out.append(run(data, scheme, 6, grid=grid, fmr_targets=[0.2, 0.05, 0.0], block_rows=4))
     for c in out[1:]:
         for f in ("target_threshold", "target_genuine_accepted", "target_impostor_accepted"):
             np.testing.assert_array_equal(getattr(c, f), getattr(out[0], f), err_msg=f)
     everything = np.ones((data.n_groups,) * 2, bool)
-    win = predicted(data, grid.cell_of, grid.n_cells, np.array([0.05]), everything)
+    win = predicted(window.sample(data), data, grid.cell_of, grid.n_cells, np.array([0.05]), everything)
     assert win.any() and not win.all()
 
 
@@ -341,5 +339,6 @@ def test_the_predicted_window_holds_every_replicates_threshold(design):
     for scheme in (rs.DoubleOrNothing(5), rs.Vertex(6), rs.WithinIdentity(7)):
         c = run(data, scheme, 60, grid=grid, fmr_targets=[1e-1, 1e-2, 1e-3])
         assert c.info["second_pass_cells"] == 0, (design, scheme.name)
-    win = window.window_cells(data, grid.cell_of, grid.n_cells, np.array([1e-3]), np.ones((data.n_groups,) * 2, bool))
+    win = window.window_cells(window.sample(data), data, grid.cell_of, grid.n_cells, np.array([1e-3]),
+                              np.ones((data.n_groups,) * 2, bool))
     assert 0 < win.sum() < grid.n_cells / 4, (design, win.sum())

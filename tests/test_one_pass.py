@@ -102,6 +102,6 @@ def test_the_window_holds_the_threshold(data, monkeypatch):
     for p in thr.operating_points:
         if p["group"] != "all":
             continue
-        w = smp.balanced if p["weighting"] == "balanced" else np.ones(smp.score.size)
+        w = smp.balanced(data, np.ones(smp.score.size, bool)) if p["weighting"] == "balanced" else np.ones(smp.score.size)
         lo, hi = window.score_window(smp.score, smp.row, w, smp.n_rows, p["target"])
         assert lo < p["threshold"] <= hi, (p["weighting"], p["target"], lo, p["threshold"], hi)

@@ -72,14 +72,26 @@ def bucket(s, start, lo, scale):
 
 @nb.njit(inline="always", cache=True)
 def cell(s, padded, start, lo, scale, ge):
-    """Number of edges <= s (``ge``, rule >=) or < s (rule >): the edges of the buckets below ``s``'s plus those of
-    its own bucket that count: two compares when it holds at most two (most buckets; an edge beyond the bucket
-    does not count, so comparing it is harmless; +inf, which the padding's infinities would count, searches),
-    else a binary search within it. ``padded[k + 1]`` is edge ``k``."""
+    """Number of edges <= s (``ge``, rule >=) or < s (rule >): 0 or all of them below the first edge or above the last
+    (no table read: impostor scores crowd below the genuine ones), else the edges of the buckets below ``s``'s plus
+    those of its own bucket that count: two compares when it holds at most two (most buckets; an edge beyond the
+    bucket does not count, so comparing it is harmless), else a binary search within it. ``padded[k + 1]`` is edge
+    ``k``."""
+    c = padded.shape[0] - 4
+    if ge:
+        if s < padded[1]:
+            return 0
+        if s >= padded[c]:
+            return c
+    else:
+        if s <= padded[1]:
+            return 0
+        if s > padded[c]:
+            return c
     b = bucket(s, start, lo, scale)
     left = start[b]
     right = start[b + 1]
-    if right - left <= 2 and s < np.inf:
+    if right - left <= 2:
         if ge:
             return left + np.int64(padded[left + 1] <= s) + np.int64(padded[left + 2] <= s)
         return left + np.int64(padded[left + 1] < s) + np.int64(padded[left + 2] < s)

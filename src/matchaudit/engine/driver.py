@@ -32,6 +32,7 @@ import numpy as np
 
 from matchaudit.definitions import Rule, ThresholdImpostors
 from matchaudit.engine import kernels as K
+from matchaudit.engine import window
 from matchaudit.engine.comparison_level import comparison_level_counts
 from matchaudit.engine.counts import Counts, TailHits
 from matchaudit.engine.entries import Entries
@@ -40,7 +41,6 @@ from matchaudit.engine.passes import Accumulator, Backend, CountTask, LocalBacke
 from matchaudit.progress import Meter
 from matchaudit.engine.targets import concat_items, exact_targets, needed_cells, target_crossings, wanted_items
 from matchaudit.engine.weights import layout_of, mode_of
-from matchaudit.engine.window import window_cells
 from matchaudit.model import MatchData
 from matchaudit.pairings import PairCategories, reference_pairs
 from matchaudit.resampling import Scheme
@@ -141,12 +141,15 @@ def plan(
                     None, None, None, None)
     if collapse is None:
         collapse = collapse_pays(data, mode, reps.size, grid.n_cells)
-    win = window_cells(data, grid.cell_of, grid.n_cells, targets, reference) if targets.size else np.zeros(0, np.bool_)
+    smp = window.sample(data) if targets.size else None
+    win = window.window_cells(smp, data, grid.cell_of, grid.n_cells, targets, reference) if smp is not None else np.zeros(0, bool)
     keep_tail = keep_tail and bool(win.any()) and mode in (K.SAMPLE, K.PRODUCT) and data.protocol == "all-pairs"
     if keep_tail:
         win[np.argmax(win):] = True
+    share = window.share(smp, grid.cell_of, win) if smp is not None else 0.0
     task = CountTask(grid=grid, mode=mode, scheme=scheme, replicates=reps, lanes=lanes,
-                     collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows, cats=cats)
+                     collapse=bool(collapse and mode != K.SAMPLE), win=win, block_rows=block_rows, cats=cats,
+                     win_share=share)
     ent = task.entries(data)
     wt, imputed = task.weights(data, ent)
     return Plan(data, scheme, reps, grid, targets, threshold_impostors, cats, block_rows, bool(collapse), keep_tail,

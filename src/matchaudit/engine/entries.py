@@ -11,7 +11,6 @@ import numpy as np
 
 from matchaudit.engine import kernels as K
 from matchaudit.engine.grid import Grid
-from matchaudit.engine.window import share
 from matchaudit.blocks import DenseBlock
 from matchaudit.model import MatchData, PairBlock
 from matchaudit.pairings import PairCategories
@@ -79,12 +78,12 @@ class DirectState:
 ITEM_SLACK = 1024  # window items per thread buffered beyond the estimate
 
 
-def item_room(data: MatchData, grid: Grid, win: np.ndarray) -> int:
-    """Window items per thread that a direct pass buffers: 1.5x the estimated share of a sub-tile's entries
-    in the window cells ``win`` (:func:`matchaudit.engine.window.share`), plus ``ITEM_SLACK``."""
+def item_room(win: np.ndarray, share: float) -> int:
+    """Window items per thread that a direct pass buffers: 1.5x the estimated ``share`` of a sub-tile's entries in
+    the window cells ``win`` (:func:`matchaudit.engine.window.share`), plus ``ITEM_SLACK``."""
     if not win.any():
         return 0
-    return int(1.5 * share(data, grid.cell_of, win) * ENTRIES / nb.get_num_threads()) + ITEM_SLACK
+    return int(1.5 * share * ENTRIES / nb.get_num_threads()) + ITEM_SLACK
 
 
 def direct_pays(data: MatchData, ent: Entries, W: np.ndarray, collapse: bool) -> bool:

@@ -50,6 +50,7 @@ class CountTask:
     win: np.ndarray  # cells whose entries are kept (with scores) during the pass
     block_rows: int
     cats: PairCategories  # the impostor category of each group pair
+    win_share: float = 1 / 16  # estimated share of the comparisons in the window cells (window items' buffers)
 
     def entries(self, data: MatchData) -> Entries:
         return Entries(data, self.grid, self.mode, self.scheme is not None and self.scheme.self_pairs, self.cats)
@@ -80,7 +81,7 @@ class CountTask:
         """The accumulator of this pass (``ent``, ``wt``: its entries and weights), to feed blocks to."""
         R = wt.shape[1]
         W = batched(wt, min(self.lanes, -(-R // 16) * 16))  # whole 16-lane vectors
-        return Counter(data, ent, W, R, self.collapse, self.win)
+        return Counter(data, ent, W, R, self.collapse, self.win, self.win_share)
 
     def items(self, data: MatchData, want: np.ndarray, part: tuple[int, int] = (0, 1)) -> list:
         """Second, filtered pass: (keys, u, v, scores) of every entry of ``part`` in the cells ``want``."""
@@ -201,7 +202,8 @@ class Counter:
     ``win``, fed block by block (:func:`feed`), alone (:meth:`CountTask.count`) or beside other accumulators fed by
     the same scoring pass (the same table either way); ``n_lanes`` of the lanes of ``W`` are replicates."""
 
-    def __init__(self, data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, collapse: bool, win: np.ndarray):
+    def __init__(self, data: MatchData, ent: Entries, W: np.ndarray, n_lanes: int, collapse: bool, win: np.ndarray,
+                 win_share: float):
         self.ent, self.W, self.collapse, self.win = ent, W, collapse, win
         self.codes: list[np.ndarray] = []
         self.counts: list[np.ndarray] = []
@@ -211,7 +213,7 @@ class Counter:
         if self.w2 > en.EXACT:
             raise ValueError(f"weights up to {int(W.max())} are too large for exact float32 products")
         direct = direct_pays(data, ent, W, collapse)  # per-thread tables (DirectState), else one table
-        self.state = DirectState.new(W, ent.n_keys, n_lanes, en.item_room(data, ent.grid, win)) if direct else None
+        self.state = DirectState.new(W, ent.n_keys, n_lanes, en.item_room(win, win_share)) if direct else None
         self.table = None if direct else np.zeros((ent.n_keys, W.shape[0], W.shape[2]), np.int64)
 
     def feed(self, block: Block) -> None:

@@ -39,15 +39,13 @@ SHARE_SCORES = 1_000_000  # sampled impostors that estimate a share of the compa
 @dataclass(frozen=True)
 class Sample:
     """Sampled impostor comparisons, by score descending: score, cluster (the sampled row's identity; listed: the
-    first identity),
-    identity-balanced weight ``1 / (n_k n_l)`` (listed: 1), and the two sides' identities (all pairs, so that data
-    relabelled into other groups share the sample) or groups (listed)."""
+    first identity), and the two sides' identities (all pairs, so that data relabelled into other groups share the
+    sample) or groups (listed). 20 bytes each (6.4 million at 50,000 samples)."""
 
     score: np.ndarray  # float64
-    row: np.ndarray  # int64, the cluster: 0 .. n_rows - 1
-    balanced: np.ndarray  # float64
-    a: np.ndarray  # int64
-    b: np.ndarray  # int64
+    row: np.ndarray  # int32, the cluster: 0 .. n_rows - 1
+    a: np.ndarray  # int32
+    b: np.ndarray  # int32
     n_rows: int
     by_identity: bool
 
@@ -56,6 +54,13 @@ class Sample:
         if self.by_identity:
             return data.identity_group[self.a], data.identity_group[self.b]
         return self.a, self.b
+
+    def balanced(self, data: MatchData, keep: np.ndarray) -> np.ndarray:
+        """The identity-balanced weights ``1 / (n_k n_l)`` of the comparisons ``keep`` selects (listed: 1)."""
+        if not self.by_identity:
+            return np.ones(int(np.count_nonzero(keep)))
+        size = data.identity_sizes.astype(np.float64)
+        return 1.0 / (size[self.a[keep]] * size[self.b[keep]])
 
 
 def sample(data: MatchData, seed: int = 0) -> Sample:
@@ -76,10 +81,8 @@ def _all_pairs(data: MatchData, seed: int) -> Sample:
     scores = row_scores(s.embeddings, rows, data.metric)
     ident = s.identity
     r, c = np.nonzero(ident[rows, None] != ident[None, :])
-    size = data.identity_sizes.astype(np.float64)
-    ka, kb = ident[rows[r]], ident[c]
-    cluster = np.unique(ka, return_inverse=True)[1].ravel()  # the sampled rows' identities
-    return _sorted(scores[r, c], cluster, 1.0 / (size[ka] * size[kb]), ka, kb, int(cluster.max(initial=-1)) + 1, True)
+    kinds, of_row = np.unique(ident[rows], return_inverse=True)  # the sampled rows' identities: the clusters
+    return _sorted(scores[r, c], of_row.ravel()[r], ident[rows[r]], ident[c], kinds.size, True)
 
 
 def _listed(data: MatchData) -> Sample:
@@ -96,14 +99,13 @@ def _listed(data: MatchData) -> Sample:
     score, ida, ga, gb = (np.concatenate(x) for x in zip(*parts))
     cluster = ida if ida.size and ida.min() >= 0 else np.arange(ida.size)
     row = np.unique(cluster, return_inverse=True)[1].ravel()
-    return _sorted(score.astype(np.float64), row, np.ones(score.size), ga, gb, int(row.max(initial=-1)) + 1, False)
+    return _sorted(score.astype(np.float64), row, ga, gb, int(row.max(initial=-1)) + 1, False)
 
 
-def _sorted(score: np.ndarray, row: np.ndarray, balanced: np.ndarray, a: np.ndarray, b: np.ndarray, n_rows: int,
-            by_identity: bool) -> Sample:
+def _sorted(score: np.ndarray, row: np.ndarray, a: np.ndarray, b: np.ndarray, n_rows: int, by_identity: bool
+            ) -> Sample:
     order = stable_order(-score)  # any order of ties would do: the windows only choose what to collect
-    return Sample(score[order], row[order].astype(np.int64), balanced[order], a[order].astype(np.int64),
-                  b[order].astype(np.int64), n_rows, by_identity)
+    return Sample(score[order], *(x.astype(np.int32, copy=False)[order] for x in (row, a, b)), n_rows, by_identity)
 
 
 def score_window(desc: np.ndarray, row: np.ndarray, w: np.ndarray, n_rows: int, alpha: float, z: float = Z
@@ -133,15 +135,15 @@ def score_window(desc: np.ndarray, row: np.ndarray, w: np.ndarray, n_rows: int, 
     return lo, hi
 
 
-def target_cells(data: MatchData, reference: np.ndarray, cell_of: Callable[[np.ndarray], np.ndarray], n_cells: int,
-                 targets: Sequence[tuple[str, float]], z: float = Z) -> np.ndarray:
+def target_cells(smp: Sample, data: MatchData, reference: np.ndarray, cell_of: Callable[[np.ndarray], np.ndarray],
+                 n_cells: int, targets: Sequence[tuple[str, float]], z: float = Z) -> np.ndarray:
     """Mask of the ``n_cells`` cells (``cell_of``: scores to cells) that the windows of ``targets`` ((weighting,
     FMR) pairs: "pooled" or "balanced") touch, the FMR of the impostors of the ``reference`` (G, G) group pairs of
-    ``data``, ``z`` standard errors of the sample wide on either side."""
+    ``data`` (``smp``: its :func:`sample`), ``z`` standard errors of the sample wide on either side."""
     selected = np.zeros(n_cells, bool)
-    smp = sample(data)
     ref = reference[smp.groups(data)]
-    desc, row, balanced = smp.score[ref], smp.row[ref], smp.balanced[ref]
+    desc, row = smp.score[ref], smp.row[ref]
+    balanced = smp.balanced(data, ref) if any(w == "balanced" for w, _ in targets) else None
     for weighting, alpha in targets:
         w = balanced if weighting == "balanced" else np.ones(desc.size)
         lo, hi = score_window(desc, row, w, smp.n_rows, float(alpha), z)
@@ -149,24 +151,24 @@ def target_cells(data: MatchData, reference: np.ndarray, cell_of: Callable[[np.n
     return selected
 
 
-def share(data: MatchData, cell_of: Callable[[np.ndarray], np.ndarray], cells: np.ndarray) -> float:
-    """The share of ``data``'s impostor comparisons (any group pair) that fall into the ``cells`` (a mask)."""
-    smp = sample(data)
+def share(smp: Sample, cell_of: Callable[[np.ndarray], np.ndarray], cells: np.ndarray) -> float:
+    """The share of the impostor comparisons (any group pair) that fall into the ``cells`` (a mask), from the
+    sample ``smp``."""
     every = smp.score[:: max(1, smp.score.size // SHARE_SCORES)]
     return float(cells[cell_of(every)].mean()) if every.size else 0.0
 
 
-def window_cells(data: MatchData, grid_cell_of: Callable[[np.ndarray], np.ndarray], n_cells: int,
+def window_cells(smp: Sample, data: MatchData, grid_cell_of: Callable[[np.ndarray], np.ndarray], n_cells: int,
                  targets: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """The engine's window: cells likely to hold some replicate's threshold at an FMR target (either weighting:
-    the pooled runs and the identity-balanced ones), whose comparisons the counting pass keeps with their scores.
+    the pooled runs and the identity-balanced ones) of ``data`` (``smp``: its :func:`sample`), whose comparisons the
+    counting pass keeps with their scores.
     A replicate's threshold strays from the data's by the whole data's standard error, that of a U-statistic: about
     ``2 / sqrt(K)`` of a cluster's spread (both sides of a comparison vary) where the sample's is ``1 / sqrt(m)`` (its
     ``m`` clusters on one side): the window is ``Z`` times the larger of the two wide."""
-    smp = sample(data)
     z = Z * max(1.0, 2.0 * np.sqrt(smp.n_rows / max(data.n_identities, 1)))
     pairs = [(w, float(a)) for a in targets for w in ("pooled", "balanced")]
-    return target_cells(data, reference, grid_cell_of, n_cells, pairs, z)
+    return target_cells(smp, data, reference, grid_cell_of, n_cells, pairs, z)
 
 
 __all__ = ["SAMPLE_ROWS", "Sample", "Z", "sample", "score_window", "share", "target_cells", "window_cells"]

@@ -36,9 +36,10 @@ def predicted_cells(data: MatchData, edges: np.ndarray, fmr_targets: Sequence[fl
     if n < MIN_SAMPLES or not (len(fmr_targets) or len(thresholds) or len(pooled_targets)):
         return None
     targets = [(w, float(a)) for w in weightings for a in fmr_targets] + [("pooled", float(a)) for a in pooled_targets]
-    selected = window.target_cells(data, reference, lambda s: cell_of(edges, s), edges.size + 1, targets)
+    smp = window.sample(data)
+    selected = window.target_cells(smp, data, reference, lambda s: cell_of(edges, s), edges.size + 1, targets)
     selected[cell_of(edges, np.asarray([t for t in thresholds if np.isfinite(t)], np.float64))] = True
-    expected = window.share(data, lambda s: cell_of(edges, s), selected) * (n * (n - 1) / 2)
+    expected = window.share(smp, lambda s: cell_of(edges, s), selected) * (n * (n - 1) / 2)
     return (selected, float(expected)) if expected <= MAX_COLLECTED else None
 
 
