@@ -175,10 +175,33 @@ def test_dask_audit_counts_its_identities_in_the_one_distributed_pass(dask, monk
     monkeypatch.setattr(dask, "count_together", lambda *a, **k: (calls.append(len(a[3])), real_together(*a, **k))[1])
     monkeypatch.setattr(dask, "count", lambda *a, **k: calls.append("count"))
     _refuse_local_identity_passes(monkeypatch)
+    blocks = []
+    real_blocks = dask.blocks
+    monkeypatch.setattr(dask, "blocks", lambda fn, spans: (blocks.append(len(spans)), real_blocks(fn, spans))[1])
     dist = json.dumps(ma.audit(data, backend=dask, **kw).to_dict(), sort_keys=True, default=str)
     assert calls == [1]  # one distributed pass, serving the one identity pass
+    assert blocks == [1]  # the score views' replicates (calibration, distributions, FNMR targets) on the workers
     assert here_cpu - len(tiles) == len(list(scores.tiles(data.samples.ids.shape[0])))  # that pass's tiles
     assert dist == cpu
+
+
+@pytest.mark.parametrize("method", ["double-or-nothing", "vertex", "recentered"])
+def test_score_view_replicates_on_the_workers_equal_the_local_ones(dask, method):
+    """The score views' bootstrap in blocks on the Dask workers (``Backend.blocks``: the views sent once, each block's
+    weights regenerated from the seed there) gives this process's summaries and FNMR-target rates bit for bit, over
+    several blocks in order."""
+    from matchaudit.estimators import score_views as sv
+    from matchaudit.simulation import GroupSpec, simulate_vmf
+
+    data = simulate_vmf({"A": GroupSpec(20, (20.0, 60.0)), "B": GroupSpec(15, (15.0, 40.0))}, dim=8,
+                        samples_per_identity=4, seed=2).as_data()
+    runner = sv.Runner(sv.materialise(data, method), ((0.01, 1, 1),), llr=False, fnmr_targets=(0.05, 0.2))
+    n = 2 * sv.BATCH + 7  # three blocks, the last short
+    here = runner.bootstrap(method, n, seed=4)
+    there = runner.bootstrap(method, n, seed=4, blocks=dask.blocks)
+    for a, b in ((here.replicates, there.replicates), (here.dual[2], there.dual[2]), (here.estimate, there.estimate)):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(here.replicates[:sv.BATCH], here.replicates[sv.BATCH:2 * sv.BATCH])
 
 
 def test_audit_results_identical(dask, tmp_path):

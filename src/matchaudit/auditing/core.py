@@ -7,9 +7,10 @@ fairlearn's ``MetricFrame`` and writes what ``results.json`` holds.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,6 @@ from matchaudit.choices import CLOSED_FORM
 from matchaudit.definitions import DetScale, Rule, ThresholdImpostors
 from matchaudit.engine import Backend
 from matchaudit.encoding import as_document, columns
-from matchaudit.engine.passes import Accumulator
 from matchaudit.errors import InputError
 from matchaudit.auditing.equivalence import equivalence_tests
 from matchaudit.auditing.matching_passes import check_all_groups_budget
@@ -503,15 +503,17 @@ def audit(
         result.warnings.append(failure_note(data.failures))
     if data.attacks is not None and len(data.attacks):
         result.attack_records = iapmr_records(data, exact.operating_points, config.rule, level)
-    if iopts is not None:  # the bootstrap's pass counts the shared identities too
-        result.interval_records, result.bands = _intervals(data, config, iopts, progress, exact, backend, shared)
-        if measures.calibration or config.fnmr_targets:
-            cal, dist, dual, note = score_analyses(data, config, exact, iopts, measures.cost_points, measures.llr,
-                                                   progress)
-            if measures.calibration:
-                result.calibration_result, result.distribution_result = cal, dist
-            result.interval_records += dual
-            result.warnings += note
+    if iopts is not None:
+        with _engine(backend) as engine:  # the bootstrap's pass counts the shared identities too
+            result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
+                                                                      result=exact, backend=engine, also=shared)
+            if measures.calibration or config.fnmr_targets:
+                cal, dist, dual, note = score_analyses(data, config, exact, iopts, measures.cost_points, measures.llr,
+                                                       progress, engine)
+                if measures.calibration:
+                    result.calibration_result, result.distribution_result = cal, dist
+                result.interval_records += dual
+                result.warnings += note
         annotate(data, result.interval_records, iopts.methods, exact.summary.get("threshold_impostor_comparisons"))
         if bal_skipped:
             result.warnings.append(bal_skipped)
@@ -548,18 +550,18 @@ def _option(value: Any, kind: type, name: str, given: dict, also: str = "") -> A
     raise InputError(f"{name}={value!r}: give {words} or {kind.__name__}(...).", param=name)
 
 
-def _intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, exact: AuditResult,
-               backend: Backend | str | None, also: list[Accumulator]
-               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """:func:`compute_intervals` on ``backend``: a Backend, or a name (``"cpu"``, ``"dask"``, ``"gpu"``) whose
-    backend is made with its defaults for this call and closed after it; ``also``: what its pass feeds besides."""
+@contextmanager
+def _engine(backend: Backend | str | None) -> Iterator[Backend | None]:
+    """``backend`` for the audit's resampling steps: a Backend as given, or a name's (``"cpu"``, ``"dask"``,
+    ``"gpu"``) made with its defaults once for them and closed after."""
     if not isinstance(backend, str):
-        return compute_intervals(data, config, options, progress=progress, result=exact, backend=backend, also=also)
+        yield backend
+        return
     from matchaudit.engine import backends
 
     engine = backends.make_backend(backend)
     try:
-        return compute_intervals(data, config, options, progress=progress, result=exact, backend=engine, also=also)
+        yield engine
     finally:
         engine.close()
 

@@ -8,6 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
+from matchaudit.engine.passes import Backend
 from matchaudit.errors import InputError
 from matchaudit.estimators.calibration import CalibrationResult, calibration_from
 from matchaudit.estimators.distributions import DistributionResult, distributions_from
@@ -39,13 +40,14 @@ def score_warnings(exact: AuditResult) -> list[str]:
 
 
 def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, options: IntervalOptions,
-                   dcf: Sequence[tuple[float, float, float]], llr: bool, progress: bool
+                   dcf: Sequence[tuple[float, float, float]], llr: bool, progress: bool, backend: Backend | None = None
                    ) -> tuple[CalibrationResult | None, DistributionResult | None, list[dict], list[str]]:
     """The calibration and cost metrics, the score distributions and the intervals at the FNMR targets
     (:mod:`matchaudit.estimators.dual_point`: each replicate at its own threshold) of an audit, with intervals by
     the first score-view method the options name (default: the audit's default bootstrap), or a warning saying why
     they were skipped (the comparisons fit neither in memory nor, where a folder is given, on its disk; labels without
-    identities)."""
+    identities). The blocks of replicates run where ``backend`` runs them (:meth:`Backend.blocks`: a Dask cluster's
+    workers; the same numbers) while the views are in memory."""
     method = next((m for m in options.methods if m in SCORE_VIEW_METHODS), default_bootstrap(data))
     betas = tuple(config.fnmr_targets)
     try:  # one materialisation and one pass serve all three (the pass computes the moments with the costs)
@@ -58,7 +60,8 @@ def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, opt
         what = "calibration metrics, score distributions" + (" and intervals at FNMR targets" if betas else "")
         return None, None, [], [f"{what} skipped: {e}"]
     s = Runner(views, dcf, llr=llr, fnmr_targets=betas).bootstrap(
-        method, options.n_resamples, options.seed, progress, "calibration and score-distribution resamples")
+        method, options.n_resamples, options.seed, progress, "calibration and score-distribution resamples",
+        None if backend is None or views.spill is not None else backend.blocks)  # views on disk stay on it
     args = (method, options.level, options.n_resamples, options.seed)
     dual = []
     if betas:

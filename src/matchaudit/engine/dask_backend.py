@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -70,6 +70,11 @@ def _add_each(x: tuple[list, list], y: tuple[list, list]) -> tuple[list, list]:
 def _items(data: MatchData, task: CountTask, want: np.ndarray, part: tuple[int, int], threads: int | None) -> list:
     _threads(threads)
     return task.items(data, want, part)
+
+
+def _block(fn: Callable[[int, int], Any], lo: int, hi: int, threads: int | None) -> Any:
+    _threads(threads)
+    return fn(lo, hi)
 
 
 class DaskBackend(Backend):
@@ -188,6 +193,17 @@ class DaskBackend(Backend):
                 return done.result()
         except KeyboardInterrupt:
             self.client.cancel(pending)
+            raise
+
+    def blocks(self, fn: Callable[[int, int], Any], spans: Sequence[tuple[int, int]]) -> Iterator[Any]:
+        """Each block on a worker (``fn``, with what it holds, is sent to every worker once), yielded in order."""
+        remote = self.client.scatter(fn, broadcast=True, hash=False)
+        futures = [self.client.submit(_block, remote, lo, hi, self.threads, pure=False) for lo, hi in spans]
+        try:
+            for f in futures:
+                yield f.result()
+        except (KeyboardInterrupt, GeneratorExit):
+            self.client.cancel(futures)
             raise
 
     def items(self, data: MatchData, task: CountTask, want: np.ndarray) -> list:

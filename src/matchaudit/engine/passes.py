@@ -131,6 +131,11 @@ class Backend:
         with block_meter(progress, data, lanes) as advance:
             return count_many(data, runs, advance=advance, also=also)
 
+    def blocks(self, fn: Callable[[int, int], Any], spans: Sequence[tuple[int, int]]) -> Iterator[Any]:
+        """``fn(lo, hi)`` for each of ``spans`` (blocks of replicates of a pass that is not over tiles: the score
+        views' sweeps), yielded in their order; here one after the other, a backend with workers spreads them."""
+        return (fn(lo, hi) for lo, hi in spans)
+
     def close(self) -> None:
         """Release what the backend started (a cluster, a client); nothing by default."""
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
-from typing import Callable, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal, Sequence
 
 import numba as nb
 import numpy as np
@@ -410,24 +410,41 @@ class Runner:
             return WithinIdentity(seed).sample_weights(reps, lay)
         return (Vertex(seed) if method == "vertex" else DoubleOrNothing(seed)).identity_weights(reps, lay)[0]
 
+    def block(self, method: Method, lo: int, hi: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Replicates ``lo + 1 .. hi``: their summaries and rates at the FNMR targets (None without), from weights
+        regenerated from the seed, so any worker holding these views makes the same numbers."""
+        U = self.weights(method, np.arange(lo + 1, hi + 1), seed)
+        reps = self.run(U)
+        return reps, (self.dual(U, summaries=reps) if self.betas.size else None)
+
     def bootstrap(self, method: Method, n_resamples: int, seed: int, progress=False,
-                  label: str = "score-view resamples") -> Summaries:
+                  label: str = "score-view resamples", blocks: Blocks | None = None) -> Summaries:
         """The plug-in, the V-statistic version (recentered) and ``n_resamples`` replicates (and the rates at the
-        FNMR targets, from the same weights)."""
+        FNMR targets, from the same weights), in blocks of ``BATCH`` replicates; ``blocks(fn, spans)``: how the
+        blocks run (default here, one after the other; a backend's :meth:`~matchaudit.engine.passes.Backend.blocks`
+        spreads them over its workers), each ``fn(lo, hi)`` yielded in the order of ``spans``."""
         V = len(self.views.names)
         reps = np.empty((n_resamples, V, cal.N_FIXED + 2 * self.ops.shape[0]))
         dual = np.empty((n_resamples, V, self.betas.size, 2))
+        spans = [(lo, min(lo + BATCH, n_resamples)) for lo in range(0, n_resamples, BATCH)]
+        run = partial(self.block, method, seed=seed)
         with pass_meter(progress, label, float(self.views.n) * n_resamples) as meter:
-            for lo in range(0, n_resamples, BATCH):
-                hi = min(lo + BATCH, n_resamples)
-                U = self.weights(method, np.arange(lo + 1, hi + 1), seed)
-                reps[lo:hi] = self.run(U)
-                if self.betas.size:
-                    dual[lo:hi] = self.dual(U, summaries=reps[lo:hi])
+            for (lo, hi), (r, d) in zip(spans, (blocks or _here)(run, spans)):
+                reps[lo:hi] = r
+                if d is not None:
+                    dual[lo:hi] = d
                 meter.advance(float(self.views.n) * (hi - lo))
         rec = method == "recentered"
         duals = (self.plug_in(True), self.v_statistic(True) if rec else None, dual) if self.betas.size else None
         return Summaries(self.plug_in(), self.v_statistic() if rec else None, reps, self.ops, duals)
 
 
-__all__ = ["MEMORY_GIB", "METHODS", "Runner", "ScoreViews", "Summaries", "materialise"]
+Blocks = Callable[[Callable[[int, int], Any], Sequence[tuple[int, int]]], Iterator[Any]]
+
+
+def _here(fn: Callable[[int, int], Any], spans: Sequence[tuple[int, int]]) -> Iterator[Any]:
+    """The blocks in this process, one after the other."""
+    return (fn(lo, hi) for lo, hi in spans)
+
+
+__all__ = ["MEMORY_GIB", "METHODS", "Blocks", "Runner", "ScoreViews", "Summaries", "materialise"]
