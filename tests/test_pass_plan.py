@@ -32,15 +32,16 @@ def _audit(data: ma.MatchData, monkeypatch) -> tuple[int, int, str]:
 
 def test_the_audit_scores_the_matrix_twice_and_sharing_changes_no_number(monkeypatch):
     """Scores streamed (the tile cache holds nothing; one tile a pass on data this small): besides the exact tally
-    (which finds the tests' plug-in thresholds too), one pass counts the pooled and the balanced replicates and the
-    identities that the cross-group cells and the 8 test families share. Without one pass for the bootstrap (each
-    weighting its own, the identity counts their own first): 2 passes more. Without any plan: 3 identity passes more
+    (which finds the tests' plug-in thresholds too), one pass counts the pooled and the balanced replicates, the
+    identities that the cross-group cells and the 8 test families share, and keeps every comparison for the score
+    views (calibration, distributions, the FNMR target). Without one pass for the bootstrap (each weighting its own,
+    the identity counts and the comparisons their own first): 2 passes more. Without any plan: 3 identity passes more
     (the cross-group cells, and each FMR target's threshold error at twice and half the target; the families at the
-    audit's thresholds are derived from the cross-group pass either way) and 6 threshold passes (each target, then
-    twice and half of it), each also scoring a tile for its grid's sample of scores. The same results, to the byte,
-    every way. (On data this small the tally's refinement, the grid's sample and the score views score a tile each
-    too; at 12,000 samples the audit scored the matrix 17 times before the plan, 5 with the shared identity and
-    threshold passes, 2 now: ``bench/score_passes.py``.)"""
+    audit's thresholds are derived from the cross-group pass either way), 6 threshold passes (each target, then
+    twice and half of it), each also scoring a tile for its grid's sample of scores, and the score views' own. The
+    same results, to the byte, every way. (On data this small the tally's refinement and the grid's sample score a
+    tile each too; at 12,000 samples the audit scored the matrix 17 times before the plan, 5 with the shared identity
+    and threshold passes, 2 now: ``bench/score_passes.py``.)"""
     data = simulate_vmf({"A": GroupSpec(30, (20.0, 60.0)), "B": GroupSpec(20, (15.0, 40.0))}, dim=16,
                         samples_per_identity=5, seed=3).as_data()
     monkeypatch.setattr(scores, "CACHE_BYTES", 0)
@@ -51,9 +52,9 @@ def test_the_audit_scores_the_matrix_twice_and_sharing_changes_no_number(monkeyp
         m.setattr(core, "share_passes", lambda *args: [])
         m.setattr(core, "tested_targets", lambda *args: ())  # the tally finds no thresholds for the tests
         tiles_alone, passes_alone, alone = _audit(data, monkeypatch)
-    assert (tiles, passes, passes_apart, passes_alone) == (5, 0, 0, 4)  # shared: fed by another pass
+    assert (tiles, passes, passes_apart, passes_alone) == (4, 0, 0, 4)  # shared: fed by another pass
     assert tiles_apart - tiles == 2
-    assert tiles_alone - tiles_apart == 3 + 2 * 6
+    assert tiles_alone - tiles_apart == 3 + 2 * 6 + 1
     assert shared == apart == alone
 
 
@@ -75,7 +76,7 @@ def test_no_shared_pass_when_its_result_would_not_be_kept(monkeypatch):
         assert pass_plan.share_passes(data, exact, None, ma.TestOptions()) == []
     assert made == [1]
     # the loosest threshold accepts 2 x 10% of the impostors (the tests' twice-the-target): 10 bytes each
-    monkeypatch.setattr(pass_plan, "RESULT_BYTES", int(10 * 0.2 * data.n_comparisons()) - 1)
+    monkeypatch.setattr(scores, "RESULT_BYTES", int(10 * 0.2 * data.n_comparisons()) - 1)
     with scores.tile_cache():
         assert pass_plan.share_passes(data, exact, options, ma.TestOptions()) == []
         pass_plan.share_passes(data, exact, None, ma.TestOptions())
@@ -126,3 +127,35 @@ def test_one_pass_only_when_every_weighting_fits_the_budget_at_once():
         plans = ai.plan_chunks(data, options, both)
         assert [p.runs for p in plans] == [1, 1] and chunks.budget_bytes(options.memory_gb) == total
         assert ai.one_pass(data, options, plans) is fits
+
+
+@pytest.mark.parametrize("method", ["double-or-nothing", "recentered"])
+def test_the_score_views_from_the_kept_triangle_equal_their_own_pass(monkeypatch, method):
+    """The comparisons a scoring pass keeps (:class:`scores.Triangle`, fed tiles of another height than the views'
+    own stream) give the score views that their own pass gives, array for array (the recentered ones with the
+    self-pairs appended), and the views then score no tile; they are handed over (held no longer). The plan keeps
+    them only where it pays and fits: score views wanted, intervals, all pairs, not cached, within the budgets."""
+    from matchaudit.auditing import pass_plan
+    from matchaudit.engine.passes import feed
+    from matchaudit.estimators import score_views as sv
+
+    data = simulate_vmf({"A": GroupSpec(12, (20.0, 60.0)), "B": GroupSpec(9, (15.0, 40.0))}, dim=8,
+                        samples_per_identity=4, seed=6).as_data()
+    monkeypatch.setattr(scores, "CACHE_BYTES", 0)
+    own = sv.materialise(data, method)
+    options = ma.IntervalOptions(n_resamples=40)
+    with scores.tile_cache():
+        (kept,) = pass_plan.triangle(data, options, True)
+        feed(data, 7, [kept])  # 7-row tiles: the views stream 2,048-row ones
+        kept.done()
+        tiles = []
+        real = scores._tile
+        monkeypatch.setattr(scores, "_tile", lambda *a, **k: (tiles.append(1), real(*a, **k))[1])
+        views = sv.materialise(data, method)
+        assert tiles == [] and scores.hand_over(*kept.key) is None
+    for f in ("score", "genuine", "view", "kind", "u", "v", "reference"):
+        np.testing.assert_array_equal(getattr(views, f), getattr(own, f), err_msg=f)
+    assert pass_plan.triangle(data, options, False) == [] and pass_plan.triangle(data, None, True) == []
+    assert pass_plan.triangle(data, ma.IntervalOptions(n_resamples=40, memory_gb=1e-6), True) == []
+    monkeypatch.setattr(scores, "CACHE_BYTES", 1 << 30)
+    assert pass_plan.triangle(data, options, True) == []  # the tile cache holds the matrix: read from it anyway

@@ -267,10 +267,49 @@ def _upper(scores: np.ndarray, row0: int, col0: int, skip: int, s: np.ndarray, a
     return pos
 
 
+def hand_over(objects: tuple, values: tuple) -> Any | None:
+    """The result :func:`once_per_call` holds for exactly ``objects`` and ``values``, taken out of the block's results
+    (its one consumer takes it, and its memory goes with that consumer), or None."""
+    results = _RESULTS.get()
+    for k, (objs, vals, result) in enumerate(results or ()):
+        if len(objs) == len(objects) and all(a is b for a, b in zip(objs, objects)) and vals == values:
+            del results[k]
+            return result
+    return None
+
+
+class Triangle:
+    """An accumulator of a scoring pass (:func:`matchaudit.engine.passes.feed`) that keeps every comparison ``i < j``
+    of the tiles it is fed -- scores and samples, 16 bytes each -- and holds them for the audit (:func:`once_per_call`)
+    so that :func:`upper_chunks` serves them instead of scoring the matrix again: the score views ride the bootstrap's
+    pass. Only where the tiles' order is the one :func:`upper_chunks` yields whatever their rows: ``n <= TILE_COLS``
+    (each tile spans every later column, so the order is row by row)."""
+
+    def __init__(self, embeddings: np.ndarray, metric: Metric):
+        n = embeddings.shape[0]
+        assert n <= TILE_COLS, "the order of a wider matrix's tiles depends on their rows"
+        m = n * (n - 1) // 2
+        self.key = ((embeddings,), ("upper triangle", metric))
+        self.s, self.a, self.b, self.pos = np.empty(m), np.empty(m, np.int32), np.empty(m, np.int32), 0
+
+    def feed(self, block: DenseBlock) -> None:
+        self.pos = _upper(block.scores, block.row0, block.col0, 0, self.s, self.a, self.b, self.pos)
+
+    def done(self) -> None:
+        assert self.pos == self.s.size, "a triangle fed part of the tiles"
+        once_per_call(*self.key, lambda: (self.s, self.a, self.b))
+
+
 def upper_chunks(embeddings: np.ndarray, metric: Metric, size: int) -> Iterator[list[np.ndarray]]:
     """Every comparison ``i < j`` of the all-pairs tiles, in their order, ``size`` (>= 1) at a time (the last fewer):
     [scores (float64), samples ``a``, ``b`` (int32)], a list this generator keeps no other reference to (a consumer
-    may empty it to free the arrays); one tile and one chunk in memory (an external sort's runs)."""
+    may empty it to free the arrays); one tile and one chunk in memory (an external sort's runs). A :class:`Triangle`
+    held for these embeddings is served instead (and handed over: no pass)."""
+    got = hand_over((embeddings,), ("upper triangle", metric))
+    if got is not None:
+        for lo in range(0, got[0].size, size):
+            yield [x[lo:lo + size] for x in got]
+        return
     s = a = b = None
     pos = 0
     for block in iter_similarity_blocks(embeddings, metric, reuse=True):

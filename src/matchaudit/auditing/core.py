@@ -497,7 +497,8 @@ def audit(
     result.warnings += score_warnings(exact)
     if no_intervals:
         result.warnings.append(no_intervals)
-    shared = share_passes(data, exact, iopts, topts)  # the identity counts the steps below share, made once
+    # what several steps below read, made once: the identity counts, the comparisons for the score views
+    shared = share_passes(data, exact, iopts, topts, measures.calibration or bool(config.fnmr_targets))
     if data.failures is not None:
         result.failure_records = fta_records(data, level)
         result.warnings.append(failure_note(data.failures))
