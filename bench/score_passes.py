@@ -25,6 +25,10 @@ the exact tally and the identity counts; workers 1.0) -> 2.0 (here 1.0, workers 
 tensors 4.0 (here 3.0: the tally, the identity counts, the balanced bootstrap; device 1.0: the pooled) -> 2.0 (here
 1.0, device 1.0), 87 s -> 104 s (the balanced replicates now counted by torch's CPU kernels, slower than Numba's; on
 a GPU that is the point). The demo: cpu 1.0, dask and torch 2.0 before and after (the tiles here are cached).
+2026-11-28 (session 46), where the score views fit in memory but the matrix not in the tile cache (10,000 x 64, two
+groups, FMR 1e-2 and 1e-3, an FNMR target, B = 50, calibration on; not this script's populations: at 12,000 x 64 the
+views exceed their 4 GiB budget and are skipped): 3.0 passes at 4afd4dc (the tally, the bootstrap, the views' own)
+-> 2.0 (the bootstrap's pass keeps the comparisons for the views: ``auditing.pass_plan.triangle``).
 """
 
 from __future__ import annotations
