@@ -200,3 +200,25 @@ def test_upper_chunks_are_the_upper_triangle_cut_anywhere(n, sizes):
         assert [len(c[0]) for c in chunks[:-1]] == [size] * (len(chunks) - 1)
         for k, want in enumerate((s, a, b)):
             np.testing.assert_array_equal(np.concatenate([c[k] for c in chunks]), want)
+
+
+def test_a_derivation_sees_only_results_of_its_kind():
+    """``once_per_call(derive=...)`` offers a held result only when its values differ from the call's in the last
+    (the same kind of result at other arguments): a window sample or a triangle held for the same data never reaches
+    the thresholds' or the identity counts' derivation (a listed table's sample once made one read text as floats)."""
+    from matchaudit import scores
+
+    obj = object()
+
+    def never(vals, held):
+        raise AssertionError(f"derived from {vals!r}")
+
+    with scores.tile_cache():
+        scores.once_per_call((obj,), ("window sample",), lambda: "sample")
+        scores.once_per_call((obj,), ("thresholds", ">=", b"\x00"), lambda: "first")
+        assert scores.once_per_call((obj,), ("counts", b"\x01"), lambda: "fresh", derive=never) == "fresh"
+        got = scores.once_per_call((obj,), ("thresholds", ">=", b"\x01"), lambda: "fresh",
+                                   derive=lambda vals, held: f"{held} at {vals[-1]!r}")
+        assert got == "first at b'\\x00'"
+        assert scores.hand_over((obj,), ("window sample",)) == "sample"
+        assert scores.hand_over((obj,), ("window sample",)) is None

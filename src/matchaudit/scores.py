@@ -144,24 +144,31 @@ def tile_cache() -> Iterator[list[_Held]]:
         _RESULTS.reset(results)
 
 
+def _same(held: tuple, objects: tuple) -> bool:
+    """Whether a held key's objects are these very objects (compared by identity)."""
+    return len(held) == len(objects) and all(a is b for a, b in zip(held, objects))
+
+
 def once_per_call(objects: tuple, values: tuple, compute: Callable[[], R],
                   derive: Callable[[tuple, Any], R | None] | None = None) -> R:
     """``compute()``, or inside :func:`tile_cache` its result for the same key computed before in the block: the key
     is ``objects`` (compared by identity, and kept alive with the result) and ``values`` (compared by ``==``). A
     pass over all pairs that several parts of one audit make with the same arguments (the identity counts at the
     same thresholds: the Wilson intervals, the cross-group cells, the studentized bootstrap) is made once.
-    ``derive(held_values, held_result)``: this call's result from a held one with the same ``objects`` and other
-    ``values`` (e.g. counts at a subset of the thresholds), or None; derived results are exact, not kept. Results
-    whose arrays exceed ``RESULT_BYTES`` are not kept; callers must not change what they get."""
+    ``derive(held_values, held_result)``: this call's result from a held one of its kind -- the same ``objects``,
+    ``values`` that differ in the last only (e.g. counts at a subset of the thresholds) -- or None; derived results
+    are exact, not kept. Results whose arrays exceed ``RESULT_BYTES`` are not kept; callers must not change what
+    they get."""
     results = _RESULTS.get()
     if results is None:
         return compute()
-    held = [(vals, result) for objs, vals, result in results
-            if len(objs) == len(objects) and all(a is b for a, b in zip(objs, objects))]
+    held = [(vals, result) for objs, vals, result in results if _same(objs, objects)]
     for vals, result in held:
         if vals == values:
             return result
     for vals, result in held if derive is not None else ():
+        if vals[:-1] != values[:-1]:  # another kind of result held for the same objects
+            continue
         got = derive(vals, result)
         if got is not None:
             return got
@@ -272,7 +279,7 @@ def hand_over(objects: tuple, values: tuple) -> Any | None:
     (its one consumer takes it, and its memory goes with that consumer), or None."""
     results = _RESULTS.get()
     for k, (objs, vals, result) in enumerate(results or ()):
-        if len(objs) == len(objects) and all(a is b for a, b in zip(objs, objects)) and vals == values:
+        if _same(objs, objects) and vals == values:
             del results[k]
             return result
     return None

@@ -267,8 +267,6 @@ def target_thresholds(data: MatchData, fmr_targets, rule: Rule = ">=",
     want, key = _thresholds_key(fmr_targets, rule, threshold_impostors)
 
     def held(vals: tuple, thr: np.ndarray) -> np.ndarray | None:
-        if vals[:-1] != key:  # another kind of result held for the same data
-            return None
         have = np.frombuffer(vals[-1])
         if not np.isin(want, have).all():
             return None

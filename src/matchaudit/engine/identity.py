@@ -327,8 +327,7 @@ def identity_counts(data: MatchData, thresholds, rule: Rule = ">=", block_rows: 
             objects, key = _hits_key(data, ge, block_rows)
             hist, pk, pl, lev = once_per_call(
                 objects, (*key, ts.tobytes()), lambda: _all_pairs_hits(data, ts, ge, block_rows),
-                derive=lambda vals, held: _hits_at_subset(held, np.frombuffer(vals[-1]), ts)
-                if vals[:-1] == key else None)
+                derive=lambda vals, held: _hits_at_subset(held, np.frombuffer(vals[-1]), ts))
         n = sizes.astype(object)  # exact Python ints for the squared sums
         S = np.bincount(group, weights=sizes, minlength=G).astype(np.int64)
         m_row_cat = np.zeros((n_cat, K), np.int64)
