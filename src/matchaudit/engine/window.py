@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from matchaudit.engine.grid import strided
 from matchaudit.model import MatchData
 from matchaudit.scores import once_per_call, row_scores
 from matchaudit.sorting import stable_order
@@ -88,14 +89,10 @@ def _all_pairs(data: MatchData, seed: int) -> Sample:
 def _listed(data: MatchData) -> Sample:
     """Every k-th impostor comparison of the table (at most about ``LISTED_SAMPLE``), clustered by its first
     identity (each comparison its own cluster without identities), at weight 1 under either weighting."""
-    step = max(1, data.n_comparisons() // LISTED_SAMPLE)
-    parts, at = [], 0
-    for p in data.blocks():
-        first = -at % step
-        at += len(p)
-        take = slice(first, None, step)
-        imp = ~p.genuine[take]
-        parts.append((p.score[take][imp], p.identity_a[take][imp], p.group_a[take][imp], p.group_b[take][imp]))
+    parts = []
+    for p in strided(data, LISTED_SAMPLE):
+        imp = ~p.genuine
+        parts.append((p.score[imp], p.identity_a[imp], p.group_a[imp], p.group_b[imp]))
     score, ida, ga, gb = (np.concatenate(x) for x in zip(*parts))
     cluster = ida if ida.size and ida.min() >= 0 else np.arange(ida.size)
     row = np.unique(cluster, return_inverse=True)[1].ravel()
