@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from matchaudit.auditing.intervals import DEFAULT_BOOTSTRAP
+import gc
+import importlib
 import json
 import shutil
 from collections import namedtuple
@@ -65,11 +67,22 @@ def test_over_the_memory_budget_is_a_warning_or_sorted_on_disk_where_asked(small
     cal, dist, dual, note = score_analyses(small, config, exact, opts, ((0.01, 1, 1),), False, False)
     assert cal is None and dist is None and dual == [] and "skipped" in note[0] and "spill_dir" in note[0]
     assert "intervals at FNMR targets" in note[0]
-    got = [score_analyses(small, config, exact, IntervalOptions(n_resamples=50, memory_gb=gb, spill_dir=str(tmp_path)),
-                          ((0.01, 1, 1),), False, False) for gb in (None, 1e-9)]  # in memory, and sorted on disk
+    held = []  # a reference kept elsewhere (a cache, a cycle) must not keep the folder: it goes when the analyses end
+    module = importlib.import_module("matchaudit.auditing.score_analyses")
+    keep = module.calibration_from
+    gc.disable()
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(module, "calibration_from", lambda views, *a: held.append(views) or keep(views, *a))
+            got = [score_analyses(small, config, exact, IntervalOptions(n_resamples=50, memory_gb=gb,
+                                                                        spill_dir=str(tmp_path)),
+                                  ((0.01, 1, 1),), False, False) for gb in (None, 1e-9)]  # in memory, sorted on disk
+    finally:
+        gc.enable()
+    assert held[1].spill is not None and held[0].spill is None  # the second sorted on disk
     for a, b in zip(*got):
         assert a == b if isinstance(a, list) else a.to_records() == b.to_records()
-    assert list(tmp_path.iterdir()) == []  # the temporary folder went with the views
+    assert list(tmp_path.iterdir()) == []  # the temporary folder went when the analyses ended, the views still held
     assert "spill_dir" not in IntervalOptions(spill_dir=str(tmp_path)).recorded()
     with pytest.raises(InputError, match="not a folder"):
         IntervalOptions(spill_dir=str(tmp_path / "missing"))

@@ -185,6 +185,7 @@ def test_arguments(pairs, tmp_path):
     assert e.value.param == "memory_gib"
     on_disk = calibration(pairs, n_resamples=40, memory_gib=1e-6, spill_dir=tmp_path)  # sorted there: the same
     assert on_disk.to_records() == calibration(pairs, n_resamples=40).to_records()
+    assert list(tmp_path.iterdir()) == []  # the folder on disk went when the call returned
     with pytest.raises(InputError) as e:
         calibration(pairs, operating_points=((1.5, 1, 1),), n_resamples=40)
     assert e.value.param == "operating_points"

@@ -59,20 +59,21 @@ def score_analyses(data: MatchData, config: AuditConfig, exact: AuditResult, opt
             raise
         what = "calibration metrics, score distributions" + (" and intervals at FNMR targets" if betas else "")
         return None, None, [], [f"{what} skipped: {e}"]
-    s = Runner(views, dcf, llr=llr, fnmr_targets=betas).bootstrap(
-        method, options.n_resamples, options.seed, progress, "calibration and score-distribution resamples",
-        None if backend is None or views.spill is not None else backend.blocks)  # views on disk stay on it
-    args = (method, options.level, options.n_resamples, options.seed)
-    dual = []
-    if betas:
-        points = ExactPoints(exact)
-        dual = interval_records(s, views.names, betas, method, options.level, options.alternative,
-                                options.n_resamples, options.seed,
-                                lambda b, g: points.op("pooled", "fnmr_target", b, g),
-                                {"weighting": "pooled", "rule": config.rule,
-                                 "threshold_impostors": config.threshold_impostors, "scheme": method},
-                                ZeroBounds(data, options.level, options.alternative).interval)
-    return calibration_from(views, s, llr, *args), distributions_from(views, s, *args), dual, []
+    with views:  # the folder on disk, if any, goes as soon as the results are made
+        s = Runner(views, dcf, llr=llr, fnmr_targets=betas).bootstrap(
+            method, options.n_resamples, options.seed, progress, "calibration and score-distribution resamples",
+            None if backend is None or views.spill is not None else backend.blocks)  # views on disk stay on it
+        args = (method, options.level, options.n_resamples, options.seed)
+        dual = []
+        if betas:
+            points = ExactPoints(exact)
+            dual = interval_records(s, views.names, betas, method, options.level, options.alternative,
+                                    options.n_resamples, options.seed,
+                                    lambda b, g: points.op("pooled", "fnmr_target", b, g),
+                                    {"weighting": "pooled", "rule": config.rule,
+                                     "threshold_impostors": config.threshold_impostors, "scheme": method},
+                                    ZeroBounds(data, options.level, options.alternative).interval)
+        return calibration_from(views, s, llr, *args), distributions_from(views, s, *args), dual, []
 
 
 __all__ = ["score_analyses", "score_warnings"]

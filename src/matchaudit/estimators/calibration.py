@@ -98,7 +98,7 @@ def calibration(data: MatchData, *, operating_points: Sequence[tuple[float, floa
     ``recentered``: within-identity, centred on the V-statistic). ``llr``: the scores are natural-log likelihood
     ratios; without it Cllr and actDCF are None (their ``reason`` says why). Every comparison is held sorted in
     memory within ``memory_gib``, beyond it on disk in a temporary folder in ``spill_dir`` when given (slower: each
-    block of replicates reads them from the disk), removed with the result's views; an :class:`InputError` says what
+    block of replicates reads them from the disk), removed before it returns; an :class:`InputError` says what
     to do when neither serves.
     ``prior_log_odds``: the APE grid.
     """
@@ -107,9 +107,9 @@ def calibration(data: MatchData, *, operating_points: Sequence[tuple[float, floa
     memory_gib = checks.number(memory_gib, "memory_gib", low=0.0, low_open=True)
     eta = cal.DEFAULT_PRIOR_LOG_ODDS if prior_log_odds is None else np.asarray(
         checks.numbers(prior_log_odds, "prior_log_odds"), float)
-    views = materialise(data, method, memory_gib, "calibration intervals", spill_dir=spill_dir)
-    s = Runner(views, ops, llr=llr).bootstrap(method, n_resamples, seed, progress, "calibration resamples")
-    return calibration_from(views, s, llr, method, level, n_resamples, seed, eta)
+    with materialise(data, method, memory_gib, "calibration intervals", spill_dir=spill_dir) as views:
+        s = Runner(views, ops, llr=llr).bootstrap(method, n_resamples, seed, progress, "calibration resamples")
+        return calibration_from(views, s, llr, method, level, n_resamples, seed, eta)
 
 
 def calibration_from(views: ScoreViews, s: Summaries, llr: bool, method: Method, level: float, n_resamples: int,

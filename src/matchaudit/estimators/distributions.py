@@ -74,9 +74,9 @@ def score_distributions(data: MatchData, *, method: Method = "double-or-nothing"
     method, level, n_resamples, seed = check_bootstrap(method, level, n_resamples, seed)
     bins = checks.integer(bins, "bins", low=1)
     memory_gib = checks.number(memory_gib, "memory_gib", low=0.0, low_open=True)
-    views = materialise(data, method, memory_gib, "score distributions", spill_dir=spill_dir)
-    s = Runner(views, calib=False).bootstrap(method, n_resamples, seed, progress, "score-distribution resamples")
-    return distributions_from(views, s, method, level, n_resamples, seed, bins)
+    with materialise(data, method, memory_gib, "score distributions", spill_dir=spill_dir) as views:
+        s = Runner(views, calib=False).bootstrap(method, n_resamples, seed, progress, "score-distribution resamples")
+        return distributions_from(views, s, method, level, n_resamples, seed, bins)
 
 
 def sorted_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -70,7 +70,8 @@ class ScoreViews:
     at weight 0 in the plug-in). ``view``: 0 (only in ``all``) or 1 + the group; ``kind``/``u``/``v``: how the
     weight follows from unit weights (:data:`matchaudit.metrics.calibration.SINGLE` ...), units being identities
     (``unit == "identity"``) or samples. Beyond the memory budget the per-comparison arrays are read-only files
-    (``spill``: their folder, removed with the views)."""
+    (``spill``: their folder, removed with the views, or on leaving a ``with`` block over them: callers close it
+    there, so that the folder never waits for the garbage collector)."""
 
     score: np.ndarray
     genuine: np.ndarray
@@ -85,6 +86,14 @@ class ScoreViews:
     unit_size: np.ndarray  # samples per identity of each sample (sample units), for the V-statistic
     reference: np.ndarray  # the impostors among the threshold impostors (threshold_impostors), for view 0
     spill: Spill | None = field(default=None, compare=False, repr=False)  # the folder of arrays on disk, if any
+
+    def __enter__(self) -> ScoreViews:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Remove the folder on disk, if any (arrays on disk still held keep their data until dropped, on POSIX)."""
+        if self.spill is not None:
+            self.spill.close()
 
     @property
     def n(self) -> int:
