@@ -442,8 +442,13 @@ def test_the_choices_offered_are_the_ones_implemented():
     from matchaudit.engine import backends
     from matchaudit.estimators.classifier import METRICS
 
+    from matchaudit.labelfree import twopiece
+
     assert backends.names() == choices.BACKENDS
     assert tuple(METRICS) == choices.CLASSIFIER_METRICS
+    assert twopiece.KERNEL_NAMES == choices.LABELFREE_KERNELS
+    for name in choices.LABELFREE_FAMILIES:
+        twopiece.parse(name)  # every family offered is one the model builds
 
 
 def test_a_long_group_name_does_not_push_the_numbers_off_a_wide_terminal(tmp_path):

@@ -256,7 +256,7 @@ def test_outputs_are_one_set_replaced_whole_and_never_half_written(inputs, tmp_p
     (["test", "--comparisons", "{d}/t.csv", "--group-by", "group", "--fmr", "0.1", "--n-resamples", "39"],
      "matchaudit.cli.matching_writer.plot_null"),
     (["estimate", "{d}/scores.csv", "--score-col", "sim", "--group-col", "eth", "--label-col", "lab", "--sampler",
-      "numpy", "--draws", "1500", "--fmr", "0.01"], "matchaudit.labelfree.figures.plot_ppc"),
+      "numpy", "--draws", "1500", "--fmr", "0.01", "--family", "sas"], "matchaudit.labelfree.figures.plot_ppc"),
     (["protocol", "--samples", "{d}/samples.parquet", "--genuine", "50", "--impostor", "200"],
      "matchaudit.encoding.jsonable"),
     (["coverage", "--datasets", "2", "--identities", "20", "--samples", "3", "--dim", "8", "--n-resamples", "50"],

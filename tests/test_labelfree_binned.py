@@ -136,7 +136,7 @@ def test_counts_per_entry_equal_the_pairs_they_stand_for():
 def _fit(s, points, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return estimate(s, np.zeros(s.size), fmr=(1e-1, 1e-2), sampler="numpy", seed=2, likelihood_points=points,
+        return estimate(s, np.zeros(s.size), fmr=(1e-1, 1e-2), family="sas", sampler="numpy", seed=2, likelihood_points=points,
                         warmup=1000, draws=1500, finite_draws=200, ppc_replicates=10, **kw)
 
 
@@ -173,7 +173,7 @@ def test_large_group_is_fast_and_deterministic():
     (replicates drawn as counts per cell), the same numbers twice."""
     rng = np.random.default_rng(6)
     s, y = _scores(rng, 120_000)
-    kw = {"warmup": 800, "draws": 600, "finite_draws": 50, "ppc_replicates": 5, "fmr": (1e-2,)}
+    kw = {"warmup": 800, "draws": 600, "finite_draws": 50, "ppc_replicates": 5, "fmr": (1e-2,), "family": "sas"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = estimate(s, np.zeros(s.size), sampler="numpy", seed=1, **kw)

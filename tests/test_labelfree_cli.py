@@ -80,11 +80,11 @@ def test_estimate_shows_progress_in_mcmc_iterations(tmp_path, meter_log):
     for sampler in ["numpy", "numpyro"] if numpyro_available() else ["numpy"]:
         seen.clear()
         args = ["estimate", str(path), "--score-col", "sim", "--group-col", "eth", "--sampler", sampler, "--draws",
-                "100", "--chains", "2", "--fmr", "1e-2", "--out", str(tmp_path / sampler)]
+                "100", "--chains", "2", "--fmr", "1e-2", "--family", "sas", "--out", str(tmp_path / sampler)]
         r = runner.invoke(app, args)
         assert r.exit_code in (0, 2), r.output  # a short chain may not converge; the display is what is tested
         assert seen and seen[-1][1] == seen[-1][2] == 2 * 2 * (100 + 100), seen[-1]  # groups x chains x iterations
-        assert f"MCMC ({sampler}, 2 chains): 100% (" in r.output
+        assert f"MCMC (sas, {sampler}, 2 chains): 100% (" in r.output
     if not numpyro_available():
         pytest.skip("numpyro not installed: only the numpy sampler's display was checked")
 

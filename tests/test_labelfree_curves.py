@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from matchaudit.labelfree.model import Distribution
 from matchaudit.labelfree.curves import empirical_at_fmr, population_at_fmr, population_global, rates_at
 from matchaudit.labelfree.diagnostics import ess, rhat
 from matchaudit.labelfree.twopiece import family
@@ -46,13 +47,14 @@ def test_population_rates_and_pooled_global_threshold():
     f = family("sas")
     c0 = (np.array([0.1, 0.15]), np.array([0.07, 0.06]), np.array([0.09, 0.1]), np.array([0.9, 1.1]))
     c1 = (np.array([0.6, 0.5]), np.array([0.08, 0.1]), np.array([0.06, 0.05]), np.array([1.0, 1.2]))
-    t, fnmr = population_at_fmr(f, c0, c1, np.array([1e-2, 1e-6]))
+    one = lambda c: Distribution(f, ((np.ones(2), c),))  # noqa: E731
+    t, fnmr = population_at_fmr(one(c0), one(c1), np.array([1e-2, 1e-6]))
     np.testing.assert_allclose(f.sf(t, *(v[:, None] for v in c0)), [[1e-2, 1e-6]] * 2, rtol=1e-10)
     np.testing.assert_allclose(fnmr, f.cdf(t, *(v[:, None] for v in c1)))
     comps0 = [tuple(np.array([v[g]] * 2) for v in c0) for g in range(2)]
     comps1 = [tuple(np.array([v[g]] * 2) for v in c1) for g in range(2)]
     w = np.array([[0.3, 0.7], [0.5, 0.5]])
-    tg, fmr_g, _ = population_global(f, comps0, comps1, w, 1e-3)
+    tg, fmr_g, _ = population_global([one(c) for c in comps0], [one(c) for c in comps1], w, 1e-3)
     for m in range(2):
         ref = optimize.brentq(lambda x: sum(w[m, g] * f.sf(x, *(v[g] for v in c0)) for g in range(2)) - 1e-3, 0, 2, xtol=1e-14)
         assert tg[m] == pytest.approx(ref, abs=1e-10)

@@ -100,7 +100,7 @@ def test_d3_demo_into_a_users_folder_keeps_their_files(tmp_path):
      "coverage.md"),
     (["protocol", "--samples", "{d}/sim/samples.csv", "--genuine", "10", "--impostor", "50"], "pairs.csv"),
     (["estimate", "{d}/scores.csv", "--score-col", "sim", "--group-col", "eth", "--label-col", "lab", "--sampler",
-      "numpy", "--draws", "1500", "--fmr", "0.01"], "estimate.json"),
+      "numpy", "--draws", "1500", "--fmr", "0.01", "--family", "sas"], "estimate.json"),
     (["compare", "--comparisons-a", "{d}/comparisons.csv", "--comparisons-b", "{d}/comparisons.csv", "--fmr", "0.1",
       "--n-resamples", "40", "--n-permutations", "9"], "compare.json"),
     (["test", "--comparisons", "{d}/comparisons.csv", "--group-by", "group", "--fmr", "0.1", "--n-resamples", "19"],

@@ -49,3 +49,11 @@ CLASSIFIER_METRICS = ("fnr", "tpr", "fpr", "tnr", "accuracy", "positive_rate", "
 
 __all__ = ["BACKENDS", "BOOTSTRAP", "CLASSIFIER_METRICS", "CLOSED_FORM", "DUPLICATE_POLICIES", "FORMATS",
            "FTA_POLICIES", "INTERVAL_METHODS", "PAIRED_SCHEMES", "SCOPE"]
+
+LABELFREE_KERNELS = ("normal", "t", "sas")
+"""Two-piece kernels of the label-free model (:mod:`matchaudit.labelfree.twopiece`)."""
+
+LABELFREE_FAMILIES = tuple(f"{k}{scale}{mix}" for mix in ("", "-mix") for scale in ("", "-atanh") for k in LABELFREE_KERNELS)
+"""Label-free score models of ``--family`` besides ``auto``: a kernel on the scores or (``-atanh``) on Fisher's z of
+cosine-like scores, the non-matches one component or (``-mix``) a bulk and a shoulder
+(:func:`matchaudit.labelfree.twopiece.parse`)."""

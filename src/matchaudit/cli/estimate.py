@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.console import Console
 
+from matchaudit.choices import LABELFREE_FAMILIES
 from matchaudit.cli.app import app
 from matchaudit.cli.common import err_console, folder_path, floats, output_dir, user_errors
 from matchaudit.errors import InputError
@@ -31,10 +32,7 @@ class SamplerOpt(str, Enum):
     numpy = "numpy"
 
 
-class FamilyOpt(str, Enum):
-    sas = "sas"
-    t = "t"
-    normal = "normal"
+FamilyOpt = Enum("FamilyOpt", {n.replace("-", "_"): n for n in ("auto", *LABELFREE_FAMILIES)}, type=str)  # type: ignore[misc]
 
 
 class RuleOpt(str, Enum):
@@ -72,7 +70,7 @@ def estimate(
     group_col: str = typer.Option("group", "--group-col", help="Group column, or the stem of per-side columns <col>_a/<col>_b."),
     label_col: str = typer.Option(None, "--label-col", help="Optional label column (1/0, genuine/impostor...); empty/NA = unlabelled."),
     distance: bool = typer.Option(False, "--distance", help="Scores are distances (smaller = more alike): negated first."),
-    family: FamilyOpt = typer.Option(FamilyOpt.sas, "--family", help="Two-piece family of both score distributions."),
+    family: FamilyOpt = typer.Option("auto", "--family", help="auto (default): every candidate family (two-piece SAS and t on the scores, on their Fisher z when they lie in [-1, 1], and SAS with a non-match shoulder), the band per group the union over those that fit, with a warning where they disagree; or one family (its bands are then conditional on it): a two-piece kernel, '-atanh' on Fisher's z of cosine scores, '-mix' with non-matches a bulk and a shoulder."),
     shape_prior: str = typer.Option("jeffreys", "--shape-prior", help="Priors of the tail parameters: jeffreys (default; Jeffreys prior of the t d.o.f., weak log-normal for sinh-arcsinh; nominal coverage in our recovery study), weak (Gamma(2, 0.1) d.o.f.) or supplement (the paper's; both pull heavy tails towards normal)."),
     fmr: str = typer.Option("1e-1,1e-2,1e-3", "--fmr", help="FMR targets, comma-separated (per-group FNMR@FMR and the pooled global threshold at each)."),
     level: float = typer.Option(0.89, "--level", help="Credible level of the equal-tailed bands (0.89 as in SPE-FR)."),

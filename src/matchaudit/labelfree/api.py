@@ -9,23 +9,21 @@ FNMR at one global threshold, each with an equal-tailed credible band, in two ve
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
 from matchaudit import checks
-from matchaudit.encoding import jsonable
-from matchaudit.formatting import fmt, interval
 from matchaudit.errors import InputError, listing
-from matchaudit.labelfree import curves, diagnostics, ppc, samplers
+from matchaudit.labelfree import curves, diagnostics, ppc, robust, samplers
+from matchaudit.labelfree.result import KINDS, Estimate, GroupFit
 from matchaudit.labelfree.binned import COUNT_BINS, LIKELIHOOD_POINTS, Compressed, compress
 from matchaudit.definitions import Rule
 from matchaudit.labelfree.curves import band
 from matchaudit.labelfree.starting_values import Init, initialise
-from matchaudit.labelfree.model import SHAPE_PRIORS, GroupModel, LabelSampling, Priors, ShapePrior, component, constrain
-from matchaudit.labelfree.twopiece import family as get_family
+from matchaudit.labelfree.model import (SHAPE_PRIORS, GroupModel, LabelSampling, Priors, ShapePrior, constrain,
+                                        distribution, match_probability)
+from matchaudit.labelfree.twopiece import FAMILIES, SHOULDER_TEXT, Family, base, fitted_scale, parse
 from matchaudit.data.validate import Where, partial_labels
 from matchaudit.progress import Meter
 
@@ -34,11 +32,6 @@ RHAT_WARN = 1.01
 ESS_WARN = 400.0
 DEFAULTS = {"numpy": (3000, 5000), "numpyro": (500, 500)}  # (warm-up, kept draws) per chain
 DEFAULT_SHAPE_PRIOR: ShapePrior = "jeffreys"  # deviation from supplement E.2: docs/labelfree.md, "Recovery"
-KINDS = ("population", "finite-sample")
-KIND_NOTE = {
-    "population": "parametric: rates of the fitted score distributions (what the system does on this population)",
-    "finite-sample": "counted on the actual pairs, labels of unlabelled pairs drawn per posterior draw",
-}
 
 
 class NotConverged(InputError, RuntimeError):
@@ -49,126 +42,6 @@ class NotConverged(InputError, RuntimeError):
     def __init__(self, message: str, diagnostics: dict):
         super().__init__(message, param="draws")
         self.diagnostics = diagnostics
-
-
-@dataclass
-class GroupFit:
-    """One group's data, start, draws and diagnostics (scores in the user's units)."""
-
-    name: str
-    scores: np.ndarray
-    labels: np.ndarray  # float, NaN = unlabelled
-    init: dict
-    params: dict  # natural parameters, arrays over the kept draws (user's units)
-    diagnostics: dict
-    sampler_info: dict
-    likelihood: dict = field(default_factory=dict)  # how the unlabelled likelihood was computed (binned.Compressed)
-    counted_on: dict = field(default_factory=dict)  # the cells finite-sample rates and the PPC count on
-
-    @property
-    def n_labelled(self) -> int:
-        return int(np.count_nonzero(~np.isnan(self.labels)))
-
-
-@dataclass
-class Estimate:
-    """Result of :func:`estimate`. ``print(result)`` for a summary, ``to_dict()`` for JSON, ``to_frame()`` for the
-    table (CSV)."""
-
-    family: str
-    family_description: str
-    rule: str
-    level: float
-    sampler: str
-    chains: int
-    warmup: int
-    draws: int
-    seed: int
-    fmr_targets: tuple[float, ...]
-    groups: list[GroupFit]
-    results: dict  # kind -> outputs (see _outputs)
-    ppc: dict  # group -> check
-    limits: list[str]
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def group_names(self) -> list[str]:
-        return [g.name for g in self.groups]
-
-    def table(self) -> pd.DataFrame:
-        """The old name of :meth:`to_frame` (a FutureWarning; removed in 1.0)."""
-        warnings.warn("Estimate.table() is now to_frame() (removed in 1.0).", FutureWarning, stacklevel=2)
-        return self.to_frame()
-
-    def to_frame(self) -> pd.DataFrame:
-        """Long table: one row per (kind, quantity, FMR target, group) with median and band (``to_frame``, the
-        verb of every result's table: :class:`Protocol`, :class:`AllGroupsResult`, :class:`ModelComparison`)."""
-        rows = []
-        for kind, res in self.results.items():
-            for q in ("fnmr_at_fmr", "threshold_at_fmr", "global_threshold", "fmr_at_global", "fnmr_at_global"):
-                for entry in res[q]:
-                    rows.append({"kind": kind, "quantity": q, **entry})
-        return pd.DataFrame(rows)
-
-    def to_dict(self) -> dict:
-        """What estimate.json holds (JSON-ready)."""
-        return jsonable({
-            "method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-implementation",
-            "family": self.family, "family_description": self.family_description,
-            "decision_rule": f"accept iff score {self.rule} threshold", "level": self.level,
-            "sampler": self.sampler, "chains": self.chains, "warmup": self.warmup, "draws": self.draws,
-            "seed": self.seed, "fmr_targets": list(self.fmr_targets),
-            "groups": [{
-                "name": g.name, "n_pairs": int(g.scores.size), "n_labelled": g.n_labelled,
-                "init": g.init, "posterior": {k: band(v, self.level) for k, v in g.params.items()},
-                "diagnostics": g.diagnostics, "sampler_info": g.sampler_info,
-                "likelihood": g.likelihood, "counted_on": g.counted_on,
-            } for g in self.groups],
-            "results": {k: {"note": KIND_NOTE[k], **v} for k, v in self.results.items()},
-            "ppc": {g: {k: v for k, v in c.items() if k in ("ks", "ks_pvalue", "bandwidth", "tail")}
-                    for g, c in self.ppc.items()},
-            "limits": self.limits, "warnings": self.warnings,
-        })
-
-    def __str__(self) -> str:
-        lines = [
-            f"Label-free estimate (SPE-FR), family {self.family_description}",
-            f"sampler {self.sampler}: {self.chains} chains x {self.draws} draws (+{self.warmup} warm-up), seed {self.seed}; "
-            f"accept iff score {self.rule} t; {100 * self.level:g}% equal-tailed credible bands",
-        ]
-        for g in self.groups:
-            pi = band(g.params["pi"], self.level)
-            d = g.diagnostics["max"]
-            lines.append(f"  {g.name}: {g.scores.size} pairs ({g.n_labelled} labelled), share of matches "
-                         f"{pi['median']:.3f} [{pi['lower']:.3f}, {pi['upper']:.3f}], max R-hat {d['rhat']:.3f}, "
-                         f"min ESS {d['ess']:.0f}, PPC KS p {self.ppc[g.name]['ks_pvalue']:.2f}, tail check p "
-                         f"{self.ppc[g.name]['tail']['pvalue']:.2f}; {_likelihood_text(g)}")
-        for kind, res in self.results.items():
-            lines.append(f"{kind} ({KIND_NOTE[kind]}):")
-            for e in res["fnmr_at_fmr"]:
-                flag = "  [tail extrapolation]" if e["extrapolated"] else ""
-                lines.append(f"  FNMR @ FMR {e['target']:g}  {e['group']}: {fmt(e['median'], 'rate')} "
-                             f"{interval(e['lower'], e['upper'], 'rate')}{flag}")
-            for e in res["fmr_at_global"]:
-                f = next(x for x in res["fnmr_at_global"] if x["target"] == e["target"] and x["group"] == e["group"])
-                lines.append(f"  global threshold (pooled FMR {e['target']:g}) {e['group']}: FMR {fmt(e['median'], 'rate')} "
-                             f"{interval(e['lower'], e['upper'], 'rate')}, FNMR {fmt(f['median'], 'rate')} "
-                             f"{interval(f['lower'], f['upper'], 'rate')}")
-        lines.append("Limits:")
-        lines += [f"  - {x}" for x in self.limits]
-        lines += [f"Warning: {w}" for w in self.warnings]
-        return "\n".join(lines)
-
-
-def _likelihood_text(g: GroupFit) -> str:
-    lik = g.likelihood
-    if not lik:
-        return "likelihood per score"
-    n_u = lik["scores"]
-    if lik["method"].startswith("exact"):
-        return f"likelihood exact over {lik['cells']} distinct values of {n_u} unlabelled scores"
-    return (f"likelihood binned: {n_u} unlabelled scores in {lik['cells']} bins (2 points each, within-bin RMS "
-            f"{lik['within_bin_rms']:.2g} standardised)")
 
 
 def validate(scores, groups, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -213,16 +86,17 @@ def _thin(n_total: int, n: int) -> np.ndarray:
     return np.unique(np.linspace(0, n_total - 1, min(n, n_total)).astype(np.int64))
 
 
-def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: LabelSampling,
+def _fit_group(z: np.ndarray, y: np.ndarray, fam: Family, lam: float, label_sampling: LabelSampling,
                sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int,
                shape_prior: ShapePrior = DEFAULT_SHAPE_PRIOR, tick: samplers.Tick | None = None,
-               likelihood_points: int | None = LIKELIHOOD_POINTS):
-    """Start, draws and diagnostics of one group (standardised scores ``z``), and how its likelihood was
-    computed (the unlabelled scores compressed by :func:`binned.likelihood_cells`)."""
+               likelihood_points: int | None = LIKELIHOOD_POINTS, shoulder: bool = False):
+    """Start, draws and diagnostics of one group (``z``: its scores on ``fam``'s scale, standardised), and how its
+    likelihood was computed (the unlabelled scores compressed by :func:`binned.likelihood_cells`); ``shoulder``:
+    non-matches a mixture of two components."""
     lab = ~np.isnan(y)
     init = initialise(z, lam, labelled_matches=int((y[lab] == 1).sum()) if (~lab).any() else None)
-    model, cells = GroupModel.compressed(fam, Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling,
-                                         shape_prior, likelihood_points)
+    model, cells = GroupModel.compressed(base(fam), Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling,
+                                         shape_prior, likelihood_points, shoulder)
     mode, cov = samplers.laplace(model.log_density, model.start(init))
     starts = samplers.dispersed_starts(mode, cov, chains, rng)
     if sampler == "numpyro":
@@ -237,12 +111,15 @@ def _fit_group(z: np.ndarray, y: np.ndarray, fam, lam: float, label_sampling: La
 
 def _group_fit(name, s: np.ndarray, y: np.ndarray, init: Init, d: samplers.Draws, diag: dict, loc: float,
                scale: float, likelihood: dict | None = None) -> GroupFit:
-    """One group's fit in the user's score units (the model runs on standardised scores)."""
+    """One group's fit in the units of its family's scale (the scores, or their Fisher z; the model runs on them
+    standardised)."""
     p = constrain(d.theta.reshape(-1, d.theta.shape[-1]))
-    for k in ("mu0", "mu1"):
-        p[k] = loc + scale * p[k]
-    for k in ("s0L", "s0R", "s1L", "s1R"):
-        p[k] = scale * p[k]
+    for k in ("mu0", "mu1", "mub"):
+        if k in p:
+            p[k] = loc + scale * p[k]
+    for k in ("s0L", "s0R", "s1L", "s1R", "sbL", "sbR"):
+        if k in p:
+            p[k] = scale * p[k]
     worst = {"rhat": max(v["rhat"] for v in diag.values()), "ess": min(v["ess"] for v in diag.values())}
     return GroupFit(name, s, y, _init_report(init, loc, scale), p, {"per_parameter": diag, "max": worst}, d.info,
                     dict(likelihood or {}))
@@ -311,7 +188,7 @@ def estimate(
     groups: Sequence | np.ndarray,
     labels: Sequence[float] | np.ndarray | None = None,
     *,
-    family: str = "sas",
+    family: str = "auto",
     fmr: Sequence[float] = (1e-1, 1e-2, 1e-3),
     level: float = 0.89,
     rule: Rule = ">=",
@@ -331,7 +208,11 @@ def estimate(
 ) -> Estimate:
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and rates at a global threshold from similarity scores.
 
-    ``labels``: 1 match, 0 non-match, NaN unknown (``None``: none known). ``label_sampling="stratified"``
+    ``family``: ``"auto"`` (default) fits every candidate family (:func:`robust.candidates`: two-piece SAS and t on
+    the scores, and on their Fisher z when the scores are cosine-like) and reports per group the union of the bands
+    of those whose fit checks pass, warning where they disagree (``by_family`` holds each family's estimate,
+    ``selection`` which fitted where); or one family of :data:`twopiece.FAMILIES`, whose bands are then conditional
+    on it. ``labels``: 1 match, 0 non-match, NaN unknown (``None``: none known). ``label_sampling="stratified"``
     when the labelled pairs were sampled per class. ``shape_prior``: ``"jeffreys"`` (default; TP-T d.o.f.
     independence Jeffreys prior, TP-SAS ``log delta ~ N(0, 0.5^2)``), ``"weak"`` (TP-T ``Gamma(2, rate 0.1)``,
     TP-SAS as before) or ``"supplement"`` (E.2: ``Gamma(5, 0.25)`` / ``Gamma(50, 50)``); the latter two pull
@@ -344,7 +225,6 @@ def estimate(
     Raises :class:`NotConverged` when any R-hat >= 1.2.
     """
     s, g, y = validate(scores, groups, labels)
-    fam = get_family(family)
     targets = tuple(sorted(checks.numbers(fmr, "fmr", low=0.0, high=1.0, low_open=True, high_open=True)))
     if not targets:
         raise InputError("no FMR target given.", param="fmr")
@@ -362,25 +242,50 @@ def estimate(
     shape_prior = DEFAULT_SHAPE_PRIOR if shape_prior is None else shape_prior
     if shape_prior not in SHAPE_PRIORS:
         raise InputError(f"unknown shape prior {shape_prior!r}; choose one of {', '.join(SHAPE_PRIORS)}")
+    if family != "auto" and family not in FAMILIES:
+        raise InputError(f"unknown score family {family!r}; choose auto (default: every family that fits) or one of "
+                         f"{', '.join(FAMILIES)}", param="family")
+    names = robust.candidates(s) if family == "auto" else (family,)
+    models = [parse(x) for x in names]
+    on_scale = [fitted_scale(f, s) for f, _ in models]  # refuses scores outside [-1, 1] for the *-atanh families
     name = samplers.resolve(sampler)
     warmup = DEFAULTS[name][0] if warmup is None else int(warmup)
     draws = DEFAULTS[name][1] if draws is None else int(draws)
+    run = dict(targets=targets, level=level, rule=rule, sampler=name, chains=chains, warmup=warmup, draws=draws,
+               seed=seed, label_sampling=label_sampling, storey_lambda=storey_lambda, finite_draws=finite_draws,
+               curve_points=curve_points, ppc_replicates=ppc_replicates, shape_prior=shape_prior, progress=progress,
+               likelihood_points=likelihood_points)
+    if family != "auto":
+        return _one(family, on_scale[0], s, g, y, **run)
+    return _robust(names, on_scale, s, g, y, run)
+
+
+def _one(model: str, z_all: np.ndarray, s: np.ndarray, g: np.ndarray, y: np.ndarray, *, targets: tuple[float, ...],
+         level: float, rule: Rule, sampler: str, chains: int, warmup: int, draws: int, seed: int,
+         label_sampling: LabelSampling, storey_lambda: float, finite_draws: int, curve_points: int,
+         ppc_replicates: int, shape_prior: ShapePrior, progress: bool, likelihood_points: int | None,
+         refuse: bool = True) -> Estimate:
+    """The estimate of one model (a name of :data:`twopiece.FAMILIES`; ``z_all``: the scores on its family's
+    scale), warnings issued as they arise. ``refuse``: chains that disagree (R-hat >= 1.2) are
+    :class:`NotConverged`; without, their draws are pooled (the robust estimate reads that as several splits)."""
+    fam, shoulder = parse(model)
+    name = sampler
     rng = np.random.default_rng(seed)
-    loc, scale = float(np.median(s)), float(np.std(s)) or 1.0  # fit on standardised scores, report in user units
+    loc, scale = float(np.median(z_all)), float(np.std(z_all)) or 1.0  # fit on standardised scores, report unscaled
 
     fits: list[GroupFit] = []
     names, code = np.unique(g, return_inverse=True)
-    with Meter(progress, f"MCMC ({name}, {chains} chains)", names.size * chains * (warmup + draws),
+    with Meter(progress, f"MCMC ({model}, {name}, {chains} chains)", names.size * chains * (warmup + draws),
                "iterations") as meter:
         for gi, nm in enumerate(names):
             idx = code == gi
-            init, d, diag, lik = _fit_group((s[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
+            init, d, diag, lik = _fit_group((z_all[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
                                             name, chains, warmup, draws, rng, seed + gi, shape_prior, meter.advance,
-                                            likelihood_points)
+                                            likelihood_points, shoulder)
             fits.append(_group_fit(nm, s[idx], y[idx], init, d, diag, loc, scale, lik))
 
     bad = [f"{f.name} (R-hat {f.diagnostics['max']['rhat']:.3f})" for f in fits if not f.diagnostics["max"]["rhat"] < RHAT_REFUSE]
-    if bad:
+    if bad and refuse:
         raise NotConverged(
             f"chains did not converge for {', '.join(bad)}: R-hat must be below {RHAT_REFUSE} before curves are reported. "
             f"Give more warm-up and draws (now {warmup} and {draws} per chain), label a few pairs, or try another "
@@ -412,9 +317,10 @@ def estimate(
     }
     flags = _extrapolated(fits, targets)
     extrapolated = [f"{nm} at FMR {a:g}" for gi, nm in enumerate(names) for ai, a in enumerate(targets) if flags[gi, ai]]
+    description = fam.description + (SHOULDER_TEXT if shoulder else "")
     limits = [
-        f"parametric family: {fam.description}; bands are conditional on it (try another family to see the sensitivity)"
-        + (f"; shape prior {shape_prior!r}: {_shape_prior_text(shape_prior, fam.name)}" if fam.has_shape else ""),
+        f"parametric family: {description}; bands are conditional on it (try another family to see the sensitivity)"
+        + (f"; shape prior {shape_prior!r}: {_shape_prior_text(shape_prior, base(fam).name)}" if fam.has_shape else ""),
         "pairs that share identities or images are not independent; the model treats them as independent, "
         "so the bands are optimistic (too narrow)",
         "population rates describe the fitted distributions; finite-sample rates the pairs at hand",
@@ -446,8 +352,65 @@ def estimate(
     limits.append("the fit checks (KS, and the tail check near the operating points) compare the distribution of all "
                   "scores with the model's; two components can split the same distribution differently, which no "
                   "check without labels can see: label some pairs to test the split (docs/labelfree.md, \"Fit checks\")")
-    return Estimate(family, fam.description, rule, level, name, chains, warmup, draws, seed, targets, fits, results,
+    return Estimate(model, description, rule, level, name, chains, warmup, draws, seed, targets, fits, results,
                     fit_checks, limits, notes)
+
+
+def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray, g: np.ndarray, y: np.ndarray,
+            run: dict) -> Estimate:
+    """The family-robust estimate (:mod:`matchaudit.labelfree.robust`): every family fitted with the same seed (so
+    each equals its own ``estimate(family=...)``), per group the union of the bands of those that fit there, a
+    warning with the labels that would decide where they disagree. A family whose chains disagree on a group
+    (R-hat >= 1.2: the posterior has several modes, several splits of the scores) keeps its pooled draws, whose
+    band joins the modes, and the group is alarmed."""
+    ests: dict[str, Estimate] = {}
+    for model, z in zip(models, on_scale):
+        with warnings.catch_warnings():  # each family's warnings stay in its estimate; the robust ones follow
+            warnings.simplefilter("ignore")
+            ests[model] = _one(model, z, s, g, y, **run, refuse=False)
+    names = [grp.name for grp in next(iter(ests.values())).groups]
+    verdict = {f: {n: robust.fits(e.ppc[n]) for n in names} for f, e in ests.items()}
+    fitting = {n: [f for f in ests if verdict[f][n][0]] for n in names}
+    used = {n: fitting[n] or list(ests) for n in names}
+    everywhere = [f for f in ests if all(f in used[n] for n in names)] or list(ests)
+    results = {kind: robust.combine({f: e.results[kind] for f, e in ests.items()}, used, everywhere) for kind in KINDS}
+    notes, selection = [], {}
+    for gi, n in enumerate(names):
+        found = robust.disagreements({f: e.results for f, e in ests.items()}, used, n)
+        labels = None
+        if found:
+            pair = found[0]["families"]
+            labels = robust.labels_needed(s[g == n], [parse(f)[0] for f in pair],
+                                          [ests[f].groups[gi].params for f in pair])
+            notes.append(robust.advice_text(n, found, labels))
+        split = {f: e.groups[gi].diagnostics["max"]["rhat"] for f, e in ests.items() if f in used[n]
+                 and not e.groups[gi].diagnostics["max"]["rhat"] < RHAT_REFUSE}
+        if split:
+            notes.append(f"group {n}: the chains of {', '.join(f'{f} (R-hat {r:.2f})' for f, r in split.items())} "
+                         "settle in different places: several splits of these scores into matches and non-matches "
+                         "fit them, and the bands join the chains' (more draws will not settle it; labelled pairs will)")
+        if not fitting[n]:
+            why = "; ".join(f"{f}: {verdict[f][n][1]}" for f in ests)
+            notes.append(f"group {n}: no family fits its scores ({why}); its bands are the union over every family "
+                         "that converged, all of which miss the scores: label some pairs, and read these bands as "
+                         "indicative only")
+        selection[n] = {"fitting": fitting[n], "used": used[n],
+                        "excluded": {f: verdict[f][n][1] for f in ests if not verdict[f][n][0]},
+                        "chains_disagree": split, "disagreements": found, "labels_needed": labels,
+                        "alarm": bool(found) or bool(split) or not fitting[n]}
+    notes += [f"{f}: {w}" for f, e in ests.items() for w in e.warnings  # a family's own warnings where it is used
+              if not w.startswith("group ") or any(w.startswith(f"group {n}:") and f in used[n] for n in names)]
+    for w in notes:
+        warnings.warn(w, stacklevel=3)
+    ref = ests[everywhere[0]]
+    description = (f"auto (family-robust): per group the union of the bands of the families whose fit checks pass, "
+                   f"of {', '.join(models)}")
+    limits = [f"family-robust bands: per group the union of the {100 * ref.level:g}% bands of the families whose fit "
+              f"checks pass there (of {', '.join(models)}); where they disagree a warning names the "
+              "group and the labels that would decide. " + robust.MEASURED] + ref.limits[1:]
+    return Estimate("auto", description, ref.rule, ref.level, ref.sampler, ref.chains, ref.warmup, ref.draws, ref.seed,
+                    ref.fmr_targets, ref.groups, results, ref.ppc, limits, notes, by_family=ests,
+                    selection=selection, reference=everywhere[0])
 
 
 def _tail_warning(name: str, tail: dict) -> str:
@@ -476,15 +439,15 @@ def _extrapolated(fits: list[GroupFit], targets: Sequence[float]) -> np.ndarray:
 
 
 def _population(fam, fits, pick, targets, grid, level, names) -> dict:
-    comps = [[tuple(np.asarray(v)[pick] for v in component(f.params, j)) for f in fits] for j in (0, 1)]
-    at = [curves.population_at_fmr(fam, c0, c1, np.r_[targets, grid]) for c0, c1 in zip(*comps)]
+    comps = [[distribution(fam, {k: np.asarray(v)[pick] for k, v in f.params.items()}, j) for f in fits] for j in (0, 1)]
+    at = [curves.population_at_fmr(c0, c1, np.r_[targets, grid]) for c0, c1 in zip(*comps)]
     a = len(targets)
     thr = np.stack([t[:, :a] for t, _ in at], axis=1)
     fnmr = np.stack([f[:, :a] for _, f in at], axis=1)
     curve = np.stack([f[:, a:] for _, f in at], axis=1)
     n0 = np.stack([f.scores.size * (1.0 - f.params["pi"][pick]) for f in fits], axis=1)
     w = n0 / n0.sum(axis=1, keepdims=True)
-    glob = [curves.population_global(fam, comps[0], comps[1], w, t) for t in targets]
+    glob = [curves.population_global(comps[0], comps[1], w, t) for t in targets]
     gt = np.stack([x[0] for x in glob], axis=1)
     gfmr = np.stack([x[1] for x in glob], axis=2)
     gfnmr = np.stack([x[2] for x in glob], axis=2)
@@ -506,10 +469,7 @@ def _finite(fam, fits, pick, targets, grid, level, names, rule, rng, cells: list
         out = []
         for c, (_, _, known), par in zip(cells, entries, params):
             p = {k: v[rows] for k, v in par.items()}
-            l0 = np.log1p(-p["pi"]) + fam.logpdf(c.values[None], *component(p, 0))
-            l1 = np.log(p["pi"]) + fam.logpdf(c.values[None], *component(p, 1))
-            with np.errstate(invalid="ignore"):
-                prob = np.nan_to_num(np.exp(l1 - np.logaddexp(l0, l1)), nan=0.0)
+            prob = match_probability(fam, p, c.values)
             m = rng.binomial(c.counts.astype(np.int64), np.clip(prob, 0.0, 1.0)).astype(float)
             out.append(np.concatenate([m, np.broadcast_to(known, (m.shape[0], known.size))], axis=1))
         return out

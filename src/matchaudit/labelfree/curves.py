@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from matchaudit.definitions import Rule, lowest_passing
-from matchaudit.labelfree.twopiece import TwoPiece
+from matchaudit.labelfree.model import Distribution
 
 
 
@@ -31,32 +31,32 @@ def band(x: np.ndarray, level: float, axis: int = 0) -> dict[str, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- population (parametric)
-def population_at_fmr(fam: TwoPiece, comp0: tuple, comp1: tuple, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Thresholds and FNMR at each FMR target: arrays (draws, targets). ``comp*`` = (mu, sl, sr, delta) per draw."""
+def population_at_fmr(d0: Distribution, d1: Distribution, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Thresholds and FNMR at each FMR target: arrays (draws, targets). ``d0``/``d1``: the non-match and match
+    distributions of the draws (:func:`matchaudit.labelfree.model.distribution`)."""
     a = np.asarray(alphas, dtype=float)[None, :]
-    col = lambda c: tuple(np.asarray(v)[:, None] for v in c)  # noqa: E731
-    t = fam.isf(a, *col(comp0))
-    return t, fam.cdf(t, *col(comp1))
+    t = d0.column().isf(a)
+    return t, d1.column().cdf(t)
 
 
-def population_global(fam: TwoPiece, comps0: list[tuple], comps1: list[tuple], weights: np.ndarray, alpha: float,
+def population_global(d0s: list[Distribution], d1s: list[Distribution], weights: np.ndarray, alpha: float,
                       iters: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One threshold per draw whose pooled non-match survival ``sum_g w_g S_0g(t)`` equals ``alpha``
     (``weights`` (draws, groups) sum to 1: each group's share of non-matches), and every group's FMR and FNMR
     there. Bisection between the groups' own thresholds, which bracket the pooled one."""
-    own = np.stack([fam.isf(alpha, *c) for c in comps0], axis=1)
+    own = np.stack([d.isf(alpha) for d in d0s], axis=1)
     lo, hi = own.min(axis=1), own.max(axis=1)
 
     def pooled(t: np.ndarray) -> np.ndarray:
-        return sum(weights[:, g] * fam.sf(t, *c) for g, c in enumerate(comps0))
+        return sum(weights[:, g] * d.sf(t) for g, d in enumerate(d0s))
 
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
         above = pooled(mid) > alpha
         lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
     t = 0.5 * (lo + hi)
-    fmr = np.stack([fam.sf(t, *c) for c in comps0], axis=1)
-    fnmr = np.stack([fam.cdf(t, *c) for c in comps1], axis=1)
+    fmr = np.stack([d.sf(t) for d in d0s], axis=1)
+    fnmr = np.stack([d.cdf(t) for d in d1s], axis=1)
     return t, fmr, fnmr
 
 

@@ -3,6 +3,7 @@
 Unconstrained parameter vector (``theta``, last axis), the order samplers and diagnostics use:
 
     mu0, log(mu1 - mu0), log s0L, log s0R, log s1L, log s1R, logit pi [, log delta0, log delta1]
+    [, logit b, log sb, logit w]   (``shoulder``: non-matches a mixture of two components)
 
 Component 0 = non-matches, 1 = matches (similarities: ``mu1 > mu0`` by construction, no label switching).
 Likelihood: the marginal mixture for unlabelled scores (``counts_u``: the weight of each value, the distinct
@@ -17,6 +18,13 @@ separate match mode: a deviation from E.2). Shape priors per ``shape_prior`` (:d
 ``log delta ~ N(0, 0.5^2)`` for TP-SAS; ``"weak"`` ``Gamma(2, 0.1)`` (TP-T) and the same TP-SAS prior;
 ``"supplement"`` E.2's ``Gamma(5, 0.25)`` (TP-T) / ``Gamma(50, 50)`` (TP-SAS). Why: docs/labelfree.md
 "Recovery". All Gammas in shape-rate form. ``log_density`` is written once for NumPy and JAX (``xp``).
+
+With ``shoulder`` the non-matches are ``(1 - w) f0 + w fb``: a bulk ``f0`` and a shoulder ``fb`` of the same
+family (its shape ``delta0``, one scale ``sb`` on both sides, ``~ Gamma(2, rate)`` with mean ``sd_0``) whose mode
+``mu0 + b (mu1 - mu0)`` lies between the two modes (``b ~ U(0, 1)``), ``w ~ Beta(2, 18)`` (mean 0.1, away from 0,
+so that the shoulder's place stays identified; a shoulder the data lack merges into the bulk): look-alike
+impostors above the bulk (deep-model cosine scores), which the two-component model can only give to the matches
+(#44).
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ from matchaudit.labelfree.starting_values import Init
 from matchaudit.labelfree.twopiece import TwoPiece
 
 PARAM_NAMES = ("mu0", "log_gap", "log_s0L", "log_s0R", "log_s1L", "log_s1R", "logit_pi", "log_delta0", "log_delta1")
+SHOULDER_NAMES = ("logit_b", "log_sb", "logit_w")
+SHOULDER_W = (2.0, 18.0)  # Beta prior of the shoulder's share of the non-matches (mean 0.1)
+SHOULDER_START_W = 0.1
 SCALE_SHAPE = 2.0
 DELTA_PRIOR = {"t": (5.0, 5.0 / 20.0), "sas": (50.0, 50.0)}  # supplement E.2, Gamma(shape, rate)
 # Shape priors per family: ("gamma", shape, rate), ("lognormal", mean of log, sd of log) or ("jeffreys-t",).
@@ -72,25 +83,26 @@ class GroupModel:
     label_sampling: LabelSampling = "random"
     shape_prior: ShapePrior = "jeffreys"
     counts_u: np.ndarray | None = None  # weight of each unlabelled value (binned.likelihood_cells); None: 1 each
+    shoulder: bool = False  # non-matches a mixture of a bulk and a shoulder (module docstring)
 
     @classmethod
     def compressed(cls, family: TwoPiece, priors: Priors, scores_u: np.ndarray, scores_l: np.ndarray,
                    labels_l: np.ndarray, label_sampling: LabelSampling = "random", shape_prior: ShapePrior = "jeffreys",
-                   max_points: int | None = LIKELIHOOD_POINTS) -> tuple["GroupModel", Compressed]:
+                   max_points: int | None = LIKELIHOOD_POINTS, shoulder: bool = False) -> tuple["GroupModel", Compressed]:
         """The model with its unlabelled scores compressed by :func:`binned.likelihood_cells` (their distinct
         values with counts: exact; above ``max_points`` distinct values, bins at two quadrature points each),
         and that compression. Labelled scores stay per score."""
         cells = likelihood_cells(scores_u, max_points)
         points, weights = cells.quadrature()
-        return cls(family, priors, points, scores_l, labels_l, label_sampling, shape_prior, weights), cells
+        return cls(family, priors, points, scores_l, labels_l, label_sampling, shape_prior, weights, shoulder), cells
 
     @property
     def dim(self) -> int:
-        return 9 if self.family.has_shape else 7
+        return (9 if self.family.has_shape else 7) + (3 if self.shoulder else 0)
 
     @property
     def names(self) -> tuple[str, ...]:
-        return PARAM_NAMES[: self.dim]
+        return PARAM_NAMES[: 9 if self.family.has_shape else 7] + (SHOULDER_NAMES if self.shoulder else ())
 
     def log_density(self, theta, xp: ModuleType = np):
         """Log posterior (up to a constant) of unconstrained ``theta`` shaped (..., dim); returns shape (...)."""
@@ -103,7 +115,7 @@ class GroupModel:
         if self.scores_l.size:
             col = {k: v[..., None] for k, v in constrain(theta, xp).items()}
             y = self.labels_l
-            lf1, lf0 = self._logpdf(self.scores_l, col, 1, xp), self._logpdf(self.scores_l, col, 0, xp)
+            lf1, lf0 = self._logpdf(self.scores_l, col, 1, xp), self._nonmatch_logpdf(self.scores_l, col, xp)
             ll = ll + xp.sum(y * lf1 + (1.0 - y) * lf0, -1)
             if self.label_sampling == "random":
                 n1 = float(y.sum())
@@ -116,11 +128,18 @@ class GroupModel:
         col = {k: v[..., None] for k, v in constrain(theta, xp).items()}
         log_pi = -xp.logaddexp(0.0, -theta[..., 6])
         log_1m = -xp.logaddexp(0.0, theta[..., 6])
-        return xp.logaddexp(log_1m[..., None] + self._logpdf(self.scores_u, col, 0, xp),
+        return xp.logaddexp(log_1m[..., None] + self._nonmatch_logpdf(self.scores_u, col, xp),
                             log_pi[..., None] + self._logpdf(self.scores_u, col, 1, xp))
 
-    def _logpdf(self, x, col: dict, j: int, xp: ModuleType):
-        return self.family.logpdf(x, col[f"mu{j}"], col[f"s{j}L"], col[f"s{j}R"], col[f"delta{j}"], xp)
+    def _logpdf(self, x, col: dict, j: int | str, xp: ModuleType):
+        return self.family.logpdf(x, col[f"mu{j}"], col[f"s{j}L"], col[f"s{j}R"], col[f"delta{0 if j == 'b' else j}"],
+                                  xp)
+
+    def _nonmatch_logpdf(self, x, col: dict, xp: ModuleType):
+        """Log density of the non-matches: the bulk, or (``shoulder``) the bulk and shoulder mixture."""
+        if not self.shoulder:
+            return self._logpdf(x, col, 0, xp)
+        return xp.logaddexp(xp.log1p(-col["w"]) + self._logpdf(x, col, 0, xp), xp.log(col["w"]) + self._logpdf(x, col, "b", xp))
 
     def log_prior(self, theta, xp: ModuleType = np):
         """Log prior density of unconstrained ``theta`` (..., dim), Jacobians of the transforms included."""
@@ -138,6 +157,14 @@ class GroupModel:
         if fam.has_shape:
             spec = SHAPE_PRIORS[self.shape_prior][fam.name]
             lp = lp + shape_log_prior(spec, theta[..., 7], xp) + shape_log_prior(spec, theta[..., 8], xp)
+        if self.shoulder:
+            k = 9 if fam.has_shape else 7
+            u, w = theta[..., k], theta[..., k + 2]
+            lp = lp - xp.logaddexp(0.0, -u) - xp.logaddexp(0.0, u)  # b ~ U(0, 1), Jacobian of the logit
+            rate = SCALE_SHAPE / pr.scale_mean[0]
+            lp = lp + SCALE_SHAPE * theta[..., k + 1] - rate * xp.exp(theta[..., k + 1])
+            a, b = SHOULDER_W  # Beta(a, b) on w times the logit's Jacobian w (1 - w)
+            lp = lp - a * xp.logaddexp(0.0, -w) - b * xp.logaddexp(0.0, w)
         return lp + log_pi + log_1m  # Beta(1, 1) prior on pi, Jacobian of the logit
 
     def start(self, init: Init) -> np.ndarray:
@@ -149,6 +176,8 @@ class GroupModel:
         th = [pr.mu_mean[0], np.log(gap), *np.log([s0, s0, s1, s1]), np.log(pi / (1.0 - pi))]
         if self.family.has_shape:
             th += [_shape_start(SHAPE_PRIORS[self.shape_prior][self.family.name])] * 2
+        if self.shoulder:  # half way between the modes, half the bulk's scale, a small share
+            th += [0.0, np.log(0.5 * s0), np.log(SHOULDER_START_W / (1.0 - SHOULDER_START_W))]
         return np.array(th, dtype=float)
 
 
@@ -195,8 +224,11 @@ def shape_log_prior(spec: tuple, log_delta, xp: ModuleType = np):
 
 
 def constrain(theta, xp: ModuleType = np) -> dict:
-    """Natural parameters from unconstrained ``theta`` (..., 7 or 9): modes, scales, shapes (1.0 if none), pi."""
+    """Natural parameters from unconstrained ``theta`` (..., 7, 9, 10 or 12: without or with shapes, without or
+    with a shoulder): modes, scales, shapes (1.0 if none), pi; with a shoulder its mode ``mub``, scales ``sbL`` =
+    ``sbR`` and share ``w``."""
     exp = xp.exp
+    dim = theta.shape[-1]
     out = {
         "mu0": theta[..., 0],
         "mu1": theta[..., 0] + exp(theta[..., 1]),
@@ -206,13 +238,102 @@ def constrain(theta, xp: ModuleType = np) -> dict:
         "s1R": exp(theta[..., 5]),
         "pi": 1.0 / (1.0 + exp(-theta[..., 6])),
     }
-    if theta.shape[-1] == 9:
+    if dim in (9, 12):
         out["delta0"], out["delta1"] = exp(theta[..., 7]), exp(theta[..., 8])
     else:
         out["delta0"] = out["delta1"] = xp.ones_like(theta[..., 0])
+    if dim in (10, 12):
+        k = dim - 3
+        out["mub"] = theta[..., 0] + exp(theta[..., 1]) / (1.0 + exp(-theta[..., k]))
+        out["sbL"] = out["sbR"] = exp(theta[..., k + 1])
+        out["w"] = 1.0 / (1.0 + exp(-theta[..., k + 2]))
     return out
 
 
-def component(p: dict, j: int) -> tuple:
-    """``(mu, sl, sr, delta)`` of component ``j`` from a :func:`constrain` dictionary."""
-    return p[f"mu{j}"], p[f"s{j}L"], p[f"s{j}R"], p[f"delta{j}"]
+def component(p: dict, j: int | str) -> tuple:
+    """``(mu, sl, sr, delta)`` of component ``j`` (0, 1, or ``"b"``: the shoulder, with the bulk's shape) from a
+    :func:`constrain` dictionary."""
+    return p[f"mu{j}"], p[f"s{j}L"], p[f"s{j}R"], p[f"delta{0 if j == 'b' else j}"]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """The score distribution of one class per posterior draw: a weighted sum of components of one family (the
+    matches: one; the non-matches: one, or the bulk and the shoulder). Parameter arrays broadcast with the
+    scores; every rate and check reads the classes through this, whatever the model."""
+
+    family: object  # twopiece.Family
+    parts: tuple[tuple[object, tuple], ...]  # (weight, (mu, sl, sr, delta))
+
+    def column(self) -> "Distribution":
+        """The same with every parameter array given a trailing axis (draws down, points across)."""
+        col = lambda v: np.asarray(v)[..., None]  # noqa: E731
+        return Distribution(self.family, tuple((col(w), tuple(col(v) for v in c)) for w, c in self.parts))
+
+    def take(self, rows) -> "Distribution":
+        """The draws ``rows`` only."""
+        pick = lambda v: np.asarray(v)[rows]  # noqa: E731
+        return Distribution(self.family, tuple((pick(w), tuple(pick(v) for v in c)) for w, c in self.parts))
+
+    def logpdf(self, x):
+        f = self.family
+        if len(self.parts) == 1:
+            return f.logpdf(x, *self.parts[0][1])
+        with np.errstate(divide="ignore"):
+            return np.logaddexp.reduce([np.log(w) + f.logpdf(x, *c) for w, c in self.parts])
+
+    def cdf(self, x):
+        return sum(w * self.family.cdf(x, *c) for w, c in self.parts) if len(self.parts) > 1 \
+            else self.family.cdf(x, *self.parts[0][1])
+
+    def sf(self, x):
+        return sum(w * self.family.sf(x, *c) for w, c in self.parts) if len(self.parts) > 1 \
+            else self.family.sf(x, *self.parts[0][1])
+
+    def isf(self, q, iters: int = 80):
+        """The score whose survival is ``q`` (a threshold at FMR ``q``): exact for one component; for two, by
+        bisection between the components' own (which bracket it)."""
+        if len(self.parts) == 1:
+            return self.family.isf(q, *self.parts[0][1])
+        return self._invert(self.sf, [self.family.isf(q, *c) for _, c in self.parts], q, iters, decreasing=True)
+
+    def ppf(self, p, iters: int = 80):
+        """The score whose CDF is ``p``."""
+        if len(self.parts) == 1:
+            return self.family.ppf(p, *self.parts[0][1])
+        return self._invert(self.cdf, [self.family.ppf(p, *c) for _, c in self.parts], p, iters, decreasing=False)
+
+    @staticmethod
+    def _invert(fn, ends: list, target, iters: int, decreasing: bool):
+        lo, hi = np.minimum(*ends), np.maximum(*ends)
+        for _ in range(iters):
+            mid = 0.5 * (lo + hi)
+            right = (fn(mid) > target) if decreasing else (fn(mid) < target)  # the root lies above mid
+            lo, hi = np.where(right, mid, lo), np.where(right, hi, mid)
+        return 0.5 * (lo + hi)
+
+    def rvs(self, rng: np.random.Generator, size):
+        """Draws of the class (each from its component, chosen by the weights)."""
+        f = self.family
+        if len(self.parts) == 1:
+            return f.rvs(rng, size, *self.parts[0][1])
+        (w0, c0), (_, cb) = self.parts
+        first = rng.random(size) < np.broadcast_to(np.asarray(w0, float), size)
+        return np.where(first, f.rvs(rng, size, *c0), f.rvs(rng, size, *cb))
+
+
+def distribution(family, p: dict, j: int) -> Distribution:
+    """Class ``j`` (0 non-matches, 1 matches) of the draws ``p`` (:func:`constrain`): with a shoulder in ``p``
+    the non-matches are its mixture with the bulk."""
+    if j == 0 and "w" in p:
+        return Distribution(family, ((1.0 - np.asarray(p["w"]), component(p, 0)), (np.asarray(p["w"]), component(p, "b"))))
+    return Distribution(family, ((np.ones_like(np.asarray(p["pi"], float)), component(p, j)),))
+
+
+def match_probability(family, p: dict, values: np.ndarray) -> np.ndarray:
+    """Posterior probability that a pair scoring each of ``values`` is a match, per draw: (draws, values) for
+    draws ``p`` given as columns (each array (draws, 1))."""
+    l0 = np.log1p(-p["pi"]) + distribution(family, p, 0).logpdf(values[None])
+    l1 = np.log(p["pi"]) + distribution(family, p, 1).logpdf(values[None])
+    with np.errstate(invalid="ignore"):
+        return np.nan_to_num(np.exp(l1 - np.logaddexp(l0, l1)), nan=0.0)

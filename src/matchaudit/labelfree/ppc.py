@@ -27,8 +27,8 @@ import numpy as np
 from matchaudit.labelfree.binned import COUNT_BINS, Compressed, compress
 from matchaudit.labelfree.curves import band, population_at_fmr
 from matchaudit.labelfree.starting_values import kde_grid
-from matchaudit.labelfree.model import component
-from matchaudit.labelfree.twopiece import TwoPiece
+from matchaudit.labelfree.model import distribution
+from matchaudit.labelfree.twopiece import Family
 
 _CHUNK = 2_000_000  # draws x points of one CDF evaluation
 RAW_REPLICATES = 100_000  # up to this many scores per group, replicates are simulated pair by pair
@@ -36,10 +36,10 @@ TAIL_ALARM = 0.05  # a tail check below this posterior predictive p-value warns
 MIN_EXPECTED = 5.0  # tail bins are merged until the model expects at least this many scores in each
 
 
-def _component_cdfs(fam: TwoPiece, p: dict, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _component_cdfs(fam: Family, p: dict, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Non-match and match CDFs at ``x`` for every draw in ``p``: each (draws, points)."""
     col = {k: np.asarray(v)[:, None] for k, v in p.items()}
-    return fam.cdf(x[None], *component(col, 0)), fam.cdf(x[None], *component(col, 1))
+    return distribution(fam, col, 0).cdf(x[None]), distribution(fam, col, 1).cdf(x[None])
 
 
 def _mix(pi, non_match: np.ndarray, match: np.ndarray) -> np.ndarray:
@@ -48,12 +48,12 @@ def _mix(pi, non_match: np.ndarray, match: np.ndarray) -> np.ndarray:
     return (1.0 - pi) * non_match + pi * match
 
 
-def _mixture_cdf(fam: TwoPiece, p: dict, x: np.ndarray) -> np.ndarray:
+def _mixture_cdf(fam: Family, p: dict, x: np.ndarray) -> np.ndarray:
     """Mixture CDF at ``x`` for every draw in ``p``: (draws, points)."""
     return _mix(p["pi"], *_component_cdfs(fam, p, x))
 
 
-def _predictive_cdf(fam: TwoPiece, p: dict, x: np.ndarray) -> np.ndarray:
+def _predictive_cdf(fam: Family, p: dict, x: np.ndarray) -> np.ndarray:
     """Posterior predictive CDF at ``x``: the mixture CDF averaged over the draws in ``p`` (in chunks of draws)."""
     m = np.asarray(p["pi"]).size
     step = max(1, _CHUNK // max(x.size, 1))
@@ -68,7 +68,7 @@ def _ks(counts: np.ndarray, n: int, cdf_cuts: np.ndarray) -> float:
     return float(np.max(np.abs(np.cumsum(counts)[:-1] / n - cdf_cuts)))
 
 
-def check(fam: TwoPiece, scores: np.ndarray, p: dict, rng: np.random.Generator, level: float = 0.89,
+def check(fam: Family, scores: np.ndarray, p: dict, rng: np.random.Generator, level: float = 0.89,
           n_rep: int = 50, grid_points: int = 256, cells: Compressed | None = None) -> dict:
     """PPC of one group. ``p``: natural parameters (arrays over draws, see ``model.constrain``); ``cells``: the
     scores' :func:`binned.compress` (default: at most ``COUNT_BINS`` cells)."""
@@ -85,8 +85,8 @@ def check(fam: TwoPiece, scores: np.ndarray, p: dict, rng: np.random.Generator, 
     for r in range(n_rep):
         if n <= RAW_REPLICATES:
             match = rng.random(n) < q["pi"][r]
-            sim = np.where(match, fam.rvs(rng, n, *(np.asarray(v)[r] for v in component(q, 1))),
-                           fam.rvs(rng, n, *(np.asarray(v)[r] for v in component(q, 0))))
+            one = {k: v[r] for k, v in q.items()}
+            sim = np.where(match, distribution(fam, one, 1).rvs(rng, n), distribution(fam, one, 0).rvs(rng, n))
             counts = np.bincount(np.searchsorted(cells.cuts, sim, side="right"), minlength=cells.size)
             reps.append(kde_grid(sim, h, lo, hi, grid_points)[1])
         else:
@@ -109,12 +109,12 @@ def ladder(smallest: float) -> np.ndarray:
     return np.array([r for r in steps if r >= smallest * (1 - 1e-9)])
 
 
-def _edges(fam: TwoPiece, q: dict, fmr: np.ndarray, fnmr: np.ndarray) -> tuple[np.ndarray, list[str]]:
+def _edges(fam: Family, q: dict, fmr: np.ndarray, fnmr: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Bin edges near the operating points: the posterior-median thresholds at the FMR rates ``fmr`` (non-match
     upper tail, :func:`curves.population_at_fmr`) and at the FNMR rates ``fnmr`` (match lower tail), ascending,
     with their names."""
-    t0 = np.median(population_at_fmr(fam, component(q, 0), component(q, 1), fmr)[0], axis=0)
-    t1 = np.median(fam.ppf(fnmr[None, :], *(np.asarray(v)[:, None] for v in component(q, 1))), axis=0)
+    t0 = np.median(population_at_fmr(distribution(fam, q, 0), distribution(fam, q, 1), fmr)[0], axis=0)
+    t1 = np.median(distribution(fam, q, 1).column().ppf(fnmr[None, :]), axis=0)
     cuts = np.r_[t0, t1]
     names = [f"the threshold at FMR {a:g}" for a in fmr] + [f"the match {b:g} quantile" for b in fnmr]
     order = np.argsort(cuts, kind="stable")
@@ -136,7 +136,7 @@ def _merge(expected: np.ndarray) -> np.ndarray:
     return np.asarray(starts)
 
 
-def tail_check(fam: TwoPiece, cells: Compressed, p: dict, targets, rng: np.random.Generator,
+def tail_check(fam: Family, cells: Compressed, p: dict, targets, rng: np.random.Generator,
                level: float = 0.89, labelled: tuple[int, int] = (0, 0)) -> dict:
     """Counts of scores between the fitted thresholds near the operating points against the model's.
 

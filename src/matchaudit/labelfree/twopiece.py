@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 from scipy import special
 
+from matchaudit.choices import LABELFREE_FAMILIES
 from matchaudit.errors import InputError
 
 _LOG2 = float(np.log(2.0))
@@ -170,8 +171,92 @@ class TwoPiece:
         return np.where(left, mu - sl * z, mu + sr * z)
 
 
-def family(name: str) -> TwoPiece:
-    """The two-piece family called ``name`` (``"normal"``, ``"t"`` or ``"sas"``)."""
-    if name not in _KERNELS:
-        raise InputError(f"unknown score family {name!r}; choose one of {', '.join(_KERNELS)}")
-    return TwoPiece(name)
+BOUND_SLACK = 1e-5  # cosine scores computed in float32 overshoot +-1 by a few ulps: up to this much is rounding
+_EDGE = 1e-7  # scores at +-1 (duplicates) are moved this far inside, where atanh is finite (z = +-8.4)
+
+
+@dataclass(frozen=True)
+class OnFisherZ:
+    """A two-piece family fitted to Fisher's ``z = atanh(s)`` of cosine-like scores ``s`` in [-1, 1], read back on
+    the scores: a family with bounded support whose components may be skewed and heavy near the bounds (deep-model
+    cosine scores: matches with a long low tail, non-matches bunched near 0). Parameters are on the ``z`` scale;
+    every function takes and returns scores (``logpdf`` includes the Jacobian ``-log(1 - s^2)``), so the fit checks
+    and rates compare it with the raw-scale families on the same footing. The model samples on ``z`` (:attr:`base`)."""
+
+    base: TwoPiece
+
+    @property
+    def name(self) -> str:
+        return f"{self.base.name}-atanh"
+
+    @property
+    def has_shape(self) -> bool:
+        return self.base.has_shape
+
+    @property
+    def description(self) -> str:
+        return f"{self.base.description} on Fisher's z = atanh(score) (bounded scores in [-1, 1])"
+
+    @staticmethod
+    def forward(s: np.ndarray) -> np.ndarray:
+        """``atanh`` of the scores, ``+-1`` moved just inside; an :class:`InputError` for scores outside [-1, 1]."""
+        s = np.asarray(s, float)
+        out = np.flatnonzero(np.abs(s) > 1.0 + BOUND_SLACK)
+        if out.size:
+            raise InputError(f"{out.size} scores lie outside [-1, 1] (e.g. {s[out[0]]:g}): the *-atanh families are for "
+                             "cosine-like similarities; choose a raw-scale family (sas, t, normal).", param="family")
+        return np.arctanh(np.clip(s, -1.0 + _EDGE, 1.0 - _EDGE))
+
+    def logpdf(self, x, mu, sl, sr, delta):
+        z = self.forward(x)
+        return self.base.logpdf(z, mu, sl, sr, delta) - np.log1p(-np.tanh(z) ** 2)
+
+    def pdf(self, x, mu, sl, sr, delta):
+        return np.exp(self.logpdf(x, mu, sl, sr, delta))
+
+    def cdf(self, x, mu, sl, sr, delta):
+        return self.base.cdf(self.forward(x), mu, sl, sr, delta)
+
+    def sf(self, x, mu, sl, sr, delta):
+        return self.base.sf(self.forward(x), mu, sl, sr, delta)
+
+    def ppf(self, p, mu, sl, sr, delta):
+        return np.tanh(self.base.ppf(p, mu, sl, sr, delta))
+
+    def isf(self, q, mu, sl, sr, delta):
+        return np.tanh(self.base.isf(q, mu, sl, sr, delta))
+
+    def rvs(self, rng: np.random.Generator, size, mu, sl, sr, delta) -> np.ndarray:
+        return np.tanh(self.base.rvs(rng, size, mu, sl, sr, delta))
+
+
+Family = TwoPiece | OnFisherZ
+KERNEL_NAMES = tuple(_KERNELS)
+FAMILIES = LABELFREE_FAMILIES
+SHOULDER_TEXT = "; non-matches a mixture of a bulk and a shoulder (look-alike impostors)"
+
+
+def family(name: str) -> Family:
+    """The component family of the model called ``name`` (:func:`parse`)."""
+    return parse(name)[0]
+
+
+def parse(name: str) -> tuple[Family, bool]:
+    """The model called ``name``: its component family, a two-piece family on the raw scores (``"normal"``, ``"t"``,
+    ``"sas"``) or on their Fisher z (``"normal-atanh"``, ...: cosine-like scores in [-1, 1]), and whether the
+    non-matches are a mixture of two of them (suffix ``"-mix"``: a bulk and a shoulder)."""
+    if name not in FAMILIES:
+        raise InputError(f"unknown score family {name!r}; choose one of {', '.join(FAMILIES)}", param="family")
+    shoulder = name.endswith("-mix")
+    scale = name[:-4] if shoulder else name
+    return (OnFisherZ(TwoPiece(scale[:-6])) if scale.endswith("-atanh") else TwoPiece(scale)), shoulder
+
+
+def base(fam: Family) -> TwoPiece:
+    """The two-piece family the model samples with (on the scores, or on their Fisher z)."""
+    return fam.base if isinstance(fam, OnFisherZ) else fam
+
+
+def fitted_scale(fam: Family, s: np.ndarray) -> np.ndarray:
+    """The scores on the scale ``fam``'s parameters live on (the scores themselves, or their Fisher z)."""
+    return fam.forward(s) if isinstance(fam, OnFisherZ) else np.asarray(s, float)

@@ -1,0 +1,163 @@
+"""The family-robust label-free estimate: several families fitted to the same scores, the bands of those that fit
+each group joined, and an alarm where they disagree (#44 items 1, 2 and 4).
+
+Unlabelled scores show only their distribution; two families can both reproduce it and split it differently into
+non-matches and matches, with different FNMR at FMR targets (docs/labelfree.md, "Fit checks"). No single family's
+band carries that uncertainty, so the default estimate fits every candidate (:func:`candidates`) and, per group and
+quantity, reports the **union** of the bands of the families whose fit checks pass there (:func:`fits`), the
+median being the median of their medians. Where those bands do not overlap, the scores do not identify the split:
+a warning names the group, the quantity and the families' bands, and says how many labelled pairs, with scores in
+which range, would tell the two furthest families apart (:func:`labels_needed`).
+
+This module sees estimates only as their ``results`` dictionaries, ``ppc`` checks and per-group draws, so that it
+depends on nothing of :mod:`matchaudit.labelfree.api` but what it is handed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from matchaudit.formatting import fmt, interval
+from matchaudit.labelfree.binned import compress
+from matchaudit.labelfree.model import match_probability
+from matchaudit.labelfree.ppc import TAIL_ALARM
+from matchaudit.labelfree.twopiece import BOUND_SLACK, Family
+
+RAW = ("sas", "t", "sas-mix")  # every score: two-piece models on the raw scale (LLR-like and unbounded scores)
+BOUNDED = ("sas-atanh", "t-atanh", "sas-atanh-mix")  # added when every score lies in [-1, 1] (cosine-like)
+KS_ALARM = 0.05  # a family whose KS posterior predictive p-value is below this does not fit the group
+QUANTITIES = ("fnmr_at_fmr", "threshold_at_fmr", "fmr_at_global", "fnmr_at_global")
+DISPUTED = ("fnmr_at_fmr", "fmr_at_global", "fnmr_at_global")  # the rates whose disagreement raises the alarm
+POWER_Z = 1.959964 + 0.841621  # two-sided 5% test with 80% power
+ADVICE_DRAWS = 200  # posterior draws the match probabilities of the label advice average over
+ADVICE_CELLS = 2048  # score cells they are evaluated on
+MEASURED = ("Measured on real-like score shapes (docs/labelfree.md, \"Real-like recovery\"): not yet; until then "
+            "read the band as conditional on the families tried.")
+
+
+def candidates(scores: np.ndarray) -> tuple[str, ...]:
+    """The families the default estimate fits: two-piece SAS and t on the raw scores, and on their Fisher z when
+    every score lies in [-1, 1] (cosine-like; up to float32 rounding)."""
+    bounded = bool(np.all(np.abs(np.asarray(scores, float)) <= 1.0 + BOUND_SLACK))
+    return RAW + (BOUNDED if bounded else ())
+
+
+def fits(check: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether one family's fit checks of one group pass (KS and tail posterior predictive p-values at least 0.05),
+    and if not, why."""
+    ks, tail = float(check["ks_pvalue"]), float(check["tail"]["pvalue"])
+    why = [x for x in (ks < KS_ALARM and f"KS check p {ks:.3f}", tail < TAIL_ALARM and f"tail check p {tail:.3f}") if x]
+    return not why, "; ".join(why)
+
+
+def _union(entries: Sequence[dict]) -> dict:
+    """One band from several families' bands of the same quantity: their union, the median of their medians."""
+    med = [e["median"] for e in entries]
+    out = {"median": float(np.nanmedian(med)) if np.isfinite(med).any() else float("nan"),
+           "lower": float(np.nanmin([e["lower"] for e in entries])),
+           "upper": float(np.nanmax([e["upper"] for e in entries]))}
+    if "extrapolated" in entries[0]:
+        out["extrapolated"] = any(e["extrapolated"] for e in entries)
+    return out
+
+
+def _union_arrays(bands: Sequence[dict]) -> dict:
+    """:func:`_union` elementwise over arrays (curves)."""
+    stack = {k: np.stack([np.asarray(b[k], float) for b in bands]) for k in ("median", "lower", "upper")}
+    return {"median": np.median(stack["median"], axis=0), "lower": stack["lower"].min(axis=0),
+            "upper": stack["upper"].max(axis=0)}
+
+
+def combine(results: Mapping[str, dict], used: Mapping[str, Sequence[str]], everywhere: Sequence[str]) -> dict:
+    """The robust results of one kind from each family's (``results[family]``): per group the union over the
+    families ``used[group]``, for the pooled threshold and the rates at it (which rest on every group's fit), over
+    the families that fit ``everywhere``. ``p_worse``: the families' mean (equal-weight model averaging);
+    fairness measures: the union of their bands."""
+    first = results[everywhere[0]]
+
+    def joined(q: str, entry: dict) -> dict:
+        fams = everywhere if q in ("fmr_at_global", "fnmr_at_global") or entry["group"] == "all" else used[entry["group"]]
+        same = [next(e for e in results[f][q] if e["target"] == entry["target"] and e["group"] == entry["group"])
+                for f in fams]
+        return {"target": entry["target"], "group": entry["group"], **_union(same), "families": list(fams)}
+
+    out: dict[str, Any] = {q: [joined(q, e) for e in first[q]] for q in (*QUANTITIES, "global_threshold")}
+    curve = first["curve"]
+    out["curve"] = {"fmr": curve["fmr"], **{g: _union_arrays([results[f]["curve"][g] for f in used[g]])
+                                            for g in curve if g != "fmr"}}
+    out["p_worse"] = {k: {"groups": v["groups"], "p_row_worse_than_column": np.mean(
+        [np.asarray(results[f]["p_worse"][k]["p_row_worse_than_column"]) for f in everywhere], axis=0)}
+        for k, v in first["p_worse"].items()}
+    out["fairness"] = {k: {m: _union([{x: float(np.asarray(results[f]["fairness"][k][m][x])) for x in
+                                      ("median", "lower", "upper")} for f in everywhere]) for m in v}
+                       for k, v in first["fairness"].items()}
+    return out
+
+
+def disagreements(results: Mapping[str, Mapping[str, dict]], used: Mapping[str, Sequence[str]], group: str,
+                  rate_kind: str = "rate") -> list[dict]:
+    """The quantities of ``group`` (both kinds) on which the bands of its families ``used[group]`` do not overlap:
+    per quantity, the two families furthest apart and the text of each family's band."""
+    fams = used[group]
+    found = []
+    if len(fams) < 2:
+        return found
+    for kind in next(iter(results.values())):
+        for q in DISPUTED:
+            for target in sorted({e["target"] for e in results[fams[0]][kind][q]}):
+                es = {f: next(e for e in results[f][kind][q] if e["target"] == target and e["group"] == group)
+                      for f in fams}
+                if max(e["lower"] for e in es.values()) <= min(e["upper"] for e in es.values()):
+                    continue
+                low = min(es, key=lambda f: es[f]["median"])
+                high = max(es, key=lambda f: es[f]["median"])
+                found.append({"kind": kind, "quantity": q, "target": target, "families": (low, high),
+                              "bands": {f: f"{fmt(e['median'], rate_kind)} {interval(e['lower'], e['upper'], rate_kind)}"
+                                        for f, e in es.items()}})
+    return found
+
+
+def labels_needed(scores: np.ndarray, fams: Sequence[Family], params: Sequence[Mapping[str, np.ndarray]]) -> dict:
+    """How many labelled pairs would tell two families apart: where their posterior match probabilities ``P_a(s)``
+    and ``P_b(s)`` differ most (the scores with ``|P_a - P_b|`` at least half its maximum), labels drawn at random
+    there are Bernoulli with mean ``P_a`` or ``P_b``; a two-sided 5% test with 80% power needs
+    ``n = (z + z')^2 r (1 - r) / d^2`` of them, ``d`` the mean difference and ``r`` the mean probability there.
+    Returns ``n``, the score range, how many pairs lie in it, and whether ``n`` exceeds them."""
+    cells = compress(np.asarray(scores, float), ADVICE_CELLS)
+    pick = [np.unique(np.linspace(0, np.asarray(p["pi"]).size - 1, ADVICE_DRAWS).astype(int)) for p in params]
+    pa, pb = (match_probability(f, {k: np.asarray(v)[i, None] for k, v in p.items()}, cells.values).mean(axis=0)
+              for f, p, i in zip(fams, params, pick))
+    d = np.abs(pa - pb)
+    where = d >= 0.5 * d.max()
+    w = cells.counts[where]
+    dbar = float(np.average(d[where], weights=w)) if d.max() > 0 else 0.0
+    r = float(np.average(0.5 * (pa + pb)[where], weights=w))
+    n = math.inf if dbar == 0 else math.ceil(POWER_Z**2 * max(r * (1.0 - r), 1e-6) / dbar**2)
+    pairs = int(w.sum())
+    return {"n": n, "low": float(cells.values[where].min()), "high": float(cells.values[where].max()),
+            "pairs_in_range": pairs, "enough_pairs": n <= pairs, "mean_difference": dbar}
+
+
+def advice_text(group: str, found: list[dict], labels: dict | None) -> str:
+    """The warning for a group whose families disagree: which quantities, each family's band, and the labels."""
+    worst = found[0]
+    what = {"fnmr_at_fmr": "FNMR at FMR", "fmr_at_global": "FMR at the global threshold of pooled FMR",
+            "fnmr_at_global": "FNMR at the global threshold of pooled FMR"}
+    bands = ", ".join(f"{f} {b}" for f, b in worst["bands"].items())
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    text = (f"group {group}: the families that fit its scores disagree on {what[worst['quantity']]} "
+            f"{worst['target']:g} ({worst['kind']}: {bands}){more}: these scores do not identify how they split "
+            "into matches and non-matches there, and the robust band is the union of the families' bands")
+    if labels is None:
+        return text + "; label some pairs to decide."
+    if not math.isfinite(labels["n"]):
+        return text + "; label some pairs near the threshold to decide."
+    where = f"with scores between {labels['low']:.4g} and {labels['high']:.4g}"
+    if labels["enough_pairs"]:
+        return text + (f"; label about {labels['n']:,} pairs {where} (drawn at random there) and give them as labels "
+                       "(--label-col): that many tell the two furthest families apart (5% test, 80% power).")
+    return text + (f"; telling the two furthest families apart needs about {labels['n']:,} labelled pairs {where}, "
+                   f"more than the {labels['pairs_in_range']:,} there: label pairs there and elsewhere, or collect more.")
