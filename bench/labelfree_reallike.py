@@ -107,7 +107,9 @@ def fit(s, g, labels, job: dict, base: dict, true: dict) -> tuple[list[dict], ob
                                  "upper": entry["upper"], "covered": entry["lower"] <= tv <= entry["upper"],
                                  "fits": fam == "robust" or fam in sel["fitting"],
                                  "alarm": sel["alarm"], "tail_alarm": bool(e.ppc[n]["tail"]["alarm"]),
-                                 "advised": (sel["labels_needed"] or {}).get("n"), "seconds": seconds})
+                                 "advised": (sel["labels_needed"] or {}).get("n"), "seconds": seconds,
+                                 "ks_p": e.ppc[n]["ks_pvalue"], "tail_p": e.ppc[n]["tail"]["pvalue"],
+                                 "rhat": e.groups[[x.name for x in e.groups].index(n)].diagnostics["max"]["rhat"]})
     return rows, est
 
 
@@ -126,6 +128,28 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
                      "groups alarmed": d.drop_duplicates(["rep", "group"])["alarm"].mean(),
                      "mean width FNMR@FMR": (d["upper"] - d["lower"])[d["quantity"] == "fnmr_at_fmr"].mean()})
     return pd.DataFrame(rows)
+
+
+def rejoin(df: pd.DataFrame, misfit: float) -> pd.DataFrame:
+    """The robust rows the estimator would give if a family were joined when both its check p-values are at least
+    ``misfit`` (0: every family), recomputed from the per-family rows (the union of their bands; the alarm: their
+    bands of some rate in the group do not overlap, a joined family's chains disagree, or none fits): how the
+    joining rule was chosen (docs/labelfree.md)."""
+    fam = df[~df["family"].isin(["robust", "none converged"])].copy()
+    fam["joined"] = (fam["ks_p"] >= misfit) & (fam["tail_p"] >= misfit)
+    unit = ["shape", "labels", "rep", "group"]
+    none = fam.groupby(unit)["joined"].transform("any")
+    fam["joined"] |= ~none
+    used = fam[fam["joined"]]
+    keys = unit + ["kind", "quantity", "target"]
+    band = used.groupby(keys).agg(lower=("lower", "min"), upper=("upper", "max"), median=("median", "median"),
+                                  truth=("truth", "first")).reset_index()
+    apart = used.groupby(keys).apply(lambda d: d["lower"].max() > d["upper"].min()).rename("apart").reset_index()
+    alarm = apart.groupby(unit)["apart"].any() | used.groupby(unit)["rhat"].max().ge(1.2) | ~none.groupby(
+        [fam[k] for k in unit]).first()
+    band = band.merge(alarm.rename("alarm").reset_index(), on=unit)
+    band["covered"] = (band["lower"] <= band["truth"]) & (band["truth"] <= band["upper"])
+    return band.assign(family=f"joined at p >= {misfit:g}", tail_alarm=False)
 
 
 def markdown(df: pd.DataFrame) -> str:

@@ -13,13 +13,15 @@ Every shape draws, per group, ``n`` pairs of which a share ``pi`` are matches, w
   (look-alikes), a per-sample quality scaling each sample's concentration, pairs drawn from all pairs of the group.
 * ``llr``: log-likelihood-ratio scores of a PLDA-like back-end: non-matches normal with a heavy upper tail
   (Student t, 5 d.o.f.), matches normal, unbounded.
+* ``control``: well-behaved cosine scores, both classes normal on Fisher's z (inside ``sas-atanh``): the case
+  where the families should agree and nothing should be alarmed.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-SHAPES = ("cosine", "shoulder", "embedding", "llr")
+SHAPES = ("cosine", "shoulder", "embedding", "llr", "control")
 
 
 def draw(shape: str, n: int, pi: float, hard: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -27,7 +29,7 @@ def draw(shape: str, n: int, pi: float, hard: float, rng: np.random.Generator) -
     n1 = int(rng.binomial(n, pi))
     if shape == "embedding":
         return _embedding(n - n1, n1, hard, rng)
-    s0, s1 = {"cosine": _cosine, "shoulder": _shoulder, "llr": _llr}[shape](n - n1, n1, hard, rng)
+    s0, s1 = {"cosine": _cosine, "shoulder": _shoulder, "llr": _llr, "control": _control}[shape](n - n1, n1, hard, rng)
     s = np.r_[s0, s1]
     y = np.r_[np.zeros(s0.size), np.ones(s1.size)]
     order = rng.permutation(s.size)
@@ -48,6 +50,12 @@ def _cosine(n0: int, n1: int, hard: float, rng: np.random.Generator, shoulder: f
 
 def _shoulder(n0: int, n1: int, hard: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return _cosine(n0, n1, hard, rng, shoulder=0.08, gap=1.8, poor=0.15)
+
+
+def _control(n0: int, n1: int, hard: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    s0 = np.tanh(0.02 + 0.08 * rng.standard_normal(n0))
+    s1 = np.tanh(np.arctanh(0.5 - 0.06 * (hard - 1.0)) + 0.15 * hard * rng.standard_normal(n1))
+    return s0, s1
 
 
 def _llr(n0: int, n1: int, hard: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -127,8 +127,10 @@ def test_the_union_joins_the_bands_of_the_families_used():
     assert (a["lower"], a["upper"], a["median"], a["families"]) == (0.05, 0.35, pytest.approx(0.2), ["a", "b"])
     b = next(e for e in got["fnmr_at_fmr"] if e["group"] == "B")
     assert (b["lower"], b["upper"]) == (pytest.approx(0.45), pytest.approx(0.55))
-    glob = next(e for e in got["fmr_at_global"] if e["group"] == "A")  # the global threshold: the families used everywhere
-    assert (glob["lower"], glob["upper"]) == (0.05, pytest.approx(0.55))
+    glob = next(e for e in got["fmr_at_global"] if e["group"] == "A")  # a group's rates at the global threshold: its own
+    assert (glob["lower"], glob["upper"]) == (0.05, pytest.approx(0.35))
+    thr = got["global_threshold"][0]  # the threshold itself: every family used for some group
+    assert (thr["lower"], thr["upper"], thr["families"]) == (0.05, pytest.approx(0.55), ["a", "b", "c"])
     assert got["curve"]["A"]["lower"][0] == -1 and got["curve"]["A"]["upper"][0] == pytest.approx(1.2)
     assert got["p_worse"]["k"]["p_row_worse_than_column"][0, 1] == pytest.approx(0.2)
     found = robust.disagreements({f: {"population": r} for f, r in results.items()}, {"A": ["a", "c"]}, "A")

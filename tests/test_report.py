@@ -91,7 +91,10 @@ ESTIMATE = {"method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-im
                                        {"name": "C", "n_pairs": 79800}],  # the demo's same-group comparisons
             "results": {"population": {"note": "parametric", "fnmr_at_fmr": [
                 {"target": 1e-3, "group": "A", "median": 0.011, "lower": 0.008, "upper": 0.015, "extrapolated": False},
-                {"target": 1e-3, "group": "B", "median": 0.042, "lower": 0.03, "upper": 0.06, "extrapolated": True}]}}}
+                {"target": 1e-3, "group": "B", "median": 0.042, "lower": 0.03, "upper": 0.06, "extrapolated": True}]}},
+            "selection": {"A": {"used": ["sas", "sas-mix"], "alarm": True,
+                                "labels_needed": {"n": 120, "low": 0.2, "high": 0.4}},
+                          "B": {"used": ["sas"], "alarm": False, "labels_needed": None}}}
 
 
 def test_report_includes_model_comparison_and_label_free_estimates(report, tmp_path):
@@ -112,6 +115,7 @@ def test_report_includes_model_comparison_and_label_free_estimates(report, tmp_p
     lf = page[page.index("<h2>Label-free"):page.index("<h2>Reproducibility")]
     assert "label-free estimates" in lf and "89% band" in lf and "[0.8%, 1.5%]" in lf
     assert "tail extrapolation" in lf and "exchangeable pairs within a group" in lf
+    assert "sas, sas-mix</td><td class=''>yes: see the warnings</td><td class=''>about 120 pairs with scores in [0.2, 0.4]</td>" in lf
     # without the files, no such sections; a missing --compare file is an error
     assert "<h2>Model comparison" not in report.read_text() and "<h2>Label-free" not in report.read_text()
     bad = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--compare", str(tmp_path / "no.json")])

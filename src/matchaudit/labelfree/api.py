@@ -89,10 +89,11 @@ def _thin(n_total: int, n: int) -> np.ndarray:
 def _fit_group(z: np.ndarray, y: np.ndarray, fam: Family, lam: float, label_sampling: LabelSampling,
                sampler: str, chains: int, warmup: int, draws: int, rng: np.random.Generator, seed: int,
                shape_prior: ShapePrior = DEFAULT_SHAPE_PRIOR, tick: samplers.Tick | None = None,
-               likelihood_points: int | None = LIKELIHOOD_POINTS, shoulder: bool = False):
+               likelihood_points: int | None = LIKELIHOOD_POINTS, shoulder: bool = False,
+               targets: Sequence[float] = ()):
     """Start, draws and diagnostics of one group (``z``: its scores on ``fam``'s scale, standardised), and how its
     likelihood was computed (the unlabelled scores compressed by :func:`binned.likelihood_cells`); ``shoulder``:
-    non-matches a mixture of two components."""
+    non-matches a mixture of two components, whose convergence is judged on what is reported (:func:`_estimands`)."""
     lab = ~np.isnan(y)
     init = initialise(z, lam, labelled_matches=int((y[lab] == 1).sum()) if (~lab).any() else None)
     model, cells = GroupModel.compressed(base(fam), Priors.from_init(init), z[~lab], z[lab], y[lab], label_sampling,
@@ -105,9 +106,24 @@ def _fit_group(z: np.ndarray, y: np.ndarray, fam: Family, lam: float, label_samp
         d = samplers.sample_numpyro(lambda th: model.log_density(th, jnp), starts, warmup, draws, seed, tick)
     else:
         d = samplers.sample_numpy(model.log_density, starts, cov, warmup, draws, rng, tick)
-    diag = diagnostics.summarise(d.theta, model.names)
+    diag = {"per_parameter": diagnostics.summarise(d.theta, model.names)}
+    if shoulder:
+        diag["per_estimand"] = _estimands(base(fam), d.theta, targets)
     return init, d, diag, cells.describe()
 
+
+def _estimands(fam: Family, theta: np.ndarray, targets: Sequence[float]) -> dict:
+    """R-hat and ESS of what a fit reports, per chain: the share of matches, the threshold and FNMR at each FMR
+    target. For a model with a shoulder they, not the parameters, judge convergence: a shoulder the data lack
+    empties (its share near 0) and its place and scale then wander over their prior without moving any rate
+    (an overfitted mixture, Rousseau & Mengersen 2011)."""
+    p = constrain(theta)
+    a = np.asarray(targets, float)
+    t = distribution(fam, p, 0).column().isf(a)
+    fnmr = distribution(fam, p, 1).column().cdf(t)
+    arr = np.concatenate([p["pi"][..., None], t, fnmr], axis=-1)
+    names = ("pi", *(f"threshold@{x:g}" for x in a), *(f"fnmr@{x:g}" for x in a))
+    return diagnostics.summarise(arr, names)
 
 def _group_fit(name, s: np.ndarray, y: np.ndarray, init: Init, d: samplers.Draws, diag: dict, loc: float,
                scale: float, likelihood: dict | None = None) -> GroupFit:
@@ -120,8 +136,9 @@ def _group_fit(name, s: np.ndarray, y: np.ndarray, init: Init, d: samplers.Draws
     for k in ("s0L", "s0R", "s1L", "s1R", "sbL", "sbR"):
         if k in p:
             p[k] = scale * p[k]
-    worst = {"rhat": max(v["rhat"] for v in diag.values()), "ess": min(v["ess"] for v in diag.values())}
-    return GroupFit(name, s, y, _init_report(init, loc, scale), p, {"per_parameter": diag, "max": worst}, d.info,
+    watched = diag.get("per_estimand", diag["per_parameter"]).values()
+    worst = {"rhat": max(v["rhat"] for v in watched), "ess": min(v["ess"] for v in watched)}
+    return GroupFit(name, s, y, _init_report(init, loc, scale), p, {**diag, "max": worst}, d.info,
                     dict(likelihood or {}))
 
 
@@ -281,15 +298,15 @@ def _one(model: str, z_all: np.ndarray, s: np.ndarray, g: np.ndarray, y: np.ndar
             idx = code == gi
             init, d, diag, lik = _fit_group((z_all[idx] - loc) / scale, y[idx], fam, storey_lambda, label_sampling,
                                             name, chains, warmup, draws, rng, seed + gi, shape_prior, meter.advance,
-                                            likelihood_points, shoulder)
+                                            likelihood_points, shoulder, targets)
             fits.append(_group_fit(nm, s[idx], y[idx], init, d, diag, loc, scale, lik))
 
     bad = [f"{f.name} (R-hat {f.diagnostics['max']['rhat']:.3f})" for f in fits if not f.diagnostics["max"]["rhat"] < RHAT_REFUSE]
     if bad and refuse:
         raise NotConverged(
             f"chains did not converge for {', '.join(bad)}: R-hat must be below {RHAT_REFUSE} before curves are reported. "
-            f"Give more warm-up and draws (now {warmup} and {draws} per chain), label a few pairs, or try another "
-            "family.",
+            f"Give more warm-up and draws (now {warmup} and {draws} per chain), label a few pairs, or use family auto "
+            "(the default: every family, chains that settle apart read as several splits of the scores).",
             {f.name: f.diagnostics for f in fits})
     notes = []
     for f in fits:
@@ -319,7 +336,8 @@ def _one(model: str, z_all: np.ndarray, s: np.ndarray, g: np.ndarray, y: np.ndar
     extrapolated = [f"{nm} at FMR {a:g}" for gi, nm in enumerate(names) for ai, a in enumerate(targets) if flags[gi, ai]]
     description = fam.description + (SHOULDER_TEXT if shoulder else "")
     limits = [
-        f"parametric family: {description}; bands are conditional on it (try another family to see the sensitivity)"
+        f"parametric family: {description}; bands are conditional on it (family auto, the default, joins every "
+        "family that fits)"
         + (f"; shape prior {shape_prior!r}: {_shape_prior_text(shape_prior, base(fam).name)}" if fam.has_shape else ""),
         "pairs that share identities or images are not independent; the model treats them as independent, "
         "so the bands are optimistic (too narrow)",
@@ -421,7 +439,7 @@ def _tail_warning(name: str, tail: dict) -> str:
     return (f"group {name}: the fitted model misses the scores near the operating points (tail check p = "
             f"{tail['pvalue']:.3f} < {ppc.TAIL_ALARM:g}): {b['observed']:,} scores {where}, the model expects "
             f"{b['expected']:,.0f} [{b['expected_lower']:,.0f}, {b['expected_upper']:,.0f}]. FNMR at FMR targets are read "
-            "from these tails: try another family, or label some pairs")
+            "from these tails: use family auto (the default: the union over every family that fits), or label some pairs")
 
 
 def _shape_prior_text(shape_prior: str, fam_name: str) -> str:

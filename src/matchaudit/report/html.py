@@ -428,6 +428,16 @@ def _labelfree(res: dict, folder: Path) -> str:
              "from the score distributions, not counted from identity labels. They are only as good as the fitted "
              "model; they are not measurements, and the audit's counted numbers above take precedence where labels "
              f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>" + _mismatch(doc))]
+    if doc.get("selection"):
+        rows = [[esc(g), esc(", ".join(sel["used"])), "yes: see the warnings" if sel["alarm"] else "no",
+                 "" if not sel.get("labels_needed") else
+                 esc(f"about {sel['labels_needed']['n']:,} pairs with scores in [{sel['labels_needed']['low']:.4g}, "
+                     f"{sel['labels_needed']['high']:.4g}]")]
+                for g, sel in doc["selection"].items()]
+        parts.append("<p>Family-robust bands: per group the union of the bands of the families whose fit checks "
+                     "pass. An alarm means the families disagree, or their chains settle apart: these scores do not "
+                     "identify how they split into matches and non-matches, and labelled pairs would decide.</p>"
+                     + table(["group", "families joined", "alarm", "labels that would decide"], rows))
     for kind, out in doc["results"].items():
         rows = [[esc(e["group"]), f"FMR {fmt(e['target'])}", pct(e["median"]), interval(e["lower"], e["upper"], "rate"),
                  "tail extrapolation" if e.get("extrapolated") else ""]
