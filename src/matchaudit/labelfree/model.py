@@ -21,10 +21,11 @@ separate match mode: a deviation from E.2). Shape priors per ``shape_prior`` (:d
 
 With ``shoulder`` the non-matches are ``(1 - w) f0 + w fb``: a bulk ``f0`` and a shoulder ``fb`` of the same
 family (its shape ``delta0``, one scale ``sb`` on both sides, ``~ Gamma(2, rate)`` with mean ``sd_0``) whose mode
-``mu0 + b (mu1 - mu0)`` lies between the two modes (``b ~ U(0, 1)``), ``w ~ Beta(1, 19)`` (mean 0.05, densest at
-0, so that a shoulder the data lack empties rather than takes scores from the other components; its place then
-wanders without moving a rate, so convergence is judged on the rates: ``api._estimands``): look-alike impostors
-above the bulk (deep-model cosine scores), which the two-component model can only give to the matches (#44).
+``mu0 + b (mu1 - mu0)`` lies between the two modes (``b ~ U(0, 1)``), ``w ~ Beta(2, 18)`` (mean 0.1; measured
+against Beta(1, 19), whose shoulder emptied on scores that have one: docs/labelfree.md, "Real-like recovery"; the
+shoulder's place wanders where the data say little, so convergence is judged on the rates: ``api._estimands``):
+look-alike impostors above the bulk (deep-model cosine scores), which the two-component model can only give to
+the matches (#44).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from matchaudit.labelfree.twopiece import TwoPiece
 
 PARAM_NAMES = ("mu0", "log_gap", "log_s0L", "log_s0R", "log_s1L", "log_s1R", "logit_pi", "log_delta0", "log_delta1")
 SHOULDER_NAMES = ("logit_b", "log_sb", "logit_w")
-SHOULDER_W = (1.0, 19.0)  # Beta prior of the shoulder's share of the non-matches (mean 0.05, densest at 0)
-SHOULDER_START_W = 0.05
+SHOULDER_W = (2.0, 18.0)  # Beta prior of the shoulder's share of the non-matches (mean 0.1)
+SHOULDER_START_W = 0.1
 SCALE_SHAPE = 2.0
 DELTA_PRIOR = {"t": (5.0, 5.0 / 20.0), "sas": (50.0, 50.0)}  # supplement E.2, Gamma(shape, rate)
 # Shape priors per family: ("gamma", shape, rate), ("lognormal", mean of log, sd of log) or ("jeffreys-t",).
