@@ -27,15 +27,19 @@ from matchaudit.labelfree.twopiece import BOUND_SLACK, Family
 
 RAW = ("sas", "t", "sas-mix")  # every score: two-piece models on the raw scale (LLR-like and unbounded scores)
 BOUNDED = ("sas-atanh", "t-atanh", "sas-atanh-mix")  # added when every score lies in [-1, 1] (cosine-like)
-MISFIT = 0.01  # a family whose KS or tail-check p-value is below this misses the group's scores (chosen by measurement:
+MISFIT = 0.001  # a family whose KS or tail-check p-value is below this misses the group's scores (chosen by measurement:
 # docs/labelfree.md, "Real-like recovery"; at 0.05 families that split the scores right were left out)
 QUANTITIES = ("fnmr_at_fmr", "threshold_at_fmr", "fmr_at_global", "fnmr_at_global")
 DISPUTED = ("fnmr_at_fmr", "fmr_at_global", "fnmr_at_global")  # the rates whose disagreement raises the alarm
 POWER_Z = 1.959964 + 0.841621  # two-sided 5% test with 80% power
 ADVICE_DRAWS = 200  # posterior draws the match probabilities of the label advice average over
 ADVICE_CELLS = 2048  # score cells they are evaluated on
-MEASURED = ("Measured on real-like score shapes (docs/labelfree.md, \"Real-like recovery\"): not yet; until then "
-            "read the band as conditional on the families tried.")
+MEASURED = ("Measured on real-like score shapes (docs/labelfree.md, \"Real-like recovery\": deep-model cosine scores "
+            "with look-alike shoulders, embedding cosines, PLDA-like LLRs; 2 groups x 20,000 pairs): the band held "
+            "the counted truth for 75-88% of FNMR and FMR quantities (single families 0-65%), and 58-100% of misses "
+            "came with an alarm for their group; on well-behaved scores every group was alarmed and the bands were "
+            "wide (FNMR@FMR about 0.3): without labels the split of overlapping scores rests on assumptions, and "
+            "labelled pairs are the cure.")
 
 
 def candidates(scores: np.ndarray) -> tuple[str, ...]:
