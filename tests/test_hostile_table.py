@@ -1141,7 +1141,7 @@ CLI_CASES = [
     cli("estimate-out-is-file", "{EST} --out {d}/afile", 2, "--out", out=False),
     cli("estimate-out-user-file", "{EST} --out {c}/userfiles", 2, "estimate.json", out=False),
     cli("estimate-no-table", "estimate --sampler numpy", 2, "Missing argument"),
-    cli("estimate-not-converged", "estimate {d}/est.csv --sampler numpy --chains 2 --draws 20 --fmr 0.1", 2,
+    cli("estimate-not-converged", "estimate {d}/est.csv --sampler numpy --chains 2 --draws 20 --fmr 0.1 --family sas", 2,
         "Not converged"),
     # ----- protocol
     cli("protocol-ok", "{PROT}", 0, check=has_files("pairs.csv")),
@@ -1610,7 +1610,7 @@ LIB_CASES = [
     lib("estimate-labels-yesno-M14", lambda x: _est(x, labels=np.where(x.est.label == "1", "yes",
                                                                        np.where(x.est.label == "0", "no", None))),
         True),
-    lib("estimate-not-converged", lambda x: _est(x, draws=20, warmup=20), says="converge"),
+    lib("estimate-not-converged", lambda x: _est(x, draws=20, warmup=20, family="sas"), says="converge"),
     lib("estimate-draws-3-split-rhat", lambda x: _est(x, draws=3, warmup=10), says="at least 4", param="draws"),
     lib("estimate-group-labelled-one-class-M7", lambda x: _est(x, labels=np.where(x.est.group == x.est.group.iloc[0],
                                                                                   1.0, np.nan)),

@@ -15,7 +15,7 @@ from matchaudit.labelfree.curves import empirical_at_fmr
 
 SAS = family("sas")
 NONMATCH = (0.10, 0.07, 0.09, 0.85)
-FAST = {"sampler": "numpy", "warmup": 800, "draws": 1000, "finite_draws": 200, "ppc_replicates": 10}
+FAST = {"sampler": "numpy", "warmup": 800, "draws": 1000, "finite_draws": 200, "ppc_replicates": 10, "family": "sas"}
 
 
 def _group(rng, n, pi, match_mode):
@@ -92,7 +92,10 @@ def test_refuses_to_report_unconverged_chains(monkeypatch):
     s, _ = _group(rng, 400, 0.5, 0.5)
     monkeypatch.setattr(diagnostics, "summarise", lambda d, names: {n: {"rhat": 1.5, "ess": 10.0} for n in names})
     with pytest.raises(NotConverged, match="R-hat must be below 1.2"):
-        estimate(s, np.zeros(s.size), sampler="numpy", warmup=50, draws=50)
+        estimate(s, np.zeros(s.size), sampler="numpy", warmup=50, draws=50, family="sas")
+    with pytest.warns(UserWarning, match="settle in different places"):  # the robust default pools and alarms
+        est = estimate(s, np.zeros(s.size), sampler="numpy", warmup=50, draws=50, finite_draws=50, ppc_replicates=5)
+    assert est.selection["0.0"]["alarm"] and est.selection["0.0"]["chains_disagree"]
 
 
 @pytest.mark.parametrize("bad,match", [
@@ -196,7 +199,7 @@ def test_shape_priors_are_the_documented_densities(fam):
     for r in rest[1:]:
         np.testing.assert_allclose(np.diff(r), np.diff(rest[0]), atol=1e-7)
     with pytest.warns(UserWarning):
-        e = estimate(s, np.zeros(s.size), fmr=(1e-1,), family=fam, seed=1, **FAST)
+        e = estimate(s, np.zeros(s.size), fmr=(1e-1,), seed=1, **{**FAST, "family": fam})
     assert "shape prior 'jeffreys'" in e.limits[0]
     assert ("Jeffreys" if fam == "t" else "log delta ~ N(0, 0.5^2)") in e.limits[0]
 
