@@ -393,25 +393,25 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
     everywhere = [f for f in ests if all(f in used[n] for n in names)] or list(ests)
     results = {kind: robust.combine({f: e.results[kind] for f, e in ests.items()}, used, everywhere) for kind in KINDS}
     notes, selection = [], {}
+    by_results = {f: e.results for f, e in ests.items()}
     for gi, n in enumerate(names):
-        found = robust.disagreements({f: e.results for f, e in ests.items()}, used, n)
+        found = robust.disagreements(by_results, used, n)
         labels = None
         if found:
             pair = found[0]["families"]
             labels = robust.labels_needed(s[g == n], [parse(f)[0] for f in pair],
                                           [ests[f].groups[gi].params for f in pair])
             notes.append(robust.advice_text(n, found, labels))
-        split = {f: e.groups[gi].diagnostics["max"]["rhat"] for f, e in ests.items() if f in used[n]
-                 and not e.groups[gi].diagnostics["max"]["rhat"] < RHAT_REFUSE}
+        rhat = {f: ests[f].groups[gi].diagnostics["max"]["rhat"] for f in used[n]}
+        split = {f: r for f, r in rhat.items() if not r < RHAT_REFUSE}
         if split:
             notes.append(f"group {n}: the chains of {', '.join(f'{f} (R-hat {r:.2f})' for f, r in split.items())} "
                          "settle in different places: several splits of these scores into matches and non-matches "
                          "fit them, and the bands join the chains' (more draws will not settle it; labelled pairs will)")
         if not fitting[n]:
             why = "; ".join(f"{f}: {verdict[f][n][1]}" for f in ests)
-            notes.append(f"group {n}: no family fits its scores ({why}); its bands are the union over every family "
-                         "that converged, all of which miss the scores: label some pairs, and read these bands as "
-                         "indicative only")
+            notes.append(f"group {n}: no family fits its scores ({why}); its bands are the union over every family, "
+                         "all of which miss the scores: label some pairs, and read these bands as indicative only")
         selection[n] = {"fitting": fitting[n], "used": used[n],
                         "excluded": {f: verdict[f][n][1] for f in ests if not verdict[f][n][0]},
                         "chains_disagree": split, "disagreements": found, "labels_needed": labels,
@@ -421,10 +421,11 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
     for w in notes:
         warnings.warn(w, stacklevel=3)
     ref = ests[everywhere[0]]
-    description = (f"auto (family-robust): per group the union of the bands of the families whose fit checks pass, "
-                   f"of {', '.join(models)}")
+    description = (f"auto (family-robust): per group the union of the bands of the families its fit checks do not "
+                   f"reject, of {', '.join(models)}")
     limits = [f"family-robust bands: per group the union of the {100 * ref.level:g}% bands of the families whose fit "
-              f"checks pass there (of {', '.join(models)}); where they disagree a warning names the "
+              f"checks show no clear misfit there (p >= {robust.MISFIT:g}; of {', '.join(models)}); where they "
+              "disagree a warning names the "
               "group and the labels that would decide. " + robust.MEASURED] + ref.limits[1:]
     return Estimate("auto", description, ref.rule, ref.level, ref.sampler, ref.chains, ref.warmup, ref.draws, ref.seed,
                     ref.fmr_targets, ref.groups, results, ref.ppc, limits, notes, by_family=ests,
