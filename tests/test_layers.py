@@ -27,9 +27,9 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(x.split()) for x in (
     "metrics",
     "estimators",
     "plots",
-    "auditing api studies",
+    "auditing api claims studies",
     "report labelfree",
-    "cli __main__ warmup __init__",
+    "cli __main__ testing warmup __init__",
 ))
 LEVEL = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
 

@@ -131,6 +131,7 @@ def audit(
     fmr: str = typer.Option("1e-1,1e-2,1e-3,1e-4", "--fmr", "--far", help="FMR (alias FAR) targets, comma-separated; 1e-2, 1e-3 and 0 are also reported as FMR100, FMR1000 and ZeroFMR."),
     threshold: str = typer.Option("", "--threshold", help="Fixed thresholds to evaluate too (comma-separated)."),
     fnmr: str = typer.Option("", "--fnmr", help="FNMR targets too (comma-separated; the dual operating point, FMR at a fixed FNMR): the threshold at each is the highest observed score whose FNMR over all genuine comparisons is at most the target."),
+    claims: Path = typer.Option(None, "--claims", help="A claims file (TOML or YAML, docs/claims.md): after the audit, each claim is answered pass / fail / inconclusive from its intervals (raised to the level the file needs unless --level is given), claims.json/.csv/.xml join --out, and the exit status is 0 / 1 / 3."),
     thresholds_from: Path = typer.Option(None, "--thresholds-from", help="results.json of a development set (or its audit's --out directory): its thresholds at the FMR targets are applied here as fixed thresholds (dev -> eval protocol)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (NIST, ISO/IEC 19795-1, bob) or > t (the similarity-scoring paper)."),
     weighting: str = typer.Option("pooled,balanced", "--weighting", help="pooled (each comparison equal) and/or balanced (identity-balanced)."),
@@ -198,9 +199,10 @@ def audit(
     from matchaudit.engine import backends
 
     read = (samples, embeddings, pairs, comparisons, trials, scores, key, impostor_scores, ids, column_ids, mask,
-            metadata,
+            metadata, claims,
             thresholds_from, speaker_of if speaker_of and Path(speaker_of).is_file() else None, *(template_log or ()))
     output_dir(out, "audit", read)
+    promises = _claims(claims, no_intervals, out, read)
     if report is not None:
         report_file(out / "results.json", report, "--report", read, out)
     backends.check_name(backend)  # before the data load: a typo fails at once
@@ -279,8 +281,9 @@ def audit(
         if unused:
             raise InputError("this option of the group tests would be ignored without --tests: drop it or add "
                              "--tests.", param=unused[0])
+    interval_level = level if promises is None else _claims_level(promises, data, level, quiet or as_json)
     intervals = False if no_intervals else IntervalOptions(
-        method=ci_method, level=level, n_resamples=n_resamples, seed=ci_seed, one_sided=one_sided, band=band,
+        method=ci_method, level=interval_level, n_resamples=n_resamples, seed=ci_seed, one_sided=one_sided, band=band,
         memory_gb=memory, spill_dir=None if spill_dir is None else str(spill_dir))
     alpha = round(1 - checks.probability(level, "level"), 12)  # the tests' and the equivalence tests' (--level)
     test_options = TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=alpha, comparisons=tests_versus) \
@@ -303,6 +306,12 @@ def audit(
     finally:
         if engine is not None:
             engine.close()
+    verdicts = None
+    if promises is not None:
+        from matchaudit.claims import check as check_claims
+
+        verdicts = check_claims(promises, result)
+        verdicts.save(out, read)
     if report is not None:
         from matchaudit.report.html import write_report  # here: it draws figures, so it imports matplotlib
 
@@ -310,6 +319,40 @@ def audit(
                      audit=result)
     if as_json:
         typer.echo((out / "results.json").read_text())
+    if verdicts is not None:
+        if not (quiet or as_json):
+            from matchaudit.cli.check import show
+
+            show(verdicts)
+        raise typer.Exit(verdicts.exit_code)
+
+
+def _claims(path: Path | None, no_intervals: bool, out: Path, read: tuple) -> Any:
+    """The claims file of --claims, read and checked before any work (its verdicts need the intervals)."""
+    if path is None:
+        return None
+    from matchaudit.claims import read_claims
+
+    if no_intervals:
+        raise InputError("--claims is answered from the intervals: drop --no-intervals.")
+    output_dir(out, "check", read)
+    return read_claims(path)
+
+
+def _claims_level(claims: Any, data: MatchData, level: float, quiet: bool) -> float:
+    """The intervals' level: --level, raised to what the claims need where --level is the default (0.95)."""
+    from matchaudit.claims import required_level
+
+    need = required_level(claims, data.group_names)
+    if level >= need - 1e-12:
+        return level
+    if level != 0.95:
+        raise InputError(f"--level {level:g}: the claims need intervals at {need:.6g} or above ({len(claims.claims)} "
+                         f"claims at level {claims.level:g}); drop --level to let --claims set it.")
+    if not quiet:
+        console.print(f"Intervals at level {need:.6g}: what the claims' verdicts need ({len(claims.claims)} claims at "
+                      f"level {claims.level:g}, docs/claims.md).")
+    return need
 
 
 def dev_thresholds(results: Path) -> tuple[float, ...]:

@@ -125,5 +125,17 @@ def predict(fnmr: Components, fmr: Components, sums: dict[str, float], level: fl
             "fmr_width": 2 * z * math.sqrt(vi)}
 
 
-__all__ = ["Components", "balanced_variance", "components", "identities_for_width", "minimum_detectable_difference",
-           "predict"]
+def identities_to_settle(identities: int, estimate: float, bound: float, limit: float) -> int | None:
+    """Identities (at today's comparisons per identity) at which a confidence bound now at ``bound`` would reach
+    ``limit``, if the estimate stays where it is: the variance scales as ``1 / K`` (:func:`balanced_variance`), so the
+    bound's distance from the estimate as ``1 / sqrt(K)``. None when the estimate itself is not on the limit's far
+    side from the bound (no number of identities moves the bound past the limit then)."""
+    gap, reach = abs(bound - estimate), abs(limit - estimate)
+    if not (math.isfinite(gap) and math.isfinite(reach)) or reach == 0 or (bound - estimate) * (limit - estimate) <= 0:
+        return None
+    factor = (gap / reach) ** 2 * (1.0 - 1e-12)  # an exact square (4.000000000000001) is not one identity more
+    return max(int(identities), math.ceil(identities * factor)) if gap > reach else int(identities)
+
+
+__all__ = ["Components", "balanced_variance", "components", "identities_for_width", "identities_to_settle",
+           "minimum_detectable_difference", "predict"]

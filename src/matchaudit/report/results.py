@@ -1,5 +1,6 @@
-"""The other commands' documents the report adds as sections: a ``matchaudit compare`` compare.json and a
-``matchaudit estimate`` estimate.json, and whether they describe the audit's data."""
+"""The other commands' documents the report adds as sections: a ``matchaudit compare`` compare.json, a
+``matchaudit estimate`` estimate.json and a ``matchaudit check`` claims.json, and whether they describe the audit's
+data."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from matchaudit.auditing.results_json import read_json
 from matchaudit.errors import InputError
 
 def load_section(path: Path, kind: str) -> dict[str, Any]:
-    """A ``compare.json`` (``kind="compare"``) or ``estimate.json`` (``"estimate"``) for the report, with the
-    parts the report reads."""
-    what = f"{kind}.json of `matchaudit {kind}`"
+    """A ``compare.json`` (``kind="compare"``), ``estimate.json`` (``"estimate"``) or ``claims.json``
+    (``"claims"``) for the report, with the parts the report reads."""
+    what = "claims.json of `matchaudit check`" if kind == "claims" else f"{kind}.json of `matchaudit {kind}`"
     doc = read_json(path, what, kind)
     if kind == "compare":
         ok = isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list)
+    elif kind == "claims":
+        ok = isinstance(doc.get("claims"), list) and isinstance(doc.get("sources"), dict) and "status" in doc
     else:
         ok = isinstance(doc.get("results"), dict) and all(k in doc for k in ("level", "method"))
     if not ok:
@@ -30,6 +33,14 @@ def section_mismatch(results: dict[str, Any], kind: str, doc: dict[str, Any]) ->
     (:meth:`matchaudit.model.MatchData.fingerprint`), an estimate.json by its pairs per group, which are the
     audit's genuine and same-group impostor comparisons when it scored the audit's comparison table."""
     s = results["summary"]
+    if kind == "claims":  # checked against this audit: the same data and the same interval settings
+        src = doc["sources"]
+        if "data" not in src:
+            return "its claims were checked against a model comparison only, not against this audit"
+        mine = {"data": s.get("data"), "intervals": results["config"].get("intervals")}
+        diff = [k for k in mine if src.get(k) != mine[k]]
+        return (f"it was checked against another audit (its {' and '.join(diff)} differ from this one's)"
+                if diff else None)
     if kind == "compare":
         fp, mine = doc["result"].get("details", {}).get("data"), s.get("data")
         if not isinstance(fp, dict) or not isinstance(mine, dict):

@@ -1,0 +1,297 @@
+"""Claims checked against an audit (and a model comparison): each claim's quantities read from the audit's interval
+records, its verdict (:mod:`matchaudit.claims.verdicts`), and the result as a table, JSON and JUnit XML for CI.
+
+Why from the records: the audit's intervals are the project's identity-aware inference (docs/intervals.md); a claim
+adds only the decision rule and the file-wide error control, never a second way of computing a bound.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from matchaudit.auditing.core import Audit
+from matchaudit.auditing.results_json import read_json
+from matchaudit.claims.spec import Claim, Claims, parse_claims, read_claims
+from matchaudit.claims.verdicts import EXIT, Quantity, Verdict, decide, needed, two_sided_level
+from matchaudit.encoding import jsonable
+from matchaudit.errors import InputError
+from matchaudit.outputs import staged
+
+TOLERANCE = 1e-9  # relative: an operating point in the claims matches the audit's within it
+
+
+@dataclass
+class CheckResult:
+    """Every claim's verdict. ``status``: fail if any claim fails, else inconclusive if any is, else pass;
+    :attr:`exit_code` 0 / 1 / 3 for CI."""
+
+    claims: Claims
+    verdicts: list[Verdict]
+    sources: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        kinds = {v.status for v in self.verdicts}
+        return "fail" if "fail" in kinds else "inconclusive" if "inconclusive" in kinds else "pass"
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT[self.status]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One record per claim: its words, verdict, reason, advice and the confidences its bounds needed."""
+        return [{"claim": c.id, "text": c.text, "verdict": v.status, "reason": v.reason, "advice": v.advice,
+                 "pass_confidence": v.pass_confidence, "fail_confidence": v.fail_confidence,
+                 "notes": "; ".join(v.notes) or None} for c, v in zip(self.claims.claims, self.verdicts)]
+
+    def quantity_rows(self) -> list[dict[str, Any]]:
+        """One record per bounded quantity of every claim: estimate, bounds, their one-sided confidence, source."""
+        return [{"claim": c.id, "quantity": q.name, "estimate": q.estimate, "lower": q.lower, "upper": q.upper,
+                 "confidence": q.confidence, "identities": q.identities, "source": q.source}
+                for c, v in zip(self.claims.claims, self.verdicts) for q in v.quantities]
+
+    def to_frame(self) -> pd.DataFrame:
+        """:meth:`rows` as a table."""
+        return pd.DataFrame(self.rows())
+
+    def to_dict(self) -> dict[str, Any]:
+        """What claims.json holds (JSON-ready)."""
+        return jsonable({"status": self.status, "exit_code": self.exit_code, "level": self.claims.level,
+                         "claims_file": self.claims.source, "sources": self.sources,
+                         "rule": "pass: every bound at 1 - alpha/k inside the limits; fail: a bound at "
+                                 "1 - alpha/(k m) beyond one; k claims, m a claim's quantities x limits "
+                                 "(docs/claims.md)",
+                         "claims": self.rows(), "quantities": self.quantity_rows()})
+
+    def save(self, out: str | Path, inputs: Sequence[str | Path | None] = ()) -> Path:
+        """Write claims.json, claims.csv (one row per claim) and claims.xml (JUnit) into the folder ``out`` as one
+        set (:func:`matchaudit.outputs.staged`: nothing the user gave is replaced; ``inputs``: the run's files)."""
+        with staged(out, "check", inputs=(self.claims.source, *inputs)) as tmp:
+            (tmp / "claims.json").write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n",
+                                             encoding="utf-8")
+            self.to_frame().to_csv(tmp / "claims.csv", index=False)
+            (tmp / "claims.xml").write_text(self.junit(), encoding="utf-8")
+        return Path(out)
+
+    def junit(self) -> str:
+        """JUnit XML: a test case per claim; fail -> ``<failure>``, inconclusive -> ``<skipped>`` (with the advice)."""
+        counts = {s: sum(v.status == s for v in self.verdicts) for s in ("fail", "inconclusive")}
+        suite = ET.Element("testsuite", name="matchaudit claims", tests=str(len(self.verdicts)),
+                           failures=str(counts["fail"]), skipped=str(counts["inconclusive"]), errors="0")
+        for c, v in zip(self.claims.claims, self.verdicts):
+            case = ET.SubElement(suite, "testcase", classname=f"claims.{Path(self.claims.source).stem}",
+                                 name=f"{c.id}: {c.text}")
+            if v.status == "fail":
+                ET.SubElement(case, "failure", message=v.reason, type="fail").text = v.reason
+            elif v.status == "inconclusive":
+                ET.SubElement(case, "skipped", message=f"inconclusive: {v.reason}").text = v.advice or v.reason
+            out = ET.SubElement(case, "system-out")
+            out.text = f"{v.status}: {v.reason}" + (f"\n{v.advice}" if v.advice else "")
+        ET.indent(suite)
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def required_level(claims: Claims | str | Path, groups: Sequence[str]) -> float:
+    """The two-sided interval level an audit of ``groups`` needs for every verdict of ``claims`` (its fail bounds
+    are the most demanding); ``matchaudit audit --claims`` sets it."""
+    claims = _claims(claims)
+    k = len(claims.claims)
+    return max(two_sided_level(needed(claims.alpha, k, _n_fail(c, len(groups)))[1]) for c in claims.claims)
+
+
+def check(claims: Claims | str | Path | dict, audit: Audit | str | Path | None = None,
+          comparison: str | Path | dict | None = None) -> CheckResult:
+    """Verdicts of ``claims`` (a file, a parsed document or :class:`Claims`) from ``audit`` (an :class:`Audit` or
+    its folder) and, for claims on a ``difference``, ``comparison`` (a ``matchaudit compare`` folder or its
+    compare.json). Refused, naming the claim: a quantity the audit does not hold (a group, an FMR target, intervals
+    not computed) or intervals too narrow for the file's level (the level to re-run the audit at is named)."""
+    claims = _claims(claims)
+    if audit is not None and not isinstance(audit, Audit):
+        audit = Audit.load(audit, curves=False)
+    doc = _comparison(comparison) if comparison is not None else None
+    k = len(claims.claims)
+    verdicts = []
+    for c in claims.claims:
+        if c.difference is not None:
+            if doc is None:
+                raise InputError(f"{c.label}: a claim on a model difference needs a comparison (matchaudit compare's "
+                                 "folder).", param="comparison")
+            quantities = _from_comparison(c, doc)
+        else:
+            if audit is None:
+                raise InputError(f"{c.label}: needs an audit.", param="audit")
+            quantities = _from_audit(c, audit)
+        _enough(c, quantities, claims, k)
+        verdicts.append(decide(quantities, c.low, c.high, claims.alpha, k, _scope_note(quantities)))
+    return CheckResult(claims, verdicts, _sources(audit, comparison))
+
+
+def _sources(audit: Audit | None, comparison: Any) -> dict[str, Any]:
+    """What the verdicts were read from: the audit's command, data fingerprint and interval settings (the report
+    checks a claims.json against the audit beside it by them), the comparison's file."""
+    out: dict[str, Any] = {}
+    if audit is not None:
+        doc = audit.document()
+        out.update(audit_command=doc.get("command"), data=doc["summary"].get("data"),
+                   intervals=doc["config"].get("intervals"))
+    if comparison is not None and not isinstance(comparison, dict):
+        out["comparison"] = str(comparison)
+    return out
+
+
+def _scope_note(quantities: tuple[Quantity, ...]) -> tuple[str, ...]:
+    """A claim about a system is about a new population of identities: bounds that answer for these identities
+    only (``recentered``) are narrower than that question needs, and the verdict says so."""
+    these = [q.name for q in quantities if "these identities" in q.source]
+    return (f"the bounds of {', '.join(these)} answer for these identities, not a new population (docs/intervals.md); "
+            "--ci-method double-or-nothing answers for a new population",) if these else ()
+
+
+def _claims(claims: Claims | str | Path | dict) -> Claims:
+    if isinstance(claims, Claims):
+        return claims
+    if isinstance(claims, dict):
+        return parse_claims(claims)
+    return read_claims(claims)
+
+
+def _n_fail(c: Claim, n_groups: int) -> int:
+    n = n_groups if c.groups == "each" else 1 if c.groups == "all" else len(c.groups)
+    return n * (math.isfinite(c.low) + math.isfinite(c.high))
+
+
+def _enough(c: Claim, quantities: tuple[Quantity, ...], claims: Claims, k: int) -> None:
+    """The stored bounds' confidence must reach what the claim's fail verdict needs."""
+    fail_conf = needed(claims.alpha, k, len(quantities) * (math.isfinite(c.low) + math.isfinite(c.high)))[1]
+    have = min(q.confidence for q in quantities)
+    if have + 1e-12 < fail_conf:
+        raise InputError(
+            f"{c.label}: its bounds need one-sided confidence {fail_conf:.4%} ({k} claims at level {claims.level:g}, "
+            f"{len(quantities)} quantities), the {'comparison' if c.difference else 'audit'}'s intervals give "
+            f"{have:.4%}; re-run it with --level {_ceil(two_sided_level(fail_conf))}"
+            + ("" if c.difference else " (or `matchaudit audit --claims FILE`, which sets it)") + ".", param="claims")
+
+
+def _ceil(level: float) -> str:
+    """A level for the advice, rounded up so that it suffices."""
+    for digits in range(3, 9):
+        x = math.ceil(level * 10**digits) / 10**digits
+        if x < 1:
+            return f"{x:.{digits}f}".rstrip("0")
+    return f"{level:.9f}"
+
+
+def _from_audit(c: Claim, audit: Audit) -> tuple[Quantity, ...]:
+    rec = audit.intervals
+    if rec.empty:
+        raise InputError(f"{c.label}: the audit has no intervals (it ran with --no-intervals); re-run it with "
+                         "intervals.", param="audit")
+    metric = c.metric if c.metric.startswith("combined:") else c.rate if not c.is_fairness else (
+        c.metric.split(":")[0].upper() + ":" + c.metric.split(":")[1])
+    rows = rec[(rec.metric == metric) & (rec.weighting == c.weighting) & (rec.kind == c.kind)]
+    if c.kind != "curve":
+        col = "threshold" if c.kind == "threshold" else "target"
+        have = sorted({float(x) for x in rows[col].dropna()})
+        rows = rows[[_close(x, c.point) for x in rows[col]]]
+        if rows.empty:
+            what = {"fmr_target": "FMR targets", "fnmr_target": "FNMR targets", "threshold": "thresholds"}[c.kind]
+            raise InputError(f"{c.label}: the audit has no {c.weighting} {metric} intervals at {c.point:g}; its "
+                             f"{what}: {', '.join(f'{x:g}' for x in have) or 'none'}.", param="claims")
+    if rows.empty:
+        raise InputError(f"{c.label}: the audit has no {c.weighting} {metric} intervals.", param="claims")
+    groups = list(audit.groups[1:]) if c.groups == "each" else ["all"] if c.groups == "all" else list(c.groups)
+    if not groups:
+        raise InputError(f"{c.label}: the audit's data have no groups (audited without --group-by); claim it for "
+                         "groups = 'all'.", param="claims")
+    missing = [g for g in groups if g not in set(rows.group)]
+    if missing:
+        raise InputError(f"{c.label}: group(s) {', '.join(map(repr, missing))} not in the audit; its groups: "
+                         f"{', '.join(audit.groups[1:]) or 'none (ungrouped data)'}.", param="claims")
+    sizes = {g["group"]: g["identities"] for g in audit.exact.summary["groups"]}
+    sizes["all"] = audit.exact.summary.get("n_identities")
+    name = c.metric if c.is_fairness else None
+    return tuple(_quantity(name or g, rows[rows.group == g], sizes.get(g) if not c.is_fairness else
+                           min(sizes[x] for x in audit.groups[1:])) for g in groups)
+
+
+def _quantity(name: str, rows: pd.DataFrame, identities: int | None) -> Quantity:
+    """One quantity's bounds; where the audit holds several methods' intervals, the widest (each is valid, so the
+    widest is too)."""
+    lows = [_end(r.low, r.alternative, "low") for r in rows.itertuples()]
+    highs = [_end(r.high, r.alternative, "high") for r in rows.itertuples()]
+    levels = [(1.0 + r.level) / 2.0 if r.alternative == "two-sided" else r.level for r in rows.itertuples()]
+    first = rows.iloc[0]
+    scope = first.get("scope") if "scope" in rows else None
+    source = ", ".join(sorted(set(rows.method))) + (f" ({scope})" if isinstance(scope, str) else "")
+    n = first.get("n_resamples")
+    return Quantity(name, float(first.estimate), min(lows), max(highs), min(levels),
+                    int(identities) if identities is not None else None, source,
+                    int(n) if n is not None and not pd.isna(n) and _resampled(set(rows.method)) else None)
+
+
+def _resampled(methods: set[str]) -> bool:
+    """Whether the bounds are bootstrap percentiles (their tails rest on replicates)."""
+    return not methods <= {"wilson", "gaussian", "clopper-pearson"}
+
+
+def _end(value: Any, alternative: str, end: str) -> float:
+    """A record's interval end as a bound; the side a one-sided interval leaves open is infinite."""
+    if alternative == "less" and end == "low":
+        return -math.inf
+    if alternative == "greater" and end == "high":
+        return math.inf
+    return float("nan") if value is None else float(value)
+
+
+def _close(x: Any, y: float | None) -> bool:
+    return x is not None and not pd.isna(x) and y is not None and abs(float(x) - y) <= TOLERANCE * max(abs(y), 1e-300)
+
+
+def _comparison(path: str | Path | dict) -> dict[str, Any]:
+    if isinstance(path, dict):
+        doc = path
+    else:
+        path = Path(path)
+        path = path / "compare.json" if path.is_dir() else path
+        doc = read_json(path, "compare.json of `matchaudit compare`", "comparison")
+    if not (isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list)):
+        raise InputError(f"{path}: not a compare.json of `matchaudit compare`.", param="comparison")
+    return doc
+
+
+def _from_comparison(c: Claim, doc: dict[str, Any]) -> tuple[Quantity, ...]:
+    recs = [r for r in doc["result"]["records"] if r.get("metric") == "fnmr_at_fmr"]
+    have = sorted({float(r["fmr_target"]) for r in recs})
+    recs = [r for r in recs if _close(r.get("fmr_target"), c.point)]
+    if not recs:
+        raise InputError(f"{c.label}: the comparison has no FNMR at FMR {c.point:g}; its targets: "
+                         f"{', '.join(f'{x:g}' for x in have)}.", param="claims")
+    views = [r["view"] for r in recs]
+    groups = [v for v in views if v != "all"] if c.groups == "each" else ["all"] if c.groups == "all" else list(
+        c.groups)
+    missing = [g for g in groups if g not in views]
+    if missing:
+        raise InputError(f"{c.label}: group(s) {', '.join(map(repr, missing))} not in the comparison; its groups: "
+                         f"{', '.join(v for v in views if v != 'all') or 'none'}.", param="claims")
+    sign = 1.0 if c.difference == "a - b" else -1.0
+    out = []
+    for g in groups:
+        r = next(x for x in recs if x["view"] == g)
+        lo, hi = (_num(r["low"]), _num(r["high"])) if sign > 0 else (-_num(r["high"]), -_num(r["low"]))
+        out.append(Quantity(f"{g} ({c.difference})", sign * _num(r["difference"]), lo, hi, (1.0 + r["level"]) / 2.0,
+                            None, f"paired {r['method']}", r.get("n_resamples")))
+    return tuple(out)
+
+
+def _num(x: Any) -> float:
+    return float("nan") if x is None or isinstance(x, str) and x.lower() == "nan" else float(x)
+
+
+__all__ = ["CheckResult", "check", "required_level"]

@@ -1,0 +1,73 @@
+"""``matchaudit check``: a claims file answered pass / fail / inconclusive from an audit's intervals (and a model
+comparison's), exit status 0 / 1 / 3 for CI (:mod:`matchaudit.claims`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from matchaudit.cli.app import app
+from matchaudit.cli.common import NAME_COLUMN, folder_path, output_dir, user_errors
+
+console = Console()
+STYLE = {"pass": "green", "fail": "bold red", "inconclusive": "yellow"}
+
+
+@app.command("check")
+@user_errors
+def check(
+    claims: Path = typer.Argument(..., help="Claims file (TOML, or YAML with PyYAML installed): see docs/claims.md."),
+    results: Path = typer.Argument(..., parser=folder_path, help="The audit: `matchaudit audit`'s --out folder or its results.json."),
+    comparison: Path = typer.Option(None, "--comparison", help="`matchaudit compare`'s --out folder or compare.json, for claims on a model difference."),
+    out: Path = typer.Option(None, "--out", help="Folder to write claims.json, claims.csv and claims.xml (JUnit) into; the audit's own folder adds a claims section to its report (`matchaudit report`)."),
+    junit: Path = typer.Option(None, "--junit", help="Also write the JUnit XML to this file (for CI test reports)."),
+    quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
+) -> None:
+    """Check a claims file against an audit: each claim passes (its confidence bounds lie inside the limits),
+    fails (a bound lies beyond one) or is inconclusive (the data cannot tell; the output says how many identities
+    would settle it). Every verdict in the file is right with the file's level (default 95%). Exit status: 0 all
+    pass, 1 a claim fails, 3 none fails but some are inconclusive, 2 bad input.
+
+    Example:
+
+        matchaudit check claims.toml results/
+
+        matchaudit check claims.toml results/ --comparison cmp/ --out results/ --junit claims.xml
+    """
+    from matchaudit.claims import check as run_check
+    from matchaudit.outputs import check as check_outputs, staged
+
+    inputs = (claims, results, comparison)
+    if out is not None:
+        output_dir(out, "check", inputs)
+    if junit is not None:
+        check_outputs(junit.parent, "check-junit", inputs, (junit.name,), "junit")
+    result = run_check(claims, results, comparison)
+    if out is not None:
+        result.save(out, (results, comparison))
+    if junit is not None:
+        with staged(junit.parent, "check-junit", replace=False, names=(junit.name,), inputs=inputs,
+                    param="junit") as tmp:
+            (tmp / junit.name).write_text(result.junit(), encoding="utf-8")
+    if not quiet:
+        show(result)
+    raise typer.Exit(result.exit_code)
+
+
+def show(result) -> None:
+    """The verdicts as a table, then the advice for the inconclusive ones."""
+    table = Table(title=f"Claims ({result.claims.source}, level {result.claims.level:g})")
+    table.add_column("claim", **NAME_COLUMN)
+    table.add_column("verdict")
+    table.add_column("reason", overflow="fold")
+    for c, v in zip(result.claims.claims, result.verdicts):
+        table.add_row(escape(f"{c.id}: {c.text}"), f"[{STYLE[v.status]}]{v.status}[/]", escape(v.reason))
+    console.print(table)
+    for c, v in zip(result.claims.claims, result.verdicts):
+        for line in ([v.advice] if v.advice else []) + list(v.notes):
+            console.print(f"{escape(c.id)}: {escape(line)}", highlight=False, soft_wrap=True)
+    console.print(f"Overall: [{STYLE[result.status]}]{result.status}[/] (exit {result.exit_code})", highlight=False)
