@@ -138,14 +138,15 @@ def diff_audits(old: Audit, new: Audit, old_data: MatchData | None = None, new_d
     else:
         keys = set(_points(old, targets)) & set(_points(new, targets))
         est_old, est_new = _estimates(old, "old", keys), _estimates(new, "new", keys)
-        shared = [k for k in sorted(keys, key=lambda k: (list(_FIELD).index(k[0]), -k[1], k[2] != "all", k[2]))
-                  if k in est_old and k in est_new]
+        shared = [k for k in keys if k in est_old and k in est_new]
         skipped += [f"{k[0]} of {k[2]} at FMR {k[1]:g}: no interval in {side.upper()}"
                     for side, est in (("old", est_old), ("new", est_new)) for k in sorted(keys - set(est))]
         rows = ad.unpaired_rows({k: est_old[k] for k in shared}, {k: est_new[k] for k in shared}, level)
         pairing = f"unpaired: {why}; each audit's own standard errors, Šidák over each metric's views at each target"
         how, n_resamples, seed = "unpaired normal (the audits' standard errors)", None, None
         notes.append(_independence(old, new, old_data, new_data))
+    views = list(old.groups)
+    rows.sort(key=lambda r: (list(_FIELD).index(r["metric"]), -r["fmr_target"], views.index(r["view"])))
     curves = {side: [c for c in a.exact.det if c["weighting"] == "pooled"] for side, a in zip(SIDES, (old, new))}
     notes += [f"{side.upper()} has no DET curves ({a.missing_arrays})" for side, a in zip(SIDES, (old, new))
               if a.missing_arrays]
