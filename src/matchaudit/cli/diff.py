@@ -24,16 +24,13 @@ console = Console()
 _SCORE_METRIC = {"cosine": "cosine", "negated euclidean": "euclidean"}  # an audit's score_kind -> load_samples' metric
 
 
-def _audit_folder(path: Path, flag: str) -> Path:
-    """The folder of the audit named by ``path`` (the folder or its results.json), which must exist."""
+def _audit_results(path: Path, flag: str) -> Path:
+    """The results.json of the audit named by ``path`` (the folder or that file), which must exist."""
     from matchaudit.auditing.results_json import results_file
 
     if not path.exists():
         raise InputError(f"{flag} {path}: no such folder; give the folder `matchaudit audit --out` wrote.")
-    results = results_file(path, flag.strip("-").lower() or None)
-    if not results.is_file():
-        raise InputError(f"{flag} {path}: no such results file; give the folder `matchaudit audit --out` wrote.")
-    return results.parent
+    return results_file(path, flag.lower())
 
 
 def _scores(old: Path, samples, embeddings_old, embeddings_new, pairs, comparisons_old, comparisons_new, fmt,
@@ -140,16 +137,17 @@ def diff(
     from matchaudit.plots.det import plot_det_versions
     from matchaudit.report.audit_diff import render_diff
 
-    folders = (_audit_folder(old, "OLD"), _audit_folder(new, "NEW"))
-    inputs = (*folders, samples, embeddings_old, embeddings_new, pairs, comparisons_old, comparisons_new)
+    results = (_audit_results(old, "OLD"), _audit_results(new, "NEW"))
+    folders = tuple(r.parent for r in results)
+    inputs = (*results, samples, embeddings_old, embeddings_new, pairs, comparisons_old, comparisons_new)
     given = _inside(out, folders)
     if given is not None:
         raise InputError(f"--out {out}: that is inside the audit folder {given}, an input; matchaudit never writes "
                          "into an input. Give another folder.")
     output_dir(out, "diff", inputs)
-    data = _scores(folders[0], samples, embeddings_old, embeddings_new, pairs, comparisons_old, comparisons_new, fmt,
+    data = _scores(results[0], samples, embeddings_old, embeddings_new, pairs, comparisons_old, comparisons_new, fmt,
                    score_col, identity_cols, sample_cols)
-    res = ma_diff(*folders, old_data=data[0], new_data=data[1], level=level, n_resamples=n_resamples, seed=seed,
+    res = ma_diff(*results, old_data=data[0], new_data=data[1], level=level, n_resamples=n_resamples, seed=seed,
                   ci_method=method, progress=not quiet)
     doc = {"command": "matchaudit " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "version": __version__,
            "result": res.to_dict()}

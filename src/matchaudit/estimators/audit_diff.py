@@ -29,8 +29,6 @@ from matchaudit.estimators.permutation import maxt
 METRICS = {"fnmr_at_fmr": "FNMR", "fmr": "FMR"}
 """``ma.compare``'s record metrics -> the names the diff (and the audit's interval records) use."""
 
-VERDICTS = ("worse", "better", "within noise", "not testable")
-
 
 def maxt_critical(z: np.ndarray, level: float) -> float:
     """The two-sided max-T critical value from replicates' studentized deviations ``z`` (B, m): with the replicate
@@ -167,4 +165,4 @@ class AuditDiff:
                          "skipped": self.skipped, "notes": self.notes, "rows": self.rows})
 
 
-__all__ = ["AuditDiff", "METRICS", "VERDICTS", "maxt_critical", "paired_rows", "sidak_critical", "unpaired_rows"]
+__all__ = ["AuditDiff", "METRICS", "maxt_critical", "paired_rows", "sidak_critical", "unpaired_rows"]
