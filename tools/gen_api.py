@@ -17,6 +17,7 @@ import matchaudit
 RESULTS = (
     "matchaudit.model.MatchData",
     "matchaudit.estimators.compare.ModelComparison",
+    "matchaudit.estimators.audit_diff.AuditDiff",
     "matchaudit.estimators.permutation.PermutationTestResult",
     "matchaudit.estimators.classifier.AllGroupsResult",
     "matchaudit.estimators.equivalence.EquivalenceResult",

@@ -19,11 +19,11 @@ from matchaudit.progress import PASS_UNIT, Meter
 
 def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "double-or-nothing",
                      n_resamples: int = 1000, seed: int = 0, level: float = 0.95,
-                     threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", progress: bool = False
-                     ) -> tuple[list[dict], dict]:
+                     threshold_impostors: ThresholdImpostors = "all", rule: Rule = ">=", progress: bool = False,
+                     group_fmr: bool = False) -> tuple[list[dict], dict]:
     """Percentile intervals of model A - model B from paired identity-bootstrap replicates
-    (:func:`~matchaudit.estimators.compare.paired_records`; ``progress``: one display over both models' counting
-    passes). Returns the records and the replicate differences (R-1, ...)."""
+    (:func:`~matchaudit.estimators.compare.paired_records`, with each group's FMR when ``group_fmr``; ``progress``:
+    one display over both models' counting passes). Returns the records and the replicate differences (R-1, ...)."""
     cm.check_paired(a, b)
     cm.check_method(method)
     targets = np.atleast_1d(np.asarray(fmr_targets, float))
@@ -31,7 +31,8 @@ def paired_bootstrap(a: MatchData, b: MatchData, fmr_targets, *, method: str = "
     models = [IdentityReplicates(m, n_resamples, rule, targets.size) for m in (a, b)]
     with Meter(progress, "paired bootstrap", sum(m.work for m in models), PASS_UNIT) as meter:
         ra, rb = (m.run(scheme, targets, threshold_impostors, meter) for m in models)
-    return cm.paired_records(targets, ra, rb, method=method, n_resamples=n_resamples, seed=seed, level=level)
+    return cm.paired_records(targets, ra, rb, method=method, n_resamples=n_resamples, seed=seed, level=level,
+                             group_fmr=group_fmr)
 
 
 def compare_models(a: MatchData, b: MatchData, fmr_targets=(1e-3,), *, method: str = "double-or-nothing",

@@ -18,6 +18,7 @@ The passes (both models' engine runs, the scores listed per comparison) are made
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +43,16 @@ def check_paired(a: MatchData, b: MatchData) -> None:
     if not a.has_identities or not b.has_identities:
         raise InputError("model comparison resamples identities (its paired intervals and swap test), and the "
                          f"comparisons carry none. Give them ({IDENTITY_SOURCES}).")
+    why = paired_mismatch(a, b)
+    if why:
+        raise InputError(f"model comparison needs both models scored on the same comparisons, but {why}. "
+                         "Give two tables with the same (sample_a, sample_b) rows in the same order, or two "
+                         "embedding sets for the same samples table.")
+
+
+def paired_mismatch(a: MatchData, b: MatchData) -> str | None:
+    """How the trials of ``a`` and ``b`` differ (protocol, identities, groups, comparison rows or samples), or None
+    when they are the same trials, whatever their scores: the condition for pairing two models' scores."""
     why = None
     if a.protocol != b.protocol:
         why = f"one is {a.protocol}, the other {b.protocol}"
@@ -62,10 +73,31 @@ def check_paired(a: MatchData, b: MatchData) -> None:
                 break
     elif not np.array_equal(a.samples.ids, b.samples.ids) or not np.array_equal(a.samples.identity, b.samples.identity):
         why = "their samples differ"
-    if why:
-        raise InputError(f"model comparison needs both models scored on the same comparisons, but {why}. "
-                         "Give two tables with the same (sample_a, sample_b) rows in the same order, or two "
-                         "embedding sets for the same samples table.")
+    return why
+
+
+def trials_digest(data: MatchData) -> str:
+    """SHA-256 of what :func:`paired_mismatch` compares (protocol, identities and their groups, and the comparison
+    rows' identities, sample ids and labels, or the samples and their identities): equal digests, the same trials.
+    Recorded so that a reader of a saved result can check which trials it paired."""
+    h = hashlib.sha256()
+
+    def add(x: object) -> None:
+        arr = np.asarray(x)
+        h.update(repr((arr.dtype.kind, arr.shape)).encode())
+        h.update("\x1f".join(map(str, arr.ravel().tolist())).encode() if arr.dtype.kind in "OUS" else arr.tobytes())
+
+    add(data.protocol)
+    add(data.identity_names)
+    add(np.asarray(data.group_names, dtype=object)[data.identity_group])
+    if data.protocol == "listed":
+        p = data.table("trial fingerprint")
+        for f in ("identity_a", "identity_b", "sample_a", "sample_b", "genuine"):
+            add(_named(data, p, f))
+    else:
+        add(data.samples.ids)
+        add(data.samples.identity)
+    return h.hexdigest()
 
 
 def _named(data: MatchData, pairs, field: str) -> np.ndarray:
@@ -114,13 +146,15 @@ Replicates = tuple[Counts, np.ndarray, np.ndarray]
 
 
 def paired_records(targets: np.ndarray, a: Replicates, b: Replicates, *, method: str, n_resamples: int, seed: int,
-                   level: float) -> tuple[list[dict], dict]:
+                   level: float, group_fmr: bool = False) -> tuple[list[dict], dict]:
     """Percentile intervals of model A - model B from the two models' paired identity-bootstrap replicates at the
     FMR ``targets``: ``a``, ``b`` each :data:`Replicates` at each replicate's own thresholds, drawn with the same
     scheme and seed.
 
-    Records: FNMR@FMR per target for ``all`` and each group, and (two or more groups) each fairness measure
-    of the groups' (FMR, FNMR) at the target. Returns the records and the replicate differences (R-1, ...).
+    Records: FNMR@FMR per target for ``all`` and each group, with ``group_fmr`` each group's FMR (same-group
+    impostors) at that threshold (metric ``"fmr"``; the overall FMR is the target by construction), and (two or
+    more groups) each fairness measure of the groups' (FMR, FNMR) at the target. Returns the records and the
+    replicate differences (R-1, ...).
     """
     (ca, fa, ma), (cb, fb, mb) = a, b
     views = bs.view_names(ca)
@@ -141,6 +175,8 @@ def paired_records(targets: np.ndarray, a: Replicates, b: Replicates, *, method:
     for ti in range(targets.size):
         for vi, view in enumerate(views):
             add("fnmr_at_fmr", view, ti, fa[:, ti, vi], fb[:, ti, vi])
+        for vi, view in enumerate(views[1:] if group_fmr else (), start=1):
+            add("fmr", view, ti, ma[:, ti, vi], mb[:, ti, vi])
         if len(views) > 2:
             meas_a = bs.measure_replicates(ma[:, ti, 1:], fa[:, ti, 1:])
             meas_b = bs.measure_replicates(mb[:, ti, 1:], fb[:, ti, 1:])
@@ -248,4 +284,4 @@ def swap_test(arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], sb:
 
 
 __all__ = ["ModelComparison", "Replicates", "SCHEMES", "check_method", "check_paired", "comparison_arrays",
-           "contenders", "fnmr_at_fmr_scores", "paired_records", "swap_test"]
+           "contenders", "fnmr_at_fmr_scores", "paired_mismatch", "paired_records", "swap_test", "trials_digest"]

@@ -133,3 +133,32 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
     place_legend(ax, 2 * len(curves), fontsize=7, loc="lower left", ncol=2)
     tight(fig)
     return save(fig, path)
+
+
+def plot_det_versions(old: list[dict[str, Any]], new: list[dict[str, Any]], path: Path, title: str = "DET, OLD and NEW"
+                      ) -> Path:
+    """Two versions' DET curves on probit axes (``matchaudit diff``): one colour per group, OLD dashed and NEW
+    solid; ``old``/``new`` as ``AuditResult.det`` (one weighting), a group drawn where both have it."""
+    groups = [c["group"] for c in new if any(o["group"] == c["group"] for o in old)]
+    fig, ax = legend_axes(6.4, 5.6, 2 * len(groups))
+    names = figure_labels(groups)
+    lo = 1e-6
+    for (colour, _), g, name in zip(curve_styles(len(groups)), groups, names):
+        for curves, ls, side in ((old, "--", "OLD"), (new, "-", "NEW")):
+            c = next(c for c in curves if c["group"] == g)
+            fmr, fnmr = np.asarray(c["fmr"], float), np.asarray(c["fnmr"], float)
+            k = thin_curve(fmr, fnmr)
+            ax.plot(probit(fmr[k]), probit(fnmr[k]), color=colour, ls=ls, lw=1.4, label=f"{name} {side}",
+                    drawstyle="steps-post")
+            lo = max(min(lo, fmr[fmr > 0].min(initial=1.0)), 1e-7)
+    ticks = _TICKS[_TICKS >= lo / 1.01]
+    rate_ticks(ax, ticks, _TICKS, _label, rotation=45, axis=probit)
+    ax.set_xlim(probit(np.array(ticks[0])), probit(np.array(FMR_HIGH)))
+    ax.set_ylim(*probit(np.array(FNMR_AXIS)))
+    ax.set_xlabel("FMR (false match rate)")
+    ax.set_ylabel("FNMR (false non-match rate)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, color="0.9")
+    place_legend(ax, 2 * len(groups), fontsize=8, loc="upper right", ncol=2)
+    tight(fig)
+    return save(fig, path)

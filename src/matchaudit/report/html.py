@@ -29,7 +29,7 @@ from matchaudit.report.verdicts import equivalence_section, interval_lookup, rea
 from matchaudit.outputs import check_report, staged
 from matchaudit.report.results import load_section, section_mismatch
 
-_CSS = """
+CSS = """
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,"Noto Sans","Noto Sans CJK SC","PingFang SC",
 "Hiragino Sans","Microsoft YaHei","Malgun Gothic",sans-serif;max-width:1100px;margin:2em auto;color:#222;
 line-height:1.45;padding:0 1em}.scroll{overflow-x:auto;max-width:100%}pre{white-space:pre-wrap;word-break:break-all}
@@ -478,7 +478,7 @@ def render(audit: Audit, folder: Path, title: str = "matchaudit report", *, heat
     body = "".join(section(res, folder) for section in SECTIONS)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{esc(title)}</title>"
-            f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>"
+            f"<style>{CSS}</style></head><body><h1>{esc(title)}</h1>"
             f"<p class='muted'>Per-group performance and fairness of a 1:1 matching system.</p>{body}</body></html>")
 
 
