@@ -44,7 +44,7 @@ def doc(*claims, level=0.95) -> dict:
     (claim(at_fmr=2.0, max=0.1), "strictly between 0 and 1"),
     (claim(max="2%"), "is not a finite number"),
     (claim(max=0.1, groups=[]), "use 'each', 'all' or a list"),
-    (claim(max=0.1, difference="new - old"), "use 'b - a' or 'a - b'"),
+    (claim(max=0.1, difference="v2 - v1"), "use 'b - a' or 'a - b'"),
     (claim(metric="fmr", max=0.1, difference="b - a"), "a model comparison holds FNMR"),
 ])
 def test_a_claim_that_makes_no_sense_is_refused_naming_it(entry, words):
@@ -301,3 +301,20 @@ def test_assert_claims_in_a_test_suite(demo_run):
     with pytest.raises(AssertionError, match="inconclusive"):
         assert_claims(open_claim, audit)
     assert assert_claims(open_claim, audit, allow_inconclusive=True).status == "inconclusive"
+
+
+def test_claims_on_two_versions_read_a_diff_and_refuse_the_other_kind():
+    rows = [{"metric": m, "fmr_target": 1e-3, "view": v, "difference": d, "low": lo, "high": hi}
+            for m, v, d, lo, hi in (("FNMR", "all", 0.004, -0.001, 0.009), ("FMR", "A", -1e-4, -3e-4, 1e-4))]
+    diff_doc = {"paired": True, "level": 0.9, "method": "double-or-nothing", "n_resamples": 1000, "rows": rows}
+    no_worse = claim(at_fmr=1e-3, max=0.01, difference="new - old")
+    res = ma.check(doc(no_worse, level=0.9), comparison=diff_doc)
+    assert res.status == "pass" and res.verdicts[0].quantities[0].confidence == 0.95
+    assert res.verdicts[0].quantities[0].source == "paired double-or-nothing"
+    fmr = ma.check(doc(claim(metric="fmr", at_fmr=1e-3, groups=["A"], min=-5e-5, difference="old - new"),
+                       level=0.9), comparison=diff_doc).verdicts[0]
+    assert (fmr.quantities[0].lower, fmr.quantities[0].upper) == (-1e-4, 3e-4) and fmr.status == "inconclusive"
+    with pytest.raises(ma.InputError, match="reads a compare.json, the comparison given is a diff.json"):
+        ma.check(doc(claim(at_fmr=1e-3, max=0.01, difference="b - a"), level=0.9), comparison=diff_doc)
+    with pytest.raises(ma.InputError, match="not a compare.json .* or diff.json"):
+        ma.check(doc(no_worse, level=0.9), comparison={"rows": rows})

@@ -18,6 +18,7 @@ RESULTS = (
     "matchaudit.model.MatchData",
     "matchaudit.estimators.compare.ModelComparison",
     "matchaudit.estimators.audit_diff.AuditDiff",
+    "matchaudit.claims.check.CheckResult",
     "matchaudit.estimators.permutation.PermutationTestResult",
     "matchaudit.estimators.classifier.AllGroupsResult",
     "matchaudit.estimators.equivalence.EquivalenceResult",

@@ -122,7 +122,7 @@ def check(claims: Claims | str | Path | dict, audit: Audit | str | Path | None =
         if c.difference is not None:
             if doc is None:
                 raise InputError(f"{c.label}: a claim on a model difference needs a comparison (matchaudit compare's "
-                                 "folder).", param="comparison")
+                                 "or matchaudit diff's folder).", param="comparison")
             quantities = _from_comparison(c, doc)
         else:
             if audit is None:
@@ -254,20 +254,40 @@ def _close(x: Any, y: float | None) -> bool:
     return x is not None and not pd.isna(x) and y is not None and abs(float(x) - y) <= TOLERANCE * max(abs(y), 1e-300)
 
 
+WHAT = "compare.json of `matchaudit compare` or diff.json of `matchaudit diff`"
+
+
 def _comparison(path: str | Path | dict) -> dict[str, Any]:
+    """A compare.json or diff.json (or the folder holding one), as ``{"kind", "records"}`` with records of
+    ``metric`` (FNMR, FMR), ``view``, ``fmr_target``, ``difference`` (A - B, or NEW - OLD), ``low``, ``high``,
+    ``level``, ``method``, ``n_resamples``."""
     if isinstance(path, dict):
         doc = path
     else:
         path = Path(path)
-        path = path / "compare.json" if path.is_dir() else path
-        doc = read_json(path, "compare.json of `matchaudit compare`", "comparison")
-    if not (isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list)):
-        raise InputError(f"{path}: not a compare.json of `matchaudit compare`.", param="comparison")
-    return doc
+        if path.is_dir():
+            found = [path / n for n in ("compare.json", "diff.json") if (path / n).is_file()]
+            if len(found) != 1:
+                raise InputError(f"{path}: a folder with {'both' if found else 'neither'} compare.json and diff.json; "
+                                 "name the file.", param="comparison")
+            path = found[0]
+        doc = read_json(path, WHAT, "comparison")
+    if isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list):
+        return {"kind": "compare", "records": [{**r, "metric": "FNMR"} for r in doc["result"]["records"]
+                                               if r.get("metric") == "fnmr_at_fmr"]}
+    if isinstance(doc.get("rows"), list) and "paired" in doc:
+        return {"kind": "diff", "records": [{**r, "level": doc["level"], "method": (
+            f"paired {doc['method']}" if doc["paired"] else "unpaired (normal)"), "n_resamples": doc.get(
+            "n_resamples") if doc["paired"] else None} for r in doc["rows"]]}
+    raise InputError(f"{path}: not a {WHAT}.", param="comparison")
 
 
 def _from_comparison(c: Claim, doc: dict[str, Any]) -> tuple[Quantity, ...]:
-    recs = [r for r in doc["result"]["records"] if r.get("metric") == "fnmr_at_fmr"]
+    kind = "diff" if "new" in c.difference else "compare"
+    if doc["kind"] != kind:
+        raise InputError(f"{c.label}: difference {c.difference!r} reads a {kind}.json, the comparison given is a "
+                         f"{doc['kind']}.json.", param="claims")
+    recs = [r for r in doc["records"] if r.get("metric") == c.rate]
     have = sorted({float(r["fmr_target"]) for r in recs})
     recs = [r for r in recs if _close(r.get("fmr_target"), c.point)]
     if not recs:
@@ -280,13 +300,13 @@ def _from_comparison(c: Claim, doc: dict[str, Any]) -> tuple[Quantity, ...]:
     if missing:
         raise InputError(f"{c.label}: group(s) {', '.join(map(repr, missing))} not in the comparison; its groups: "
                          f"{', '.join(v for v in views if v != 'all') or 'none'}.", param="claims")
-    sign = 1.0 if c.difference == "a - b" else -1.0
+    sign = 1.0 if c.difference in ("a - b", "new - old") else -1.0
     out = []
     for g in groups:
         r = next(x for x in recs if x["view"] == g)
         lo, hi = (_num(r["low"]), _num(r["high"])) if sign > 0 else (-_num(r["high"]), -_num(r["low"]))
         out.append(Quantity(f"{g} ({c.difference})", sign * _num(r["difference"]), lo, hi, (1.0 + r["level"]) / 2.0,
-                            None, f"paired {r['method']}", r.get("n_resamples")))
+                            None, r["method"] if kind == "diff" else f"paired {r['method']}", r.get("n_resamples")))
     return tuple(out)
 
 

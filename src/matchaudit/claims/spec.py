@@ -13,8 +13,9 @@ audit's intervals (:mod:`matchaudit.claims.check`). TOML (standard library) or Y
     groups = "each"                  # "each" group, "all" (overall), or a list of groups
     max = 0.02                       # max and/or min: both make an equivalence claim (within [min, max])
 
-A claim on ``difference = "b - a"`` (or ``"a - b"``) reads a model comparison (``matchaudit compare``'s folder)
-instead of an audit. Everything is checked here: unknown keys and metrics, a claim without a limit, ``min > max``,
+A claim on ``difference = "b - a"`` (or ``"a - b"``) reads a model comparison (``matchaudit compare``'s folder), one
+on ``"new - old"`` (or ``"old - new"``) two versions' audits compared (``matchaudit diff``'s folder), instead of an
+audit. Everything is checked here: unknown keys and metrics, a claim without a limit, ``min > max``,
 and two claims on one quantity that cannot both hold (each names the claim by number and text).
 """
 
@@ -35,7 +36,7 @@ COMBINED = ("fdr", "garbe", "inequity_rate")
 METRICS = RATES + CURVE_METRICS + tuple(f"{r}:{m}" for r in RATES for m in FAIRNESS) + tuple(
     f"combined:{m}" for m in COMBINED)
 POINTS = ("at_fmr", "at_threshold", "at_fnmr")
-DIFFERENCES = ("a - b", "b - a")
+DIFFERENCES = ("a - b", "b - a", "new - old", "old - new")
 KEYS = frozenset({"id", "text", "metric", "groups", "min", "max", "weighting", "difference", *POINTS})
 DEFAULT_LEVEL = 0.95
 
@@ -177,14 +178,16 @@ def _claim(entry: Any, number: int, source: str) -> Claim:
     if low > high:
         raise InputError(f"{where}: min {low} is above max {high}: no value can satisfy it.", param="claims")
     difference = entry.get("difference")
-    if difference is not None and str(difference).replace(" ", "") not in {d.replace(" ", "") for d in DIFFERENCES}:
-        raise InputError(f"{where}: difference {difference!r}: use 'b - a' or 'a - b' (the two models of a "
-                         "matchaudit compare folder).", param="claims")
     if difference is not None:
-        difference = "a - b" if str(difference).replace(" ", "") == "a-b" else "b - a"
-        if metric != "fnmr" or kind != "fmr_target":
-            raise InputError(f"{where}: a model comparison holds FNMR at FMR targets; use metric = 'fnmr' with "
-                             "at_fmr.", param="claims")
+        spelled = {d.replace(" ", ""): d for d in DIFFERENCES}.get(str(difference).lower().replace(" ", ""))
+        if spelled is None:
+            raise InputError(f"{where}: difference {difference!r}: use 'b - a' or 'a - b' (the two models of a "
+                             "matchaudit compare folder), 'new - old' or 'old - new' (a matchaudit diff folder).",
+                             param="claims")
+        difference = spelled
+        if kind != "fmr_target" or (metric != "fnmr" and not (metric == "fmr" and "new" in spelled)):
+            raise InputError(f"{where}: a model comparison holds FNMR at FMR targets (a diff also each group's FMR "
+                             "there); use metric = 'fnmr' with at_fmr.", param="claims")
     groups = _groups(entry.get("groups", "all" if (":" in metric or difference) else "each"), where, metric)
     weighting = str(entry.get("weighting", "pooled"))
     if weighting not in ("pooled", "balanced"):
