@@ -483,7 +483,8 @@ def audit(
                          param="fmr")
     carried = _option(carried, CarriedThresholds, "carried", {None: None})
     if carried is not None:
-        thresholds = [*np.atleast_1d(np.asarray(thresholds, dtype=object)).tolist(), *carried.thresholds]
+        given = np.atleast_1d(np.asarray(thresholds, dtype=object)).tolist()  # then each carried one not given
+        thresholds = [*given, *(t for t in dict.fromkeys(carried.thresholds) if t not in given)]
         if "pooled" not in measures.weightings:
             raise InputError("carried thresholds: the portability table reads pooled rates; add 'pooled' to the "
                              "weightings.", param="weightings")

@@ -75,7 +75,7 @@ def portability_records(carried: Sequence[tuple[float, float]], views: Sequence[
             fm, fn = rates.get(("FMR", float(t), view), {}), rates.get(("FNMR", float(t), view), {})
             fm_lo, fm_hi = fm.get("low", math.nan), fm.get("high", math.nan)
             who = threshold_impostors if j == 0 else SAME_GROUP
-            why = unresolved(float(a), int(impostors[j]), who)
+            why = unresolved(float(a), int(impostors[j]), f"threshold ({who})" if j == 0 else who)
             req = math.nan if why else float(own[ti, j])
             lo, hi, note = own_threshold_interval(req, None if own_replicates is None or why else
                                                   own_replicates[:, ti, j], method or "", level, alternative, seed)
