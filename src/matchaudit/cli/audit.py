@@ -199,6 +199,10 @@ def audit(
     from matchaudit.estimators.matching_tests import Comparisons
     from matchaudit.engine import backends
 
+    if thresholds_from is not None:  # the file itself, so that an --out holding it is refused as an input
+        from matchaudit.auditing.results_json import results_file
+
+        thresholds_from = results_file(thresholds_from, "thresholds_from")
     read = (samples, embeddings, pairs, comparisons, trials, scores, key, impostor_scores, ids, column_ids, mask,
             metadata,
             thresholds_from, speaker_of if speaker_of and Path(speaker_of).is_file() else None, *(template_log or ()))
