@@ -63,8 +63,8 @@ class Audit:
     """An audit's results: exact metrics, and intervals and group tests when asked for.
 
     Views are DataFrames: :meth:`at_fmr`, :meth:`at_threshold`, :attr:`operating_points`, :attr:`curves`,
-    :attr:`fairness`, :attr:`cross_group_fmr`, :attr:`intervals`, :attr:`tests`; reducers :meth:`group_max`,
-    :meth:`group_min`, :meth:`difference` and :meth:`ratio` all derive from :meth:`group_values` (the groups the
+    :attr:`fairness`, :attr:`cross_group_fmr`, :attr:`intervals`, :attr:`tests`, :attr:`portability`; reducers
+    :meth:`group_max`, :meth:`group_min`, :meth:`difference` and :meth:`ratio` all derive from :meth:`group_values` (the groups the
     fairness measures compare, with the audit's zero policy). :meth:`to_dict` is what ``results.json`` holds; :meth:`save` writes it, the CSV
     tables and the DET figures.
     """
