@@ -128,6 +128,10 @@ def test_hostile_cases_say_why_instead_of_a_number(carried_audit):
                    intervals=ma.IntervalOptions(n_resamples=40))
     assert one.portability.group.tolist() == list(one.groups)
     assert one.portability.required_threshold.iloc[0] == one.portability.required_threshold.iloc[-1]
+    with pytest.raises(ma.InputError, match="pooled") as e:
+        ma.audit(data, carried=ma.CarriedThresholds([0.5], [1e-2]), intervals=False,
+                 measures=ma.MeasureOptions(weightings=("balanced",)))
+    assert e.value.param == "weightings"
     with pytest.raises(ma.InputError, match="FMR targets") as e:
         ma.CarriedThresholds([0.1, 0.2], [0.01])
     assert e.value.param == "targets"
