@@ -340,7 +340,7 @@ def _carried(thresholds: tuple[float, ...], targets: tuple[float, ...], results:
     pairs = dev_thresholds(results) if results else ()
     if targets:
         if not thresholds or len(targets) not in (1, len(thresholds)):
-            raise InputError(f"--threshold-fmr {','.join(map(str, targets))}: give the FMR target the --threshold "
+            raise InputError(f"{','.join(map(str, targets))}: give the FMR target the --threshold "
                              f"values were set for, one for all or one per threshold ({len(thresholds)} given).",
                              param="targets")
         pairs += tuple(zip(thresholds, targets * len(thresholds) if len(targets) == 1 else targets))
