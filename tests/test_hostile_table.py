@@ -778,6 +778,10 @@ CLI_CASES = [
         check=not_says("give it with --compare")),
     cli("audit-thresholds-from-other-target-ok", "audit --comparisons {d}/t.csv --group-by group --fmr 0.01 "
         "--no-intervals --no-figures --thresholds-from {d}/audit/results.json", 0),
+    cli("audit-threshold-fmr-ok", "{AT} --threshold 0.3 --threshold-fmr 1e-3", 0),
+    cli("audit-threshold-fmr-count", "{AT} --threshold 0.3,0.4 --threshold-fmr 1e-2,1e-3,1e-4", 2, "--threshold-fmr"),
+    cli("audit-threshold-fmr-alone", "{AT} --threshold-fmr 1e-3", 2, "--threshold-fmr"),
+    cli("audit-threshold-fmr-range", "{AT} --threshold 0.3 --threshold-fmr 2", 2, "--threshold-fmr"),
     # ----- audit: toolkit formats
     cli("fmt-foo", "audit --format foo --scores {f}/bob4.txt {Q}", 2, "--format"),
     cli("fmt-bob4-ok", "audit --format bob --scores {f}/bob4.txt {Q}", 0),

@@ -19,7 +19,7 @@ from typing import Any
 _WHERE = {  # public name -> module defining it; imported on first use, so `import matchaudit` and the CLI start fast
     "Audit": "matchaudit.auditing", "audit": "matchaudit.auditing", "MeasureOptions": "matchaudit.auditing",
     "IntervalOptions": "matchaudit.auditing", "TestOptions": "matchaudit.auditing",
-    "EquivalenceOptions": "matchaudit.auditing",
+    "EquivalenceOptions": "matchaudit.auditing", "CarriedThresholds": "matchaudit.auditing",
     "check": "matchaudit.claims", "compare": "matchaudit.api", "diff": "matchaudit.api", "plan": "matchaudit.api", "test_gap": "matchaudit.api",
     "test_gaps": "matchaudit.api", "test_equivalence": "matchaudit.api",
     "from_embeddings": "matchaudit.data", "from_scores": "matchaudit.data",
@@ -28,7 +28,7 @@ _WHERE = {  # public name -> module defining it; imported on first use, so `impo
 }
 _ALIASES = {"simulate": "simulate_vmf"}
 
-__all__ = ["Audit", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions", "TestOptions", "audit",
+__all__ = ["Audit", "CarriedThresholds", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions", "TestOptions", "audit",
            "check", "compare", "diff", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"]
 
 

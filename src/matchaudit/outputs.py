@@ -32,7 +32,7 @@ def _figures(*stems: str) -> tuple[str, ...]:
 
 
 _AUDIT_TABLES = ("operating_points", "curve_summaries", "cross_group_fmr", "fairness", "tests", "equivalence",
-                 "intervals", "failures", "attacks", "calibration", "score_distributions", "det")
+                 "intervals", "failures", "attacks", "calibration", "score_distributions", "det", "portability")
 
 SETS: dict[str, tuple[str, ...]] = {
     "audit": ("results.json", *(f"{t}.csv" for t in _AUDIT_TABLES), "curves.npz", "report.html",

@@ -9,7 +9,8 @@ from matchaudit.auditing.core import Audit, audit
 from matchaudit.auditing.score_analyses import score_analyses
 from matchaudit.auditing.group_tests import group_tests
 from matchaudit.auditing.intervals import DEFAULT_BOOTSTRAP, compute_intervals
-from matchaudit.auditing.options import EquivalenceOptions, IntervalOptions, MeasureOptions, TestOptions
+from matchaudit.auditing.options import (CarriedThresholds, EquivalenceOptions, IntervalOptions, MeasureOptions,
+                                         TestOptions)
 
-__all__ = ["Audit", "DEFAULT_BOOTSTRAP", "EquivalenceOptions", "IntervalOptions", "MeasureOptions", "TestOptions", "audit", "compute_intervals",
+__all__ = ["Audit", "CarriedThresholds", "DEFAULT_BOOTSTRAP", "EquivalenceOptions", "IntervalOptions", "MeasureOptions", "TestOptions", "audit", "compute_intervals",
            "group_tests", "score_analyses"]

@@ -32,7 +32,9 @@ from matchaudit.estimators.failures import failure_note, fta_records
 from matchaudit.estimators.regime import annotate, regime_warnings
 from matchaudit.auditing.group_tests import group_tests
 from matchaudit.auditing.score_analyses import score_analyses, score_warnings
-from matchaudit.auditing.options import EquivalenceOptions, IntervalOptions, MeasureOptions, TestOptions
+from matchaudit.auditing.options import (CarriedThresholds, EquivalenceOptions, IntervalOptions, MeasureOptions,
+                                         TestOptions)
+from matchaudit.auditing.portability import own_thresholds, portability_table
 from matchaudit.auditing.pass_plan import share_passes, tested_targets
 from matchaudit.auditing.results_json import write_results
 from matchaudit.auditing.stored import ARRAYS, load_audit, write_arrays
@@ -61,8 +63,8 @@ class Audit:
     """An audit's results: exact metrics, and intervals and group tests when asked for.
 
     Views are DataFrames: :meth:`at_fmr`, :meth:`at_threshold`, :attr:`operating_points`, :attr:`curves`,
-    :attr:`fairness`, :attr:`cross_group_fmr`, :attr:`intervals`, :attr:`tests`; reducers :meth:`group_max`,
-    :meth:`group_min`, :meth:`difference` and :meth:`ratio` all derive from :meth:`group_values` (the groups the
+    :attr:`fairness`, :attr:`cross_group_fmr`, :attr:`intervals`, :attr:`tests`, :attr:`portability`; reducers
+    :meth:`group_max`, :meth:`group_min`, :meth:`difference` and :meth:`ratio` all derive from :meth:`group_values` (the groups the
     fairness measures compare, with the audit's zero policy). :meth:`to_dict` is what ``results.json`` holds; :meth:`save` writes it, the CSV
     tables and the DET figures.
     """
@@ -76,6 +78,7 @@ class Audit:
     equivalence_records: list[dict[str, Any]] | None = None
     failure_records: list[dict[str, Any]] | None = None
     attack_records: list[dict[str, Any]] | None = None
+    portability_records: list[dict[str, Any]] | None = None
     calibration_result: CalibrationResult | None = None
     distribution_result: DistributionResult | None = None
     warnings: list[str] = field(default_factory=list)
@@ -158,6 +161,12 @@ class Audit:
         """Genuine and impostor score means and SDs, d' and each group's shifts, with intervals (empty without
         intervals)."""
         return _frame(self.distribution_result and self.distribution_result.to_records(), "score_distributions")
+
+    @property
+    def portability(self) -> pd.DataFrame:
+        """Per carried threshold and group: FMR and FNMR there with intervals, FMR / target, and the group's own
+        threshold for the target with its interval (empty without carried thresholds; docs/intervals.md)."""
+        return _frame(self.portability_records, "portability")
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -284,6 +293,8 @@ class Audit:
             payload["failures"] = self.failure_records
         if self.attack_records is not None:
             payload["attacks"] = self.attack_records
+        if self.portability_records is not None:
+            payload["portability"] = self.portability_records
         if self.calibration_result is not None:
             payload["calibration"] = self.calibration_result.to_records()
         if self.distribution_result is not None:
@@ -374,6 +385,7 @@ def audit(
     intervals: IntervalOptions | bool = True,
     tests: TestOptions | bool = False,
     equivalence: EquivalenceOptions | tuple[float, float] | None = None,
+    carried: CarriedThresholds | None = None,
     backend: Backend | str | None = None,
     progress: bool = False,
 ) -> Audit:
@@ -435,6 +447,10 @@ def audit(
         replicates, alpha and scheme): every pair of groups' FNMR and FMR at each target is tested to lie within it
         (TOST on identity-bootstrap replicates). The report says "equivalent within the margin" only where this
         test says so.
+    carried : CarriedThresholds, optional
+        Thresholds set elsewhere and the FMR target each was set for: evaluated as fixed thresholds, and the
+        portability table added (:attr:`Audit.portability`, pooled rates; docs/intervals.md, "Thresholds carried to
+        a new population").
     backend : Backend or str, optional
         Where the bootstrap's counting passes run (default: this process): a Backend, or a backend's name
         ("cpu", "dask", "gpu"; made with its defaults for this call).
@@ -465,6 +481,13 @@ def audit(
     if not np.size(fmr) and not np.size(thresholds) and not np.size(fnmr):
         raise InputError("no operating point: give at least one FMR target (fmr), FNMR target (fnmr) or threshold.",
                          param="fmr")
+    carried = _option(carried, CarriedThresholds, "carried", {None: None})
+    if carried is not None:
+        given = np.atleast_1d(np.asarray(thresholds, dtype=object)).tolist()  # then each carried one not given
+        thresholds = [*given, *(t for t in dict.fromkeys(carried.thresholds) if t not in given)]
+        if "pooled" not in measures.weightings:
+            raise InputError("carried thresholds: the portability table reads pooled rates; add 'pooled' to the "
+                             "weightings.", param="weightings")
     config = measures.config(fmr, thresholds, fnmr, rule, threshold_impostors)
     with_bob = [(name, lib, cli) for name, on, lib, cli in (
         ("the intervals", iopts is not None, "intervals=False", "--no-intervals"),
@@ -499,6 +522,7 @@ def audit(
         result.warnings.append(no_intervals)
     # what several steps below read, made once: the identity counts, the comparisons for the score views
     shared = share_passes(data, exact, iopts, topts, measures.calibration or bool(config.fnmr_targets))
+    own = own_thresholds(carried) if carried is not None and iopts is not None else None
     if data.failures is not None:
         result.failure_records = fta_records(data, level)
         result.warnings.append(failure_note(data.failures))
@@ -507,7 +531,8 @@ def audit(
     if iopts is not None:
         with _engine(backend) as engine:  # the bootstrap's pass counts the shared identities too
             result.interval_records, result.bands = compute_intervals(data, config, iopts, progress=progress,
-                                                                      result=exact, backend=engine, also=shared)
+                                                                      result=exact, backend=engine, also=shared,
+                                                                      own=own)
             if measures.calibration or config.fnmr_targets:
                 cal, dist, dual, note = score_analyses(data, config, exact, iopts, measures.cost_points, measures.llr,
                                                        progress, engine)
@@ -525,6 +550,8 @@ def audit(
                                    "given (--threshold): no intervals of that method.")
         result.warnings += regime_warnings(data, result.interval_records)
     result.warnings += add_cross_group_intervals(data, exact, iopts)  # the interval fields, None without intervals
+    if carried is not None:
+        result.portability_records = portability_table(data, exact, carried, result.interval_records, own, iopts)
     if topts is not None:
         result.test_records, test_warnings = group_tests(data, config, topts, exact, progress)
         result.warnings += test_warnings

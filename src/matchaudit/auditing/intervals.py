@@ -50,7 +50,7 @@ from matchaudit.model import IDENTITY_SOURCES, MatchData, view_names
 from matchaudit.pairings import reference_pairs
 from matchaudit.auditing.class_passes import balanced_plan, v_statistic
 from matchaudit.auditing.options import IntervalOptions
-from matchaudit.auditing.replicates import (ExactPoints, Studentizer, TargetStudentizer, ZeroBounds,
+from matchaudit.auditing.replicates import (ExactPoints, OwnThresholds, Studentizer, TargetStudentizer, ZeroBounds,
                                             bootstrap_records, det_bands, reducer, within_variances)
 
 # ----------------------------------------------------------------------------- the audit's records
@@ -181,7 +181,8 @@ def plan_note(plans: list[ChunkPlan], options: IntervalOptions) -> str | None:
 
 def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool = False,
                       result: AuditResult | None = None, backend: Backend | None = None,
-                      also: Sequence[Accumulator] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                      also: Sequence[Accumulator] = (), own: OwnThresholds | None = None
+                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Interval records for operating points, curve summaries, fairness measures and the normalized
     uncertainty, per weighting (``pooled``; ``balanced`` when in ``config.weightings`` and
     :func:`balanced_method` allows), and per-group DET bands ``{"weighting", "group", "fmr", "lower", "upper"}``.
@@ -200,11 +201,13 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
     Several methods (``options.method`` a tuple): each bootstrap gives its records (and the first its bands), each
     closed form its records at the fixed thresholds (when no bootstrap is asked for, the first closed form's run
     also gives the default bootstrap's records of everything else); records in the order the methods were given.
+    ``own``: each view's own threshold at ``own.targets`` in every pooled replicate, filled in by the same pass (the
+    first bootstrap's; an engine scheme's, not a comparison-level one's).
     """
     if result is None:
         result = evaluate(data, config)
     if len(options.methods) > 1:
-        return _several(data, config, options, progress, result, backend, also)
+        return _several(data, config, options, progress, result, backend, also, own)
     bal_method, _ = balanced_method(data, config, options)
     boot_method = options.method if options.method in bs.BOOTSTRAP else default_bootstrap(data)
     fixed_method = options.method or "wilson"
@@ -220,7 +223,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
 
     def pooled(reps: np.ndarray, scheme: rs.Scheme | None, meter: Meter | bool = False) -> Plan:
         return plan(data, scheme, reps, grid=grid, fmr_targets=config.fmr_targets, thresholds=thresholds,
-                    threshold_impostors=config.threshold_impostors, progress=meter)
+                    threshold_impostors=config.threshold_impostors, progress=meter,
+                    view_targets=own.targets if own is not None and scheme is not None else ())
 
     total = sum(chunks.work(data.n_comparisons(), B, p.chunk) for p in plans.values())
     with Meter(progress, "bootstrap", total, PASS_UNIT) as meter:
@@ -259,6 +263,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
             bplug, bstats = chunks.reduce_in_chunks(
                 counter("balanced"), B, plans["balanced"].chunk,
                 reducer("balanced", config, thresholds, options.det_points))
+    if own is not None and "pooled" in plans and "t_v" in stats:
+        own.method, own.thresholds = boot_method, stats["t_v"]
     v = None
     if boot_method in RECENTRED:
         v = v_statistic(data, plug, thresholds, bal_t if bal_method in RECENTRED else None)
@@ -298,7 +304,8 @@ def compute_intervals(data: MatchData, config: AuditConfig, options: IntervalOpt
 
 
 def _several(data: MatchData, config: AuditConfig, options: IntervalOptions, progress: bool, result: AuditResult,
-             backend: Backend | None, also: Sequence[Accumulator]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+             backend: Backend | None, also: Sequence[Accumulator], own: OwnThresholds | None
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """:func:`compute_intervals` for each of several methods (see there; the first one's pass feeds ``also``)."""
     methods = options.methods
     runs = [m for m in methods if m in bs.BOOTSTRAP] or [methods[0]]
@@ -306,7 +313,7 @@ def _several(data: MatchData, config: AuditConfig, options: IntervalOptions, pro
     bands: list[dict[str, Any]] = []
     for i, m in enumerate(runs):
         r, b = compute_intervals(data, config, replace(options, method=m), progress, result, backend,
-                                 also if i == 0 else ())
+                                 also if i == 0 else (), own if i == 0 else None)
         records += r
         bands = bands or b
     records += closed_form_records(data, config, options, tuple(m for m in methods if m not in runs))

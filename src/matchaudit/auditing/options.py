@@ -173,4 +173,39 @@ class EquivalenceOptions:
         object.__setattr__(self, "seed", checks.seed(self.seed))
 
 
-__all__ = ["Band", "EquivalenceOptions", "IntervalOptions", "MeasureOptions", "Studentize", "TestOptions"]
+@dataclass(frozen=True)
+class CarriedThresholds:
+    """Thresholds set elsewhere (a development audit, a vendor's data sheet) and the FMR target each was set for: the
+    audit evaluates them as fixed thresholds and adds the portability table (:attr:`Audit.portability`: per threshold
+    and group, FMR and FNMR there with intervals, FMR / target, and the group's own threshold for the target with its
+    interval). ``source``: where they come from, recorded in each row (e.g. the development results.json)."""
+
+    thresholds: Sequence[float]
+    targets: Sequence[float]
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        def values(x, param: str, **bounds) -> tuple[float, ...]:
+            x = [x] if isinstance(x, (int, float)) else x
+            if isinstance(x, str) or not isinstance(x, Sequence) or not len(x):
+                raise InputError(f"{param} {x!r}: give a non-empty sequence of numbers.", param=param)
+            return tuple(checks.number(v, param, **bounds) for v in x)
+
+        t = values(self.thresholds, "thresholds", finite=False)
+        a = values(self.targets, "targets", low=0.0, high=1.0, high_open=True)
+        if len(t) != len(a):
+            raise InputError(f"carried thresholds: {len(t)} thresholds but {len(a)} FMR targets; give the target "
+                             "each threshold was set for.", param="targets")
+        if self.source is not None and not isinstance(self.source, str):
+            raise InputError(f"source {self.source!r}: give a text or None.", param="source")
+        object.__setattr__(self, "thresholds", t)
+        object.__setattr__(self, "targets", a)
+
+    @property
+    def pairs(self) -> tuple[tuple[float, float], ...]:
+        """``(threshold, target)`` in the order given."""
+        return tuple(zip(self.thresholds, self.targets))
+
+
+__all__ = ["Band", "CarriedThresholds", "EquivalenceOptions", "IntervalOptions", "MeasureOptions", "Studentize",
+           "TestOptions"]

@@ -6,6 +6,7 @@ calls these on their outputs."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -79,7 +80,8 @@ def target_reducer(weighting: str, config: AuditConfig
     replicate's exact threshold, balanced at grid edges (from the counts' grid curves, when already computed)."""
     def reduce(c: Counts, curves: bs.GridCurves | None = None) -> dict[str, np.ndarray]:
         if weighting == "pooled":  # with each replicate's thresholds (the bootstrap-t of FNMR@FMR reads them)
-            return {"fn_t": bs.fnmr_at_targets(c), "fm_t": bs.fmr_at_targets(c), "t_t": c.target_threshold}
+            own = {} if c.view_threshold is None else {"t_v": c.view_threshold}  # each view's own (portability)
+            return {"fn_t": bs.fnmr_at_targets(c), "fm_t": bs.fmr_at_targets(c), "t_t": c.target_threshold, **own}
         fn_t, fm_t = bs.targets_on_grid(c, config.fmr_targets, curves)
         return {"fn_t": fn_t, "fm_t": fm_t}
     return reduce
@@ -144,6 +146,18 @@ class TargetStudentizer:
 
     def fnmr(self, ti: int, j: int) -> tuple[float, np.ndarray] | None:
         return self.out.get((ti, j))
+
+
+@dataclass
+class OwnThresholds:
+    """Each view's own threshold at the FMR ``targets`` (all: over the threshold impostors; each group: over its
+    same-group impostors) in every replicate of the audit's pooled bootstrap, ``thresholds`` (1 + B, T, 1 + G), row 0
+    the plug-in, and the bootstrap's ``method``: asked of :func:`~matchaudit.auditing.intervals.compute_intervals`,
+    which fills them from its own pass (the portability table's, :mod:`matchaudit.auditing.portability`)."""
+
+    targets: tuple[float, ...]
+    method: str | None = None
+    thresholds: np.ndarray | None = None
 
 
 class ExactPoints:
@@ -358,5 +372,5 @@ def det_bands(counts: Counts, reps: np.ndarray, v, options: IntervalOptions, met
     return out
 
 
-__all__ = ["ExactPoints", "MEASURE_CORRECTION", "Studentizer", "TargetStudentizer", "ZeroBounds", "bootstrap_records",
+__all__ = ["ExactPoints", "MEASURE_CORRECTION", "OwnThresholds", "Studentizer", "TargetStudentizer", "ZeroBounds", "bootstrap_records",
            "det_bands", "det_fmr_grid", "measure_records", "reducer", "target_reducer", "within_variances"]

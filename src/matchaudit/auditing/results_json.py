@@ -103,7 +103,7 @@ def write_results(payload: dict[str, Any], det: list[dict[str, Any]], out: Path)
     if payload.get("intervals") is not None:
         paths["intervals"] = out / "intervals.csv"
         intervals_table(payload["intervals"]).to_csv(paths["intervals"], index=False)
-    for table in ("failures", "attacks", "calibration", "score_distributions"):
+    for table in ("failures", "attacks", "calibration", "score_distributions", "portability"):
         if payload.get(table) is not None:
             paths[table] = out / f"{table}.csv"
             pd.DataFrame(payload[table]).to_csv(paths[table], index=False)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 ARRAYS = "curves.npz"
 _RESULT_TABLES = ("operating_points", "curve_summaries", "cross_group_fmr", "fairness")
 _AUDIT_TABLES = {"intervals": "interval_records", "tests": "test_records", "equivalence": "equivalence_records",
-                 "failures": "failure_records", "attacks": "attack_records"}
+                 "failures": "failure_records", "attacks": "attack_records", "portability": "portability_records"}
 _OPTIONS = ("intervals", "tests")  # the option sections the Audit adds to its config's record
 
 

@@ -92,6 +92,7 @@ def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, det
     result.save(out, command, det_scale=det_scale, figures=figures)
     if not quiet:
         _print_summary(result, out, figures)
+        _print_portability(result)
     return result
 
 
@@ -132,7 +133,8 @@ def audit(
     threshold: str = typer.Option("", "--threshold", help="Fixed thresholds to evaluate too (comma-separated)."),
     fnmr: str = typer.Option("", "--fnmr", help="FNMR targets too (comma-separated; the dual operating point, FMR at a fixed FNMR): the threshold at each is the highest observed score whose FNMR over all genuine comparisons is at most the target."),
     claims: Path = typer.Option(None, "--claims", help="A claims file (TOML or YAML, docs/claims.md): after the audit, each claim is answered pass / fail / inconclusive from its intervals (raised to the level the file needs unless --level is given), claims.json/.csv/.xml join --out, and the exit status is 0 / 1 / 3."),
-    thresholds_from: Path = typer.Option(None, "--thresholds-from", help="results.json of a development set (or its audit's --out directory): its thresholds at the FMR targets are applied here as fixed thresholds (dev -> eval protocol)."),
+    thresholds_from: Path = typer.Option(None, "--thresholds-from", help="results.json of a development set (or its audit's --out directory): its thresholds at the FMR targets are applied here as fixed thresholds (dev -> eval protocol), with the portability table: per group FMR and FNMR at each, FMR / target, and the threshold the group would need, with intervals."),
+    threshold_fmr: str = typer.Option("", "--threshold-fmr", help="The FMR target the --threshold values were set for (one for all, or one per threshold): adds them to the portability table (as --thresholds-from)."),
     rule: RuleOpt = typer.Option(RuleOpt.ge, "--rule", help="Accept iff score >= t (NIST, ISO/IEC 19795-1, bob) or > t (the similarity-scoring paper)."),
     weighting: str = typer.Option("pooled,balanced", "--weighting", help="pooled (each comparison equal) and/or balanced (identity-balanced)."),
     threshold_impostors: str = typer.Option("all", "--threshold-impostors", help="Impostors that set the global threshold: all, same-group, or same:ATTR,... (impostors whose identities share those grouping attributes, e.g. same:sex,age_band: NIST FRTE)."),
@@ -198,6 +200,10 @@ def audit(
     from matchaudit.estimators.matching_tests import Comparisons
     from matchaudit.engine import backends
 
+    if thresholds_from is not None:  # the file itself, so that an --out holding it is refused as an input
+        from matchaudit.auditing.results_json import results_file
+
+        thresholds_from = results_file(thresholds_from, "thresholds_from")
     read = (samples, embeddings, pairs, comparisons, trials, scores, key, impostor_scores, ids, column_ids, mask,
             metadata, claims,
             thresholds_from, speaker_of if speaker_of and Path(speaker_of).is_file() else None, *(template_log or ()))
@@ -263,7 +269,7 @@ def audit(
                       "group at a time)" + (": it would take over a quarter of memory." if out_of_core is None else "."))
     if tests and data.out_of_core:
         data.table("--tests (the group permutation tests)")
-    fixed = floats(threshold, "--threshold") + (dev_thresholds(thresholds_from) if thresholds_from else ())
+    carried = _carried(floats(threshold, "--threshold"), floats(threshold_fmr, "--threshold-fmr"), thresholds_from)
     measures = MeasureOptions(weightings=names(weighting), dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
                               dcf_c_fa=dcf_c_fa, eer=eer, fmr_threshold=fmr_threshold, dcf=dcf_points(dcf), llr=llr,
                               calibration=not no_calibration, zero_policy=zero_policy.value,
@@ -300,9 +306,10 @@ def audit(
     engine = None if no_intervals else backends.make_backend(backend, scheduler=scheduler, workers=workers)
     try:
         result = run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, figures=not no_figures,
-                  fmr=floats(fmr, "--fmr"), thresholds=fixed, fnmr=floats(fnmr, "--fnmr"), rule=rule.value,
-                  threshold_impostors=threshold_impostors, measures=measures, intervals=intervals, tests=test_options,
-                  equivalence=equivalence_options, backend=engine)
+                  fmr=floats(fmr, "--fmr"), thresholds=floats(threshold, "--threshold"), fnmr=floats(fnmr, "--fnmr"),
+                  rule=rule.value, threshold_impostors=threshold_impostors, measures=measures, intervals=intervals,
+                  tests=test_options, equivalence=equivalence_options, backend=engine,
+                  carried=_carried_options(carried, thresholds_from, threshold_fmr))
     finally:
         if engine is not None:
             engine.close()
@@ -355,17 +362,68 @@ def _claims_level(claims: Any, data: MatchData, level: float, quiet: bool) -> fl
     return need
 
 
-def dev_thresholds(results: Path) -> tuple[float, ...]:
-    """Thresholds at the FMR targets of a development set's audit (overall group, first weighting)."""
+def dev_thresholds(results: Path) -> tuple[tuple[float, float], ...]:
+    """``(threshold, FMR target)`` of a development set's audit (overall group, first weighting)."""
     from matchaudit.auditing.results_json import load_results, results_file
 
     doc = load_results(results_file(results), "thresholds_from")  # checked against the schema
     points, first = doc["operating_points"], doc["config"]["weightings"][0]
-    out = tuple(float(p["threshold"]) for p in points
+    out = tuple((float(p["threshold"]), float(p["target"])) for p in points
                 if p["kind"] == "fmr_target" and p["group"] == "all" and p["weighting"] == first)
     if not out:
-        raise InputError(f"--thresholds-from {results}: it holds no thresholds at FMR targets.")
+        raise InputError(f"--thresholds-from {results}: it holds no thresholds at FMR targets (an audit run with "
+                         "--threshold or --fnmr only); re-run the development audit with --fmr.")
     return out
+
+
+def _carried(thresholds: tuple[float, ...], targets: tuple[float, ...], results: Path | None
+             ) -> tuple[tuple[float, float], ...]:
+    """The carried ``(threshold, target)`` pairs: the development audit's, then the --threshold values with
+    --threshold-fmr (one target for all, or one each)."""
+    pairs = dev_thresholds(results) if results else ()
+    if targets:
+        if not thresholds or len(targets) not in (1, len(thresholds)):
+            raise InputError(f"{','.join(map(str, targets))}: give the FMR target the --threshold "
+                             f"values were set for, one for all or one per threshold ({len(thresholds)} given).",
+                             param="targets")
+        pairs += tuple(zip(thresholds, targets * len(thresholds) if len(targets) == 1 else targets))
+    return pairs
+
+
+def _carried_options(pairs: tuple[tuple[float, float], ...], results: Path | None, threshold_fmr: str) -> Any:
+    """The library's carried thresholds of ``pairs`` (None without any), their source named."""
+    if not pairs:
+        return None
+    from matchaudit.auditing.options import CarriedThresholds
+
+    source = ", ".join([str(results)] * bool(results) + ["--threshold"] * bool(threshold_fmr))
+    return CarriedThresholds(*zip(*pairs), source=source)
+
+
+def _print_portability(result: Audit) -> None:
+    """The portability table: per carried threshold and group, FMR against its target and the group's own threshold."""
+    rows = result.portability_records or []
+    if not rows:
+        return
+    table = Table(title=f"Carried thresholds on this population (pooled; accept iff score {result.config.rule} "
+                        "threshold; a group's FMR over its same-group impostors)")
+    for col in ("threshold (set for FMR)", "group", "FMR (k/n)", "FMR interval", "FMR / target", "FNMR (k/n)",
+                "FNMR interval", "own threshold [interval]"):
+        table.add_column(col, **(NAME_COLUMN if col == "group" else {}))
+    for r in rows:
+        own = (f"{threshold_text(r['required_threshold'])} {interval(r['required_low'], r['required_high'], digits=4)}"
+               if r["required_threshold"] == r["required_threshold"] else "unresolved (see notes)")
+        mark = {"above target": " [red]above[/]", "at or below target": " [green]holds[/]"}.get(r["status"], "")
+        table.add_row(f"{threshold_text(r['threshold'])} ({fmt(r['target'], 'rate')})", r["group"],
+                      with_counts(r["fmr"], r["fmr_errors"], r["fmr_comparisons"]),
+                      interval(r["fmr_low"], r["fmr_high"], "rate"), f"{fmt(r['fmr_ratio'], digits=3)}x{mark}",
+                      with_counts(r["fnmr"], r["fnmr_errors"], r["fnmr_comparisons"]),
+                      interval(r["fnmr_low"], r["fnmr_high"], "rate"), own + (" †" if r["indicative"] else ""))
+    console.print(table)
+    for r in rows:
+        if r["note"] and r["required_threshold"] != r["required_threshold"]:
+            err_console.print(f"[yellow]Note:[/] {escape(r['group'])} at FMR {r['target']:g}: {escape(r['note'])}",
+                              highlight=False, soft_wrap=True)
 
 
 def _pair(text: str, flag: str) -> tuple[str, str] | None:

@@ -60,6 +60,8 @@ class Counts:
     imputed_pairs: np.ndarray | None = None  # (R,) vertex: draw pairs of one identity (no comparisons)
     tail: TailHits | None = None  # run(keep_tail=True): every comparison scoring at least tail.floor
     info: dict = field(default_factory=dict)
+    view_targets: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (T',): plan(view_targets=...)
+    view_threshold: np.ndarray | None = None  # (R, T', 1+G): each view's own threshold (all, then the groups)
 
     def plug_in(self) -> Counts:
         """These counts restricted to replicate 0 (the plug-in), dropping the replicates' tables."""
@@ -67,7 +69,8 @@ class Counts:
                        impostor=self.impostor[:1].copy(), target_threshold=self.target_threshold[:1].copy(),
                        target_genuine_accepted=self.target_genuine_accepted[:1].copy(),
                        target_impostor_accepted=self.target_impostor_accepted[:1].copy(),
-                       imputed_pairs=None if self.imputed_pairs is None else self.imputed_pairs[:1].copy())
+                       imputed_pairs=None if self.imputed_pairs is None else self.imputed_pairs[:1].copy(),
+                       view_threshold=None if self.view_threshold is None else self.view_threshold[:1].copy())
 
     @property
     def genuine_total(self) -> np.ndarray:

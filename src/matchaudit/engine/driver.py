@@ -25,7 +25,7 @@ sub-tile's need if that falls short).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -91,6 +91,7 @@ class Plan:
     ent: Entries | None
     wt: np.ndarray | None  # rows x lanes weights (lane 0: the plug-in)
     imputed: np.ndarray | None
+    view_targets: np.ndarray = field(default_factory=lambda: np.zeros(0))  # FMR targets of each view's own threshold
 
 
 def plan(
@@ -107,6 +108,7 @@ def plan(
     progress: bool | Meter = False,
     keep_tail: bool = False,
     categories: PairCategories | None = None,
+    view_targets: np.ndarray | Sequence[float] = (),
 ) -> Plan:
     """The run of ``replicates`` of ``scheme`` (an int B means replicates 1..B), up to its counting pass (grid,
     window, task, weights): :func:`run` counts one, :func:`run_together` several in one pass.
@@ -120,7 +122,9 @@ def plan(
     memory: 20 bytes per comparison above that floor (about the largest FMR target's window's share of the impostors).
     ``categories``: which impostor categories are counted (default: same-group pairs, and cross-group pairs pooled by
     whether they are ``threshold_impostors``'s, at most G + 2: :meth:`PairCategories.pooled_by`). ``progress``: show
-    a display, or advance a running :class:`Meter` (a job of several runs)."""
+    a display, or advance a running :class:`Meter` (a job of several runs). ``view_targets``: FMR targets at which
+    each view gets its own exact per-replicate threshold (``Counts.view_threshold``): the overall view over the
+    ``threshold_impostors``, each group over its same-group impostors (not for comparison-level schemes)."""
     reps = np.arange(1, replicates + 1) if np.isscalar(replicates) else np.asarray(replicates, np.int64)
     if scheme is None:
         reps = reps[:0]
@@ -134,6 +138,7 @@ def plan(
         # at least ~16 row blocks, so that the progress display moves on small data (same counts either way)
         block_rows = min(block_rows, max(256, -(-data.samples.ids.shape[0] // 16)))
     targets = np.asarray(fmr_targets, dtype=np.float64)
+    views = np.asarray(view_targets, dtype=np.float64)
     reference = reference_pairs(threshold_impostors, data.group_names, data.group_by)
     cats = categories or PairCategories.pooled_by(reference)
     if mode == -1:
@@ -141,8 +146,10 @@ def plan(
                     None, None, None, None)
     if collapse is None:
         collapse = collapse_pays(data, mode, reps.size, grid.n_cells)
-    smp = window.sample(data) if targets.size else None
+    smp = window.sample(data) if targets.size or views.size else None
     win = window.window_cells(smp, data, grid.cell_of, grid.n_cells, targets, reference) if smp is not None else np.zeros(0, bool)
+    for view in _view_pairs(data.n_groups, reference) if views.size else ():  # each view's own thresholds' cells
+        win = win | window.window_cells(smp, data, grid.cell_of, grid.n_cells, views, view)
     keep_tail = keep_tail and bool(win.any()) and mode in (K.SAMPLE, K.PRODUCT) and data.protocol == "all-pairs"
     if keep_tail:
         win[np.argmax(win):] = True
@@ -153,7 +160,13 @@ def plan(
     ent = task.entries(data)
     wt, imputed = task.weights(data, ent)
     return Plan(data, scheme, reps, grid, targets, threshold_impostors, cats, block_rows, bool(collapse), keep_tail,
-                task, ent, wt, imputed)
+                task, ent, wt, imputed, views)
+
+
+def _view_pairs(n_groups: int, reference: np.ndarray) -> list[np.ndarray]:
+    """The (G, G) group pairs whose impostors set each view's own threshold: the threshold impostors' for the
+    overall view, then each group's same-group pairs."""
+    return [reference] + [np.diag(np.arange(n_groups) == g) for g in range(n_groups)]
 
 
 def run(data: MatchData, scheme: Scheme | None = None, replicates: int | np.ndarray = 0, *,
@@ -214,6 +227,9 @@ def _counts(p: Plan, table: np.ndarray | None, found: list, backend: Backend) ->
     data, grid, targets, reps, ref = p.data, p.grid, p.targets, p.reps, p.cats.reference
     R = reps.size + 1
     cross = None  # the FMR targets' crossing cells, found once (passed on to the exact thresholds)
+    view_thr = None
+    view_refs = [p.cats.select(pairs) for pairs in _view_pairs(data.n_groups, reference_pairs(
+        p.threshold_impostors, data.group_names, data.group_by))] if p.view_targets.size else []
     if p.task is None:
         table, items, cross = comparison_level_counts(data, p.scheme, reps, layout_of(data), grid, targets, p.cats,
                                                       p.block_rows)
@@ -226,22 +242,30 @@ def _counts(p: Plan, table: np.ndarray | None, found: list, backend: Backend) ->
             K.lanes_to_replicates(table, out)
         table = out.reshape(R, ent.n_kc, grid.n_cells)
         items = None
-        if targets.size:
-            cross = target_crossings(table, data.n_groups, targets, ref)
-            want = needed_cells(cross, grid.n_cells)
+        views = p.view_targets.size > 0
+        if targets.size or views:
+            cross = target_crossings(table, data.n_groups, targets, ref) if targets.size else None
+            view_cross = [target_crossings(table, data.n_groups, p.view_targets, r) for r in view_refs] \
+                if views else []
+            want = np.zeros(grid.n_cells, bool)
+            for c in ([cross] if cross is not None else []) + view_cross:
+                want |= needed_cells(c, grid.n_cells)
             missing = want & ~win
             if missing.any():
                 found = found + backend.items(data, p.task, missing)
             second_pass = int(missing.sum())
         found = concat_items(found)
         tail = _tail_hits(ent, found, grid, win) if p.keep_tail else None
-        if targets.size:
+        if targets.size or views:
             items = wanted_items(ent, want, wt, found)
+        if views:  # each view's own thresholds (R, T', 1 + G)
+            view_thr = np.stack([exact_targets(table, data.n_groups, p.view_targets, r, items, grid.rule, c)[0]
+                                 for r, c in zip(view_refs, view_cross)], axis=2)
     G = data.n_groups
     thr, gacc, iacc = exact_targets(table, G, targets, ref, items, grid.rule, cross)
     mode = p.task.mode if p.task is not None else -1
     info = {"collapse": p.collapse if mode != -1 else False, "mode": mode}
-    if targets.size and mode != -1:
+    if (targets.size or view_thr is not None) and mode != -1:
         info["second_pass_cells"] = second_pass  # needed cells outside the one-pass window (0: one pass)
     scheme = p.scheme
     return Counts(
@@ -249,7 +273,8 @@ def _counts(p: Plan, table: np.ndarray | None, found: list, backend: Backend) ->
         replicates=np.concatenate([[0], reps]), grid=grid, group_names=tuple(data.group_names),
         categories=list(p.cats.pairs), genuine=table[:, :G], impostor=table[:, G:], fmr_targets=targets,
         threshold_impostors=p.threshold_impostors, threshold_categories=ref, target_threshold=thr,
-        target_genuine_accepted=gacc, target_impostor_accepted=iacc, imputed_pairs=p.imputed, tail=tail, info=info)
+        target_genuine_accepted=gacc, target_impostor_accepted=iacc, imputed_pairs=p.imputed, tail=tail, info=info,
+        view_targets=p.view_targets, view_threshold=view_thr)
 
 
 def _thresholds_key(fmr_targets, rule: Rule, threshold_impostors: ThresholdImpostors) -> tuple[np.ndarray, tuple]:

@@ -61,6 +61,46 @@ def attacks(res: dict, folder: Path) -> str:
                if any(r.get("indicative") for r in recs) else ""))
 
 
+def portability(res: dict, folder: Path) -> str:
+    """Carried thresholds (``--thresholds-from``, ``--threshold-fmr``): per threshold and group, FMR against the target
+    it was set for, FNMR, and the threshold the group would need."""
+    recs = res.get("portability") or []
+    if not recs:
+        return ""
+    first = recs[0]
+    level = pct(first["level"], 2)
+    words = {"above target": "<b>above</b>", "at or below target": "holds", "undetermined": "undetermined",
+             "no interval": "—"}
+    rows = [[threshold(r["threshold"]) + f" <span class='muted'>(FMR {pct(r['target'])})</span>", esc(r["group"]),
+             f"{pct(r['fmr'])} <span class='muted'>{r['fmr_errors']:,}/{r['fmr_comparisons']:,}</span><br>"
+             + interval(r["fmr_low"], r["fmr_high"], "rate"),
+             f"{fmt(r['fmr_ratio'], digits=3)}× " + words[r["status"]] + "<br>" + interval(r["ratio_low"],
+                                                                                       r["ratio_high"]),
+             f"{pct(r['fnmr'])} <span class='muted'>{r['fnmr_errors']:,}/{r['fnmr_comparisons']:,}</span><br>"
+             + interval(r["fnmr_low"], r["fnmr_high"], "rate"),
+             (threshold(r["required_threshold"]) + "<br>" + interval(r["required_low"], r["required_high"], digits=5)
+              + (f" <span class='warn' title='{esc(r['note'] or '')}'>†</span>" if r["indicative"] else ""))
+             if r["required_threshold"] == r["required_threshold"] else f"<span class='muted'>{esc(r['note'])}</span>"]
+            for r in recs]
+    boot = next((r["threshold_method"] for r in recs if r["threshold_method"]), None)
+    return ("<h2>Carried thresholds on this population</h2>"
+            f"<p>Thresholds set elsewhere ({esc(first['source'] or 'given')}) for an FMR target, applied to these "
+            f"comparisons (pooled; accept iff s {esc(res['config']['rule'])} t). Per group: its FMR over its "
+            "same-group impostors and its FNMR at the carried threshold, FMR / target (above: the whole interval "
+            "lies above the target; holds: at or below it), and the group's own threshold, the one that gives it "
+            "the target FMR on its same-group impostors (the overall row: on the threshold impostors, "
+            f"<code>{esc(first['impostors'])}</code>). Intervals at {level}: the rates' "
+            f"{esc(first['rate_method'] or 'none (--no-intervals)')}, conditional on the carried threshold (the "
+            "number deployed); the own threshold: "
+            + (f"the percentile interval of {esc(boot)}'s {first['n_resamples']:,} replicate thresholds "
+               "(identities redrawn)" if boot else "none (no bootstrap)")
+            + " (docs/intervals.md, \"Thresholds carried to a new population\").</p>"
+            + table(["carried threshold", "group", f"FMR, {level} interval", "FMR / target", f"FNMR, {level} interval",
+                     "own threshold for the target"], rows, 2)
+            + ("<p class='muted'>† indicative: fewer than 20 false matches expected behind the group's own threshold "
+               "(target × its impostor comparisons).</p>" if any(r["indicative"] for r in recs) else ""))
+
+
 _CAL_NAMES = {"cllr": "Cllr", "min_cllr": "minCllr", "act_dcf": "actDCF", "min_dcf": "minDCF"}
 
 
@@ -115,4 +155,4 @@ def distributions(res: dict, folder: Path) -> str:
                      "per group."))
 
 
-__all__ = ["attacks", "calibration", "distributions", "failures"]
+__all__ = ["attacks", "calibration", "distributions", "failures", "portability"]

@@ -23,7 +23,7 @@ from matchaudit.plots.figures import TEXT_MAX_GROUPS, label_key, order_groups, p
 from matchaudit.choices import SCOPE
 from matchaudit.plots.det import BANDS_MAX
 from matchaudit.report.claims_section import claims_section
-from matchaudit.report.evaluator_sections import attacks, calibration, distributions, failures
+from matchaudit.report.evaluator_sections import attacks, calibration, distributions, failures, portability
 from matchaudit.report.markup import esc, figure, pct, table
 from matchaudit.report.verdicts import equivalence_section, interval_lookup, reading, tests_section
 from matchaudit.outputs import check_report, staged
@@ -459,7 +459,7 @@ def _reproducibility(res: dict, folder: Path) -> str:
             f"<p>Configuration:</p><pre>{esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
 
 
-SECTIONS: list[Callable[[dict, Path], str]] = [_summary, reading, claims_section, _operating, failures, attacks, tests_section,
+SECTIONS: list[Callable[[dict, Path], str]] = [_summary, reading, claims_section, _operating, portability, failures, attacks, tests_section,
                                                equivalence_section, _det, calibration, distributions, _fairness,
                                                _uncertainty,
                                                _cross, _model_comparison, _labelfree, _reproducibility]
