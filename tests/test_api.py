@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 import matchaudit as ma
-from matchaudit import api
+from matchaudit import api, testing
 from matchaudit.auditing import core as audit_core
 from matchaudit.auditing.options import IntervalOptions
 from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.encoding import jsonable
 
-SURFACE = {"Audit", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions", "TestOptions", "audit",
-           "compare", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "plan",
+SURFACE = {"Audit", "CarriedThresholds", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions",
+           "TestOptions", "audit", "check", "compare", "diff", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "plan",
            "simulate", "test_equivalence", "test_gap", "test_gaps"}
 
 
@@ -52,7 +52,7 @@ def test_public_names_are_not_shadowed_by_submodules():
     assert not [n for n in ma.__all__ if isinstance(getattr(ma, n), ModuleType)]
 
 
-@pytest.mark.parametrize("module", [ma, audit_core, api])
+@pytest.mark.parametrize("module", [ma, audit_core, api, testing])
 @pytest.mark.slow
 def test_docstring_examples_run(module):
     failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

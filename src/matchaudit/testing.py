@@ -4,7 +4,9 @@ intervals refute them, and, unless allowed, when they cannot confirm them.
 >>> import matchaudit as ma
 >>> from matchaudit.testing import assert_claims
 >>> audit = ma.audit(ma.simulate(seed=0).as_data(), fmr=1e-2, intervals=ma.IntervalOptions(n_resamples=200))
->>> assert_claims({"level": 0.9, "claim": [{"metric": "fnmr", "at_fmr": 1e-2, "groups": "all", "max": 0.05}]}, audit)
+>>> assert_claims({"level": 0.9, "claim": [{"metric": "fnmr", "at_fmr": 1e-2, "groups": "all", "max": 0.05}]},
+...               audit).status
+'pass'
 """
 
 from __future__ import annotations

@@ -174,7 +174,8 @@ def _enough(c: Claim, quantities: tuple[Quantity, ...], claims: Claims, k: int) 
     if have + 1e-12 < fail_conf:
         raise InputError(
             f"{c.label}: its bounds need one-sided confidence {fail_conf:.4%} ({k} claims at level {claims.level:g}, "
-            f"{len(quantities)} quantities), the {'comparison' if c.difference else 'audit'}'s intervals give "
+            f"{len(quantities)} {'quantity' if len(quantities) == 1 else 'quantities'}), the "
+            f"{'comparison' if c.difference else 'audit'}'s intervals give "
             f"{have:.4%}; re-run it with --level {_ceil(two_sided_level(fail_conf))}"
             + ("" if c.difference else " (or `matchaudit audit --claims FILE`, which sets it)") + ".", param="claims")
 
@@ -268,7 +269,7 @@ def _comparison(path: str | Path | dict) -> dict[str, Any]:
         if path.is_dir():
             found = [path / n for n in ("compare.json", "diff.json") if (path / n).is_file()]
             if len(found) != 1:
-                raise InputError(f"{path}: a folder with {'both' if found else 'neither'} compare.json and diff.json; "
+                raise InputError(f"{path}: a folder with {'both compare.json and' if found else 'neither compare.json nor'} diff.json; "
                                  "name the file.", param="comparison")
             path = found[0]
         doc = read_json(path, WHAT, "comparison")

@@ -99,7 +99,7 @@ def read_claims(path: str | Path) -> Claims:
     """The claims of a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file, checked (:func:`parse_claims`)."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"{path}: no such claims file.", param="claims")
+        raise InputError(f"{path}: {'a folder, not a' if path.is_dir() else 'no such'} claims file.", param="claims")
     text = _text(path)
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml"):

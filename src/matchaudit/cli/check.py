@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from matchaudit.cli.app import app
-from matchaudit.cli.common import NAME_COLUMN, folder_path, output_dir, user_errors
+from matchaudit.cli.common import NAME_COLUMN, folder_path, output_dir, output_file, user_errors
 
 console = Console()
 STYLE = {"pass": "green", "fail": "bold red", "inconclusive": "yellow"}
@@ -39,13 +39,13 @@ def check(
         matchaudit check claims.toml results/ --comparison cmp/ --out results/ --junit claims.xml
     """
     from matchaudit.claims import check as run_check
-    from matchaudit.outputs import check as check_outputs, staged
+    from matchaudit.outputs import staged
 
     inputs = (claims, results, comparison)
     if out is not None:
         output_dir(out, "check", inputs)
     if junit is not None:
-        check_outputs(junit.parent, "check-junit", inputs, (junit.name,), "junit")
+        output_file(junit, "check-junit", inputs, "--junit")
     result = run_check(claims, results, comparison)
     if out is not None:
         result.save(out, (results, comparison))

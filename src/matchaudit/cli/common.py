@@ -154,6 +154,14 @@ def output_dir(out: Path, command: str, inputs: Iterable[Path | str | None] = ()
     return _writable_dir(out, flag)
 
 
+def output_file(path: Path, command: str, inputs: Iterable[Path | str | None] = (), flag: str = "--out") -> Path:
+    """:func:`output_dir` for one file ``path`` that ``command`` writes (its own set in its folder): never an input
+    or a file matchaudit did not write, in a folder that can be written."""
+    outputs.check(path.parent, command, inputs, (path.name,), flag.lstrip("-").replace("-", "_"))
+    _writable_dir(path.parent, flag)
+    return path
+
+
 def _writable_dir(out: Path, flag: str) -> Path:
     """Check that the folder ``out`` can be made and written in. A directory made to check is removed again (the
     outputs create it when they are written), so a run refused for its input leaves no empty folder behind."""
