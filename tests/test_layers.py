@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(x.split()) for x in (
     "metrics",
     "estimators",
     "plots",
-    "auditing api claims studies",
+    "auditing api claims studies tracking",
     "report labelfree",
     "cli __main__ testing warmup __init__",
 ))
