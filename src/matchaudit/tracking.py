@@ -154,13 +154,14 @@ def _absent(doc: dict[str, Any], folder: Path) -> tuple[str, ...]:
 
 @contextmanager
 def _saved(audit: Audit | str | Path) -> Iterator[Path]:
-    """The audit's folder: the one given, or a temporary one an in-memory :class:`Audit` is saved into."""
+    """The audit's results.json, in the folder given (or given itself), or in a temporary folder an in-memory
+    :class:`Audit` is saved into."""
     if isinstance(audit, Audit):
         with tempfile.TemporaryDirectory(prefix="matchaudit-mlflow-") as tmp:
             audit.save(Path(tmp) / "audit", figures=not audit.missing_arrays)
-            yield Path(tmp) / "audit"
+            yield Path(tmp) / "audit" / "results.json"
     elif isinstance(audit, (str, Path)) and str(audit).strip():
-        yield results_file(Path(audit), "audit").parent
+        yield results_file(Path(audit), "audit")
     else:
         raise InputError(f"audit {audit!r}: give an Audit (ma.audit's result) or the folder `matchaudit audit --out` "
                          "wrote.", param="audit")
@@ -179,6 +180,11 @@ def _file_store_allowed(uri: str) -> Iterator[None]:
         yield
     finally:
         os.environ.pop("MLFLOW_ALLOW_FILE_STORE", None)
+
+
+def _first(error: Exception) -> str:
+    """MLflow's message, its first line (at most 500 characters)."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:500]
 
 
 def _text(value: Any, name: str) -> str | None:
@@ -202,15 +208,16 @@ def log_mlflow(audit: Audit | str | Path, *, experiment: str | None = None, run_
     experiment = _text(experiment, "experiment") or os.environ.get("MLFLOW_EXPERIMENT_NAME") or "matchaudit"
     run_name = _text(run_name, "run_name")
     uri = resolve_uri(_text(tracking_uri, "tracking_uri"))
+    where = "tracking_uri" if tracking_uri else None  # the flag to blame, where one was given
     try:
         from mlflow import MlflowClient
-        from mlflow.entities import Metric, Param, RunTag
+        from mlflow.entities import Metric, Param
         from mlflow.exceptions import MlflowException
     except ImportError as e:
         raise InputError(f"experiment tracking needs MLflow, which cannot be imported here ({e}): {INSTALL}.") \
             from None
-    with _saved(audit) as folder, _file_store_allowed(uri):
-        doc = load_results(folder / "results.json", "audit")
+    with _saved(audit) as results, _file_store_allowed(uri):
+        doc, folder = load_results(results, "audit"), results.parent
         logged = metrics(doc)
         params = _params(doc)
         files = tuple(name for name in SETS["audit"] if (folder / name).is_file())
@@ -223,8 +230,8 @@ def log_mlflow(audit: Audit | str | Path, *, experiment: str | None = None, run_
             experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
             run_id = client.create_run(experiment_id, run_name=run_name, tags=tags).info.run_id
         except MlflowException as e:
-            raise InputError(f"tracking URI {uri}, experiment {experiment!r}: MLflow refused "
-                             f"({str(e).splitlines()[0][:500]}).", param="tracking_uri") from None
+            raise InputError(f"tracking URI {uri} (experiment {experiment!r}): MLflow failed: {_first(e)}.",
+                             param=where) from None
         status = "FAILED"
         try:
             now = int(time.time() * 1000)
@@ -236,8 +243,8 @@ def log_mlflow(audit: Audit | str | Path, *, experiment: str | None = None, run_
                                      "metrics": {k: spec for k, (spec, _) in logged.items()}}, KEYS_FILE)
             status = "FINISHED"
         except MlflowException as e:
-            raise InputError(f"tracking URI {uri}: MLflow refused the run's data ({str(e).splitlines()[0][:500]}); "
-                             f"run {run_id} is marked FAILED.", param="tracking_uri") from None
+            raise InputError(f"tracking URI {uri}: MLflow failed to log the run's data ({_first(e)}); run {run_id} is "
+                             "marked FAILED.", param=where) from None
         finally:
             client.set_terminated(run_id, status)
     return LoggedRun(run_id, experiment_id, uri, len(logged), len(params), (*files, KEYS_FILE), absent)
