@@ -17,8 +17,8 @@ ROOT = SRC / "matchaudit"
 # the top-level units (a package or a module directly under matchaudit/), bottom to top; a unit imports units of its
 # own layer or below. ``labelfree`` is its own package beside ``report`` (its figures draw with report's plotting
 # helpers); ``checks`` sits with ``model`` (it checks that an argument is a MatchData); ``studies`` (coverage, planning)
-# beside ``auditing``: jobs of their own; ``__init__`` is the public facade, imported by no module (``__version__``
-# aside: a constant).
+# and ``tracking`` (an audit logged to MLflow) beside ``auditing``: jobs of their own; ``__init__`` is the public
+# facade, imported by no module (``__version__`` aside: a constant).
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(x.split()) for x in (
     "blocks cells choices definitions encoding errors external_sort formatting interrupt machine outputs pairings "
     "progress rng sorting",
@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(x.split()) for x in (
     "metrics",
     "estimators",
     "plots",
-    "auditing api claims studies",
+    "auditing api claims studies tracking",
     "report labelfree",
     "cli __main__ testing warmup __init__",
 ))

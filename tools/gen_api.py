@@ -19,6 +19,7 @@ RESULTS = (
     "matchaudit.estimators.compare.ModelComparison",
     "matchaudit.estimators.audit_diff.AuditDiff",
     "matchaudit.claims.check.CheckResult",
+    "matchaudit.tracking.LoggedRun",
     "matchaudit.estimators.permutation.PermutationTestResult",
     "matchaudit.estimators.classifier.AllGroupsResult",
     "matchaudit.estimators.equivalence.EquivalenceResult",

@@ -24,12 +24,12 @@ _WHERE = {  # public name -> module defining it; imported on first use, so `impo
     "test_gaps": "matchaudit.api", "test_equivalence": "matchaudit.api",
     "from_embeddings": "matchaudit.data", "from_scores": "matchaudit.data",
     "load_comparisons": "matchaudit.data", "load_samples": "matchaudit.data",
-    "InputError": "matchaudit.errors", "estimate": "matchaudit.labelfree", "simulate": "matchaudit.simulation",
+    "InputError": "matchaudit.errors", "log_mlflow": "matchaudit.tracking", "estimate": "matchaudit.labelfree", "simulate": "matchaudit.simulation",
 }
 _ALIASES = {"simulate": "simulate_vmf"}
 
 __all__ = ["Audit", "CarriedThresholds", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions", "TestOptions", "audit",
-           "check", "compare", "diff", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"]
+           "check", "compare", "diff", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "log_mlflow", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,8 @@
 
 import inspect
 
-from matchaudit.cli import audit, check, compare, coverage, diff, estimate, protocol, report, simulate, test  # noqa: F401  (registers)
+from matchaudit.cli import (audit, check, compare, coverage, diff, estimate, log_mlflow, protocol, report,  # noqa: F401
+                            simulate, test)  # (registers)
 from matchaudit.cli.app import app, reflowed
 
 for _command in app.registered_commands:  # each command's help from its docstring, its prose reflowed
