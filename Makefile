@@ -17,10 +17,11 @@ $(CORE): pyproject.toml
 	touch $(CORE)
 
 # what `make test` adds: the test extra plus the mcmc extra (NumPyro/JAX: the NUTS sampler and its log-density
-# checks run in CI too) and PyTorch for tests/test_torch_backend.py (the gpu backend on CPU tensors): exactly
+# checks run in CI too), the tracking extra (mlflow-skinny: tests/test_tracking.py logs an audit and reads it back)
+# and PyTorch for tests/test_torch_backend.py (the gpu backend on CPU tensors): exactly
 # 2.13.0, the CPU build these machines hold on disk (any other spec pulls GBs of CUDA wheels from the registry)
 $(STAMP): $(CORE)
-	$(BIN)/pip install --quiet -e '.[test,mcmc]'
+	$(BIN)/pip install --quiet -e '.[test,mcmc,tracking]'
 	$(BIN)/pip install --quiet 'torch==2.13.0'
 	touch $(STAMP)
 

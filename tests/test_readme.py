@@ -6,7 +6,7 @@ interpreter, in a fresh folder holding the demo's data (written by the function 
 which build the environment this test already runs in) are left out.
 
 They run as in the environment `make demo` builds, the default install: the optional packages this suite adds
-(`OPTIONAL`, the `mcmc` and `gpu` extras) cannot be imported by them, so `estimate --sampler auto` is the NumPy
+(`OPTIONAL`, the `mcmc`, `tracking` and `gpu` extras) cannot be imported by them, so `estimate --sampler auto` is the NumPy
 sampler a README reader gets (NumPyro's `estimate` is tested in tests/test_labelfree_cli.py; under NumPyro this
 example alone took 61 of the test's ~120 CPU-seconds).
 """
@@ -25,7 +25,7 @@ from matchaudit.simulation import write_demo_data
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```", re.S | re.M)
-OPTIONAL = ("jax", "numpyro", "torch")  # what `make test` installs beyond the default install
+OPTIONAL = ("jax", "mlflow", "numpyro", "torch")  # what `make test` installs beyond the default install
 
 
 def readme_blocks() -> list[tuple[str, str]]:
