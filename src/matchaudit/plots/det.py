@@ -54,22 +54,24 @@ as one grey smear)."""
 
 
 def plot_det(curves: list[dict[str, Any]], points: list[dict[str, Any]], summaries: list[dict[str, Any]],
-             title: str, path: Path, bands: list[dict[str, Any]] | None = None, scale: DetScale = "probit") -> Path:
+             title: str, path: Path, bands: list[dict[str, Any]] | None = None, scale: DetScale = "probit",
+             styles: list[tuple[Any, str]] | None = None, labels: list[str] | None = None) -> Path:
     """Draw one DET figure (one weighting): ``curves`` as in ``AuditResult.det``; ``points`` are the operating
     points to mark (same weighting); ``summaries`` give each group's EER. Optional ``bands``: per group
     ``{"group", "fmr", "lower", "upper"}`` drawn as shaded pointwise intervals (every curve's up to
-    :data:`BANDS_MAX` curves, else the first curve's, the overall one). ``scale``: the axes."""
+    :data:`BANDS_MAX` curves, else the first curve's, the overall one). ``scale``: the axes. ``styles``/``labels``:
+    each curve's (colour, line style) and legend name (default: one style per curve, the group names)."""
     axis = probit if scale == "probit" else _log
     one_band = bool(bands) and len(curves) > BANDS_MAX  # then a legend entry says so
     entries = len(curves) + one_band
     fig, ax = legend_axes(6.4, 5.6, entries)
     many = side_columns(entries) > 0  # thinner lines
-    styles = curve_styles(len(curves))
+    styles = styles or curve_styles(len(curves))
     shaded = {c["group"] for c in (curves[:1] if one_band else curves)}
     lo = min(1e-6, max(1e-7, min((c["fmr"][c["fmr"] > 0].min() for c in curves if (c["fmr"] > 0).any()), default=1e-6)))
     all_ticks = _TICKS if scale == "probit" else _DECADES
     ticks = all_ticks[all_ticks >= lo / 1.01]
-    names = figure_labels([c["group"] for c in curves])
+    names = labels or figure_labels([c["group"] for c in curves])
     for i, c in enumerate(curves):
         colour, ls = styles[i]
         k = thin_curve(c["fmr"], c["fnmr"])
@@ -137,28 +139,16 @@ def plot_rates_vs_threshold(curves: list[dict[str, Any]], points: list[dict[str,
 
 def plot_det_versions(old: list[dict[str, Any]], new: list[dict[str, Any]], path: Path, title: str = "DET, OLD and NEW"
                       ) -> Path:
-    """Two versions' DET curves on probit axes (``matchaudit diff``): one colour per group, OLD dashed and NEW
-    solid; ``old``/``new`` as ``AuditResult.det`` (one weighting), a group drawn where both have it."""
+    """Two versions' DET curves on probit axes (``matchaudit diff``), drawn by :func:`plot_det`: one colour per
+    group, OLD dashed and NEW solid; ``old``/``new`` as ``AuditResult.det`` (one weighting), a group drawn where
+    both have it."""
     groups = [c["group"] for c in new if any(o["group"] == c["group"] for o in old)]
-    fig, ax = legend_axes(6.4, 5.6, 2 * len(groups))
     names = figure_labels(groups)
-    lo = 1e-6
+    curves, styles, labels = [], [], []
     for (colour, _), g, name in zip(curve_styles(len(groups)), groups, names):
-        for curves, ls, side in ((old, "--", "OLD"), (new, "-", "NEW")):
-            c = next(c for c in curves if c["group"] == g)
-            fmr, fnmr = np.asarray(c["fmr"], float), np.asarray(c["fnmr"], float)
-            k = thin_curve(fmr, fnmr)
-            ax.plot(probit(fmr[k]), probit(fnmr[k]), color=colour, ls=ls, lw=1.4, label=f"{name} {side}",
-                    drawstyle="steps-post")
-            lo = max(min(lo, fmr[fmr > 0].min(initial=1.0)), 1e-7)
-    ticks = _TICKS[_TICKS >= lo / 1.01]
-    rate_ticks(ax, ticks, _TICKS, _label, rotation=45, axis=probit)
-    ax.set_xlim(probit(np.array(ticks[0])), probit(np.array(FMR_HIGH)))
-    ax.set_ylim(*probit(np.array(FNMR_AXIS)))
-    ax.set_xlabel("FMR (false match rate)")
-    ax.set_ylabel("FNMR (false non-match rate)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, color="0.9")
-    place_legend(ax, 2 * len(groups), fontsize=8, loc="upper right", ncol=2)
-    tight(fig)
-    return save(fig, path)
+        for version, ls, side in ((old, "--", "OLD"), (new, "-", "NEW")):
+            c = next(c for c in version if c["group"] == g)
+            curves.append({**c, "fmr": np.asarray(c["fmr"], float), "fnmr": np.asarray(c["fnmr"], float)})
+            styles.append((colour, ls))
+            labels.append(f"{name} {side}")
+    return plot_det(curves, [], [], title, path, styles=styles, labels=labels)
