@@ -318,3 +318,18 @@ def test_claims_on_two_versions_read_a_diff_and_refuse_the_other_kind():
         ma.check(doc(claim(at_fmr=1e-3, max=0.01, difference="b - a"), level=0.9), comparison=diff_doc)
     with pytest.raises(ma.InputError, match="not a compare.json .* or diff.json"):
         ma.check(doc(no_worse, level=0.9), comparison={"rows": rows})
+
+
+def test_audit_claims_raises_the_default_replicates_to_leave_ten_beyond_the_farthest_bound():
+    from types import SimpleNamespace
+
+    from matchaudit.cli.audit import MAX_REPLICATES, _claims_level
+
+    claims = parse_claims(doc(claim(max=0.1, groups="each"), claim(id="2", max=0.1, at_fmr=1e-3)))
+    data = SimpleNamespace(group_names=("A", "B", "C"))
+    level, b = _claims_level(claims, data, 0.95, 1000, True)
+    assert level == pytest.approx(1 - 2 * 0.05 / 6) and b == math.ceil(10 / (0.05 / 6)) == 1200
+    assert _claims_level(claims, data, 0.95, 500, True) == (level, 500)  # given: kept
+    assert _claims_level(claims, data, 0.999, 1000, True)[1] == 20_000 == MAX_REPLICATES  # capped
+    with pytest.raises(ma.InputError, match="--level 0.9: the claims need"):
+        _claims_level(claims, data, 0.9, 1000, True)

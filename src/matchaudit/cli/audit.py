@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import sys
 from enum import Enum
@@ -287,9 +288,10 @@ def audit(
         if unused:
             raise InputError("this option of the group tests would be ignored without --tests: drop it or add "
                              "--tests.", param=unused[0])
-    interval_level = level if promises is None else _claims_level(promises, data, level, quiet or as_json)
+    interval_level, replicates = (level, n_resamples) if promises is None else _claims_level(
+        promises, data, level, n_resamples, quiet or as_json)
     intervals = False if no_intervals else IntervalOptions(
-        method=ci_method, level=interval_level, n_resamples=n_resamples, seed=ci_seed, one_sided=one_sided, band=band,
+        method=ci_method, level=interval_level, n_resamples=replicates, seed=ci_seed, one_sided=one_sided, band=band,
         memory_gb=memory, spill_dir=None if spill_dir is None else str(spill_dir))
     alpha = round(1 - checks.probability(level, "level"), 12)  # the tests' and the equivalence tests' (--level)
     test_options = TestOptions(n_resamples=test_resamples, seed=ci_seed, alpha=alpha, comparisons=tests_versus) \
@@ -334,6 +336,9 @@ def audit(
         raise typer.Exit(verdicts.exit_code)
 
 
+MAX_REPLICATES = 20_000  # --claims raises the default --n-resamples at most to this
+
+
 def _claims(path: Path | None, no_intervals: bool, out: Path, read: tuple) -> Any:
     """The claims file of --claims, read and checked before any work (its verdicts need the intervals)."""
     if path is None:
@@ -346,20 +351,25 @@ def _claims(path: Path | None, no_intervals: bool, out: Path, read: tuple) -> An
     return read_claims(path)
 
 
-def _claims_level(claims: Any, data: MatchData, level: float, quiet: bool) -> float:
-    """The intervals' level: --level, raised to what the claims need where --level is the default (0.95)."""
+def _claims_level(claims: Any, data: MatchData, level: float, n_resamples: int, quiet: bool) -> tuple[float, int]:
+    """The intervals' level and bootstrap replicates: --level and --n-resamples, raised where they are the defaults
+    (0.95, 1,000) to what the claims need: the level of their verdicts' bounds, and replicates that leave
+    ``TAIL_REPLICATES`` beyond the farthest bound (at most ``MAX_REPLICATES``; beyond, the verdicts note it)."""
     from matchaudit.claims import required_level
+    from matchaudit.claims.verdicts import TAIL_REPLICATES
 
     need = required_level(claims, data.group_names)
-    if level >= need - 1e-12:
-        return level
-    if level != 0.95:
+    if level < need - 1e-12 and level != 0.95:
         raise InputError(f"--level {level:g}: the claims need intervals at {need:.6g} or above ({len(claims.claims)} "
                          f"claims at level {claims.level:g}); drop --level to let --claims set it.")
+    level = max(level, need)
+    if n_resamples == 1000:
+        tail = (1 - level) / 2  # beyond each bound; 1e-9: 10 / tail is 1200.00000000004 in floats for 1,200
+        n_resamples = max(n_resamples, min(MAX_REPLICATES, math.ceil(TAIL_REPLICATES / tail - 1e-9)))
     if not quiet:
-        console.print(f"Intervals at level {need:.6g}: what the claims' verdicts need ({len(claims.claims)} claims at "
-                      f"level {claims.level:g}, docs/claims.md).")
-    return need
+        console.print(f"Intervals at level {level:.6g} from {n_resamples:,} replicates: what the claims' verdicts need "
+                      f"({len(claims.claims)} claims at level {claims.level:g}, docs/claims.md).")
+    return level, n_resamples
 
 
 def dev_thresholds(results: Path) -> tuple[tuple[float, float], ...]:
