@@ -54,6 +54,7 @@ FLAGS = {
     "dcf": "--dcf", "llr": "--llr", "heatmap_order": "--heatmap-order", "heatmap_aggregate": "--heatmap-aggregate",
     "comparisons": "--versus", "test_comparisons": "--tests-versus",
     "out": "--out", "comparison": "--comparison", "junit": "--junit", "eer": "--eer", "fmr_threshold": "--fmr-threshold", "one_sided": "--one-sided", "exclude_small_groups": "--exclude-small-groups", "small_group_identities": "--small-group-identities",
+    "condition_cols": "--condition-cols", "conditions": "--condition-cols", "reference": "--condition-reference",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""
