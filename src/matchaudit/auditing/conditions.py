@@ -50,8 +50,8 @@ def condition_codes(data: MatchData, conditions: str | Sequence[str] | None, ref
         (conditions,) if isinstance(conditions, str) else tuple(conditions))
     unknown = [c for c in cols if c not in have]
     if unknown or not cols:
-        raise InputError(f"condition {listing(unknown or ['(none)'])}: the data's conditions are {listing(list(have))}.",
-                         param="conditions")
+        raise InputError(f"condition {listing([repr(c) for c in unknown] or ['(none)'])} is not among the data's "
+                         f"condition columns ({listing([repr(c) for c in have])}).", param="conditions")
     values = data.conditions.columns[cols[0]].astype(object)
     for c in cols[1:]:
         values = values + "|" + data.conditions.columns[c].astype(object)
@@ -68,7 +68,7 @@ def condition_codes(data: MatchData, conditions: str | Sequence[str] | None, ref
         raise InputError(f"reference {reference!r} is not a value of condition {what} ({listing(list(names))}).",
                          param="reference")
     ref = names[0] if reference is None else reference
-    order = (ref, *[n for n in names if n != ref])
+    order = (str(ref), *[str(n) for n in names if n != ref])
     code = np.array([order.index(n) for n in names])[np.searchsorted(names, values.astype(str))]
     genuine = np.bincount(code, weights=data.pairs.genuine, minlength=len(order))
     total = np.bincount(code, minlength=len(order))
@@ -110,6 +110,9 @@ def _rates(counts: Counts, fnmr: np.ndarray, fmr: np.ndarray, data: MatchData, l
         ids.append(int(np.unique(np.concatenate([p.identity_a[imp], p.identity_b[imp]])).size))
     bound = zero_bounds(sizes, ids, level)
     T = fnmr.shape[1]
+    fnmr = fnmr.copy()  # the plug-in as errors / comparisons (1 - accepted / comparisons can differ in the last bit)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fnmr[0] = np.where(gen_total > 0, gen_err / np.maximum(gen_total, 1), np.nan)
     return Rates({"fnmr": fnmr, "fmr": fmr}, {"fnmr": gen_err, "fmr": imp_acc},
                  {"fnmr": np.broadcast_to(gen_total, (T, V + 1)), "fmr": np.broadcast_to(imp_total, (T, V + 1))},
                  {m: np.broadcast_to(b, (T, V + 1)) for m, b in bound.items()})
@@ -172,7 +175,9 @@ def audit_conditions(data: MatchData, conditions: str | Sequence[str] | None = N
                                        rates[1] if grouped else None, method=method, level=level, seed=seed)
     details = {"rule": rule, "threshold_impostors": "all", "protocol": data.protocol, "data": data.fingerprint(),
                "comparisons_per_condition": {c: int(n) for c, n in zip(conds, np.bincount(code, minlength=C))}}
-    return ConditionAudit(records, tests, conds, groups, cols, targets, method, n_resamples, seed, level, details)
+    reps = {name: {"fnmr": fn, "fmr": fm} for name, (_, fn, fm) in zip(("conditions", "cells"), out)}
+    return ConditionAudit(records, tests, conds, groups, cols, targets, method, n_resamples, seed, level, details,
+                          reps)
 
 
 __all__ = ["MAX_CONDITIONS", "audit_conditions", "condition_codes"]

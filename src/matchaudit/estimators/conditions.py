@@ -171,6 +171,7 @@ class ConditionAudit:
     seed: int
     level: float
     details: dict = field(default_factory=dict)
+    replicates: dict = field(default_factory=dict)  # {"conditions"|"cells": {metric: (R, T, 1 + V)}}, row 0 plug-in
 
     def to_frame(self) -> pd.DataFrame:
         """One row per record: kind (rate, equalised, difference, interaction), metric, FMR target, threshold,
