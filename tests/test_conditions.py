@@ -154,6 +154,8 @@ def test_equalised_differences_and_interactions_are_their_rates_arithmetic(table
         want = (rate[("c1", "B")] - rate[("c1", "A")]) - (rate[("c0", "B")] - rate[("c0", "A")])
         assert inter.estimate["c1"] == pytest.approx(want, abs=1e-15)
         assert ((m.low <= m.estimate) & (m.estimate <= m.high)).all()
+    zero = r[(r.estimate == 0) & r.kind.isin(["rate", "equalised"])]
+    assert len(zero) and (zero.high > 0).all()  # never a zero-width interval (zero-error bounds)
 
 
 def test_reference_and_intersections_of_condition_columns(table):

@@ -91,7 +91,8 @@ def _relabelled(data: MatchData, code_a: np.ndarray, code_b: np.ndarray, names: 
                                conditions=None, attacks=None)
 
 
-def _rates(counts: Counts, fnmr: np.ndarray, fmr: np.ndarray, data: MatchData, level: float) -> Rates:
+def _rates(counts: Counts, fnmr: np.ndarray, fmr: np.ndarray, data: MatchData, level: float, n_conditions: int
+           ) -> Rates:
     """The replicates of one relabelled run with the plug-in's counts and each view's zero-error bounds."""
     plug = counts.plug_in()
     gen_total = bs.views_gen(plug.genuine_total)[0]  # (1 + V,)
@@ -109,13 +110,15 @@ def _rates(counts: Counts, fnmr: np.ndarray, fmr: np.ndarray, data: MatchData, l
         sizes.append(np.bincount(p.identity_a[gen], minlength=K))
         ids.append(int(np.unique(np.concatenate([p.identity_a[imp], p.identity_b[imp]])).size))
     bound = zero_bounds(sizes, ids, level)
+    joint = zero_bounds(sizes, ids, 1 - (1 - level) / n_conditions)
     T = fnmr.shape[1]
     fnmr = fnmr.copy()  # the plug-in as errors / comparisons (1 - accepted / comparisons can differ in the last bit)
     with np.errstate(invalid="ignore", divide="ignore"):
         fnmr[0] = np.where(gen_total > 0, gen_err / np.maximum(gen_total, 1), np.nan)
     return Rates({"fnmr": fnmr, "fmr": fmr}, {"fnmr": gen_err, "fmr": imp_acc},
                  {"fnmr": np.broadcast_to(gen_total, (T, V + 1)), "fmr": np.broadcast_to(imp_total, (T, V + 1))},
-                 {m: np.broadcast_to(b, (T, V + 1)) for m, b in bound.items()})
+                 {m: np.broadcast_to(b, (T, V + 1)) for m, b in bound.items()},
+                 {m: np.broadcast_to(b, (T, V + 1)) for m, b in joint.items()})
 
 
 def audit_conditions(data: MatchData, conditions: str | Sequence[str] | None = None, fmr=(1e-3,), *,
@@ -170,7 +173,7 @@ def audit_conditions(data: MatchData, conditions: str | Sequence[str] | None = N
         if not (np.array_equal(fn[..., 0], out[0][1][..., 0], equal_nan=True)
                 and np.array_equal(fm[..., 0], out[0][2][..., 0], equal_nan=True)):
             raise RuntimeError("the relabelled runs disagree on the overall view: their replicates are not joint")
-    rates = [_rates(c, fn, fm, d, level) for (c, fn, fm), d in zip(out, runs)]
+    rates = [_rates(c, fn, fm, d, level, C) for (c, fn, fm), d in zip(out, runs)]
     records, tests = condition_records(targets, thresholds[0], Layout(conds, groups, cell), rates[0],
                                        rates[1] if grouped else None, method=method, level=level, seed=seed)
     details = {"rule": rule, "threshold_impostors": "all", "protocol": data.protocol, "data": data.fingerprint(),

@@ -27,12 +27,14 @@ METRICS = ("fnmr", "fmr")
 @dataclass(frozen=True)
 class Rates:
     """One view set's replicates at the FMR targets: rate (R, T, V) per metric (row 0 the plug-in), the plug-in's
-    errors and comparisons (T, V), and each view's zero-error bound at the level (T, V) per metric."""
+    errors and comparisons (T, V), and each view's zero-error bound (T, V) per metric, at the level and at the
+    Bonferroni level over the conditions (for an equalised rate whose conditions all show zero errors)."""
 
     rate: dict[str, np.ndarray]
     errors: dict[str, np.ndarray]
     comparisons: dict[str, np.ndarray]
     zero_bound: dict[str, np.ndarray]
+    zero_bound_joint: dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -113,16 +115,21 @@ def condition_records(targets: np.ndarray, thresholds: np.ndarray, layout: Layou
                 if layout.cell[c, g] >= 0:
                     cells[:, c, g] = by_cell.rate[metric][:, ti, 1 + layout.cell[c, g]]
                     rate_record(metric, ti, layout.conditions[c], layout.groups[g], by_cell, 1 + layout.cell[c, g])
+        def equalised(group: str, x: np.ndarray, src: Rates, cols: list[int]) -> None:
+            r = _interval(float(x[0]), x[1:], method, level, seed, bounds=(0.0, 1.0))
+            if cols and all(src.errors[metric][ti, c] == 0 and src.comparisons[metric][ti, c] > 0 for c in cols):
+                # zero errors in every condition: the mean of the conditions' zero-error bounds, each at the
+                # Bonferroni level 1 - (1 - level) / C, holds at the level
+                r.update(low=0.0, high=float(np.mean([src.zero_bound_joint[metric][ti, c] for c in cols])),
+                         note="zero errors in every condition: the mean of their zero-error bounds (Bonferroni)")
+            records.append(dict(kind="equalised", metric=metric, condition="equalised", group=group,
+                                estimate=float(x[0]), **base(ti), **r))
+
         with np.errstate(invalid="ignore"):
-            eq = cr[:, 1:].mean(axis=1)
-            records.append(dict(kind="equalised", metric=metric, condition="equalised", group="all",
-                                estimate=float(eq[0]), **base(ti), **_interval(float(eq[0]), eq[1:], method, level,
-                                                                              seed, bounds=(0.0, 1.0))))
+            equalised("all", cr[:, 1:].mean(axis=1), by_condition, list(range(1, C + 1)))
             for g, group in enumerate(layout.groups):
-                e = cells[:, :, g].mean(axis=1)
-                records.append(dict(kind="equalised", metric=metric, condition="equalised", group=group,
-                                    estimate=float(e[0]), **base(ti), **_interval(float(e[0]), e[1:], method, level,
-                                                                                  seed, bounds=(0.0, 1.0))))
+                equalised(group, cells[:, :, g].mean(axis=1), by_cell,
+                          [1 + layout.cell[c, g] for c in range(C)] if (layout.cell[:, g] >= 0).all() else [])
             diffs = cr[:, 2:] - cr[:, 1:2]  # each condition minus the reference (R, C - 1)
         for c in range(1, C):
             contrast("difference", metric, ti, layout.conditions[c], ref, "all", "", diffs[:, c - 1])
