@@ -272,11 +272,12 @@ def test_command_writes_the_tables_and_refuses_hostile_input(tmp_path, table):
         (["--condition-cols", "channel", "--condition-reference", "x"], "--condition-reference", "'x'"),
         (["--condition-reference", "c1"], "--condition-reference", "--condition-cols"),
         (["--condition-cols", "channel", "--out-of-core"], "--condition-cols", "in memory"),
+        (["--condition-cols", "sample_a"], "--condition-cols", f"more than {MAX_CONDITIONS}"),
     ]
     for extra, flag, words in cases:
         bad = runner.invoke(app, [*base, *extra, "--out", str(tmp_path / "x")])
         assert bad.exit_code == 2 and flag in bad.output and words in bad.output, (extra, bad.output)
-        assert "Traceback" not in bad.output
+        assert "Traceback" not in bad.output and not (tmp_path / "x" / "results.json").exists()  # refused first
     pairs = runner.invoke(app, ["audit", "--samples", str(samples / "samples.parquet"), "--embeddings",
                                 str(samples / "embeddings.npy"), "--condition-cols", "channel", "--out",
                                 str(tmp_path / "y")])

@@ -282,6 +282,10 @@ def audit(
                       "group at a time)" + (": it would take over a quarter of memory." if out_of_core is None else "."))
     if tests and data.out_of_core:
         data.table("--tests (the group permutation tests)")
+    if conditions:  # before the audit: a condition the analysis refuses does not cost a whole run
+        from matchaudit.auditing.conditions import condition_codes
+
+        condition_codes(data, conditions, condition_reference)
     carried = _carried(floats(threshold, "--threshold"), floats(threshold_fmr, "--threshold-fmr"), thresholds_from)
     measures = MeasureOptions(weightings=names(weighting), dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
                               dcf_c_fa=dcf_c_fa, eer=eer, fmr_threshold=fmr_threshold, dcf=dcf_points(dcf), llr=llr,
