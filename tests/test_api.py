@@ -18,7 +18,8 @@ from matchaudit.metrics.evaluate import AuditConfig, evaluate
 from matchaudit.encoding import jsonable
 
 SURFACE = {"Audit", "CarriedThresholds", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions",
-           "TestOptions", "audit", "check", "compare", "diff", "estimate", "log_mlflow", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "plan",
+           "TestOptions", "audit", "audit_conditions", "ConditionAudit", "check", "compare", "diff", "estimate",
+           "log_mlflow", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "plan",
            "simulate", "test_equivalence", "test_gap", "test_gaps"}
 
 

@@ -20,6 +20,7 @@ _WHERE = {  # public name -> module defining it; imported on first use, so `impo
     "Audit": "matchaudit.auditing", "audit": "matchaudit.auditing", "MeasureOptions": "matchaudit.auditing",
     "IntervalOptions": "matchaudit.auditing", "TestOptions": "matchaudit.auditing",
     "EquivalenceOptions": "matchaudit.auditing", "CarriedThresholds": "matchaudit.auditing",
+    "audit_conditions": "matchaudit.auditing.conditions", "ConditionAudit": "matchaudit.estimators.conditions",
     "check": "matchaudit.claims", "compare": "matchaudit.api", "diff": "matchaudit.api", "plan": "matchaudit.api", "test_gap": "matchaudit.api",
     "test_gaps": "matchaudit.api", "test_equivalence": "matchaudit.api",
     "from_embeddings": "matchaudit.data", "from_scores": "matchaudit.data",
@@ -28,8 +29,8 @@ _WHERE = {  # public name -> module defining it; imported on first use, so `impo
 }
 _ALIASES = {"simulate": "simulate_vmf"}
 
-__all__ = ["Audit", "CarriedThresholds", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions", "TestOptions", "audit",
-           "check", "compare", "diff", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "log_mlflow", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"]
+__all__ = ["Audit", "CarriedThresholds", "ConditionAudit", "EquivalenceOptions", "InputError", "IntervalOptions", "MeasureOptions", "TestOptions", "audit",
+           "audit_conditions", "check", "compare", "diff", "estimate", "from_embeddings", "from_scores", "load_comparisons", "load_samples", "log_mlflow", "plan", "simulate", "test_equivalence", "test_gap", "test_gaps"]
 
 
 def __getattr__(name: str) -> Any:

@@ -128,6 +128,19 @@ class Attacks:
         return int(self.score.shape[0])
 
 
+@dataclass(frozen=True)
+class Conditions:
+    """Trial conditions: attributes of each listed comparison (language match, channel, duration bin...), not of its
+    identities (one identity appears under several), as string columns aligned with :attr:`MatchData.pairs`. Read
+    by :func:`matchaudit.auditing.conditions.audit_conditions`; the audit itself does not use them."""
+
+    columns: dict[str, np.ndarray]  # name -> (m,) str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.columns)
+
+
 class PairSource(Protocol):
     """Listed comparisons read lazily, a chunk at a time (an out-of-core table, e.g.
     :class:`matchaudit.data.parquet.ParquetPairs`); picklable, so that workers read their own chunks."""
@@ -177,6 +190,7 @@ class MatchData:
     warnings: tuple[str, ...] = field(default=())
     failures: Failures | None = None  # comparisons without a score, under an fta_policy other than "refuse"
     attacks: Attacks | None = None  # presentation attacks (bob vulnerability files), apart from the comparisons
+    conditions: Conditions | None = None  # per-comparison trial conditions (listed, in memory), aligned with pairs
 
     @property
     def n_identities(self) -> int:

@@ -41,6 +41,7 @@ SETS: dict[str, tuple[str, ...]] = {
     "test": ("test.json", "comparisons.csv", *_figures("null_distribution"), "equivalence.json", "equivalence.csv"),
     "compare": ("compare.json", "differences.csv", *_figures("compare")),
     "check": ("claims.json", "claims.csv", "claims.xml"),
+    "conditions": ("conditions.json", "conditions.csv"),
     "diff": ("diff.json", "diff.csv", "diff.html", *_figures("det_diff")),
     "estimate": ("estimate.json", "estimate.csv", *_figures("det_bands", "ppc")),
     "protocol": ("pairs.csv", "protocol.json"),

@@ -174,6 +174,8 @@ def audit(
     backend: str = typer.Option("cpu", "--backend", help=f"Where the bootstrap's counting passes run: {'|'.join(BACKENDS)} (dask: a cluster, the optional extra 'distributed'; see docs/scaling.md)."),
     scheduler: str = typer.Option(None, "--scheduler", help="--backend dask: address of a running scheduler (tcp://host:8786); default: a local cluster."),
     workers: int = typer.Option(None, "--workers", help="--backend dask: worker processes of the local cluster (default 2)."),
+    condition_cols: str = typer.Option(None, "--condition-cols", help="Trial-condition column(s) of the comparisons (a column of --comparisons or pair-table, or the NIST SRE key's partition columns; comma-separated: their intersections): FNMR and FMR per condition and condition x group at the audit's thresholds, the equalised rate (mean over conditions), differences and interactions with joint identity-bootstrap intervals: conditions.csv, conditions.json (docs/conditions.md)."),
+    condition_reference: str = typer.Option(None, "--condition-reference", help="--condition-cols: the condition the others are compared with (default: the first value)."),
     out_of_core: bool = typer.Option(None, "--out-of-core/--in-memory", help="Parquet --comparisons: read it one row group at a time, or load it whole; default: out of core when it would take over a quarter of memory."),
 ) -> None:
     """Exact per-group FMR/FNMR, thresholds at FMR targets, DET, EER, AUC, minDCF and fairness measures.
@@ -209,6 +211,17 @@ def audit(
             metadata, claims,
             thresholds_from, speaker_of if speaker_of and Path(speaker_of).is_file() else None, *(template_log or ()))
     output_dir(out, "audit", read)
+    conditions = names(condition_cols) or ()
+    if conditions:
+        output_dir(out, "conditions", read)
+        if no_intervals:
+            raise InputError("--condition-cols: the conditions' rates come with their joint bootstrap intervals; drop "
+                             "--no-intervals.")
+        if samples is not None:
+            raise InputError("--condition-cols: trial conditions are attributes of each comparison, and all pairs of "
+                             "--samples have none; give a comparison table (--comparisons) with the condition column.")
+    elif condition_reference is not None:
+        raise InputError("--condition-reference picks one of the --condition-cols values: give --condition-cols too.")
     promises = _claims(claims, no_intervals, out, read)
     if report is not None:
         report_file(out / "results.json", report, "--report", read, out)
@@ -259,7 +272,7 @@ def audit(
                               impostor_scores=impostor_scores, ids=ids,
                               column_ids=column_ids, mask=mask, metadata=metadata, metadata_key=metadata_key,
                               speaker_of=speaker_of, group_by=groups, distance=distance, fta_policy=fta_policy,
-                              duplicates=duplicates, template_logs=tuple(template_log or ()),
+                              duplicates=duplicates, template_logs=tuple(template_log or ()), condition_cols=conditions,
                               metric=metric.value, identity_col=identity_col, id_col=id_col,
                               embedding_cols=names(embedding_col),
                               tidy=dict(score_col=score_col, sample_cols=_pair(sample_cols, "--sample-cols"),
@@ -270,6 +283,10 @@ def audit(
                       "group at a time)" + (": it would take over a quarter of memory." if out_of_core is None else "."))
     if tests and data.out_of_core:
         data.table("--tests (the group permutation tests)")
+    if conditions:  # before the audit: a condition the analysis refuses does not cost a whole run
+        from matchaudit.auditing.conditions import condition_codes
+
+        condition_codes(data, conditions, condition_reference)
     carried = _carried(floats(threshold, "--threshold"), floats(threshold_fmr, "--threshold-fmr"), thresholds_from)
     measures = MeasureOptions(weightings=names(weighting), dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
                               dcf_c_fa=dcf_c_fa, eer=eer, fmr_threshold=fmr_threshold, dcf=dcf_points(dcf), llr=llr,
@@ -315,6 +332,9 @@ def audit(
     finally:
         if engine is not None:
             engine.close()
+    if conditions:
+        _conditions(data, out, read, conditions, condition_reference, floats(fmr, "--fmr"), ci_method, level,
+                    n_resamples, ci_seed, rule.value, quiet or as_json)
     verdicts = None
     if promises is not None:
         from matchaudit.claims import check as check_claims
@@ -334,6 +354,45 @@ def audit(
 
             show(verdicts)
         raise typer.Exit(verdicts.exit_code)
+
+
+def _conditions(data: MatchData, out: Path, read: tuple, cols: tuple[str, ...], reference: str | None,
+                fmr: tuple[float, ...], ci_method: str | None, level: float, n_resamples: int, seed: int, rule: str,
+                quiet: bool) -> None:
+    """``ma.audit_conditions`` at the audit's FMR targets (the first paired bootstrap of --ci-method, else
+    double-or-nothing), written to conditions.json and conditions.csv, and its rates and tests printed."""
+    import json
+
+    from matchaudit.auditing.conditions import audit_conditions
+    from matchaudit.choices import PAIRED_SCHEMES
+    from matchaudit.outputs import staged
+
+    method = next((m for m in names(ci_method) or () if m in PAIRED_SCHEMES), "double-or-nothing")
+    result = audit_conditions(data, cols, fmr, reference=reference, method=method, n_resamples=n_resamples,
+                              seed=seed, level=level, rule=rule, progress=not quiet)
+    with staged(out, "conditions", inputs=read) as tmp:
+        (tmp / "conditions.json").write_text(json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n",
+                                             encoding="utf-8")
+        result.to_frame().to_csv(tmp / "conditions.csv", index=False)
+    if quiet:
+        return
+    table = Table(title=f"Trial conditions ({' x '.join(cols)}) at the audit's thresholds; {method} intervals")
+    for col in ("FMR target", "kind", "metric", "condition", "group", "estimate", "interval", "p"):
+        table.add_column(col, **(NAME_COLUMN if col in ("condition", "group") else {}))
+    for r in result.records:
+        if r["kind"] == "rate" and r["group"] != "all":
+            continue  # the cells are in conditions.csv
+        cond = r["condition"] + (f" - {r['condition_ref']}" if r.get("condition_ref") else "")
+        group = r["group"] + (f" - {r['group_ref']}" if r.get("group_ref") else "")
+        scale = "rate" if r["kind"] in ("rate", "equalised") else "points"
+        table.add_row(f"{r['fmr_target']:g}", r["kind"], r["metric"].upper(), cond, group,
+                      fmt(r["estimate"], scale, sign=scale == "points"), interval(r["low"], r["high"], scale),
+                      "" if r.get("p_value") is None else fmt(r["p_value"], "p"))
+    console.print(table)
+    for t in result.tests:
+        console.print(f"Wald test, {t['metric'].upper()} at FMR {t['fmr_target']:g}: {t['hypothesis']}: "
+                      f"chi2 = {t['statistic']:.3g} on {t['df']} df, p = {t['p_value']:.3g}")
+    console.print(f"Conditions written to [bold]{escape(str(out))}[/] (conditions.csv, conditions.json).")
 
 
 MAX_REPLICATES = 20_000  # --claims raises the default --n-resamples at most to this

@@ -55,6 +55,7 @@ FLAGS = {
     "comparisons": "--versus", "test_comparisons": "--tests-versus",
     "out": "--out", "tracking_uri": "--tracking-uri", "experiment": "--experiment", "run_name": "--run-name",
     "comparison": "--comparison", "junit": "--junit", "eer": "--eer", "fmr_threshold": "--fmr-threshold", "one_sided": "--one-sided", "exclude_small_groups": "--exclude-small-groups", "small_group_identities": "--small-group-identities",
+    "condition_cols": "--condition-cols", "conditions": "--condition-cols", "reference": "--condition-reference",
 }
 """The CLI flag of each library parameter that :class:`InputError` names (``param``): the message is the
 library's, in neutral words, prefixed with the flag the user typed."""

@@ -79,6 +79,7 @@ def load_by_format(
     embedding_cols: Sequence[str] = (),
     tidy: Mapping[str, Any] | None = None,
     template_logs: Sequence[Path] = (),
+    condition_cols: Sequence[str] = (),
 ) -> MatchData:
     """Read the files of ``--format fmt`` into a MatchData; a missing or stray file option is an InputError.
 
@@ -89,7 +90,8 @@ def load_by_format(
     listed more than once, for every format of scored comparisons (see :func:`matchaudit.data.from_scores`).
     ``identity_col``, ``id_col``, ``embedding_cols`` (one name: a list column or a prefix; several: the numeric
     columns; none: the default) for ``identity-embeddings``; ``id_col`` and ``identity_col`` of the samples table
-    (``metadata``) for ``score-matrix``.
+    (``metadata``) for ``score-matrix``. ``condition_cols``: trial-condition columns of the comparison table
+    (tidy, pair-table) or the NIST SRE key's partition columns (nist-sre).
     """
     if fmt not in _NEEDS:
         raise InputError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}.")
@@ -115,13 +117,17 @@ def load_by_format(
     if duplicates != "keep-both" and fmt == "identity-embeddings":  # the loaders check the value itself
         raise InputError("--duplicates applies to scored comparisons; --format identity-embeddings scores every "
                          "pair of identities once.")
+    if condition_cols and fmt not in ("tidy", "pair-table", "nist-sre"):
+        raise InputError(f"--condition-cols reads columns of a comparison table (--format tidy, pair-table) or the "
+                         f"partition columns of a NIST SRE key (nist-sre); --format {fmt} has none.")
+    conditions = {"condition_cols": tuple(condition_cols)} if condition_cols else {}
     meta = dict(metadata=metadata, metadata_key=metadata_key, group_by=group_by, duplicates=duplicates)
     table = dict(tidy or {})
     who = speaker_of_option(speaker_of)
     if fmt == "tidy":
         return load_comparisons(comparisons, group_by=group_by, metadata_path=metadata,  # type: ignore[arg-type]
                                 metadata_key=metadata_key, distance=distance, fta_policy=fta_policy,
-                                duplicates=duplicates, **table)
+                                duplicates=duplicates, **table, **conditions)
     if fmt == "bob":
         return load_bob(scores, distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "bob-csv":
@@ -149,7 +155,7 @@ def load_by_format(
         return load_speechbrain(scores, speaker_of=who or "path", distance=distance, **meta)  # type: ignore[arg-type]
     if fmt == "nist-sre":
         return load_nist_sre(scores, key, trials=trials, speaker_of=who, distance=distance,  # type: ignore[arg-type]
-                             **meta)
+                             **meta, **conditions)
     if fmt == "frvt":
         if who is None:
             raise InputError("--format frvt needs the subject of each template: --subject-of FILE (lines "
@@ -160,7 +166,8 @@ def load_by_format(
         cols = {k: table[k] for k in ("sample_cols", "identity_cols")
                 if table.get(k) is not None and table[k] != _TIDY_DEFAULTS[k]}
         return load_pair_table(comparisons, score_col=table.get("score_col", "score"),  # type: ignore[arg-type]
-                               label_col=table.get("label_col") or "label", distance=distance, **cols, **meta)
+                               label_col=table.get("label_col") or "label", distance=distance, **cols, **meta,
+                               **conditions)
     if fmt == "score-matrix":
         if metadata_key is not None:
             raise InputError("--metadata-key: with --format score-matrix the samples table (--metadata) is keyed by "

@@ -12,12 +12,13 @@ import pandas as pd
 from matchaudit import checks
 from matchaudit.choices import DUPLICATE_POLICIES, FTA_POLICIES
 from matchaudit.data import validate as v
+from matchaudit.data.conditions import carry, condition_names, condition_values, table_conditions
 from matchaudit.data.comparison_checks import check_labels_agree, check_split, missing_attribute, pair_columns, sample_identity
 from matchaudit.data.parquet import load_parquet_pairs, too_big_for_memory
 from matchaudit.data.samples import check_pair_coverage, normalise_group_by
 from matchaudit.data.readers import column, read_table
 from matchaudit.errors import InputError, listing
-from matchaudit.model import DuplicatePolicy, Failures, FtaPolicy, MatchData, PairBlock, Samples
+from matchaudit.model import DuplicatePolicy, Failures, FtaPolicy, MatchData, PairBlock, Samples, pair_key
 
 Attributes = pd.DataFrame | Mapping[str, Sequence[object]]
 _META_KEYS = ("sample_id", "sample", "identity", "identity_id", "subject", "subject_id", "id")
@@ -38,6 +39,7 @@ def from_scores(
     failed: Sequence[object] | None = None,
     fta_policy: FtaPolicy = "refuse",
     duplicates: DuplicatePolicy = "keep-both",
+    conditions: Attributes | None = None,
 ) -> MatchData:
     """Build a MatchData from in-memory comparisons (position ``i`` = comparison ``i``); inputs are copied.
 
@@ -55,11 +57,15 @@ def from_scores(
     "refuse" is an error naming them. Without sample ids a repeated comparison cannot be told from another
     comparison of the same identities: every row counts, and only "keep-both" is accepted. The same pair with
     different labels is an error whatever the policy.
+
+    ``conditions``: a table (or dict of arrays) of trial conditions, one value per comparison and column (language
+    match, channel...), for :func:`matchaudit.audit_conditions` (docs/conditions.md).
     """
     return build_comparisons(
         score, identity_a, identity_b, label=label, sample_a=sample_a, sample_b=sample_b,
         attributes_a=attributes_a, attributes_b=attributes_b, group_by=group_by, distance=distance,
         where=v.Where("comparisons"), failed=failed, fta_policy=fta_policy, duplicates=duplicates,
+        conditions=conditions,
     )
 
 
@@ -85,6 +91,7 @@ def build_comparisons(
     failed: Sequence[object] | None = None,
     fta_policy: FtaPolicy = "refuse",
     duplicates: DuplicatePolicy = "keep-both",
+    conditions: Attributes | None = None,
 ) -> MatchData:
     """Validate and assemble (shared by :func:`from_scores`, :func:`load_comparisons` and the format readers)."""
     group_by = normalise_group_by(group_by)
@@ -100,6 +107,7 @@ def build_comparisons(
     m = v.check_lengths({k: v.n_rows(x, k) for k, x in given.items() if x is not None}, where.what)
     v.check_aligned(given, where)
     s = v.as_scores(score, where, distance=distance, missing_ok=fta_policy != "refuse")
+    condition = condition_values(conditions, m, where)
     no_score = _failures(s, failed, fta_policy, where)
 
     if has_samples:
@@ -149,6 +157,7 @@ def build_comparisons(
         sample_a=sa if samples is not None else none, sample_b=sb if samples is not None else none,
     )
     positions = None
+    repeated = None  # each row's pair key, where the policy merges the rows of a repeated comparison
     notes = []
     if has_samples:
         res = v.resolve_duplicates(sa, sb, s, sample_names, where, duplicates, genuine=block.genuine,
@@ -156,9 +165,12 @@ def build_comparisons(
         if res.repeats is not None:
             notes.append(v.duplicates_message(res.repeats, where, duplicates))
             positions = res.keep
+            repeated = pair_key(sa, sb, max(1, sample_names.shape[0])) if duplicates != "keep-both" else None
             block = dataclasses.replace(block.take(res.keep), score=res.score)
             no_score = res.failed
     block, failures = _apply_policy(block, no_score, fta_policy, where, positions)
+    kept = positions if failures is None or failures.policy != "exclude" else \
+        (np.arange(m) if positions is None else positions)[~no_score]
     check_pair_coverage(block, group_names)
     if samples is not None:
         sizes = np.bincount(samples.identity, minlength=identity_names.shape[0])
@@ -167,6 +179,7 @@ def build_comparisons(
         identity_names=identity_names, identity_group=identity_group, group_names=group_names,
         group_by=group_by, protocol="listed", score_kind="negated distance" if distance else "similarity",
         samples=samples, pairs=block, warnings=v.emit(notes), failures=failures,
+        conditions=carry(condition, kept, repeated, where),
     )
 
 
@@ -224,6 +237,7 @@ def load_comparisons(
     return_code_col: str | None = None,
     fta_policy: FtaPolicy = "refuse",
     duplicates: DuplicatePolicy = "keep-both",
+    condition_cols: str | Sequence[str] = (),
 ) -> MatchData:
     """Load a comparison table (CSV/TSV/Parquet, one row per comparison) into a MatchData.
 
@@ -243,8 +257,10 @@ def load_comparisons(
     Failures to acquire or compare: a missing score, or a non-zero ``return_code_col`` (NIST match logs' return
     code), handled by ``fta_policy`` as in :func:`from_scores`. A comparison listed more than once (the same
     unordered pair of sample ids): ``duplicates`` as in :func:`from_scores` (out of core: "keep-both" or
-    "refuse" only).
+    "refuse" only). ``condition_cols``: columns of trial conditions, one value per comparison (in memory only;
+    :func:`matchaudit.audit_conditions`).
     """
+    condition_cols = condition_names(condition_cols)
     checks.choice(duplicates, DUPLICATE_POLICIES, "duplicates")
     if out_of_core is None:
         out_of_core = too_big_for_memory(path)
@@ -252,6 +268,9 @@ def load_comparisons(
         raise InputError("an out-of-core comparison table has no failure policy: every row needs a score. Load "
                          "it in memory to exclude or count failures.", param="fta_policy")
     if out_of_core:
+        if condition_cols:
+            raise InputError("trial conditions (condition_cols) need the comparison table in memory; load it in "
+                             "memory (out_of_core=False, --in-memory).", param="condition_cols")
         if metadata_path is not None:
             raise InputError("an out-of-core comparison table takes its group attributes from its own "
                              "<attr>_a/<attr>_b columns, not from a metadata table: join the metadata into the "
@@ -299,7 +318,7 @@ def load_comparisons(
         sample_a=samples[0] if samples is not None else None, sample_b=samples[1] if samples is not None else None,
         attributes_a=attrs_a if group_by else None, attributes_b=attrs_b if group_by else None,
         group_by=group_by, distance=distance, where=where, failed=failed, fta_policy=fta_policy,
-        duplicates=duplicates,
+        duplicates=duplicates, conditions=table_conditions(df, condition_cols, where),
     )
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from matchaudit.data import validate as v
 from matchaudit.data.comparisons import return_code_failures
+from matchaudit.data.conditions import condition_names
 from matchaudit.data.score_files import PathLike, SpeakerOf, comparisons, join_rows, read_named_columns, speakers
 from matchaudit.model import DuplicatePolicy, FtaPolicy, MatchData
 
@@ -71,7 +72,7 @@ def failed_templates(logs: Sequence[PathLike]) -> set[str]:
 def load_nist_sre(
     scores: PathLike, key: PathLike, *, trials: PathLike | None = None, speaker_of: SpeakerOf = None,
     metadata: PathLike | None = None, metadata_key: str | None = None, group_by: str | Sequence[str] = (),
-    distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
+    distance: bool = False, duplicates: DuplicatePolicy = "keep-both", condition_cols: str | Sequence[str] = (),
 ) -> MatchData:
     """NIST SRE'16-'21 system output (``modelid segmentid side LLR``) with its trial key (``modelid segmentid
     side targettype``), tab-separated files with a header line, as the SRE scoring tools read them.
@@ -82,21 +83,25 @@ def load_nist_sre(
     hold more trials). Identities: optional, ``speaker_of`` of the model and segment ids (as for
     :func:`~matchaudit.data.formats.load_kaldi`); ``group_by`` then comes from ``metadata`` keyed by speaker.
     A model and test segment paired on more than one line: ``duplicates`` as in :func:`~matchaudit.data.from_scores`.
+    ``condition_cols``: the key's partition columns (e.g. ``gender``, ``source_type``, ``language``) read as trial
+    conditions, one value per trial (:func:`matchaudit.audit_conditions`).
 
     Example::
 
         data = load_nist_sre("sre21_dev_output.tsv", "sre21_dev_trial_key.tsv")
     """
-    k, kwhere = read_named_columns(key, "SRE trial key", {**_SRE_TRIAL, "label": ("targettype",)})
+    parts = condition_names(condition_cols)
+    k, kwhere = read_named_columns(key, "SRE trial key", {**_SRE_TRIAL, "label": ("targettype",),
+                                                          **{f"condition {c}": (c,) for c in parts}})
     out, owhere = read_named_columns(scores, "SRE system output", {**_SRE_TRIAL, "score": ("LLR",)})
     fields = ("model", "segment", "side")
     if trials is None:
-        t, where, label = k, kwhere, k["label"]
+        t, where, at = k, kwhere, slice(None)
     else:
         t, where = read_named_columns(trials, "SRE trial list", _SRE_TRIAL)
-        label = k["label"][join_rows([t[f] for f in fields], where, [k[f] for f in fields], kwhere,
-                                     fields=_SRE_FIELDS, unit="trial", noun="key entry", fix="Add them to the key",
-                                     every_other=False)]
+        at = join_rows([t[f] for f in fields], where, [k[f] for f in fields], kwhere, fields=_SRE_FIELDS,
+                       unit="trial", noun="key entry", fix="Add them to the key", every_other=False)
+    label = k["label"][at]
     pos = join_rows([t[f] for f in fields], where, [out[f] for f in fields], owhere, fields=_SRE_FIELDS,
                     unit="trial")
     score = v.as_scores(out["score"], owhere, advice=v.NO_FAILURE_FIELD)[pos]
@@ -106,4 +111,5 @@ def load_nist_sre(
     if speaker_of is not None:
         ids = (speakers(model, speaker_of, where, "modelid"), speakers(segment, speaker_of, where, "segmentid"))
     return comparisons(score, ids, v.parse_labels(label, where), (model, test), metadata, metadata_key, group_by,
-                       distance, where, duplicates=duplicates)
+                       distance, where, duplicates=duplicates,
+                       conditions={c: k[f"condition {c}"][at] for c in parts} if parts else None)

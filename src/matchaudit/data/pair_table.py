@@ -7,6 +7,7 @@ from typing import Sequence
 import pandas as pd
 
 from matchaudit.data import validate as v
+from matchaudit.data.conditions import condition_names, table_conditions
 from matchaudit.data.readers import column, read_table
 from matchaudit.data.samples import normalise_group_by
 from matchaudit.data.score_files import PathLike, comparisons
@@ -18,7 +19,7 @@ def load_pair_table(
     path: PathLike, *, score_col: str = "score", sample_cols: tuple[str, str] = ("p1", "p2"),
     identity_cols: tuple[str, str] | None = ("id1", "id2"), label_col: str | None = "label",
     metadata: PathLike | None = None, metadata_key: str | None = None, group_by: str | Sequence[str] = (),
-    distance: bool = False, duplicates: DuplicatePolicy = "keep-both",
+    distance: bool = False, duplicates: DuplicatePolicy = "keep-both", condition_cols: str | Sequence[str] = (),
 ) -> MatchData:
     """A pair table (CSV/TSV/Parquet) in BFW's layout, ``fold,p1,p2,label,id1,id2,att1,att2,<one score column
     per model>,a1,a2,g1,g2,e1,e2``: one row per pair of face images.
@@ -27,7 +28,8 @@ def load_pair_table(
     them (``None``: labels only); label: ``label_col`` (1/0, optional when there are identities; both must
     agree). A ``group_by`` attribute ``x`` is the per-side columns ``x1``/``x2`` (BFW's ``g``, ``e``, ``a``,
     ``att``), else it comes from ``metadata`` keyed by identity. A pair listed more than once: ``duplicates`` as
-    in :func:`matchaudit.data.from_scores`.
+    in :func:`matchaudit.data.from_scores`. ``condition_cols``: columns of trial conditions, one value per pair
+    (:func:`matchaudit.audit_conditions`).
 
     Example::
 
@@ -53,4 +55,5 @@ def load_pair_table(
         if f"{attr}1" in df.columns and f"{attr}2" in df.columns:
             own[0][attr], own[1][attr] = df[f"{attr}1"], df[f"{attr}2"]
     return comparisons(score, ids, label, samples, metadata, metadata_key, group_by,  # type: ignore[arg-type]
-                       distance, where, own=own, duplicates=duplicates)
+                       distance, where, own=own, duplicates=duplicates,
+                       conditions=table_conditions(df, condition_names(condition_cols), where))

@@ -262,10 +262,11 @@ def comparisons(
     samples: tuple[Column, Column] | None, metadata: PathLike | None, metadata_key: str | None,
     group_by: str | Sequence[str], distance: bool, where: v.Where, *, own: Sides = ({}, {}),
     failed: np.ndarray | None = None, fta_policy: FtaPolicy = "refuse", duplicates: DuplicatePolicy = "keep-both",
+    conditions: Mapping[str, np.ndarray] | None = None,
 ) -> MatchData:
     """Hand a file's columns to :func:`matchaudit.data.comparisons.build_comparisons`: the ``group_by``
     attributes are the file's own per-side columns (``own``), the others are looked up by identity in
-    ``metadata``; ``failed``/``fta_policy`` and ``duplicates`` as in :func:`matchaudit.data.from_scores`."""
+    ``metadata``; ``failed``/``fta_policy``, ``duplicates`` and ``conditions`` as in :func:`matchaudit.data.from_scores`."""
     group_by = normalise_group_by(group_by)
     rest = [a for a in group_by if a not in own[0]]
     if rest and ids is None:
@@ -281,5 +282,5 @@ def comparisons(
         score, *(ids or (None, None)), label=label, sample_a=samples[0] if samples else None,
         sample_b=samples[1] if samples else None, attributes_a=attrs_a if group_by else None,
         attributes_b=attrs_b if group_by else None, group_by=group_by, distance=distance, where=where,
-        failed=failed, fta_policy=fta_policy, duplicates=duplicates,
+        failed=failed, fta_policy=fta_policy, duplicates=duplicates, conditions=conditions,
     )

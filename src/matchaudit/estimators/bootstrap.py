@@ -156,7 +156,7 @@ def views_gen(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x.sum(axis=-1, keepdims=True), x], axis=-1)
 
 
-def _views_imp(x: np.ndarray, counts: Counts) -> np.ndarray:
+def views_imp(x: np.ndarray, counts: Counts) -> np.ndarray:
     G = len(counts.group_names)
     return np.concatenate([x[..., counts.threshold_categories].sum(axis=-1, keepdims=True), x[..., :G]], axis=-1)
 
@@ -165,8 +165,8 @@ def rates_at_threshold(counts: Counts, t: float) -> tuple[np.ndarray, np.ndarray
     """Per replicate at threshold ``t`` (a grid edge): FNMR (R, 1+G), FMR (R, 1+G), and the plug-in counts
     (FNMR errors, comparisons, FMR errors, comparisons) as (1+G,) arrays in ``.info``-free tuples."""
     ga, ia = counts.accepted_at(t)
-    gt, it = views_gen(counts.genuine_total), _views_imp(counts.impostor_total, counts)
-    ga, ia = views_gen(ga), _views_imp(ia, counts)
+    gt, it = views_gen(counts.genuine_total), views_imp(counts.impostor_total, counts)
+    ga, ia = views_gen(ga), views_imp(ia, counts)
     return 1 - safe_ratio(ga, gt), safe_ratio(ia, it), gt - ga, gt
 
 
@@ -183,8 +183,8 @@ def fnmr_at_targets(counts: Counts, sides: np.ndarray | None = None) -> np.ndarr
 
 def fmr_at_targets(counts: Counts) -> np.ndarray:
     """Achieved FMR at each replicate's own threshold (same-group impostors per group): (R, T, 1+G)."""
-    it = _views_imp(counts.impostor_total, counts)[:, None, :]
-    return safe_ratio(_views_imp(counts.target_impostor_accepted, counts), it)
+    it = views_imp(counts.impostor_total, counts)[:, None, :]
+    return safe_ratio(views_imp(counts.target_impostor_accepted, counts), it)
 
 
 def fnmr_v_at_targets(counts: Counts, v: VStatistic) -> np.ndarray:
