@@ -262,8 +262,17 @@ def test_command_writes_the_tables_and_refuses_hostile_input(tmp_path, table):
     want = ma.audit_conditions(load(table), fmr=0.05, n_resamples=40).to_frame()
     np.testing.assert_array_equal(frame.estimate.to_numpy(), want.estimate.to_numpy())
     np.testing.assert_array_equal(frame.high.to_numpy(), want.high.to_numpy())
-    again = runner.invoke(app, [*base, "--condition-cols", "channel", "--out", str(tmp_path / "res")])
+    again = runner.invoke(app, [*base, "--condition-cols", "channel", "--out", str(tmp_path / "res"), "--report",
+                                str(tmp_path / "res") + "/"])
     assert again.exit_code == 0, again.output  # its own earlier outputs are replaced
+    html = (tmp_path / "res/report.html").read_text()
+    assert "<h2>Trial conditions</h2>" in html and "Wald tests" in html  # the report shows conditions.json
+    other = json.loads((tmp_path / "res/conditions.json").read_text())
+    other["details"]["data"]["n_comparisons"] += 1  # a conditions.json of other data: left out, with a warning
+    (tmp_path / "res/conditions.json").write_text(json.dumps(other))
+    stale = runner.invoke(app, ["report", str(tmp_path / "res"), "--out", str(tmp_path / "r.html")])
+    assert stale.exit_code == 0 and "left out of the report" in stale.output
+    assert "<h2>Trial conditions</h2>" not in (tmp_path / "r.html").read_text()
     samples = tmp_path / "s"
     runner.invoke(app, ["simulate", "--out", str(samples), "--quiet"])
     cases = [

@@ -20,6 +20,7 @@ def report(
     compare: Path = typer.Option(None, "--compare", help="compare.json of `matchaudit compare` to include (default: one beside results.json)."),
     estimate: Path = typer.Option(None, "--estimate", help="estimate.json of `matchaudit estimate` to include (default: one beside results.json)."),
     claims: Path = typer.Option(None, "--claims", help="claims.json of `matchaudit check` to include (default: one beside results.json)."),
+    conditions: Path = typer.Option(None, "--conditions", help="conditions.json of `matchaudit audit --condition-cols` to include (default: one beside results.json)."),
     heatmap_order: str = typer.Option(None, "--heatmap-order", help="The grouping attribute that orders the cross-group FMR heat map (default: the first grouping attribute)."),
     heatmap_aggregate: str = typer.Option(None, "--heatmap-aggregate", help="Pool the cross-group FMR heat map into coarser groups: grouping attributes, comma-separated (e.g. region or region,sex; pooled weighting)."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
@@ -38,16 +39,17 @@ def report(
     results = results_file(results, "results")  # or the audit's --out directory
     if not results.is_file():
         raise InputError(f"{results}: no such results file; run `matchaudit audit ... --out DIR` first.")
-    for name, path in (("--compare", compare), ("--estimate", estimate), ("--claims", claims)):
+    for name, path in (("--compare", compare), ("--estimate", estimate), ("--claims", claims),
+                       ("--conditions", conditions)):
         if path is not None and not path.is_file():
             raise InputError(f"{name} {path}: no such file.")
-    report_file(results, out, "--out", (compare, estimate, claims))
+    report_file(results, out, "--out", (compare, estimate, claims, conditions))
 
     def warn(message: str) -> None:
         if not quiet:
             err_console.print(f"Warning: {escape(message)}", highlight=False, soft_wrap=True)
 
     path = write_report(results, out, compare, estimate, heatmap_order=heatmap_order, heatmap_aggregate=heatmap_aggregate,
-                        warn=warn, claims=claims)
+                        warn=warn, claims=claims, conditions=conditions)
     if not quiet:
         typer.echo(f"Report written to {path}")

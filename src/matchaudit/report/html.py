@@ -23,6 +23,7 @@ from matchaudit.plots.figures import TEXT_MAX_GROUPS, label_key, order_groups, p
 from matchaudit.choices import SCOPE
 from matchaudit.plots.det import BANDS_MAX
 from matchaudit.report.claims_section import claims_section
+from matchaudit.report.conditions_section import conditions_section
 from matchaudit.report.evaluator_sections import attacks, calibration, distributions, failures, portability
 from matchaudit.report.markup import esc, figure, pct, table
 from matchaudit.report.verdicts import equivalence_section, interval_lookup, reading, tests_section
@@ -459,22 +460,23 @@ def _reproducibility(res: dict, folder: Path) -> str:
             f"<p>Configuration:</p><pre>{esc(json.dumps({**cfg, **extra}, indent=1))}</pre>")
 
 
-SECTIONS: list[Callable[[dict, Path], str]] = [_summary, reading, claims_section, _operating, portability, failures, attacks, tests_section,
+SECTIONS: list[Callable[[dict, Path], str]] = [_summary, reading, claims_section, _operating, portability, conditions_section, failures, attacks, tests_section,
                                                equivalence_section, _det, calibration, distributions, _fairness,
                                                _uncertainty,
                                                _cross, _model_comparison, _labelfree, _reproducibility]
 
 
 def render(audit: Audit, folder: Path, title: str = "matchaudit report", *, heatmap: dict | None = None,
-           compare: dict | None = None, estimate: dict | None = None, claims: dict | None = None) -> str:
+           compare: dict | None = None, estimate: dict | None = None, claims: dict | None = None,
+           conditions: dict | None = None) -> str:
     """The whole page of ``audit`` (in memory or :meth:`Audit.load`-ed: the same page) as one string; its figures
     are read from ``folder``. ``heatmap``: :func:`heatmap_options` (default: the first grouping attribute, no
-    pooling); ``compare``/``estimate``/``claims``: a compare.json, an estimate.json and a claims.json to add as
-    sections."""
+    pooling); ``compare``/``estimate``/``claims``/``conditions``: a compare.json, an estimate.json, a claims.json
+    and a conditions.json to add as sections."""
     res = audit.document()
     res["_heatmap"] = heatmap or heatmap_options(res["summary"]["group_by"], None, None)
-    res.update({f"_{kind}": doc for kind, doc in (("compare", compare), ("estimate", estimate), ("claims", claims))
-                if doc is not None})
+    res.update({f"_{kind}": doc for kind, doc in (("compare", compare), ("estimate", estimate), ("claims", claims),
+                                                  ("conditions", conditions)) if doc is not None})
     body = "".join(section(res, folder) for section in SECTIONS)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{esc(title)}</title>"
@@ -485,7 +487,7 @@ def render(audit: Audit, folder: Path, title: str = "matchaudit report", *, heat
 def write_report(results_json: Path, report: Path | str | None = None, compare: Path | None = None,
                  estimate: Path | None = None, warn: Callable[[str], None] | None = None, *,
                  heatmap_order: str | None = None, heatmap_aggregate: str | Sequence[str] | None = None,
-                 audit: Audit | None = None, claims: Path | None = None) -> Path:
+                 audit: Audit | None = None, claims: Path | None = None, conditions: Path | None = None) -> Path:
     """Write the HTML report of the audit saved as ``results_json`` (figures are taken from the same folder;
     ``audit``: that audit when it is in memory, else its tables are loaded, :meth:`Audit.load`) to ``report``: a file,
     or report.html inside a folder (:func:`matchaudit.outputs.report_destination`); default report.html beside
@@ -496,19 +498,19 @@ def write_report(results_json: Path, report: Path | str | None = None, compare: 
     of ``group_by``); ``heatmap_aggregate``: coarser groups to pool its cells into (``"region"``, ``"region,sex"``;
     default: none). Both are checked against the audit's grouping attributes (:func:`heatmap_options`).
 
-    ``compare``/``estimate``/``claims``: a ``matchaudit compare`` compare.json, a ``matchaudit estimate``
-    estimate.json and a ``matchaudit check`` claims.json to add as sections; by default those lying beside
-    results.json are used when present. One that describes
+    ``compare``/``estimate``/``claims``/``conditions``: a ``matchaudit compare`` compare.json, a ``matchaudit
+    estimate`` estimate.json, a ``matchaudit check`` claims.json and an ``audit --condition-cols`` conditions.json to
+    add as sections; by default those lying beside results.json are used when present. One that describes
     other data than the audit (:func:`section_mismatch`) is left out when picked up by default (a stale file),
     and included with the mismatch stated in its section when named; either way ``warn`` is told.
     """
     folder = results_json.parent
-    target, command = check_report(results_json, report, (compare, estimate, claims))
+    target, command = check_report(results_json, report, (compare, estimate, claims, conditions))
     audit = audit or Audit.load(results_json, curves=False)  # the figures are the folder's
     res = audit.document()
     heatmap = heatmap_options(res["summary"]["group_by"], heatmap_order, heatmap_aggregate)
     sections: dict[str, dict] = {}
-    for kind, given in (("compare", compare), ("estimate", estimate), ("claims", claims)):
+    for kind, given in (("compare", compare), ("estimate", estimate), ("claims", claims), ("conditions", conditions)):
         path = given or folder / f"{kind}.json"
         if given is None and not path.is_file():
             continue
@@ -525,7 +527,7 @@ def write_report(results_json: Path, report: Path | str | None = None, compare: 
         sections[kind] = doc
     html = render(audit, folder, heatmap=heatmap, **sections)
     with staged(target.parent, command, replace=False, names=(target.name,),
-                inputs=(results_json, compare, estimate, claims),
+                inputs=(results_json, compare, estimate, claims, conditions),
                 param="report") as tmp:
         (tmp / target.name).write_text(html, encoding="utf-8")
     return target

@@ -13,12 +13,17 @@ from matchaudit.errors import InputError
 def load_section(path: Path, kind: str) -> dict[str, Any]:
     """A ``compare.json`` (``kind="compare"``), ``estimate.json`` (``"estimate"``) or ``claims.json``
     (``"claims"``) for the report, with the parts the report reads."""
-    what = "claims.json of `matchaudit check`" if kind == "claims" else f"{kind}.json of `matchaudit {kind}`"
+    what = {"claims": "claims.json of `matchaudit check`",
+            "conditions": "conditions.json of `matchaudit audit --condition-cols`"}.get(
+        kind, f"{kind}.json of `matchaudit {kind}`")
     doc = read_json(path, what, kind)
     if kind == "compare":
         ok = isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list)
     elif kind == "claims":
         ok = isinstance(doc.get("claims"), list) and isinstance(doc.get("sources"), dict) and "status" in doc
+    elif kind == "conditions":
+        ok = all(isinstance(doc.get(k), list) for k in ("records", "tests", "condition_cols", "conditions")) and (
+            isinstance(doc.get("details"), dict))
     else:
         ok = isinstance(doc.get("results"), dict) and all(k in doc for k in ("level", "method"))
     if not ok:
@@ -41,8 +46,9 @@ def section_mismatch(results: dict[str, Any], kind: str, doc: dict[str, Any]) ->
         diff = [k for k in mine if src.get(k) != mine[k]]
         return (f"it was checked against another audit (its {' and '.join(diff)} differ from this one's)"
                 if diff else None)
-    if kind == "compare":
-        fp, mine = doc["result"].get("details", {}).get("data"), s.get("data")
+    if kind in ("compare", "conditions"):
+        fp = (doc["result"] if kind == "compare" else doc).get("details", {}).get("data")
+        mine = s.get("data")
         if not isinstance(fp, dict) or not isinstance(mine, dict):
             return "it or the audit does not record its data set (written by an older matchaudit), so it cannot be checked"
     else:
