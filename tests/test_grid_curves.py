@@ -29,7 +29,7 @@ def _reference(gen, imp, cats):
     # the views as the bootstrap defines them (all, then each group with its same-group impostors)
     counts = SimpleNamespace(group_names=[f"g{j}" for j in range(G)], threshold_categories=cats)
     gv = np.moveaxis(bs.views_gen(np.moveaxis(gen, 1, -1)), -1, 1)
-    iv = np.moveaxis(bs._views_imp(np.moveaxis(imp, 1, -1), counts), -1, 1)
+    iv = np.moveaxis(bs.views_imp(np.moveaxis(imp, 1, -1), counts), -1, 1)
     for r in range(R):
         for v in range(G + 1):
             g, i = gv[r, v], iv[r, v]
@@ -115,7 +115,7 @@ def test_fractional_counts_equal_the_numpy_spelling_bit_for_bit():
         cats = np.arange(G + 5) % 4 > 0
         counts = SimpleNamespace(group_names=[f"g{j}" for j in range(G)], threshold_categories=cats)
         g = np.moveaxis(bs.views_gen(np.moveaxis(gen, 1, -1)), -1, 1)
-        i = np.moveaxis(bs._views_imp(np.moveaxis(imp, 1, -1), counts), -1, 1)
+        i = np.moveaxis(bs.views_imp(np.moveaxis(imp, 1, -1), counts), -1, 1)
 
         def tail(a):
             return np.cumsum(a[..., ::-1], axis=-1)[..., ::-1][..., 1:]
