@@ -304,3 +304,14 @@ def test_command_writes_the_tables_and_refuses_hostile_input(tmp_path, table):
         denied = runner.invoke(app, [*base, "--condition-cols", "channel", "--out", str(locked / "o")])
         assert denied.exit_code == 2 and "--out" in denied.output
     assert _digest(data_dir) == before
+
+
+def test_a_condition_that_repeats_a_group_gives_no_interaction_test_and_says_why(table):
+    t = table.assign(side=table.group_a)  # the condition is the first side's group: cells (A, B), (B, A) are empty
+    data = ma.from_scores(t.score, t.identity_a, t.identity_b, sample_a=t.sample_a, sample_b=t.sample_b,
+                          attributes_a={"group": t.group_a}, attributes_b={"group": t.group_b}, group_by="group",
+                          conditions=t[["side"]])
+    r = ma.audit_conditions(data, "side", fmr=TARGET, n_resamples=40)
+    inter = [x for x in r.tests if x["test"] == "interaction"]
+    assert inter and all(np.isnan(x["p_value"]) and "repeat a group attribute" in x["note"] for x in inter)
+    assert all(x["note"] is None and np.isfinite(x["p_value"]) for x in r.tests if x["test"] == "conditions")

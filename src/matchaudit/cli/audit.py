@@ -390,8 +390,10 @@ def _conditions(data: MatchData, out: Path, read: tuple, cols: tuple[str, ...], 
                       "" if r.get("p_value") is None else fmt(r["p_value"], "p"))
     console.print(table)
     for t in result.tests:
-        console.print(f"Wald test, {t['metric'].upper()} at FMR {t['fmr_target']:g}: {t['hypothesis']}: "
-                      f"chi2 = {t['statistic']:.3g} on {t['df']} df, p = {t['p_value']:.3g}")
+        verdict = (f"no test: {t['note']}" if t.get("note") else
+                   f"chi2 = {t['statistic']:.3g} on {t['df']} df, p = {t['p_value']:.3g}")
+        console.print(f"Wald test, {t['metric'].upper()} at FMR {t['fmr_target']:g}: {t['hypothesis']}: {verdict}",
+                      highlight=False)
     console.print(f"Conditions written to [bold]{escape(str(out))}[/] (conditions.csv, conditions.json).")
 
 

@@ -53,20 +53,24 @@ def _interval(estimate: float, reps: np.ndarray, method: str, level: float, seed
             "note": r.note}
 
 
-def wald(contrasts: np.ndarray) -> tuple[float, int, float, int]:
+def wald(contrasts: np.ndarray) -> tuple[float, int, float, int, str | None]:
     """Wald test that every contrast is 0: ``d' S^+ d`` with ``S`` the replicates' covariance (pseudo-inverse, df its
     rank), against chi-square. ``contrasts`` (R, m), row 0 the plug-in; replicates with an undefined contrast are
-    dropped (returned: statistic, df, p-value, replicates dropped)."""
+    dropped (returned: statistic, df, p-value, replicates dropped, and why there is no test when there is none)."""
     d, reps = contrasts[0], contrasts[1:]
     ok = np.isfinite(reps).all(axis=1)
-    if not np.isfinite(d).all() or ok.sum() < 2:
-        return float("nan"), 0, float("nan"), int((~ok).sum())
+    nan = float("nan")
+    if not np.isfinite(d).all():
+        return nan, 0, nan, int((~ok).sum()), ("a contrast is undefined: a condition (or condition x group cell) has "
+                                               "no comparisons of a kind; does a condition repeat a group attribute?")
+    if ok.sum() < 2:
+        return nan, 0, nan, int((~ok).sum()), "fewer than 2 replicates with every contrast defined"
     S = np.atleast_2d(np.cov(reps[ok], rowvar=False))
     df = int(np.linalg.matrix_rank(S))
     if df == 0:
-        return float("nan"), 0, float("nan"), int((~ok).sum())
+        return nan, 0, nan, int((~ok).sum()), "no contrast varies across the replicates (no errors to compare?)"
     stat = float(d @ np.linalg.pinv(S) @ d)
-    return stat, df, float(stats.chi2.sf(stat, df)), int((~ok).sum())
+    return stat, df, float(stats.chi2.sf(stat, df)), int((~ok).sum()), None
 
 
 def condition_records(targets: np.ndarray, thresholds: np.ndarray, layout: Layout, by_condition: Rates,
@@ -133,9 +137,9 @@ def condition_records(targets: np.ndarray, thresholds: np.ndarray, layout: Layou
             diffs = cr[:, 2:] - cr[:, 1:2]  # each condition minus the reference (R, C - 1)
         for c in range(1, C):
             contrast("difference", metric, ti, layout.conditions[c], ref, "all", "", diffs[:, c - 1])
-        stat, df, p, dropped = wald(diffs)
+        stat, df, p, dropped, why = wald(diffs)
         tests.append(dict(test="conditions", metric=metric, **base(ti), statistic=stat, df=df, p_value=p,
-                          dropped_replicates=dropped,
+                          dropped_replicates=dropped, note=why,
                           hypothesis=f"every condition's {metric.upper()} equals the reference condition's ({ref})"))
         if cells is None or G < 2:
             continue
@@ -145,9 +149,9 @@ def condition_records(targets: np.ndarray, thresholds: np.ndarray, layout: Layou
         for j, (c, g) in enumerate(product(range(1, C), range(1, G))):
             contrast("interaction", metric, ti, layout.conditions[c], ref, layout.groups[g], layout.groups[0],
                      did[:, j])
-        stat, df, p, dropped = wald(did)
+        stat, df, p, dropped, why = wald(did)
         tests.append(dict(test="interaction", metric=metric, **base(ti), statistic=stat, df=df, p_value=p,
-                          dropped_replicates=dropped,
+                          dropped_replicates=dropped, note=why,
                           hypothesis=f"the groups' {metric.upper()} gaps are the same under every condition "
                                      "(no condition x group interaction)"))
     return records, tests

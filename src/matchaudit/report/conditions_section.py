@@ -27,7 +27,9 @@ def conditions_section(res: dict, folder: Path) -> str:
         rows.append([f"FMR {fmt(r['fmr_target'])}", esc(r["metric"].upper()), esc(_KIND.get(r["kind"], r["kind"])),
                      where, who, value, interval(r["low"], r["high"], "points" if points else "rate"), p])
     tests = "".join(f"<li>{esc(t['metric'].upper())} at FMR {fmt(t['fmr_target'])}: {esc(t['hypothesis'])}: "
-                    f"χ² = {t['statistic']:.3g} on {t['df']} df, p = {fmt(t['p_value'], 'p')}</li>" for t in doc["tests"])
+                    + (f"no test: {esc(t['note'])}" if t.get("note") else
+                       f"χ² = {t['statistic']:.3g} on {t['df']} df, p = {fmt(t['p_value'], 'p')}") + "</li>"
+                    for t in doc["tests"])
     mismatch = f"<p class='warn'><b>Other data:</b> {esc(doc['_mismatch'])}</p>" if doc.get("_mismatch") else ""
     return ("<h2>Trial conditions</h2>"
             f"<p>Conditions of the comparisons ({esc(' x '.join(doc['condition_cols']))}: "
