@@ -315,3 +315,11 @@ def test_a_condition_that_repeats_a_group_gives_no_interaction_test_and_says_why
     inter = [x for x in r.tests if x["test"] == "interaction"]
     assert inter and all(np.isnan(x["p_value"]) and "repeat a group attribute" in x["note"] for x in inter)
     assert all(x["note"] is None and np.isfinite(x["p_value"]) for x in r.tests if x["test"] == "conditions")
+
+
+def test_a_rate_resting_on_few_errors_is_marked_indicative(table):
+    r = ma.audit_conditions(load(table), fmr=TARGET, n_resamples=40).to_frame()
+    rates = r[r.kind == "rate"]
+    few = rates[(rates.errors > 0) & (rates.errors < 5)]
+    assert len(few) == 6 and all("read it as indicative" in n for n in few.note)
+    assert not any("indicative" in str(n) for n in rates[rates.errors >= 5].note)
