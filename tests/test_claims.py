@@ -104,16 +104,16 @@ def test_verdicts_equal_the_rule_written_out_on_every_arrangement_of_bounds():
     for lo, est, hi in itertools.product(grid, repeat=3):
         if not lo <= est <= hi:
             continue
-        q = Quantity("g", est, lo, hi, 0.999, 50, "test")
+        q = Quantity("g", est, lo, hi, 0.999, 0.999, 50, "test")
         for low, high in ((-math.inf, 1.5), (-math.inf, 2.0), (2.0, math.inf), (0.5, 3.5), (1.0, 3.0)):
             v = decide((q,), low, high, 0.05, 3)
             assert v.status == reference((q,), low, high, 0.05, 3), (lo, est, hi, low, high)
             seen.add(v.status)
     assert seen == {"pass", "fail", "inconclusive"}
-    two = (Quantity("A", 1.0, 0.5, 1.5, 0.999, 50, "t"), Quantity("B", 3.0, 2.5, 3.5, 0.999, 50, "t"))
+    two = (Quantity("A", 1.0, 0.5, 1.5, 0.999, 0.999, 50, "t"), Quantity("B", 3.0, 2.5, 3.5, 0.999, 0.999, 50, "t"))
     assert decide(two, -math.inf, 2.0, 0.05, 1).status == "fail"  # one group surely above: the claim fails
     assert decide(two, -math.inf, 4.0, 0.05, 1).status == "pass"
-    nan = Quantity("C", math.nan, math.nan, math.nan, 0.999, 50, "t")
+    nan = Quantity("C", math.nan, math.nan, math.nan, 0.999, 0.999, 50, "t")
     assert decide((nan,), -math.inf, 1.0, 0.05, 1).status == "inconclusive"
 
 
@@ -121,7 +121,10 @@ def test_a_file_of_claims_needs_bounds_by_bonferroni_and_says_the_level_to_rerun
     claims = parse_claims(doc(claim(max=0.1, groups="each"), claim(metric="fmr:max_min_ratio", max=2)))
     # k = 2 claims; the first has 3 groups x 1 limit: its fail bounds at 1 - 0.05 / 6
     assert required_level(claims, ("A", "B", "C")) == pytest.approx(2 * (1 - 0.05 / 6) - 1)
-    assert required_level(parse_claims(doc(claim(min=0.0, max=0.1))), ("A",)) == pytest.approx(2 * (1 - 0.05 / 2) - 1)
+    within = doc(claim(metric="fmr:max_min_ratio", min=0.8, max=1.25))  # m = 2 limits
+    assert required_level(parse_claims(within), ("A", "B")) == pytest.approx(2 * (1 - 0.05 / 2) - 1)
+    # on a rate, a zero-error [0, U] has U one-sided at the level itself: a min limit's fail needs it at 1 - 0.05 / 2
+    assert required_level(parse_claims(doc(claim(min=0.01, max=0.1))), ("A",)) == pytest.approx(1 - 0.05 / 2)
 
 
 def test_identities_to_settle_bring_the_bound_to_the_limit_under_the_one_over_root_k_law():
@@ -151,7 +154,7 @@ def test_claims_read_the_audit_records_and_decide_each_verdict(demo_run):
     res = ma.check(doc(claim(id="p", at_fmr=1e-3, max=hi * 1.001), level=0.9), audit)
     assert res.verdicts[0].status == "pass" and res.exit_code == 0
     q = res.verdicts[0].quantities[0]
-    assert (q.estimate, q.lower, q.upper, q.confidence) == (est, lo, hi, 0.975)
+    assert (q.estimate, q.lower, q.upper, q.lower_confidence, q.upper_confidence) == (est, lo, hi, 0.975, 0.975)
     assert q.identities == 200
     assert ma.check(doc(claim(at_fmr=1e-3, max=lo * 0.999), level=0.9), audit).status == "fail"
     inc = ma.check(doc(claim(at_fmr=1e-3, max=(est + hi) / 2), level=0.9), audit)
@@ -169,11 +172,14 @@ def test_claims_the_audit_cannot_answer_are_refused_with_what_it_has(demo_run):
     audit = ma.Audit.load(demo_run, curves=False)
     for entry, words in ((claim(at_fmr=5e-2, max=0.1), "its FMR targets: 0.0001, 0.001, 0.01"),
                          (claim(groups=["Z"], max=0.1), "group(s) 'Z' not in the audit; its groups: A, B, C"),
-                         ({"metric": "fnmr", "at_threshold": 0.5, "max": 0.1}, "no pooled FNMR intervals at 0.5")):
+                         ({"metric": "fnmr", "at_threshold": 0.5, "max": 0.1}, "no pooled FNMR intervals at fixed thresholds")):
         with pytest.raises(ma.InputError, match="claim 1") as e:
             ma.check(doc(entry, level=0.9), audit)
         assert words in str(e.value)
-    with pytest.raises(ma.InputError, match=r"need one-sided confidence 99\.1667%.*re-run it with --level 0\.984"):
+    # group C has no FNMR error at FMR 1e-2: its [0, U] has U one-sided at the audit's 95%, short of the 97.5% a pass
+    # needs with two claims (#45 hostile run: it was read as a 97.5% bound)
+    with pytest.raises(ma.InputError, match=r"need one-sided confidence 97\.5000% \(2 claims at level 0\.95\), the "
+                       r"audit's give 95\.0000%; re-run it with --level 0\.984 \(what the whole file needs"):
         ma.check(doc(claim(max=0.1, groups="each"), claim(id="2", max=0.2, at_fmr=1e-3), level=0.95), audit)
     with pytest.raises(ma.InputError, match="needs a comparison"):
         ma.check(doc(claim(max=0.01, difference="b - a"), level=0.9), audit)
@@ -273,6 +279,14 @@ def test_audit_with_claims_sets_the_level_writes_the_verdicts_and_reports_them(d
     assert res.exit_code == 2 and "--no-intervals" in res.output
     res = runner.invoke(app, [*args, "--out", str(claims.parent)])  # the claims file's folder: nothing replaced
     assert res.exit_code == 1 and (claims.parent / "c.toml").read_text().startswith("level = 0.9")
+    # a claim the audit could not answer is refused before any work, and a re-run leaves the previous set whole
+    before = {p.name: md5(p) for p in out.iterdir() if p.is_file()}
+    for extra, words in ((["--fmr", "1e-3"], "at 0.01, which the audit will not have (--fmr: 0.001)"),
+                         (["--one-sided"], "--one-sided gives upper bounds only"),
+                         (["--weighting", "balanced"], "computes the balanced weighting only")):
+        res = runner.invoke(app, [*args, *extra, "--out", str(out)])
+        assert res.exit_code == 2 and words in res.output, res.output
+        assert {p.name: md5(p) for p in out.iterdir() if p.is_file()} == before
 
 
 def test_the_report_leaves_out_a_claims_json_of_another_audit(demo_run, tmp_path):
@@ -283,7 +297,7 @@ def test_the_report_leaves_out_a_claims_json_of_another_audit(demo_run, tmp_path
     claims = write(tmp_path / "c.toml", "level = 0.9\n" + PASSING)
     res = ma.check(claims, folder)
     stale = res.to_dict()
-    stale["sources"]["intervals"] = {**stale["sources"]["intervals"], "seed": 99}
+    stale["sources"]["config"]["fmr_targets"] = [0.5]
     (folder / "claims.json").write_text(json.dumps(stale))
     res = runner.invoke(app, ["report", str(folder), "--out", str(tmp_path / "r.html")])
     assert res.exit_code == 0 and "left out of the report" in res.output
@@ -323,13 +337,30 @@ def test_claims_on_two_versions_read_a_diff_and_refuse_the_other_kind():
 def test_audit_claims_raises_the_default_replicates_to_leave_ten_beyond_the_farthest_bound():
     from types import SimpleNamespace
 
-    from matchaudit.cli.audit import MAX_REPLICATES, _claims_level
+    from matchaudit.cli.check import MAX_REPLICATES, claims_level
 
     claims = parse_claims(doc(claim(max=0.1, groups="each"), claim(id="2", max=0.1, at_fmr=1e-3)))
     data = SimpleNamespace(group_names=("A", "B", "C"))
-    level, b = _claims_level(claims, data, 0.95, 1000, True)
+    level, b = claims_level(claims, data, 0.95, 1000, True)
     assert level == pytest.approx(1 - 2 * 0.05 / 6) and b == math.ceil(10 / (0.05 / 6)) == 1200
-    assert _claims_level(claims, data, 0.95, 500, True) == (level, 500)  # given: kept
-    assert _claims_level(claims, data, 0.999, 1000, True)[1] == 20_000 == MAX_REPLICATES  # capped
+    assert claims_level(claims, data, 0.95, 500, True) == (level, 500)  # given: kept
+    assert claims_level(claims, data, 0.999, 1000, True)[1] == 20_000 == MAX_REPLICATES  # capped
     with pytest.raises(ma.InputError, match="--level 0.9: the claims need"):
-        _claims_level(claims, data, 0.9, 1000, True)
+        claims_level(claims, data, 0.9, 1000, True)
+
+
+def test_a_zero_error_bound_is_read_at_its_own_one_sided_level(demo_run):
+    audit = ma.Audit.load(demo_run, curves=False)
+    iv = audit.intervals
+    zero = iv[(iv.metric == "FNMR") & (iv.kind == "fmr_target") & (iv.target == 1e-2) & (iv.weighting == "pooled")
+              & (iv.group == "C")].iloc[0]
+    assert zero.errors == 0 and zero.low == 0
+    q = ma.check(doc(claim(groups=["C"], max=0.5), level=0.9), audit).verdicts[0].quantities[0]
+    assert (q.lower, q.upper, q.lower_confidence, q.upper_confidence) == (0.0, zero.high, 1.0, 0.95)
+    assert q.n_resamples is None  # not a bootstrap percentile: no note about tail replicates
+    with pytest.raises(ma.InputError, match="give 95.0000%"):  # one claim at 0.95 needs U at 0.95: enough
+        ma.check(doc(claim(groups=["C"], max=0.5), claim(id="2", max=0.5), level=0.95), audit)
+    assert ma.check(doc(claim(groups=["C"], max=0.5), level=0.95), audit).status == "pass"
+    # audit --claims asks for the level a zero-error U needs too: a max claim's pass confidence, 1 - 0.05 / 2
+    two = parse_claims(doc(claim(max=0.5, groups=["C"]), claim(id="2", max=0.5)))
+    assert required_level(two, ("A", "B", "C")) == pytest.approx(0.975)

@@ -3,6 +3,7 @@
 The run holds the audit's configuration, version and data fingerprint as params; every number of its operating points,
 curve summaries, fairness measures and intervals as a metric (float64, as MLflow stores them: the audit's own values,
 bit for bit); and the files of its saved folder as artefacts (results.json, the CSVs, curves.npz, the figures,
+conditions.json/.csv and claims.json/.csv/.xml where ``--condition-cols`` and ``--claims`` wrote them,
 report.html when present), with ``mlflow_keys.json``: which record and field each metric key is, and each group's
 name in the keys. MLflow is the optional extra ``tracking`` (``pip install 'matchaudit[tracking]'``), imported only
 here; the runs are made with ``MlflowClient``, so a user's active run and global tracking settings are left alone.
@@ -220,7 +221,8 @@ def log_mlflow(audit: Audit | str | Path, *, experiment: str | None = None, run_
         doc, folder = load_results(results, "audit"), results.parent
         logged = metrics(doc)
         params = _params(doc)
-        files = tuple(name for name in SETS["audit"] if (folder / name).is_file())
+        files = tuple(name for kind in ("audit", "conditions", "check") for name in SETS[kind]
+                      if (folder / name).is_file())  # with the trial conditions and claims written beside it
         absent = _absent(doc, folder)
         tags = {"matchaudit.command": str(doc["command"])[:_TAG_CHARS],
                 "matchaudit.absent": "; ".join(absent)[:_TAG_CHARS] or "nothing"}

@@ -192,7 +192,7 @@ class CarriedThresholds:
             return tuple(checks.number(v, param, **bounds) for v in x)
 
         t = values(self.thresholds, "thresholds", finite=False)
-        a = values(self.targets, "targets", low=0.0, high=1.0, high_open=True)
+        a = values(self.targets, "targets", low=0.0, high=1.0, low_open=True, high_open=True)  # FMR / 0: no ratio
         if len(t) != len(a):
             raise InputError(f"carried thresholds: {len(t)} thresholds but {len(a)} FMR targets; give the target "
                              "each threshold was set for.", param="targets")

@@ -54,7 +54,8 @@ class CheckResult:
     def quantity_rows(self) -> list[dict[str, Any]]:
         """One record per bounded quantity of every claim: estimate, bounds, their one-sided confidence, source."""
         return [{"claim": c.id, "quantity": q.name, "estimate": q.estimate, "lower": q.lower, "upper": q.upper,
-                 "confidence": q.confidence, "identities": q.identities, "source": q.source}
+                 "lower_confidence": q.lower_confidence, "upper_confidence": q.upper_confidence,
+                 "identities": q.identities, "source": q.source}
                 for c, v in zip(self.claims.claims, self.verdicts) for q in v.quantities]
 
     def to_frame(self) -> pd.DataFrame:
@@ -99,11 +100,47 @@ class CheckResult:
 
 
 def required_level(claims: Claims | str | Path, groups: Sequence[str]) -> float:
-    """The two-sided interval level an audit of ``groups`` needs for every verdict of ``claims`` (its fail bounds
-    are the most demanding); ``matchaudit audit --claims`` sets it."""
+    """The two-sided interval level an audit of ``groups`` needs for every verdict of ``claims``: each end of a
+    two-sided interval is a one-sided bound at ``(1 + level) / 2``, and the fail bounds are the most demanding; a
+    rate with zero errors has the one-sided ``[0, U]`` with ``U`` at ``level`` itself, so a claim on a rate also
+    needs ``level`` at the confidence of the bound ``U`` serves (pass for ``max``, fail for ``min``).
+    ``matchaudit audit --claims`` sets it."""
     claims = _claims(claims)
     k = len(claims.claims)
-    return max(two_sided_level(needed(claims.alpha, k, _n_fail(c, len(groups)))[1]) for c in claims.claims)
+    out = []
+    for c in claims.claims:
+        pass_conf, fail_conf = needed(claims.alpha, k, _n_fail(c, len(groups)))
+        out.append(two_sided_level(fail_conf))
+        if c.metric in ("fnmr", "fmr") and c.difference is None:  # a zero-error U at level
+            out.append(max(pass_conf if math.isfinite(c.high) else 0.0, fail_conf if math.isfinite(c.low) else 0.0))
+    return max(out)
+
+
+def preflight(claims: Claims | str | Path | dict, groups: Sequence[str], points: dict[str, Sequence[float]],
+              weightings: Sequence[str]) -> None:
+    """Refuse, before an audit runs, the claims it could not answer: groups its data lack, operating points
+    (``points``: kind -> the FMR targets, thresholds, FNMR targets it will have) and weightings it will not compute.
+    Claims on a model difference are answered by a comparison, not checked here."""
+    claims = _claims(claims)
+    named = [g for g in groups if g != "all"]
+    for c in claims.claims:
+        if c.difference is not None:
+            continue
+        if c.weighting not in weightings:
+            raise InputError(f"{c.label}: the audit computes the {', '.join(weightings)} weighting only; add "
+                             f"{c.weighting} to --weighting.", param="claims")
+        if (c.groups == "each" or c.is_fairness) and len(named) < (2 if c.is_fairness else 1):
+            raise InputError(f"{c.label}: the data have {'no groups' if not named else 'one group'} (--group-by); "
+                             f"claim it for groups = 'all'.", param="claims")
+        missing = [g for g in (c.groups if isinstance(c.groups, tuple) else ()) if g not in named]
+        if missing:
+            raise InputError(f"{c.label}: group(s) {', '.join(map(repr, missing))} not in the data; its groups: "
+                             f"{', '.join(named) or 'none'}.", param="claims")
+        if c.kind != "curve" and not any(_close(x, c.point) for x in points.get(c.kind, ())):
+            flag = {"fmr_target": "--fmr", "threshold": "--threshold", "fnmr_target": "--fnmr"}[c.kind]
+            have = ", ".join(f"{x:.12g}" for x in points.get(c.kind, ())) or "none"
+            raise InputError(f"{c.label}: at {c.point:.12g}, which the audit will not have ({flag}: {have}); add it "
+                             f"to {flag}.", param="claims")
 
 
 def check(claims: Claims | str | Path | dict, audit: Audit | str | Path | None = None,
@@ -117,6 +154,7 @@ def check(claims: Claims | str | Path | dict, audit: Audit | str | Path | None =
         audit = Audit.load(audit, curves=False)
     doc = _comparison(comparison) if comparison is not None else None
     k = len(claims.claims)
+    file_level = required_level(claims, audit.groups[1:] or ("all",)) if audit is not None else None
     verdicts = []
     for c in claims.claims:
         if c.difference is not None:
@@ -128,19 +166,18 @@ def check(claims: Claims | str | Path | dict, audit: Audit | str | Path | None =
             if audit is None:
                 raise InputError(f"{c.label}: needs an audit.", param="audit")
             quantities = _from_audit(c, audit)
-        _enough(c, quantities, claims, k)
+        _enough(c, quantities, claims, k, file_level)
         verdicts.append(decide(quantities, c.low, c.high, claims.alpha, k, _scope_note(quantities)))
     return CheckResult(claims, verdicts, _sources(audit, comparison))
 
 
 def _sources(audit: Audit | None, comparison: Any) -> dict[str, Any]:
-    """What the verdicts were read from: the audit's command, data fingerprint and interval settings (the report
-    checks a claims.json against the audit beside it by them), the comparison's file."""
+    """What the verdicts were read from: the audit's command, data fingerprint and configuration (the report checks
+    a claims.json against the audit beside it by them), the comparison's file."""
     out: dict[str, Any] = {}
     if audit is not None:
         doc = audit.document()
-        out.update(audit_command=doc.get("command"), data=doc["summary"].get("data"),
-                   intervals=doc["config"].get("intervals"))
+        out.update(audit_command=doc.get("command"), data=doc["summary"].get("data"), config=doc["config"])
     if comparison is not None and not isinstance(comparison, dict):
         out["comparison"] = str(comparison)
     return out
@@ -149,7 +186,7 @@ def _sources(audit: Audit | None, comparison: Any) -> dict[str, Any]:
 def _scope_note(quantities: tuple[Quantity, ...]) -> tuple[str, ...]:
     """A claim about a system is about a new population of identities: bounds that answer for these identities
     only (``recentered``) are narrower than that question needs, and the verdict says so."""
-    these = [q.name for q in quantities if "these identities" in q.source]
+    these = [q.name for q in quantities if "these identities" in q.source and "new population" not in q.source]
     return (f"the bounds of {', '.join(these)} answer for these identities, not a new population (docs/intervals.md); "
             "--ci-method double-or-nothing answers for a new population",) if these else ()
 
@@ -167,26 +204,35 @@ def _n_fail(c: Claim, n_groups: int) -> int:
     return n * (math.isfinite(c.low) + math.isfinite(c.high))
 
 
-def _enough(c: Claim, quantities: tuple[Quantity, ...], claims: Claims, k: int) -> None:
-    """The stored bounds' confidence must reach what the claim's fail verdict needs."""
-    fail_conf = needed(claims.alpha, k, len(quantities) * (math.isfinite(c.low) + math.isfinite(c.high)))[1]
-    have = min(q.confidence for q in quantities)
-    if have + 1e-12 < fail_conf:
-        raise InputError(
-            f"{c.label}: its bounds need one-sided confidence {fail_conf:.4%} ({k} claims at level {claims.level:g}, "
-            f"{len(quantities)} {'quantity' if len(quantities) == 1 else 'quantities'}), the "
-            f"{'comparison' if c.difference else 'audit'}'s intervals give "
-            f"{have:.4%}; re-run it with --level {_ceil(two_sided_level(fail_conf))}"
-            + ("" if c.difference else " (or `matchaudit audit --claims FILE`, which sets it)") + ".", param="claims")
+def _enough(c: Claim, quantities: tuple[Quantity, ...], claims: Claims, k: int, file_level: float | None) -> None:
+    """Each end a verdict reads must hold at the confidence it needs (the upper end: pass for ``max``, fail for
+    ``min``; the lower end the other way round); if not, the level to re-run at: the whole file's for the audit."""
+    pass_conf, fail_conf = needed(claims.alpha, k, len(quantities) * (math.isfinite(c.low) + math.isfinite(c.high)))
+    want = []
+    for q in quantities:
+        if math.isfinite(c.high):
+            want += [(q.upper_confidence, pass_conf), (q.lower_confidence, fail_conf)]
+        if math.isfinite(c.low):
+            want += [(q.lower_confidence, pass_conf), (q.upper_confidence, fail_conf)]
+    short = [(have, need) for have, need in want if have + 1e-12 < need]
+    if not short:
+        return
+    have, need = min(short, key=lambda x: x[0] - x[1])
+    level = file_level if file_level is not None else two_sided_level(need)
+    raise InputError(
+        f"{c.label}: its bounds need one-sided confidence {need:.4%} ({k} claim{'s' * (k != 1)} at level "
+        f"{claims.level:g}), the {'comparison' if c.difference else 'audit'}'s give {have:.4%}; re-run it with "
+        f"--level {_ceil(level)}" + ("" if c.difference else " (what the whole file needs; `matchaudit audit --claims "
+                                     "FILE` sets it)") + ".", param="claims")
 
 
 def _ceil(level: float) -> str:
-    """A level for the advice, rounded up so that it suffices."""
-    for digits in range(3, 9):
-        x = math.ceil(level * 10**digits) / 10**digits
+    """A level for the advice, rounded up so that it suffices (all its digits where rounding would reach 1)."""
+    for digits in range(3, 13):
+        x = math.ceil(level * 10**digits - 1e-9) / 10**digits
         if x < 1:
             return f"{x:.{digits}f}".rstrip("0")
-    return f"{level:.9f}"
+    return repr(level)
 
 
 def _from_audit(c: Claim, audit: Audit) -> tuple[Quantity, ...]:
@@ -197,16 +243,20 @@ def _from_audit(c: Claim, audit: Audit) -> tuple[Quantity, ...]:
     metric = c.metric if c.metric.startswith("combined:") else c.rate if not c.is_fairness else (
         c.metric.split(":")[0].upper() + ":" + c.metric.split(":")[1])
     rows = rec[(rec.metric == metric) & (rec.weighting == c.weighting) & (rec.kind == c.kind)]
+    if rows.empty:
+        why = " (fairness measures compare groups: the data have none)" if c.is_fairness and len(audit.groups) < 3 \
+            else ""
+        at = {"fmr_target": " at FMR targets", "threshold": " at fixed thresholds (--threshold)",
+              "fnmr_target": " at FNMR targets (--fnmr)", "curve": ""}[c.kind]
+        raise InputError(f"{c.label}: the audit has no {c.weighting} {metric} intervals{at}{why}.", param="claims")
     if c.kind != "curve":
         col = "threshold" if c.kind == "threshold" else "target"
         have = sorted({float(x) for x in rows[col].dropna()})
         rows = rows[[_close(x, c.point) for x in rows[col]]]
         if rows.empty:
             what = {"fmr_target": "FMR targets", "fnmr_target": "FNMR targets", "threshold": "thresholds"}[c.kind]
-            raise InputError(f"{c.label}: the audit has no {c.weighting} {metric} intervals at {c.point:g}; its "
-                             f"{what}: {', '.join(f'{x:g}' for x in have) or 'none'}.", param="claims")
-    if rows.empty:
-        raise InputError(f"{c.label}: the audit has no {c.weighting} {metric} intervals.", param="claims")
+            raise InputError(f"{c.label}: the audit has no {c.weighting} {metric} intervals at {c.point:.12g}; its "
+                             f"{what}: {', '.join(f'{x:.12g}' for x in have) or 'none'}.", param="claims")
     groups = list(audit.groups[1:]) if c.groups == "each" else ["all"] if c.groups == "all" else list(c.groups)
     if not groups:
         raise InputError(f"{c.label}: the audit's data have no groups (audited without --group-by); claim it for "
@@ -224,22 +274,32 @@ def _from_audit(c: Claim, audit: Audit) -> tuple[Quantity, ...]:
 
 def _quantity(name: str, rows: pd.DataFrame, identities: int | None) -> Quantity:
     """One quantity's bounds; where the audit holds several methods' intervals, the widest (each is valid, so the
-    widest is too)."""
-    lows = [_end(r.low, r.alternative, "low") for r in rows.itertuples()]
-    highs = [_end(r.high, r.alternative, "high") for r in rows.itertuples()]
-    levels = [(1.0 + r.level) / 2.0 if r.alternative == "two-sided" else r.level for r in rows.itertuples()]
-    first = rows.iloc[0]
-    scope = first.get("scope") if "scope" in rows else None
-    source = ", ".join(sorted(set(rows.method))) + (f" ({scope})" if isinstance(scope, str) else "")
-    n = first.get("n_resamples")
-    return Quantity(name, float(first.estimate), min(lows), max(highs), min(levels),
-                    int(identities) if identities is not None else None, source,
-                    int(n) if n is not None and not pd.isna(n) and _resampled(set(rows.method)) else None)
+    widest is too, at the highest of their confidences)."""
+    ends = [_ends(r) for r in rows.itertuples()]
+    lower, lower_conf = min(e[0] for e in ends), max(e[2] for e in ends)
+    upper, upper_conf = max(e[1] for e in ends), max(e[3] for e in ends)
+    scopes = rows["scope"] if "scope" in rows else [None] * len(rows)
+    source = "; ".join(sorted({f"{m} ({sc})" if isinstance(sc, str) else str(m) for m, sc in zip(rows.method, scopes)}))
+    resampled = [e[4] for e in ends if e[4] is not None]
+    return Quantity(name, float(rows.iloc[0].estimate), lower, upper, lower_conf, upper_conf,
+                    int(identities) if identities is not None else None, source, max(resampled) if resampled else None)
 
 
-def _resampled(methods: set[str]) -> bool:
-    """Whether the bounds are bootstrap percentiles (their tails rest on replicates)."""
-    return not methods <= {"wilson", "gaussian", "clopper-pearson"}
+def _ends(r: Any) -> tuple[float, float, float, float, int | None]:
+    """(lower, upper, their one-sided confidences, bootstrap replicates behind them) of one interval record: a
+    two-sided interval at level L has each end at (1 + L) / 2; a one-sided one its bound at L and the other end
+    absent; a rate with zero errors is ``[0, U]``, 0 holding by definition and U a one-sided bound at L (not a
+    bootstrap percentile)."""
+    low, high = _end(r.low, r.alternative, "low"), _end(r.high, r.alternative, "high")
+    two = r.alternative == "two-sided"
+    lo_conf = 1.0 if not math.isfinite(low) else (1.0 + r.level) / 2.0 if two else r.level
+    hi_conf = 1.0 if not math.isfinite(high) else (1.0 + r.level) / 2.0 if two else r.level
+    zero = getattr(r, "errors", None) is not None and not pd.isna(r.errors) and r.errors == 0 and low == 0
+    if zero:
+        lo_conf, hi_conf = 1.0, r.level
+    n = r.n_resamples
+    boot = not zero and r.method not in ("wilson", "gaussian", "clopper-pearson") and n is not None and not pd.isna(n)
+    return low, high, lo_conf, hi_conf, int(n) if boot else None
 
 
 def _end(value: Any, alternative: str, end: str) -> float:
@@ -276,6 +336,8 @@ def _comparison(path: str | Path | dict) -> dict[str, Any]:
     if isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list):
         return {"kind": "compare", "records": [{**r, "metric": "FNMR"} for r in doc["result"]["records"]
                                                if r.get("metric") == "fnmr_at_fmr"]}
+    if isinstance(doc.get("result"), dict) and "rows" in doc["result"]:  # diff.json as `matchaudit diff` writes it
+        doc = doc["result"]
     if isinstance(doc.get("rows"), list) and "paired" in doc:
         return {"kind": "diff", "records": [{**r, "level": doc["level"], "method": (
             f"paired {doc['method']}" if doc["paired"] else "unpaired (normal)"), "n_resamples": doc.get(
@@ -306,8 +368,9 @@ def _from_comparison(c: Claim, doc: dict[str, Any]) -> tuple[Quantity, ...]:
     for g in groups:
         r = next(x for x in recs if x["view"] == g)
         lo, hi = (_num(r["low"]), _num(r["high"])) if sign > 0 else (-_num(r["high"]), -_num(r["low"]))
-        out.append(Quantity(f"{g} ({c.difference})", sign * _num(r["difference"]), lo, hi, (1.0 + r["level"]) / 2.0,
-                            None, r["method"] if kind == "diff" else f"paired {r['method']}", r.get("n_resamples")))
+        conf = (1.0 + r["level"]) / 2.0
+        out.append(Quantity(f"{g} ({c.difference})", sign * _num(r["difference"]), lo, hi, conf, conf, None,
+                            r["method"] if kind == "diff" else f"paired {r['method']}", r.get("n_resamples")))
     return tuple(out)
 
 
@@ -315,4 +378,4 @@ def _num(x: Any) -> float:
     return float("nan") if x is None or isinstance(x, str) and x.lower() == "nan" else float(x)
 
 
-__all__ = ["CheckResult", "check", "required_level"]
+__all__ = ["CheckResult", "check", "preflight", "required_level"]

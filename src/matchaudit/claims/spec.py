@@ -155,7 +155,9 @@ def _claim(entry: Any, number: int, source: str) -> Claim:
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(map(repr, sorted(unknown)))}; a claim takes "
                          f"{', '.join(sorted(KEYS))}.", param="claims")
-    metric = str(entry.get("metric", "")).strip().lower()
+    if "metric" not in entry:
+        raise InputError(f"{where}: no metric; give one of {', '.join(METRICS)}.", param="claims")
+    metric = str(entry["metric"]).strip().lower()
     if metric not in METRICS:
         raise InputError(f"{where}: metric {entry.get('metric')!r} is not one matchaudit checks; use one of "
                          f"{', '.join(METRICS)}.", param="claims")
@@ -210,18 +212,27 @@ def _groups(value: Any, where: str, metric: str) -> str | tuple[str, ...]:
     if ":" in metric:
         raise InputError(f"{where}: a fairness measure is one number over the groups; use groups = 'all'.",
                          param="claims")
-    return tuple(str(g) for g in value)
+    names = tuple(str(g) for g in value)
+    if len(set(names)) < len(names):
+        raise InputError(f"{where}: groups {list(names)!r} names a group twice.", param="claims")
+    return "all" if names == ("all",) else names
 
 
 def _number(value: Any, where: str) -> float:
+    """A finite number; a string that spells one too (YAML 1.1 reads ``1e-3``, an exponent without a dot, as text)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
         raise InputError(f"{where} = {value!r} is not a finite number.", param="claims")
     return float(value)
 
 
 def _describe(metric: str, kind: str, point: float | None, groups: Any, low: float, high: float) -> str:
-    at = {"fmr_target": f" at FMR {point:g}", "threshold": f" at threshold {point:g}",
-          "fnmr_target": f" at FNMR {point:g}", "curve": ""}[kind]
+    at = "" if point is None else {"fmr_target": f" at FMR {point:g}", "threshold": f" at threshold {point:g}",
+                                   "fnmr_target": f" at FNMR {point:g}"}[kind]
     who = {"each": " for every group", "all": ""}.get(groups, f" for {', '.join(groups)}") if isinstance(
         groups, str) else f" for {', '.join(groups)}"
     limit = (f"within [{low:g}, {high:g}]" if math.isfinite(low) and math.isfinite(high)

@@ -36,10 +36,16 @@ class Quantity:
     estimate: float
     lower: float
     upper: float
-    confidence: float
+    lower_confidence: float  # 1 where the bound holds by definition (a rate's 0) or is absent (-inf)
+    upper_confidence: float
     identities: int | None
     source: str  # method and scope of the interval, for the reader
-    n_resamples: int | None = None
+    n_resamples: int | None = None  # bootstrap replicates behind a percentile bound (None: not one)
+
+    @property
+    def confidence(self) -> float:
+        """The lower of the two ends' confidences (what the reader is told)."""
+        return min(self.lower_confidence, self.upper_confidence)
 
 
 @dataclass(frozen=True)
@@ -92,9 +98,15 @@ def decide(quantities: tuple[Quantity, ...], low: float, high: float, alpha: flo
     q = open_[0]
     side_high = math.isfinite(high) and not q.upper <= high
     bound, limit = (q.upper, high) if side_high else (q.lower, low)
+    if not math.isfinite(bound):
+        return Verdict("inconclusive", f"{q.name}: the audit gives no {'upper' if side_high else 'lower'} bound "
+                       "(one-sided intervals)", "re-run the audit without --one-sided", pass_conf, fail_conf,
+                       quantities, notes)
+    more = len(open_) - 1
     reason = (f"{q.name}: {_fmt(q.estimate)}, {'upper' if side_high else 'lower'} bound {_fmt(bound)} not "
-              f"{'below' if side_high else 'above'} {_fmt(limit)}" + (f" ({len(open_) - 1} more)" if len(open_) > 1
-                                                                      else ""))
+              f"{'below' if side_high else 'above'} {_fmt(limit)}" + (
+                  f" (and {more} more {'quantity' if more == 1 else 'quantities'}: "
+                  f"{', '.join(x.name for x in open_[1:])})" if more else ""))
     return Verdict("inconclusive", reason, _advice(open_, low, high), pass_conf, fail_conf, quantities, notes)
 
 
@@ -131,12 +143,12 @@ def _advice(open_: list[Quantity], low: float, high: float) -> str:
 def _rough(quantities: tuple[Quantity, ...]) -> tuple[str, ...]:
     """A note when percentile bounds rest on fewer than ``TAIL_REPLICATES`` bootstrap replicates beyond them: valid
     in the limit, but a bound that far out moves with the seed."""
-    rough = [q for q in quantities if q.n_resamples is not None and math.isfinite(q.confidence)
+    rough = [q for q in quantities if q.n_resamples is not None and q.confidence < 1
              and q.n_resamples * (1.0 - q.confidence) < TAIL_REPLICATES]
     if not rough:
         return ()
     q = min(rough, key=lambda x: x.n_resamples * (1.0 - x.confidence))
-    want = math.ceil(TAIL_REPLICATES / (1.0 - q.confidence))
+    want = math.ceil(TAIL_REPLICATES / (1.0 - q.confidence) - 1e-9)
     return (f"bounds at {q.confidence:.2%} rest on {q.n_resamples * (1.0 - q.confidence):.1f} bootstrap replicates "
             f"beyond them ({', '.join(x.name for x in rough)}): they move with the seed; n_resamples {want:,} would "
             f"give {TAIL_REPLICATES}",)

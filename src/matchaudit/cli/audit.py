@@ -9,7 +9,7 @@ import shlex
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import typer
 from rich.markup import escape
@@ -82,14 +82,17 @@ def _print_summary(result: Audit, out: Path, figures: bool) -> None:
 
 
 def run_audit(data: MatchData, out: Path, command: str, quiet: bool = False, det_scale: str = "probit",
-              figures: bool = True, **options: Any) -> Audit:
+              figures: bool = True, before_save: Callable[[Audit], Any] | None = None, **options: Any) -> Audit:
     """The library's :func:`matchaudit.audit` with ``options``, saved into ``out`` (results.json, CSV tables and,
-    with ``figures``, the figures), with progress and the operating-point table unless ``quiet``."""
+    with ``figures``, the figures), with progress and the operating-point table unless ``quiet``. ``before_save``
+    runs on the audit before anything is written (what it refuses leaves ``out`` as it was)."""
     from matchaudit.auditing import audit as ma_audit
 
     if not quiet:
         console.print(f"Auditing {data.n_comparisons():,} comparisons...")
     result = ma_audit(data, progress=not quiet, **options)
+    if before_save is not None:
+        before_save(result)
     result.save(out, command, det_scale=det_scale, figures=figures)
     if not quiet:
         _print_summary(result, out, figures)
@@ -222,7 +225,9 @@ def audit(
                              "--samples have none; give a comparison table (--comparisons) with the condition column.")
     elif condition_reference is not None:
         raise InputError("--condition-reference picks one of the --condition-cols values: give --condition-cols too.")
-    promises = _claims(claims, no_intervals, out, read)
+    from matchaudit.cli.check import audit_claims, verdicts_of, claims_level, claims_preflight
+
+    promises = audit_claims(claims, no_intervals, out, read)
     if report is not None:
         report_file(out / "results.json", report, "--report", read, out)
     backends.check_name(backend)  # before the data load: a typo fails at once
@@ -287,7 +292,8 @@ def audit(
         from matchaudit.auditing.conditions import condition_codes
 
         condition_codes(data, conditions, condition_reference)
-    carried = _carried(floats(threshold, "--threshold"), floats(threshold_fmr, "--threshold-fmr"), thresholds_from)
+    carried = _carried(floats(threshold, "--threshold"), floats(threshold_fmr, "--threshold-fmr"), thresholds_from,
+                       rule.value)
     measures = MeasureOptions(weightings=names(weighting), dcf_p_target=dcf_p_target, dcf_c_miss=dcf_c_miss,
                               dcf_c_fa=dcf_c_fa, eer=eer, fmr_threshold=fmr_threshold, dcf=dcf_points(dcf), llr=llr,
                               calibration=not no_calibration, zero_policy=zero_policy.value,
@@ -305,7 +311,7 @@ def audit(
         if unused:
             raise InputError("this option of the group tests would be ignored without --tests: drop it or add "
                              "--tests.", param=unused[0])
-    interval_level, replicates = (level, n_resamples) if promises is None else _claims_level(
+    interval_level, replicates = (level, n_resamples) if promises is None else claims_level(
         promises, data, level, n_resamples, quiet or as_json)
     intervals = False if no_intervals else IntervalOptions(
         method=ci_method, level=interval_level, n_resamples=replicates, seed=ci_seed, one_sided=one_sided, band=band,
@@ -322,25 +328,29 @@ def audit(
                       "double-or-nothing")
         equivalence_options = EquivalenceOptions(margin(equivalence), scale=equivalence_scale, n_resamples=n_resamples,
                                                  alpha=alpha, seed=ci_seed, method=paired)
+    if promises is not None:
+        claims_preflight(promises, data, floats(fmr, "--fmr"), floats(threshold, "--threshold"),
+                          floats(fnmr, "--fnmr"), names(weighting), one_sided)
+    # computed before anything is written, so that a refusal (or an interrupt) leaves --out as it was; the sets
+    # are then written one after the other
+    by_condition = _conditions(data, conditions, condition_reference, floats(fmr, "--fmr"), ci_method, level,
+                               n_resamples, ci_seed, rule.value, quiet or as_json) if conditions else None
+    verdicts: list = []  # the claims' verdicts, made on the audit before it is saved
     engine = None if no_intervals else backends.make_backend(backend, scheduler=scheduler, workers=workers)
     try:
         result = run_audit(data, out, _command(), quiet or as_json, det_scale=det_scale, figures=not no_figures,
                   fmr=floats(fmr, "--fmr"), thresholds=floats(threshold, "--threshold"), fnmr=floats(fnmr, "--fnmr"),
                   rule=rule.value, threshold_impostors=threshold_impostors, measures=measures, intervals=intervals,
                   tests=test_options, equivalence=equivalence_options, backend=engine,
-                  carried=_carried_options(carried, thresholds_from, threshold_fmr))
+                  carried=_carried_options(carried, thresholds_from, threshold_fmr),
+                  before_save=None if promises is None else lambda a: verdicts.append(verdicts_of(promises, a)))
     finally:
         if engine is not None:
             engine.close()
-    if conditions:
-        _conditions(data, out, read, conditions, condition_reference, floats(fmr, "--fmr"), ci_method, level,
-                    n_resamples, ci_seed, rule.value, quiet or as_json)
-    verdicts = None
-    if promises is not None:
-        from matchaudit.claims import check as check_claims
-
-        verdicts = check_claims(promises, result)
-        verdicts.save(out, read)
+    if by_condition is not None:
+        _write_conditions(by_condition, out, read, conditions, quiet or as_json)
+    if verdicts:
+        verdicts[0].save(out, read)
     if report is not None:
         from matchaudit.report.html import write_report  # here: it draws figures, so it imports matplotlib
 
@@ -348,28 +358,33 @@ def audit(
                      audit=result)
     if as_json:
         typer.echo((out / "results.json").read_text())
-    if verdicts is not None:
+    if verdicts:
         if not (quiet or as_json):
             from matchaudit.cli.check import show
 
-            show(verdicts)
-        raise typer.Exit(verdicts.exit_code)
+            show(verdicts[0])
+        raise typer.Exit(verdicts[0].exit_code)
 
 
-def _conditions(data: MatchData, out: Path, read: tuple, cols: tuple[str, ...], reference: str | None,
-                fmr: tuple[float, ...], ci_method: str | None, level: float, n_resamples: int, seed: int, rule: str,
-                quiet: bool) -> None:
+def _conditions(data: MatchData, cols: tuple[str, ...], reference: str | None, fmr: tuple[float, ...],
+                ci_method: str | None, level: float, n_resamples: int, seed: int, rule: str, quiet: bool) -> Any:
     """``ma.audit_conditions`` at the audit's FMR targets (the first paired bootstrap of --ci-method, else
-    double-or-nothing), written to conditions.json and conditions.csv, and its rates and tests printed."""
-    import json
-
+    double-or-nothing)."""
     from matchaudit.auditing.conditions import audit_conditions
     from matchaudit.choices import PAIRED_SCHEMES
-    from matchaudit.outputs import staged
 
     method = next((m for m in names(ci_method) or () if m in PAIRED_SCHEMES), "double-or-nothing")
-    result = audit_conditions(data, cols, fmr, reference=reference, method=method, n_resamples=n_resamples,
-                              seed=seed, level=level, rule=rule, progress=not quiet)
+    return audit_conditions(data, cols, fmr, reference=reference, method=method, n_resamples=n_resamples,
+                            seed=seed, level=level, rule=rule, progress=not quiet)
+
+
+def _write_conditions(result: Any, out: Path, read: tuple, cols: tuple[str, ...], quiet: bool) -> None:
+    """The conditions written to conditions.json and conditions.csv, and its rates and tests printed."""
+    import json
+
+    from matchaudit.outputs import staged
+
+    method = result.method
     with staged(out, "conditions", inputs=read) as tmp:
         (tmp / "conditions.json").write_text(json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n",
                                              encoding="utf-8")
@@ -397,47 +412,16 @@ def _conditions(data: MatchData, out: Path, read: tuple, cols: tuple[str, ...], 
     console.print(f"Conditions written to [bold]{escape(str(out))}[/] (conditions.csv, conditions.json).")
 
 
-MAX_REPLICATES = 20_000  # --claims raises the default --n-resamples at most to this
-
-
-def _claims(path: Path | None, no_intervals: bool, out: Path, read: tuple) -> Any:
-    """The claims file of --claims, read and checked before any work (its verdicts need the intervals)."""
-    if path is None:
-        return None
-    from matchaudit.claims import read_claims
-
-    if no_intervals:
-        raise InputError("--claims is answered from the intervals: drop --no-intervals.")
-    output_dir(out, "check", read)
-    return read_claims(path)
-
-
-def _claims_level(claims: Any, data: MatchData, level: float, n_resamples: int, quiet: bool) -> tuple[float, int]:
-    """The intervals' level and bootstrap replicates: --level and --n-resamples, raised where they are the defaults
-    (0.95, 1,000) to what the claims need: the level of their verdicts' bounds, and replicates that leave
-    ``TAIL_REPLICATES`` beyond the farthest bound (at most ``MAX_REPLICATES``; beyond, the verdicts note it)."""
-    from matchaudit.claims import required_level
-    from matchaudit.claims.verdicts import TAIL_REPLICATES
-
-    need = required_level(claims, data.group_names)
-    if level < need - 1e-12 and level != 0.95:
-        raise InputError(f"--level {level:g}: the claims need intervals at {need:.6g} or above ({len(claims.claims)} "
-                         f"claims at level {claims.level:g}); drop --level to let --claims set it.")
-    level = max(level, need)
-    if n_resamples == 1000:
-        tail = (1 - level) / 2  # beyond each bound; 1e-9: 10 / tail is 1200.00000000004 in floats for 1,200
-        n_resamples = max(n_resamples, min(MAX_REPLICATES, math.ceil(TAIL_REPLICATES / tail - 1e-9)))
-    if not quiet:
-        console.print(f"Intervals at level {level:.6g} from {n_resamples:,} replicates: what the claims' verdicts need "
-                      f"({len(claims.claims)} claims at level {claims.level:g}, docs/claims.md).")
-    return level, n_resamples
-
-
-def dev_thresholds(results: Path) -> tuple[tuple[float, float], ...]:
-    """``(threshold, FMR target)`` of a development set's audit (overall group, first weighting)."""
+def dev_thresholds(results: Path, rule: str | None = None) -> tuple[tuple[float, float], ...]:
+    """``(threshold, FMR target)`` of a development set's audit (overall group, first weighting); refused when it
+    set them under another decision ``rule`` than this audit's."""
     from matchaudit.auditing.results_json import load_results, results_file
 
     doc = load_results(results_file(results), "thresholds_from")  # checked against the schema
+    if rule is not None and doc["config"]["rule"] != rule:
+        raise InputError(f"--thresholds-from {results}: its thresholds accept iff score {doc['config']['rule']} "
+                         f"threshold, this audit iff score {rule} threshold (--rule): the same number would accept "
+                         "other comparisons; give the development audit's --rule.")
     points, first = doc["operating_points"], doc["config"]["weightings"][0]
     out = tuple((float(p["threshold"]), float(p["target"])) for p in points
                 if p["kind"] == "fmr_target" and p["group"] == "all" and p["weighting"] == first)
@@ -447,11 +431,11 @@ def dev_thresholds(results: Path) -> tuple[tuple[float, float], ...]:
     return out
 
 
-def _carried(thresholds: tuple[float, ...], targets: tuple[float, ...], results: Path | None
+def _carried(thresholds: tuple[float, ...], targets: tuple[float, ...], results: Path | None, rule: str
              ) -> tuple[tuple[float, float], ...]:
-    """The carried ``(threshold, target)`` pairs: the development audit's, then the --threshold values with
-    --threshold-fmr (one target for all, or one each)."""
-    pairs = dev_thresholds(results) if results else ()
+    """The carried ``(threshold, target)`` pairs: the development audit's (set under the same ``rule``), then the
+    --threshold values with --threshold-fmr (one target for all, or one each)."""
+    pairs = dev_thresholds(results, rule) if results else ()
     if targets:
         if not thresholds or len(targets) not in (1, len(thresholds)):
             raise InputError(f"{','.join(map(str, targets))}: give the FMR target the --threshold "

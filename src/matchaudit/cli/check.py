@@ -1,9 +1,12 @@
 """``matchaudit check``: a claims file answered pass / fail / inconclusive from an audit's intervals (and a model
-comparison's), exit status 0 / 1 / 3 for CI (:mod:`matchaudit.claims`)."""
+comparison's), exit status 0 / 1 / 3 for CI (:mod:`matchaudit.claims`); and what ``matchaudit audit --claims`` asks
+of the claims before it runs (the level and replicates they need, what the audit will have)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -12,6 +15,10 @@ from rich.table import Table
 
 from matchaudit.cli.app import app
 from matchaudit.cli.common import NAME_COLUMN, folder_path, output_dir, output_file, user_errors
+from matchaudit.errors import InputError
+
+if TYPE_CHECKING:
+    from matchaudit.model import MatchData
 
 console = Console()
 STYLE = {"pass": "green", "fail": "bold red", "inconclusive": "yellow"}
@@ -71,3 +78,59 @@ def show(result) -> None:
         for line in ([v.advice] if v.advice else []) + list(v.notes):
             console.print(f"{escape(c.id)}: {escape(line)}", highlight=False, soft_wrap=True)
     console.print(f"Overall: [{STYLE[result.status]}]{result.status}[/] (exit {result.exit_code})", highlight=False)
+
+
+MAX_REPLICATES = 20_000  # --claims raises the default --n-resamples at most to this
+
+
+def audit_claims(path: Path | None, no_intervals: bool, out: Path, read: tuple) -> Any:
+    """The claims file of --claims, read and checked before any work (its verdicts need the intervals)."""
+    if path is None:
+        return None
+    from matchaudit.claims import read_claims
+
+    if no_intervals:
+        raise InputError("--claims is answered from the intervals: drop --no-intervals.")
+    output_dir(out, "check", read)
+    return read_claims(path)
+
+
+def claims_preflight(claims: Any, data: MatchData, fmr: tuple[float, ...], thresholds: tuple[float, ...],
+                      fnmr: tuple[float, ...], weightings: tuple[str, ...], one_sided: bool) -> None:
+    """What the claims ask of the audit, checked against the command line before any work: the operating points,
+    groups and weightings the audit will have, and both bounds (a fail needs the lower one)."""
+    from matchaudit.claims import preflight
+
+    if one_sided:
+        raise InputError("--one-sided gives upper bounds only, and a claim's verdict needs both (a fail rests on the "
+                         "lower bound): drop --one-sided with --claims.")
+    preflight(claims, data.group_names, {"fmr_target": fmr, "threshold": thresholds, "fnmr_target": fnmr},
+              weightings or ("pooled", "balanced"))
+
+
+def claims_level(claims: Any, data: MatchData, level: float, n_resamples: int, quiet: bool) -> tuple[float, int]:
+    """The intervals' level and bootstrap replicates: --level and --n-resamples, raised where they are the defaults
+    (0.95, 1,000) to what the claims need: the level of their verdicts' bounds, and replicates that leave
+    ``TAIL_REPLICATES`` beyond the farthest bound (at most ``MAX_REPLICATES``; beyond, the verdicts note it)."""
+    from matchaudit.claims import required_level
+    from matchaudit.claims.verdicts import TAIL_REPLICATES
+
+    need = required_level(claims, data.group_names)
+    if level < need - 1e-12 and level != 0.95:
+        raise InputError(f"--level {level:g}: the claims need intervals at {need:.6g} or above ({len(claims.claims)} "
+                         f"claims at level {claims.level:g}); drop --level to let --claims set it.")
+    level = max(level, need)
+    if n_resamples == 1000:
+        tail = (1 - level) / 2  # beyond each bound; 1e-9: 10 / tail is 1200.00000000004 in floats for 1,200
+        n_resamples = max(n_resamples, min(MAX_REPLICATES, math.ceil(TAIL_REPLICATES / tail - 1e-9)))
+    if not quiet:
+        console.print(f"Intervals at level {level:.6g} from {n_resamples:,} replicates: what the claims' verdicts need "
+                      f"({len(claims.claims)} claims at level {claims.level:g}, docs/claims.md).")
+    return level, n_resamples
+
+
+def verdicts_of(claims: Any, audit: Any) -> Any:
+    """The claims' verdicts on an audit in memory (:func:`matchaudit.check`), before it is saved."""
+    from matchaudit.claims import check as run_check
+
+    return run_check(claims, audit)

@@ -38,11 +38,11 @@ def section_mismatch(results: dict[str, Any], kind: str, doc: dict[str, Any]) ->
     (:meth:`matchaudit.model.MatchData.fingerprint`), an estimate.json by its pairs per group, which are the
     audit's genuine and same-group impostor comparisons when it scored the audit's comparison table."""
     s = results["summary"]
-    if kind == "claims":  # checked against this audit: the same data and the same interval settings
+    if kind == "claims":  # checked against this audit: the same data and the same configuration
         src = doc["sources"]
         if "data" not in src:
             return "its claims were checked against a model comparison only, not against this audit"
-        mine = {"data": s.get("data"), "intervals": results["config"].get("intervals")}
+        mine = {"data": s.get("data"), "config": results["config"]}
         diff = [k for k in mine if src.get(k) != mine[k]]
         return (f"it was checked against another audit (its {' and '.join(diff)} differ from this one's)"
                 if diff else None)
