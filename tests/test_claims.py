@@ -364,3 +364,24 @@ def test_a_zero_error_bound_is_read_at_its_own_one_sided_level(demo_run):
     # audit --claims asks for the level a zero-error U needs too: a max claim's pass confidence, 1 - 0.05 / 2
     two = parse_claims(doc(claim(max=0.5, groups=["C"]), claim(id="2", max=0.5)))
     assert required_level(two, ("A", "B", "C")) == pytest.approx(0.975)
+
+
+
+def test_hostile_run_findings_on_claims_files():
+    """#45 hostile run: eer/auc claims without words crashed; YAML reads 1e-3 as text; a diff.json as written nests
+    its rows under "result"; a group named twice, and "all" as a list, are one claim."""
+    assert parse_claims(doc({"metric": "eer", "max": 0.1})).claims[0].text == "eer for every group at most 0.1"
+    assert parse_claims(doc({"metric": "auc", "min": 0.99})).claims[0].text == "auc for every group at least 0.99"
+    assert parse_claims(doc(claim(at_fmr="1e-3", max="5e-2"))).claims[0].point == 1e-3
+    with pytest.raises(ma.InputError, match="'2%' is not a finite number"):
+        parse_claims(doc(claim(max="2%")))
+    with pytest.raises(ma.InputError, match="names a group twice"):
+        parse_claims(doc(claim(groups=["A", "A"], max=0.1)))
+    with pytest.raises(ma.InputError, match="contradict"):
+        parse_claims(doc(claim(groups=["all"], max=0.01), claim(groups="all", min=0.02)))
+    with pytest.raises(ma.InputError, match="no metric"):
+        parse_claims(doc({}))
+    rows = [{"metric": "FNMR", "fmr_target": 1e-3, "view": "all", "difference": 0.004, "low": -0.001, "high": 0.009}]
+    written = {"result": {"paired": True, "level": 0.9, "method": "vertex", "n_resamples": 500, "rows": rows}}
+    res = ma.check(doc(claim(at_fmr=1e-3, max=0.01, difference="new - old"), level=0.9), comparison=written)
+    assert res.status == "pass"

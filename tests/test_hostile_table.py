@@ -782,6 +782,9 @@ CLI_CASES = [
     cli("audit-threshold-fmr-count", "{AT} --threshold 0.3,0.4 --threshold-fmr 1e-2,1e-3,1e-4", 2, "--threshold-fmr"),
     cli("audit-threshold-fmr-alone", "{AT} --threshold-fmr 1e-3", 2, "--threshold-fmr"),
     cli("audit-threshold-fmr-range", "{AT} --threshold 0.3 --threshold-fmr 2", 2, "--threshold-fmr"),
+    cli("audit-threshold-fmr-zero-H45", "{AT} --threshold 0.3 --threshold-fmr 0", 2, "--threshold-fmr"),
+    cli("audit-thresholds-from-other-rule-H45", "{AT} --rule '>' --thresholds-from {d}/audit/results.json", 2,
+        "--rule"),
     # ----- audit: toolkit formats
     cli("fmt-foo", "audit --format foo --scores {f}/bob4.txt {Q}", 2, "--format"),
     cli("fmt-bob4-ok", "audit --format bob --scores {f}/bob4.txt {Q}", 0),
