@@ -268,6 +268,7 @@ def test_audit_with_claims_sets_the_level_writes_the_verdicts_and_reports_them(d
     res = runner.invoke(app, [*args, "--out", str(out), "--report", str(out) + "/"])
     assert res.exit_code == 1, res.output
     level = json.loads((out / "results.json").read_text())["config"]["intervals"]["level"]
+    assert "bootstrap replicates beyond them" in res.output  # --n-resamples 200 given: the bounds are rough
     assert level == pytest.approx(required_level(read_claims(claims), ("A", "B", "C")))  # 1 - 2 x 0.1 / (2 x 3)
     assert json.loads((out / "claims.json").read_text())["status"] == "fail"
     html = (out / "report.html").read_text()
@@ -385,3 +386,15 @@ def test_hostile_run_findings_on_claims_files():
     written = {"result": {"paired": True, "level": 0.9, "method": "vertex", "n_resamples": 500, "rows": rows}}
     res = ma.check(doc(claim(at_fmr=1e-3, max=0.01, difference="new - old"), level=0.9), comparison=written)
     assert res.status == "pass"
+
+
+def test_the_replicates_audit_claims_chooses_leave_no_rough_bound():
+    """1,800 replicates leave 10.0 beyond a 99.44% bound; in floats 9.9999999 (the note fired on the README's own
+    example); 1,799 leave fewer."""
+    conf = 1 - 0.05 / 9
+
+    def notes(n: int) -> tuple[str, ...]:
+        return decide((Quantity("B", 0.05, 0.01, 0.1, conf, conf, 60, "double-or-nothing", n),), -math.inf, 0.2,
+                      0.05, 3).notes
+
+    assert notes(1800) == () and notes(1799)

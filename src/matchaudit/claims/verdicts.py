@@ -144,7 +144,7 @@ def _rough(quantities: tuple[Quantity, ...]) -> tuple[str, ...]:
     """A note when percentile bounds rest on fewer than ``TAIL_REPLICATES`` bootstrap replicates beyond them: valid
     in the limit, but a bound that far out moves with the seed."""
     rough = [q for q in quantities if q.n_resamples is not None and q.confidence < 1
-             and q.n_resamples * (1.0 - q.confidence) < TAIL_REPLICATES]
+             and q.n_resamples * (1.0 - q.confidence) < TAIL_REPLICATES - 1e-6]  # 1,800 x 0.00556 is 9.9999999
     if not rough:
         return ()
     q = min(rough, key=lambda x: x.n_resamples * (1.0 - x.confidence))
