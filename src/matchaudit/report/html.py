@@ -148,7 +148,7 @@ def _operating(res: dict, folder: Path) -> str:
     level = next((r.get("level") for r in res.get("intervals", [])), None)
     parts = ["<h2>Operating points</h2>"]
     if methods:
-        parts.append(f"<p>Intervals at {pct(level, 2)} by method, side by side, of the rate each point leaves free: "
+        parts.append(f"<p>Intervals at {pct(level, 4)} by method, side by side, of the rate each point leaves free: "
                      "FNMR at FMR targets and thresholds, FMR at FNMR targets, and at FMR targets each group's FMR at "
                      "the global threshold too (each replicate re-derives its own threshold; see the reproducibility "
                      "block for replicates and seed).</p>" + _scopes(methods))
