@@ -154,6 +154,18 @@ def pair(values: Any, param: str) -> tuple[str, str]:
     return items[0], items[1]
 
 
+
+def same_point(have: Any, target: float) -> float | None:
+    """The one of ``have`` (an audit's FMR targets, FNMR targets or thresholds) that ``target`` names: equal, or the
+    only one within float32 precision (a float32 0.01 is 0.0099999998); None when none (or several) do."""
+    import numpy as np  # here: the CLI starts without NumPy
+
+    values = np.unique(np.asarray(list(have), dtype=float))
+    if target in values:
+        return float(target)
+    near = values[np.isclose(values, target, rtol=1e-6, atol=0.0)]
+    return float(near[0]) if near.size == 1 else None
+
 def match_data(value: Any, param: str = "data") -> Any:
     """``value`` if it is a :class:`~matchaudit.model.MatchData` (an audit of a DataFrame or a path ended in an
     AttributeError deep inside)."""

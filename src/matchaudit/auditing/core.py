@@ -201,11 +201,9 @@ class Audit:
         checks.choice(weighting, self.config.weightings, "weighting")  # a typo was blamed on the target
         ops = self.operating_points
         have = np.unique(ops.loc[(ops["kind"] == kind) & (ops["weighting"] == weighting), "target"].astype(float))
-        near = have[np.isclose(have, target, rtol=1e-6, atol=0.0)]
-        if target in have:
-            return target
-        if near.size == 1:
-            return float(near[0])
+        named = checks.same_point(have, target)
+        if named is not None:
+            return named
         if not have.size:  # e.g. balanced weighting of data without identities: skipped (a warning says why)
             held = list(dict.fromkeys(ops.loc[ops["kind"] == kind, "weighting"]))
             raise InputError(f"this audit has no {what}s with {weighting} weighting (it has them with "

@@ -18,13 +18,13 @@ import pandas as pd
 
 from matchaudit.auditing.core import Audit
 from matchaudit.auditing.results_json import read_json
+from matchaudit.checks import same_point
 from matchaudit.claims.spec import Claim, Claims, parse_claims, read_claims
 from matchaudit.claims.verdicts import EXIT, Quantity, Verdict, decide, needed, two_sided_level
 from matchaudit.encoding import jsonable
 from matchaudit.errors import InputError
 from matchaudit.outputs import staged
 
-TOLERANCE = 1e-9  # relative: an operating point in the claims matches the audit's within it
 
 
 @dataclass
@@ -136,7 +136,7 @@ def preflight(claims: Claims | str | Path | dict, groups: Sequence[str], points:
         if missing:
             raise InputError(f"{c.label}: group(s) {', '.join(map(repr, missing))} not in the data; its groups: "
                              f"{', '.join(named) or 'none'}.", param="claims")
-        if c.kind != "curve" and not any(_close(x, c.point) for x in points.get(c.kind, ())):
+        if c.kind != "curve" and same_point(points.get(c.kind, ()), c.point) is None:
             flag = {"fmr_target": "--fmr", "threshold": "--threshold", "fnmr_target": "--fnmr"}[c.kind]
             have = ", ".join(f"{x:.12g}" for x in points.get(c.kind, ())) or "none"
             raise InputError(f"{c.label}: at {c.point:.12g}, which the audit will not have ({flag}: {have}); add it "
@@ -252,7 +252,8 @@ def _from_audit(c: Claim, audit: Audit) -> tuple[Quantity, ...]:
     if c.kind != "curve":
         col = "threshold" if c.kind == "threshold" else "target"
         have = sorted({float(x) for x in rows[col].dropna()})
-        rows = rows[[_close(x, c.point) for x in rows[col]]]
+        named = same_point(rows[col].dropna(), c.point)
+        rows = rows[rows[col] == named]
         if rows.empty:
             what = {"fmr_target": "FMR targets", "fnmr_target": "FNMR targets", "threshold": "thresholds"}[c.kind]
             raise InputError(f"{c.label}: the audit has no {c.weighting} {metric} intervals at {c.point:.12g}; its "
@@ -311,10 +312,6 @@ def _end(value: Any, alternative: str, end: str) -> float:
     return float("nan") if value is None else float(value)
 
 
-def _close(x: Any, y: float | None) -> bool:
-    return x is not None and not pd.isna(x) and y is not None and abs(float(x) - y) <= TOLERANCE * max(abs(y), 1e-300)
-
-
 WHAT = "compare.json of `matchaudit compare` or diff.json of `matchaudit diff`"
 
 
@@ -352,7 +349,8 @@ def _from_comparison(c: Claim, doc: dict[str, Any]) -> tuple[Quantity, ...]:
                          f"{doc['kind']}.json.", param="claims")
     recs = [r for r in doc["records"] if r.get("metric") == c.rate]
     have = sorted({float(r["fmr_target"]) for r in recs})
-    recs = [r for r in recs if _close(r.get("fmr_target"), c.point)]
+    named = same_point([r["fmr_target"] for r in recs], c.point)
+    recs = [r for r in recs if r["fmr_target"] == named]
     if not recs:
         raise InputError(f"{c.label}: the comparison has no FNMR at FMR {c.point:g}; its targets: "
                          f"{', '.join(f'{x:g}' for x in have)}.", param="claims")
