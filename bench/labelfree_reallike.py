@@ -28,7 +28,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).parent))
 import reallike  # noqa: E402
 
-from matchaudit.labelfree import estimate  # noqa: E402
+from matchaudit.labelfree import estimate, robust  # noqa: E402
 from matchaudit.labelfree.api import NotConverged  # noqa: E402
 from matchaudit.labelfree.curves import empirical_at_fmr, rates_at  # noqa: E402
 
@@ -90,7 +90,8 @@ def fit(s, g, labels, job: dict, base: dict, true: dict) -> tuple[list[dict], ob
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = estimate(s, g, labels, fmr=TARGETS, sampler="numpy", chains=job["chains"], warmup=job["warmup"],
-                           draws=job["draws"], seed=job["rep"])
+                           draws=job["draws"], seed=job["rep"], effective_scores=job.get("effective_scores",
+                                                                                          robust.EFFECTIVE_SCORES))
     except NotConverged as e:
         return [{**base, "family": "none converged", "error": str(e)[:200]}], None
     seconds = time.time() - t0
@@ -130,27 +131,39 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def rejoin(df: pd.DataFrame, misfit: float) -> pd.DataFrame:
+def rejoin(df: pd.DataFrame, misfit: float, effective: int | None = None) -> pd.DataFrame:
     """The robust rows the estimator would give if a family were joined when both its check p-values are at least
     ``misfit`` (0: every family), recomputed from the per-family rows (the union of their bands; the alarm: their
     bands of some rate in the group do not overlap, a joined family's chains disagree, or none fits): how the
     joining rule was chosen (docs/labelfree.md). At the estimator's own floor it reproduces its robust rows
-    exactly (checked on the 2 x 20,000 run at 0.01: every band end and alarm)."""
+    exactly (checked on the 2 x 20,000 run at 0.01: every band end and alarm). ``effective``: each family's band
+    first spread by the misspecification allowance at that many scores (``robust.allowance``, applied to the band's
+    ends and median as the estimator applies it to the draws: the same band up to the quantiles' interpolation);
+    the alarm stays on the unspread bands, as in the estimator."""
     fam = df[~df["family"].isin(["robust", "none converged"])].copy()
+    if effective is not None:
+        labelled = fam["labels"].ne("none").to_numpy() if "labels" in fam else np.zeros(len(fam), bool)
+        f = robust.allowance(fam["n"].to_numpy(), labelled, effective)
+        ends = np.stack([fam[c].to_numpy(float) for c in ("lower", "median", "upper")])
+        rate = fam["quantity"].ne("threshold_at_fmr").to_numpy()
+        wide = np.where(rate, robust.spread(ends, f, True), robust.spread(ends, f, False))
+        fam = fam.assign(wide_lower=wide[0], wide_upper=wide[2])
     fam["joined"] = (fam["ks_p"] >= misfit) & (fam["tail_p"] >= misfit)
     unit = ["shape", "labels", "rep", "group"]
     none = fam.groupby(unit)["joined"].transform("any")
     fam["joined"] |= ~none
     used = fam[fam["joined"]]
     keys = unit + ["kind", "quantity", "target"]
-    band = used.groupby(keys).agg(lower=("lower", "min"), upper=("upper", "max"), median=("median", "median"),
+    lo, hi = ("wide_lower", "wide_upper") if effective is not None else ("lower", "upper")
+    band = used.groupby(keys).agg(lower=(lo, "min"), upper=(hi, "max"), median=("median", "median"),
                                   truth=("truth", "first")).reset_index()
     apart = used.groupby(keys).apply(lambda d: d["lower"].max() > d["upper"].min()).rename("apart").reset_index()
     alarm = apart.groupby(unit)["apart"].any() | used.groupby(unit)["rhat"].max().ge(1.2) | ~none.groupby(
         [fam[k] for k in unit]).first()
     band = band.merge(alarm.rename("alarm").reset_index(), on=unit)
     band["covered"] = (band["lower"] <= band["truth"]) & (band["truth"] <= band["upper"])
-    return band.assign(family=f"joined at p >= {misfit:g}", tail_alarm=False)
+    name = f"joined at p >= {misfit:g}" + (f", allowance {effective:,}" if effective is not None else "")
+    return band.assign(family=name, tail_alarm=False)
 
 
 def markdown(df: pd.DataFrame) -> str:
@@ -178,17 +191,27 @@ def main() -> None:
     ap.add_argument("--families", default="robust", help="rows of the summary: robust, or all")
     ap.add_argument("--rejoin", default="", help="instead of fitting: read --out and print the robust rows under "
                     "each joining rule (comma-separated check p-value floors, e.g. 0.05,0.001,0)")
+    ap.add_argument("--allowance", default="", help="with --rejoin: also each misspecification allowance "
+                    "(comma-separated effective scores, 'none' for none) at the estimator's floor")
+    ap.add_argument("--effective-scores", default=str(robust.EFFECTIVE_SCORES), help="the estimate's allowance "
+                    "(robust.EFFECTIVE_SCORES; 'none' for none)")
     ap.add_argument("--out", default="bench/results/labelfree_reallike.csv")
     a = ap.parse_args()
     if a.rejoin:
         df = pd.read_csv(a.out)
+        lab = df["labels"].iloc[0] if "labels" in df else "none"
         for floor in (float(x) for x in a.rejoin.split(",")):
             print(f"joined unless a check's p < {floor:g}:")
-            print(markdown(summarise(rejoin(df, floor).assign(labels=df["labels"].iloc[0] if "labels" in df else "none"))))
+            print(markdown(summarise(rejoin(df, floor).assign(labels=lab))))
+        for eff in (x for x in a.allowance.split(",") if x):
+            effective = None if eff == "none" else int(eff)
+            print(f"joined unless a check's p < {robust.MISFIT:g}, allowance {eff}:")
+            print(markdown(summarise(rejoin(df, robust.MISFIT, effective).assign(labels=lab))))
         return
     pis = [float(x) for x in a.pis.split(",")]
     jobs = [{"shape": sh, "rep": r, "groups": a.groups, "n": a.n, "pis": pis, "hard": a.hard, "chains": a.chains,
-             "warmup": a.warmup, "draws": a.draws, "labels": [x for x in a.labels.split(",") if x]}
+             "warmup": a.warmup, "draws": a.draws, "labels": [x for x in a.labels.split(",") if x],
+             "effective_scores": None if a.effective_scores == "none" else int(a.effective_scores)}
             for sh in a.shapes.split(",") for r in range(a.reps)]
     t0 = time.time()
     with ProcessPoolExecutor(a.workers) as pool:

@@ -45,7 +45,7 @@ FLAGS = {
     "embedding_col": "--embedding-col", "metadata_path": "--metadata", "sample_cols": "--sample-cols",
     "identity_cols": "--identity-cols", "fmr_targets": "--fmr", "samples_per_identity": "--samples-per-identity",
     "n_identities": "--identities", "datasets": "--datasets", "identities": "--identities", "chains": "--chains",
-    "draws": "--draws", "warmup": "--warmup", "family": "--family", "report": "--report", "thresholds_from": "--thresholds-from", "targets": "--threshold-fmr",
+    "draws": "--draws", "warmup": "--warmup", "family": "--family", "effective_scores": "--effective-scores", "report": "--report", "thresholds_from": "--thresholds-from", "targets": "--threshold-fmr",
     "memory_gb": "--memory", "spill_dir": "--spill-dir", "compare": "--compare", "estimate": "--estimate", "margin": "--equivalence",
     "scale": "--equivalence-scale", "groups": "--groups", "alpha": "--alpha", "fta_policy": "--fta-policy",
     "duplicates": "--duplicates", "n_datasets": "--datasets", "samples": "--samples", "levels": "--levels",

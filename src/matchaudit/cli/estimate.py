@@ -61,6 +61,23 @@ def _groups(df: pd.DataFrame, col: str, where: Where) -> tuple[np.ndarray, np.nd
                      "Name it with --group-col.")
 
 
+def _effective(text: str, family: str) -> int | None:
+    """``--effective-scores``: a whole number of at least 100, or ``none``; only with ``--family auto``."""
+    if family != "auto":
+        raise InputError(f"--effective-scores applies to --family auto (the robust bands); {family}'s bands are "
+                         "conditional on it and are not spread: drop --effective-scores", param="effective_scores")
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 100:
+        raise InputError(f"--effective-scores {text!r}: give a whole number of at least 100, or none",
+                         param="effective_scores")
+    return value
+
+
 @app.command("estimate")
 @user_errors
 def estimate(
@@ -80,6 +97,7 @@ def estimate(
     draws: int = typer.Option(None, "--draws", help="Kept draws per chain (default 500 NUTS, 5000 NumPy)."),
     warmup: int = typer.Option(None, "--warmup", help="Warm-up (tuning) iterations per chain, discarded (default: as many as --draws when it is given; else 500 NUTS, 3000 NumPy)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same numbers)."),
+    effective_scores: str = typer.Option(None, "--effective-scores", help="With --family auto: a group's robust bands are those of at most this many unlabelled scores (default 7000; a misspecification allowance, docs/labelfree.md), or 'none' for no allowance."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and FMR/FNMR at a global threshold with credible bands,
@@ -109,12 +127,14 @@ def estimate(
             raise InputError(f"{where.what}: no label column {label_col!r}; columns are {', '.join(map(str, df.columns))}.")
         labels = partial_labels(df[label_col].to_numpy(), where)[keep]
     targets = floats(fmr, "--fmr")
+    allowance = {} if effective_scores is None else {"effective_scores": _effective(effective_scores, family.value)}
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         try:
             est = run_estimate(scores[keep], groups[keep], labels, family=family.value, shape_prior=shape_prior,
                                fmr=targets, level=level, rule=rule.value, sampler=sampler.value, chains=chains,
-                               draws=draws, warmup=draws if warmup is None else warmup, seed=seed, progress=not quiet)
+                               draws=draws, warmup=draws if warmup is None else warmup, seed=seed, progress=not quiet,
+                               **allowance)
         except NotConverged as e:
             err_console.print(f"[bold red]Not converged:[/] {escape(str(e))} (options --warmup, --draws, "
                               "--label-col, --family)", highlight=False, soft_wrap=True)

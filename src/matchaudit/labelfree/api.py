@@ -16,7 +16,7 @@ import numpy as np
 from matchaudit import checks
 from matchaudit.errors import InputError, listing
 from matchaudit.labelfree import curves, diagnostics, ppc, robust, samplers
-from matchaudit.labelfree.result import KINDS, Estimate, GroupFit
+from matchaudit.labelfree.result import KINDS, Estimate, GroupFit, RateDraws
 from matchaudit.labelfree.binned import COUNT_BINS, LIKELIHOOD_POINTS, Compressed, compress
 from matchaudit.definitions import Rule
 from matchaudit.labelfree.curves import band
@@ -166,8 +166,9 @@ def _entries(arr: np.ndarray, level: float, targets: Sequence[float], names: Seq
     return out
 
 
-def _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, extrapolated) -> dict:
-    """Summaries of one kind. Arrays: fnmr/thr (M, G, A), gt (M, A), gfmr/gfnmr (M, G, A), curve (M, G, K)."""
+def _outputs(d: RateDraws, level, targets, names) -> dict:
+    """Summaries of one kind's draws (:class:`RateDraws`)."""
+    fnmr, thr, gt, gfmr, gfnmr, grid, curve, extrapolated = d
     cb = band(curve, level)
     out = {
         "curve": {"fmr": grid, **{nm: {k: v[gi] for k, v in cb.items()} for gi, nm in enumerate(names)}},
@@ -222,6 +223,7 @@ def estimate(
     shape_prior: ShapePrior | None = None,
     progress: bool = False,
     likelihood_points: int | None = LIKELIHOOD_POINTS,
+    effective_scores: int | None = robust.EFFECTIVE_SCORES,
 ) -> Estimate:
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and rates at a global threshold from similarity scores.
 
@@ -239,6 +241,10 @@ def estimate(
     it has at most this many, else over this many points: half as many bins, two quadrature points each
     (docs/labelfree.md, "Likelihood"); ``None``: distinct scores however many. Finite-sample rates and the
     posterior predictive check count on at most ``binned.COUNT_BINS`` cells per group (distinct scores, or bins).
+    ``effective_scores`` (``family="auto"``): the robust bands of a group with more unlabelled scores and no labels
+    are those of this many (:func:`robust.allowance`: every family's draws spread by ``sqrt(n / effective_scores)``,
+    a misspecification allowance; ``None``: none); each family's own bands (``by_family``), and a single family's,
+    are not spread.
     Raises :class:`NotConverged` when any R-hat >= 1.2.
     """
     s, g, y = validate(scores, groups, labels)
@@ -256,6 +262,8 @@ def estimate(
         checks.integer(warmup, "warmup", low=1)
     if likelihood_points is not None:
         checks.integer(likelihood_points, "likelihood_points", low=8)
+    if effective_scores is not None:
+        checks.integer(effective_scores, "effective_scores", low=100)
     shape_prior = DEFAULT_SHAPE_PRIOR if shape_prior is None else shape_prior
     if shape_prior not in SHAPE_PRIORS:
         raise InputError(f"unknown shape prior {shape_prior!r}; choose one of {', '.join(SHAPE_PRIORS)}")
@@ -274,7 +282,7 @@ def estimate(
                likelihood_points=likelihood_points)
     if family != "auto":
         return _one(family, on_scale[0], s, g, y, **run)
-    return _robust(names, on_scale, s, g, y, run)
+    return _robust(names, on_scale, s, g, y, run, effective_scores)
 
 
 def _one(model: str, z_all: np.ndarray, s: np.ndarray, g: np.ndarray, y: np.ndarray, *, targets: tuple[float, ...],
@@ -328,10 +336,11 @@ def _one(model: str, z_all: np.ndarray, s: np.ndarray, g: np.ndarray, y: np.ndar
     every = [c if f.n_labelled == 0 else compress(f.scores, COUNT_BINS) for f, c in zip(fits, cells)]  # all pairs
     for f, c in zip(fits, cells):
         f.counted_on = c.describe()
-    results = {
-        "population": _population(fam, fits, _thin(total, 4000), targets, grid, level, names),
-        "finite-sample": _finite(fam, fits, _thin(total, finite_draws), targets, grid, level, names, rule, rng, cells),
+    rate_draws = {
+        "population": _population(fam, fits, _thin(total, 4000), targets, grid),
+        "finite-sample": _finite(fam, fits, _thin(total, finite_draws), targets, grid, rule, rng, cells),
     }
+    results = {kind: _outputs(d, level, targets, names) for kind, d in rate_draws.items()}
     flags = _extrapolated(fits, targets)
     extrapolated = [f"{nm} at FMR {a:g}" for gi, nm in enumerate(names) for ai, a in enumerate(targets) if flags[gi, ai]]
     description = fam.description + (SHOULDER_TEXT if shoulder else "")
@@ -371,11 +380,11 @@ def _one(model: str, z_all: np.ndarray, s: np.ndarray, g: np.ndarray, y: np.ndar
                   "scores with the model's; two components can split the same distribution differently, which no "
                   "check without labels can see: label some pairs to test the split (docs/labelfree.md, \"Fit checks\")")
     return Estimate(model, description, rule, level, name, chains, warmup, draws, seed, targets, fits, results,
-                    fit_checks, limits, notes)
+                    fit_checks, limits, notes, rate_draws=rate_draws)
 
 
 def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray, g: np.ndarray, y: np.ndarray,
-            run: dict) -> Estimate:
+            run: dict, effective_scores: int | None) -> Estimate:
     """The family-robust estimate (:mod:`matchaudit.labelfree.robust`): every family fitted with the same seed (so
     each equals its own ``estimate(family=...)``), per group the union of the bands of those that fit there, a
     warning with the labels that would decide where they disagree. A family whose chains disagree on a group
@@ -391,7 +400,13 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
     fitting = {n: [f for f in ests if verdict[f][n][0]] for n in names}
     used = {n: fitting[n] or list(ests) for n in names}
     everywhere = [f for f in ests if all(f in used[n] for n in names)] or list(ests)
-    results = {kind: robust.combine({f: e.results[kind] for f, e in ests.items()}, used, everywhere) for kind in KINDS}
+    ref = ests[everywhere[0]]
+    unlabelled = [int(np.isnan(grp.labels).sum()) for grp in ref.groups]
+    spread = robust.allowance(unlabelled, [grp.n_labelled for grp in ref.groups], effective_scores)
+    allowed = {f: e.results if (spread == 1).all() else
+               {k: _outputs(robust.widened(d, spread), ref.level, ref.fmr_targets, names) for k, d in e.rate_draws.items()}
+               for f, e in ests.items()}
+    results = {kind: robust.combine({f: r[kind] for f, r in allowed.items()}, used, everywhere) for kind in KINDS}
     notes, selection = [], {}
     by_results = {f: e.results for f, e in ests.items()}
     for gi, n in enumerate(names):
@@ -415,21 +430,35 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
         selection[n] = {"fitting": fitting[n], "used": used[n],
                         "excluded": {f: verdict[f][n][1] for f in ests if not verdict[f][n][0]},
                         "chains_disagree": split, "disagreements": found, "labels_needed": labels,
-                        "alarm": bool(found) or bool(split) or not fitting[n]}
+                        "alarm": bool(found) or bool(split) or not fitting[n],
+                        "allowance": {"unlabelled_scores": unlabelled[gi], "effective_scores": effective_scores,
+                                      "spread": float(spread[gi])}}
     notes += [f"{f}: {w}" for f, e in ests.items() for w in e.warnings  # a family's own warnings where it is used
               if not w.startswith("group ") or any(w.startswith(f"group {n}:") and f in used[n] for n in names)]
     for w in notes:
         warnings.warn(w, stacklevel=3)
-    ref = ests[everywhere[0]]
     description = (f"auto (family-robust): per group the union of the bands of the families its fit checks do not "
                    f"reject, of {', '.join(models)}")
     limits = [f"family-robust bands: per group the union of the {100 * ref.level:g}% bands of the families whose fit "
               f"checks show no clear misfit there (p >= {robust.MISFIT:g}; of {', '.join(models)}); where they "
               "disagree a warning names the "
-              "group and the labels that would decide. " + robust.MEASURED] + ref.limits[1:]
+              "group and the labels that would decide. " + robust.MEASURED] + _allowance_limits(
+                  names, unlabelled, spread, effective_scores) + ref.limits[1:]
     return Estimate("auto", description, ref.rule, ref.level, ref.sampler, ref.chains, ref.warmup, ref.draws, ref.seed,
                     ref.fmr_targets, ref.groups, results, ref.ppc, limits, notes, by_family=ests,
                     selection=selection, reference=everywhere[0])
+
+
+def _allowance_limits(names: Sequence[str], unlabelled: Sequence[int], spread: np.ndarray,
+                      effective_scores: int | None) -> list[str]:
+    """The limit that states the misspecification allowance, where it widened a group's bands."""
+    wide = [f"{n} ({u:,} scores: x{f:.2g})" for n, u, f in zip(names, unlabelled, spread) if f > 1]
+    if not wide:
+        return []
+    return [f"misspecification allowance: the robust bands of {', '.join(wide)} are those of {effective_scores:,} "
+            "unlabelled scores (each family's draws spread about their median, rates on the logit scale): no family "
+            "fits real scores exactly, and more scores shrink its band around its own split, not the truth's "
+            "(docs/labelfree.md, \"The misspecification allowance\"); each family's own bands are not spread"]
 
 
 def _tail_warning(name: str, tail: dict) -> str:
@@ -457,7 +486,7 @@ def _extrapolated(fits: list[GroupFit], targets: Sequence[float]) -> np.ndarray:
     return np.asarray(targets)[None, :] < 10.0 / n0[:, None]
 
 
-def _population(fam, fits, pick, targets, grid, level, names) -> dict:
+def _population(fam, fits, pick, targets, grid) -> RateDraws:
     comps = [[distribution(fam, {k: np.asarray(v)[pick] for k, v in f.params.items()}, j) for f in fits] for j in (0, 1)]
     at = [curves.population_at_fmr(c0, c1, np.r_[targets, grid]) for c0, c1 in zip(*comps)]
     a = len(targets)
@@ -470,10 +499,10 @@ def _population(fam, fits, pick, targets, grid, level, names) -> dict:
     gt = np.stack([x[0] for x in glob], axis=1)
     gfmr = np.stack([x[1] for x in glob], axis=2)
     gfnmr = np.stack([x[2] for x in glob], axis=2)
-    return _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, _extrapolated(fits, targets))
+    return RateDraws(fnmr, thr, gt, gfmr, gfnmr, grid, curve, _extrapolated(fits, targets))
 
 
-def _finite(fam, fits, pick, targets, grid, level, names, rule, rng, cells: list[Compressed]) -> dict:
+def _finite(fam, fits, pick, targets, grid, rule, rng, cells: list[Compressed]) -> RateDraws:
     """Finite-sample rates: per draw, the number of matches among the unlabelled pairs of each cell (a distinct
     score, or a fine bin: ``cells``, :func:`binned.compress`) is drawn from the binomial with the cell's posterior
     match probability (labelled pairs keep their labels), and rates are counted on the cells. With distinct
@@ -493,8 +522,8 @@ def _finite(fam, fits, pick, targets, grid, level, names, rule, rng, cells: list
             out.append(np.concatenate([m, np.broadcast_to(known, (m.shape[0], known.size))], axis=1))
         return out
 
-    return counted([e[0] for e in entries], matches, targets, grid, level, names, rule, _extrapolated(fits, targets),
-                   counts=[e[1] for e in entries], draws=pick.size)
+    return counted_draws([e[0] for e in entries], matches, targets, grid, rule, _extrapolated(fits, targets),
+                         counts=[e[1] for e in entries], draws=pick.size)
 
 
 CHUNK = 8_000_000  # draws x entries counted at once (memory: a few such arrays of float64)
@@ -502,10 +531,17 @@ CHUNK = 8_000_000  # draws x entries counted at once (memory: a few such arrays 
 
 def counted(scores: list[np.ndarray], weights, targets, grid, level, names, rule, extrapolated,
             counts: list[np.ndarray] | None = None, draws: int | None = None) -> dict:
-    """Rates counted on the entries of each group, global threshold from the pooled entries; summarised like the
-    population rates. ``weights``: per group, match weights (draws, entries), or a function of a slice of draws
-    returning them for those draws (called chunk by chunk, in order; ``draws`` then says how many). ``counts``:
-    pairs per entry (``None``: 1 each), the weights being the number of matches among them."""
+    """:func:`counted_draws` summarised like the population rates."""
+    return _outputs(counted_draws(scores, weights, targets, grid, rule, extrapolated, counts, draws), level, targets,
+                    names)
+
+
+def counted_draws(scores: list[np.ndarray], weights, targets, grid, rule, extrapolated,
+                  counts: list[np.ndarray] | None = None, draws: int | None = None) -> RateDraws:
+    """Rates counted on the entries of each group, global threshold from the pooled entries, per draw.
+    ``weights``: per group, match weights (draws, entries), or a function of a slice of draws returning them for
+    those draws (called chunk by chunk, in order; ``draws`` then says how many). ``counts``: pairs per entry
+    (``None``: 1 each), the weights being the number of matches among them."""
     ones = [np.ones(np.asarray(x).size) for x in scores] if counts is None else [np.asarray(c, float) for c in counts]
     total = weights[0].shape[0] if draws is None else int(draws)
     pooled_s, pooled_c = np.concatenate(scores), np.concatenate(ones)
@@ -516,7 +552,7 @@ def counted(scores: list[np.ndarray], weights, targets, grid, level, names, rule
         w = weights(rows) if callable(weights) else [np.asarray(x)[rows] for x in weights]
         parts.append(_counted_rows(scores, w, ones, pooled_s, pooled_c, targets, grid, rule))
     fnmr, thr, gt, gfmr, gfnmr, curve = (np.concatenate(x, axis=0) for x in zip(*parts))
-    return _outputs(fnmr, thr, gt, gfmr, gfnmr, grid, curve, level, targets, names, extrapolated)
+    return RateDraws(fnmr, thr, gt, gfmr, gfnmr, grid, curve, np.asarray(extrapolated))
 
 
 def _counted_rows(scores, weights, counts, pooled_s, pooled_c, targets, grid, rule) -> tuple:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,21 @@ KIND_NOTE = {
     "population": "parametric: rates of the fitted score distributions (what the system does on this population)",
     "finite-sample": "counted on the actual pairs, labels of unlabelled pairs drawn per posterior draw",
 }
+
+
+class RateDraws(NamedTuple):
+    """One kind's rates per posterior draw, what its bands summarise: fnmr / thr (M, G, A), gt (M, A), gfmr / gfnmr
+    (M, G, A) for M draws, G groups and A FMR targets; the DET curve (M, G, K) on ``grid``; which targets are
+    extrapolated (G, A)."""
+
+    fnmr: np.ndarray
+    thr: np.ndarray
+    gt: np.ndarray
+    gfmr: np.ndarray
+    gfnmr: np.ndarray
+    grid: np.ndarray
+    curve: np.ndarray
+    extrapolated: np.ndarray
 
 
 @dataclass
@@ -63,6 +79,7 @@ class Estimate:
     by_family: dict[str, "Estimate"] = field(default_factory=dict)  # family="auto": each family's own estimate
     selection: dict = field(default_factory=dict)  # family="auto": per group, which families fit and were joined
     reference: str | None = None  # family="auto": the family whose fit (groups, ppc) is shown
+    rate_draws: dict[str, RateDraws] = field(default_factory=dict, repr=False)  # kind -> the draws ``results`` summarise
 
     @property
     def group_names(self) -> list[str]:
@@ -148,8 +165,10 @@ class Estimate:
                 each.append(f"{fam} {'fits' if fam in sel['fitting'] else 'left out'} (KS p {c['ks_pvalue']:.2f}, "
                             f"tail p {c['tail']['pvalue']:.2f})")
             alarm = "  ALARM: see the warnings" if sel["alarm"] else ""
+            f = sel.get("allowance", {}).get("spread", 1.0)
+            wide = f", spread x{f:.2g} (as {sel['allowance']['effective_scores']:,} scores)" if f > 1 else ""
             lines.append(f"  {g.name}: {g.scores.size} pairs ({g.n_labelled} labelled); {'; '.join(each)}; bands "
-                         f"joined over {', '.join(sel['used'])}{alarm}")
+                         f"joined over {', '.join(sel['used'])}{wide}{alarm}")
         return lines
 
 

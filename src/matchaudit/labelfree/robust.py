@@ -23,6 +23,7 @@ import numpy as np
 from matchaudit.formatting import fmt, interval
 from matchaudit.labelfree.binned import compress
 from matchaudit.labelfree.model import match_probability
+from matchaudit.labelfree.result import RateDraws
 from matchaudit.labelfree.twopiece import BOUND_SLACK, Family
 
 RAW = ("sas", "t", "sas-mix")  # every score: two-piece models on the raw scale (LLR-like and unbounded scores)
@@ -42,6 +43,56 @@ MEASURED = ("Measured on real-like score shapes (docs/labelfree.md, \"Real-like 
             "only 33-86%, most misses silent, as each family's band shrinks around its own split; on well-behaved "
             "scores every group was alarmed and the bands were wide (FNMR@FMR about 0.3): without labels the split "
             "of overlapping scores rests on assumptions, and labelled pairs are the cure.")
+
+
+EFFECTIVE_SCORES = 7000
+"""Unlabelled scores per group beyond which the robust bands stop narrowing (:func:`allowance`). Chosen by measurement
+on real-like shapes (docs/labelfree.md, "The misspecification allowance"): every family is wrong on real scores,
+its band shrinks as 1/sqrt(n) around its own split while its bias stays, and past a few thousand scores the union
+of the families' bands missed the truth more often the more scores there were (2 groups x 100,000: 33-86%)."""
+
+
+def allowance(unlabelled: Sequence[int], labelled: Sequence[int], effective: int | None) -> np.ndarray:
+    """Per group, the factor its families' draws are spread by about their median (:func:`widened`):
+    ``sqrt(n / effective)`` for a group of ``n > effective`` unlabelled scores and no labelled pairs, else 1.
+
+    Why: a coarsened posterior (Miller & Dunson 2019, JASA 114: the likelihood raised to ``effective / n``) treats
+    the scores as ``effective`` of them, so that a model's small misfit, which no more scores can remove, is not
+    read as certainty; to first order it is the posterior spread by ``sqrt(n / effective)``. Groups with labelled
+    pairs are not spread: labels anchor the split (500 random labels brought the truth inside the unspread band:
+    docs/labelfree.md, "Labels as the cure")."""
+    n = np.asarray(unlabelled, float)
+    if effective is None:
+        return np.ones(n.size)
+    return np.where(np.asarray(labelled) > 0, 1.0, np.sqrt(np.maximum(n / effective, 1.0)))
+
+
+def spread(x: np.ndarray, f: np.ndarray, logit: bool) -> np.ndarray:
+    """Draws ``x`` (M, G, ...) spread by ``f[g]`` about each group's and column's median, on the logit scale for
+    rates (so that they stay in [0, 1]; 0 and 1 stay) or as they are for thresholds; groups with ``f == 1`` are
+    returned untouched."""
+    wide = f > 1.0
+    if not wide.any():
+        return x
+    out = np.array(x, dtype=float)
+    sub = out[:, wide]
+    fw = f[wide].reshape((1, -1) + (1,) * (x.ndim - 2))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        z = np.log(sub) - np.log1p(-sub) if logit else sub
+        m = np.median(z, axis=0, keepdims=True)
+        moved = np.where(np.isfinite(m), m + fw * (z - m), z)
+        out[:, wide] = 1.0 / (1.0 + np.exp(-moved)) if logit else moved
+    return out
+
+
+def widened(d: RateDraws, f: np.ndarray) -> RateDraws:
+    """The draws of one kind spread by the groups' :func:`allowance` ``f`` (G,): rates on the logit scale, per-group
+    thresholds as scores, the global threshold by the largest factor; ``d`` itself where no factor exceeds 1."""
+    if not (f > 1.0).any():
+        return d
+    gt = spread(d.gt[:, None, :], np.array([f.max()]), False)[:, 0, :]
+    return d._replace(fnmr=spread(d.fnmr, f, True), thr=spread(d.thr, f, False), gt=gt,
+                      gfmr=spread(d.gfmr, f, True), gfnmr=spread(d.gfnmr, f, True), curve=spread(d.curve, f, True))
 
 
 def candidates(scores: np.ndarray) -> tuple[str, ...]:

@@ -432,14 +432,17 @@ def _labelfree(res: dict, folder: Path) -> str:
              f"exist. Bands: {100 * level:.0f}% equal-tailed credible intervals.</p>" + _mismatch(doc))]
     if doc.get("selection"):
         rows = [[esc(g), esc(", ".join(sel["used"])), "yes: see the warnings" if sel["alarm"] else "no",
+                 _allowance(sel.get("allowance")),
                  "" if not sel.get("labels_needed") else
                  esc(f"about {sel['labels_needed']['n']:,} pairs with scores in [{sel['labels_needed']['low']:.4g}, "
                      f"{sel['labels_needed']['high']:.4g}]")]
                 for g, sel in doc["selection"].items()]
         parts.append("<p>Family-robust bands: per group the union of the bands of the families whose fit checks "
-                     "pass. An alarm means the families disagree, or their chains settle apart: these scores do not "
+                     "pass, each spread as if the group had at most the allowance's number of unlabelled scores "
+                     "(no family fits real scores exactly, and more scores would only narrow each around its own "
+                     "split). An alarm means the families disagree, or their chains settle apart: these scores do not "
                      "identify how they split into matches and non-matches, and labelled pairs would decide.</p>"
-                     + table(["group", "families joined", "alarm", "labels that would decide"], rows))
+                     + table(["group", "families joined", "alarm", "allowance", "labels that would decide"], rows))
     for kind, out in doc["results"].items():
         rows = [[esc(e["group"]), f"FMR {fmt(e['target'])}", pct(e["median"]), interval(e["lower"], e["upper"], "rate"),
                  "tail extrapolation" if e.get("extrapolated") else ""]
@@ -450,6 +453,13 @@ def _labelfree(res: dict, folder: Path) -> str:
     if limits:
         parts.append("<p>Limits:</p><ul>" + "".join(f"<li>{esc(x)}</li>" for x in limits) + "</ul>")
     return "".join(parts)
+
+
+def _allowance(a: dict | None) -> str:
+    """A group's misspecification allowance as the label-free table shows it."""
+    if not a or a["spread"] <= 1:
+        return "none" if not a or a["effective_scores"] is None else "not needed"
+    return esc(f"x{a['spread']:.2g}: as {a['effective_scores']:,} of {a['unlabelled_scores']:,} scores")
 
 
 def _reproducibility(res: dict, folder: Path) -> str:

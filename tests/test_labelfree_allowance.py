@@ -1,0 +1,134 @@
+"""The misspecification allowance of the family-robust label-free estimate (#44): beyond ``effective_scores``
+unlabelled scores a group's robust bands stop narrowing (every family's draws spread by ``sqrt(n / effective)``
+about their median), while each family's own bands and the alarm stay as they were."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from matchaudit.cli import app
+from matchaudit.errors import InputError
+from matchaudit.labelfree import estimate, robust
+from matchaudit.labelfree.result import RateDraws
+
+
+def test_the_factor_is_sqrt_n_over_effective_beyond_it_and_one_otherwise():
+    f = robust.allowance([100, 7000, 28000, 70000, 28000], [0, 0, 0, 0, 5], 7000)
+    assert f.tolist() == [1.0, 1.0, 2.0, np.sqrt(10.0), 1.0]  # labelled pairs anchor the split: not spread
+    assert robust.allowance([10**6, 5], [0, 0], None).tolist() == [1.0, 1.0]
+
+
+def _draws(rng: np.random.Generator) -> RateDraws:
+    m, g, a, k = 201, 3, 2, 4
+    rate = rng.beta(2.0, 30.0, (m, g, a))
+    rate[:7, 1, 0] = 0.0  # rates of exactly 0 and 1 (finite-sample counts) stay where they are
+    rate[:3, 2, 1] = 1.0
+    return RateDraws(rate, rng.normal(0.3, 0.02, (m, g, a)), rng.normal(0.31, 0.01, (m, a)), rng.beta(1.0, 500.0, (m, g, a)),
+                     rng.beta(3.0, 20.0, (m, g, a)), np.logspace(-4, -1, k), rng.beta(2.0, 10.0, (m, g, k)),
+                     np.zeros((g, a), bool))
+
+
+def test_the_draws_are_spread_about_their_median_on_the_logit_scale_and_thresholds_as_scores():
+    d = _draws(np.random.default_rng(0))
+    f = np.array([1.0, 4.0, 2.25])
+    w = robust.widened(d, f)
+    def logit(x: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(x) - np.log1p(-x)
+
+    for name in ("fnmr", "gfmr", "gfnmr", "curve"):
+        x, y = getattr(d, name), getattr(w, name)
+        assert np.array_equal(y[:, 0], x[:, 0])  # a group at factor 1 is untouched, bit for bit
+        for gi in (1, 2):
+            inner = (x[:, gi] > 0) & (x[:, gi] < 1)
+            m = np.median(logit(x[:, gi]), axis=0)  # a few -inf / +inf draws do not move it
+            want = m + f[gi] * (logit(x[:, gi]) - m)
+            np.testing.assert_allclose(logit(y[:, gi][inner]), np.broadcast_to(want, x[:, gi].shape)[inner],
+                                       rtol=1e-9, atol=1e-9)
+            assert np.array_equal(y[:, gi][~inner], x[:, gi][~inner])
+            np.testing.assert_allclose(np.median(y[:, gi], axis=0), np.median(x[:, gi], axis=0), rtol=1e-12)
+            assert (np.quantile(y[:, gi], 0.95, axis=0) >= np.quantile(x[:, gi], 0.95, axis=0)).all()
+    mt = np.median(d.thr, axis=0)
+    np.testing.assert_allclose(w.thr[:, 1:], (mt + f[None, :, None] * (d.thr - mt))[:, 1:], rtol=0, atol=1e-15)
+    mg = np.median(d.gt, axis=0)
+    np.testing.assert_allclose(w.gt, mg + 4.0 * (d.gt - mg), rtol=0, atol=1e-15)  # the largest factor
+    assert np.array_equal(w.grid, d.grid) and np.array_equal(w.extrapolated, d.extrapolated)
+    assert robust.widened(d, np.ones(3)) is d  # nothing to spread: the same draws
+
+
+FAST = dict(sampler="numpy", chains=4, warmup=300, draws=300, finite_draws=100, ppc_replicates=10, fmr=(1e-2,))
+
+
+@pytest.fixture(scope="module")
+def fits() -> tuple:
+    """Two groups of 1,500 cosine-like scores; B has 40 labelled pairs. The same fit without and with an allowance
+    of 300 scores (A spread by sqrt(1500 / 300))."""
+    rng = np.random.default_rng(3)
+
+    def group(n: int, pi: float) -> tuple[np.ndarray, np.ndarray]:
+        y = (rng.random(n) < pi).astype(float)
+        return np.where(y == 1, np.tanh(rng.normal(0.8, 0.3, n)), np.tanh(rng.normal(0.0, 0.1, n))), y
+
+    (sa, _), (sb, yb) = group(1500, 0.1), group(1500, 0.2)
+    labels = np.r_[np.full(1500, np.nan), np.where(np.arange(1500) < 40, yb, np.nan)]
+    s, g = np.r_[sa, sb], np.repeat(["A", "B"], 1500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return (estimate(s, g, labels, effective_scores=None, **FAST), estimate(s, g, labels, effective_scores=300, **FAST))
+
+
+def test_only_the_robust_bands_of_an_unlabelled_group_beyond_the_allowance_widen(fits):
+    sharp, wide = fits
+    for f in sharp.by_family:  # each family's own estimate is the same
+        assert wide.by_family[f].to_dict() == sharp.by_family[f].to_dict()
+    assert {n: wide.selection[n]["alarm"] for n in "AB"} == {n: sharp.selection[n]["alarm"] for n in "AB"}
+    assert wide.selection["A"]["allowance"] == {"unlabelled_scores": 1500, "effective_scores": 300,
+                                                "spread": pytest.approx(np.sqrt(5.0))}
+    assert wide.selection["B"]["allowance"]["spread"] == 1.0
+    wider = 0
+    for kind in ("population", "finite-sample"):
+        for q in ("fnmr_at_fmr", "fmr_at_global", "fnmr_at_global", "threshold_at_fmr"):
+            for a, b in zip(sharp.results[kind][q], wide.results[kind][q]):
+                if a["group"] == "B":
+                    assert (a["lower"], a["upper"]) == (b["lower"], b["upper"])  # labelled: not spread
+                else:
+                    assert b["lower"] <= a["lower"] + 1e-12 and b["upper"] >= a["upper"] - 1e-12
+                    wider += (b["upper"] - b["lower"]) > 1.5 * (a["upper"] - a["lower"])
+    assert wider >= 6  # of 8 group-A quantities: spread by sqrt(5) on the logit scale
+    assert any(x.startswith("misspecification allowance: the robust bands of A (1,500 scores") for x in wide.limits)
+    assert not any(x.startswith("misspecification allowance") for x in sharp.limits)
+
+
+def test_the_union_is_over_the_spread_bands_of_the_families_used(fits):
+    _, wide = fits
+    used = wide.selection["A"]["used"]
+    f = robust.allowance([1500, 1460], [0, 40], 300)
+    from matchaudit.labelfree.api import _outputs
+    for kind in ("population", "finite-sample"):
+        bands = [next(e for e in _outputs(robust.widened(wide.by_family[m].rate_draws[kind], f), wide.level,
+                                          wide.fmr_targets, ["A", "B"])["fnmr_at_fmr"] if e["group"] == "A")
+                 for m in used]
+        got = next(e for e in wide.results[kind]["fnmr_at_fmr"] if e["group"] == "A")
+        assert got["lower"] == min(b["lower"] for b in bands) and got["upper"] == max(b["upper"] for b in bands)
+
+
+def test_effective_scores_is_checked():
+    with pytest.raises(InputError) as e:
+        estimate(np.linspace(-0.5, 0.9, 300), np.zeros(300), effective_scores=50)
+    assert e.value.param == "effective_scores"
+
+
+def test_the_command_takes_effective_scores_or_none_and_refuses_it_with_one_family(tmp_path):
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"score": np.linspace(-0.5, 0.9, 300), "group": "A"}).to_csv(path, index=False)
+    runner = CliRunner()
+    for args, flag in ((["--effective-scores", "50"], "--effective-scores"), (["--effective-scores", "x"], "--effective-scores"),
+                       (["--effective-scores", "1000", "--family", "sas"], "--effective-scores")):
+        res = runner.invoke(app, ["estimate", str(path), "--out", str(tmp_path / "o"), *args])
+        assert res.exit_code == 2 and flag in res.output and "Traceback" not in res.output, res.output
+        assert not (tmp_path / "o").exists()
