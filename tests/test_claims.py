@@ -338,7 +338,8 @@ def test_claims_on_two_versions_read_a_diff_and_refuse_the_other_kind():
 def test_audit_claims_raises_the_default_replicates_to_leave_ten_beyond_the_farthest_bound():
     from types import SimpleNamespace
 
-    from matchaudit.cli.check import MAX_REPLICATES, claims_level
+    from matchaudit.claims.check import MAX_REPLICATES
+    from matchaudit.cli.check import claims_level
 
     claims = parse_claims(doc(claim(max=0.1, groups="each"), claim(id="2", max=0.1, at_fmr=1e-3)))
     data = SimpleNamespace(group_names=("A", "B", "C"))

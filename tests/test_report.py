@@ -93,7 +93,8 @@ ESTIMATE = {"method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-im
                 {"target": 1e-3, "group": "A", "median": 0.011, "lower": 0.008, "upper": 0.015, "extrapolated": False},
                 {"target": 1e-3, "group": "B", "median": 0.042, "lower": 0.03, "upper": 0.06, "extrapolated": True}]}},
             "selection": {"A": {"used": ["sas", "sas-mix"], "alarm": True,
-                                "labels_needed": {"n": 120, "low": 0.2, "high": 0.4}},
+                                "labels_needed": {"n": 120, "low": 0.2, "high": 0.4},
+                                "allowance": {"unlabelled_scores": 28000, "effective_scores": 7000, "spread": 2.0}},
                           "B": {"used": ["sas"], "alarm": False, "labels_needed": None}}}
 
 
@@ -115,7 +116,9 @@ def test_report_includes_model_comparison_and_label_free_estimates(report, tmp_p
     lf = page[page.index("<h2>Label-free"):page.index("<h2>Reproducibility")]
     assert "label-free estimates" in lf and "89% band" in lf and "[0.8%, 1.5%]" in lf
     assert "tail extrapolation" in lf and "exchangeable pairs within a group" in lf
-    assert "sas, sas-mix</td><td class=''>yes: see the warnings</td><td class=''>about 120 pairs with scores in [0.2, 0.4]</td>" in lf
+    assert ("sas, sas-mix</td><td class=''>yes: see the warnings</td><td class=''>x2: as 7,000 of 28,000 scores</td>"
+            "<td class=''>about 120 pairs with scores in [0.2, 0.4]</td>") in lf
+    assert "<td class=''>sas</td><td class=''>no</td><td class=''>none</td><td class=''></td>" in lf  # an older file
     # without the files, no such sections; a missing --compare file is an error
     assert "<h2>Model comparison" not in report.read_text() and "<h2>Label-free" not in report.read_text()
     bad = runner.invoke(app, ["report", str(tmp_path / "results.json"), "--compare", str(tmp_path / "no.json")])

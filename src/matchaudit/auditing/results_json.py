@@ -34,6 +34,13 @@ def read_json(path: Path, what: str, param: str | None = None) -> dict[str, Any]
     return doc
 
 
+def compare_records(doc: dict[str, Any]) -> list | None:
+    """The records of a ``matchaudit compare`` compare.json (its ``result.records``), or None when ``doc`` is not
+    one: the one test of that file's shape (the report's section, the claims' differences)."""
+    result = doc.get("result")
+    return result["records"] if isinstance(result, dict) and isinstance(result.get("records"), list) else None
+
+
 def results_file(path: Path, param: str | None = None) -> Path:
     """An audit's ``results.json``: ``path`` itself, or the one inside ``path`` when it is the audit's ``--out``
     directory (the report took the directory, ``--thresholds-from`` said "not a JSON file"); an InputError for a

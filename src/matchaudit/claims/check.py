@@ -17,10 +17,10 @@ from typing import Any, Sequence
 import pandas as pd
 
 from matchaudit.auditing.core import Audit
-from matchaudit.auditing.results_json import read_json
+from matchaudit.auditing.results_json import compare_records, read_json
 from matchaudit.checks import same_point
 from matchaudit.claims.spec import Claim, Claims, parse_claims, read_claims
-from matchaudit.claims.verdicts import EXIT, Quantity, Verdict, decide, needed, two_sided_level
+from matchaudit.claims.verdicts import EXIT, Quantity, Verdict, decide, needed, replicates_for, two_sided_level
 from matchaudit.encoding import jsonable
 from matchaudit.errors import InputError
 from matchaudit.outputs import staged
@@ -114,6 +114,16 @@ def required_level(claims: Claims | str | Path, groups: Sequence[str]) -> float:
         if c.metric in ("fnmr", "fmr") and c.difference is None:  # a zero-error U at level
             out.append(max(pass_conf if math.isfinite(c.high) else 0.0, fail_conf if math.isfinite(c.low) else 0.0))
     return max(out)
+
+
+MAX_REPLICATES = 20_000  # what required_replicates asks at most (beyond, the verdicts note rough bounds)
+
+
+def required_replicates(level: float) -> int:
+    """Bootstrap replicates for intervals at ``level`` whose ends (one-sided bounds at ``(1 + level) / 2``) each
+    leave ``TAIL_REPLICATES`` replicates beyond them, at most :data:`MAX_REPLICATES`: ``audit --claims`` raises
+    the default ``--n-resamples`` to it."""
+    return min(MAX_REPLICATES, replicates_for((1.0 + level) / 2.0))
 
 
 def preflight(claims: Claims | str | Path | dict, groups: Sequence[str], points: dict[str, Sequence[float]],
@@ -330,9 +340,9 @@ def _comparison(path: str | Path | dict) -> dict[str, Any]:
                                  "name the file.", param="comparison")
             path = found[0]
         doc = read_json(path, WHAT, "comparison")
-    if isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list):
-        return {"kind": "compare", "records": [{**r, "metric": "FNMR"} for r in doc["result"]["records"]
-                                               if r.get("metric") == "fnmr_at_fmr"]}
+    records = compare_records(doc)
+    if records is not None:
+        return {"kind": "compare", "records": [{**r, "metric": "FNMR"} for r in records if r.get("metric") == "fnmr_at_fmr"]}
     if isinstance(doc.get("result"), dict) and "rows" in doc["result"]:  # diff.json as `matchaudit diff` writes it
         doc = doc["result"]
     if isinstance(doc.get("rows"), list) and "paired" in doc:

@@ -140,6 +140,12 @@ def _advice(open_: list[Quantity], low: float, high: float) -> str:
     return "; ".join(text) or "more identities (the interval width falls as 1/sqrt(identities))"
 
 
+def replicates_for(confidence: float) -> int:
+    """Bootstrap replicates that leave ``TAIL_REPLICATES`` beyond a one-sided percentile bound at ``confidence``
+    (the 1e-9: 10 / 0.00833... is 1200.00000000004 in floats)."""
+    return math.ceil(TAIL_REPLICATES / (1.0 - confidence) - 1e-9)
+
+
 def _rough(quantities: tuple[Quantity, ...]) -> tuple[str, ...]:
     """A note when percentile bounds rest on fewer than ``TAIL_REPLICATES`` bootstrap replicates beyond them: valid
     in the limit, but a bound that far out moves with the seed."""
@@ -148,13 +154,15 @@ def _rough(quantities: tuple[Quantity, ...]) -> tuple[str, ...]:
     if not rough:
         return ()
     q = min(rough, key=lambda x: x.n_resamples * (1.0 - x.confidence))
-    want = math.ceil(TAIL_REPLICATES / (1.0 - q.confidence) - 1e-9)
+    want = replicates_for(q.confidence)
     return (f"bounds at {q.confidence:.2%} rest on {q.n_resamples * (1.0 - q.confidence):.1f} bootstrap replicates "
             f"beyond them ({', '.join(x.name for x in rough)}): they move with the seed; n_resamples {want:,} would "
             f"give {TAIL_REPLICATES}",)
 
 
 def _fmt(x: float) -> str:
+    """A value as the claims file writes its limits (a fraction, 1e-6 included: ``formatting.fmt``'s plain unit
+    floors at 0.0001)."""
     return f"{x:.4g}"
 
 

@@ -4,7 +4,6 @@ of the claims before it runs (the level and replicates they need, what the audit
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +79,6 @@ def show(result) -> None:
     console.print(f"Overall: [{STYLE[result.status]}]{result.status}[/] (exit {result.exit_code})", highlight=False)
 
 
-MAX_REPLICATES = 20_000  # --claims raises the default --n-resamples at most to this
 
 
 def audit_claims(path: Path | None, no_intervals: bool, out: Path, read: tuple) -> Any:
@@ -111,9 +109,8 @@ def claims_preflight(claims: Any, data: MatchData, fmr: tuple[float, ...], thres
 def claims_level(claims: Any, data: MatchData, level: float, n_resamples: int, quiet: bool) -> tuple[float, int]:
     """The intervals' level and bootstrap replicates: --level and --n-resamples, raised where they are the defaults
     (0.95, 1,000) to what the claims need: the level of their verdicts' bounds, and replicates that leave
-    ``TAIL_REPLICATES`` beyond the farthest bound (at most ``MAX_REPLICATES``; beyond, the verdicts note it)."""
-    from matchaudit.claims import required_level
-    from matchaudit.claims.verdicts import TAIL_REPLICATES
+    ``TAIL_REPLICATES`` beyond the farthest bound (:func:`matchaudit.claims.required_replicates`)."""
+    from matchaudit.claims import required_level, required_replicates
 
     need = required_level(claims, data.group_names)
     if level < need - 1e-12 and level != 0.95:
@@ -121,8 +118,7 @@ def claims_level(claims: Any, data: MatchData, level: float, n_resamples: int, q
                          f"claims at level {claims.level:g}); drop --level to let --claims set it.")
     level = max(level, need)
     if n_resamples == 1000:
-        tail = (1 - level) / 2  # beyond each bound; 1e-9: 10 / tail is 1200.00000000004 in floats for 1,200
-        n_resamples = max(n_resamples, min(MAX_REPLICATES, math.ceil(TAIL_REPLICATES / tail - 1e-9)))
+        n_resamples = max(n_resamples, required_replicates(level))
     if not quiet:
         console.print(f"Intervals at level {level:.6g} from {n_resamples:,} replicates: what the claims' verdicts need "
                       f"({len(claims.claims)} claims at level {claims.level:g}, docs/claims.md).")

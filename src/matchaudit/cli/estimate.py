@@ -64,8 +64,8 @@ def _groups(df: pd.DataFrame, col: str, where: Where) -> tuple[np.ndarray, np.nd
 def _effective(text: str, family: str) -> int | None:
     """``--effective-scores``: a whole number of at least 100, or ``none``; only with ``--family auto``."""
     if family != "auto":
-        raise InputError(f"--effective-scores applies to --family auto (the robust bands); {family}'s bands are "
-                         "conditional on it and are not spread: drop --effective-scores", param="effective_scores")
+        raise InputError(f"applies to --family auto (the robust bands); {family}'s bands are conditional on it and "
+                         "are not spread: drop it", param="effective_scores")
     if text.strip().lower() == "none":
         return None
     try:
@@ -73,8 +73,7 @@ def _effective(text: str, family: str) -> int | None:
     except ValueError:
         value = 0
     if value < 100:
-        raise InputError(f"--effective-scores {text!r}: give a whole number of at least 100, or none",
-                         param="effective_scores")
+        raise InputError(f"{text!r}: give a whole number of at least 100, or none", param="effective_scores")
     return value
 
 

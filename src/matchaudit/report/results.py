@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from matchaudit.auditing.results_json import read_json
+from matchaudit.auditing.results_json import compare_records, read_json
 from matchaudit.errors import InputError
 
 def load_section(path: Path, kind: str) -> dict[str, Any]:
@@ -18,7 +18,7 @@ def load_section(path: Path, kind: str) -> dict[str, Any]:
         kind, f"{kind}.json of `matchaudit {kind}`")
     doc = read_json(path, what, kind)
     if kind == "compare":
-        ok = isinstance(doc.get("result"), dict) and isinstance(doc["result"].get("records"), list)
+        ok = compare_records(doc) is not None
     elif kind == "claims":
         ok = isinstance(doc.get("claims"), list) and isinstance(doc.get("sources"), dict) and "status" in doc
     elif kind == "conditions":
