@@ -458,7 +458,7 @@ def _allowance_limits(names: Sequence[str], unlabelled: Sequence[int], spread: n
     return [f"misspecification allowance: the robust bands of {', '.join(wide)} are those of {effective_scores:,} "
             "unlabelled scores (each family's draws spread about their median, rates on the logit scale): no family "
             "fits real scores exactly, and more scores shrink its band around its own split, not the truth's "
-            "(docs/labelfree.md, \"The misspecification allowance\"); each family's own bands are not spread"]
+            "(docs/labelfree.md, \"The default\" and \"The allowance, measured\"); each family's own bands are not spread"]
 
 
 def _tail_warning(name: str, tail: dict) -> str:

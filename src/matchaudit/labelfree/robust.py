@@ -37,17 +37,17 @@ ADVICE_DRAWS = 200  # posterior draws the match probabilities of the label advic
 ADVICE_CELLS = 2048  # score cells they are evaluated on
 MEASURED_LABELS = 500  # labelled pairs at random per group that brought the truth inside the band (docs/labelfree.md)
 MEASURED = ("Measured on real-like score shapes (docs/labelfree.md, \"The allowance, measured\": deep-model cosine "
-            "scores with look-alike shoulders, embedding cosines, PLDA-like LLRs; 2-8 groups of 10,000-100,000 "
+            "scores with look-alike shoulders, embedding cosines, PLDA-like LLRs; 2-8 groups of 10,000-1,000,000 "
             "scores): the band held the counted truth for 86-100% of FNMR and FMR quantities on the shapes the "
-            "allowance was chosen on, 75-94% where held out (a speaker-like shape; 3 and 8 groups), but 10-69% on "
-            "calibrated LLRs whose heavy tails every family misreads (those misses alarmed at 20,000 scores or "
-            "fewer, half silent at 100,000); FNMR bands were 0.2-0.65 wide: without labels the split of overlapping "
-            "scores rests on assumptions, and labelled pairs are the cure.")
+            "allowance was chosen on, 75-94% where held out (a speaker-like shape; 3 and 8 groups; 10^6 scores), "
+            "but 10-69% on calibrated LLRs whose heavy tails every family misreads (those misses alarmed at 20,000 "
+            "scores or fewer, half silent at 100,000); FNMR bands were 0.2-0.65 wide: without labels the split of "
+            "overlapping scores rests on assumptions, and labelled pairs are the cure.")
 
 
 EFFECTIVE_SCORES = 7000
 """Unlabelled scores per group beyond which the robust bands stop narrowing (:func:`allowance`). Chosen by measurement
-on real-like shapes (docs/labelfree.md, "The misspecification allowance"): every family is wrong on real scores,
+on real-like shapes (docs/labelfree.md, "The allowance, measured"): every family is wrong on real scores,
 its band shrinks as 1/sqrt(n) around its own split while its bias stays, and past a few thousand scores the union
 of the families' bands missed the truth more often the more scores there were (2 groups x 100,000: 33-86%)."""
 
