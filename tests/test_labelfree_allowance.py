@@ -77,16 +77,22 @@ def fits() -> tuple:
     (sa, _), (sb, yb) = group(1500, 0.1), group(1500, 0.2)
     labels = np.r_[np.full(1500, np.nan), np.where(np.arange(1500) < 40, yb, np.nan)]
     s, g = np.r_[sa, sb], np.repeat(["A", "B"], 1500)
-    with warnings.catch_warnings():
+    seen = []  # the results the alarm reads (robust.disagreements), per call
+    real = robust.disagreements
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
         warnings.simplefilter("ignore")
-        return (estimate(s, g, labels, effective_scores=None, **FAST), estimate(s, g, labels, effective_scores=300, **FAST))
+        sharp = estimate(s, g, labels, effective_scores=None, **FAST)
+        mp.setattr(robust, "disagreements", lambda results, *a, **k: seen.append(results) or real(results, *a, **k))
+        wide = estimate(s, g, labels, effective_scores=300, **FAST)
+    return sharp, wide, seen
 
 
 def test_only_the_robust_bands_of_an_unlabelled_group_beyond_the_allowance_widen(fits):
-    sharp, wide = fits
+    sharp, wide, seen = fits
     for f in sharp.by_family:  # each family's own estimate is the same
         assert wide.by_family[f].to_dict() == sharp.by_family[f].to_dict()
     assert {n: wide.selection[n]["alarm"] for n in "AB"} == {n: sharp.selection[n]["alarm"] for n in "AB"}
+    assert len(seen) == 2 and all(r[f] is wide.by_family[f].results for r in seen for f in r)  # the alarm: own bands
     assert wide.selection["A"]["allowance"] == {"unlabelled_scores": 1500, "effective_scores": 300,
                                                 "spread": pytest.approx(np.sqrt(5.0))}
     assert wide.selection["B"]["allowance"]["spread"] == 1.0
@@ -105,7 +111,7 @@ def test_only_the_robust_bands_of_an_unlabelled_group_beyond_the_allowance_widen
 
 
 def test_the_union_is_over_the_spread_bands_of_the_families_used(fits):
-    _, wide = fits
+    _, wide, _ = fits
     used = wide.selection["A"]["used"]
     f = robust.allowance([1500, 1460], [0, 40], 300)
     from matchaudit.labelfree.api import _outputs
