@@ -134,7 +134,7 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
 def rejoin(df: pd.DataFrame, misfit: float, effective: int | None = None) -> pd.DataFrame:
     """The robust rows the estimator would give if a family were joined when both its check p-values are at least
     ``misfit`` (0: every family), recomputed from the per-family rows (the union of their bands; the alarm: their
-    bands of some rate in the group do not overlap, a joined family's chains disagree, or none fits): how the
+    bands of some rate in the group do not overlap, a joined family's chains disagree, none fits or only one): how the
     joining rule was chosen (docs/labelfree.md). At the estimator's own floor it reproduces its robust rows
     exactly (checked on the 2 x 20,000 run at 0.01: every band end and alarm). ``effective``: each family's band
     first spread by the misspecification allowance at that many scores (``robust.allowance``, applied to the band's
@@ -151,6 +151,8 @@ def rejoin(df: pd.DataFrame, misfit: float, effective: int | None = None) -> pd.
     fam["joined"] = (fam["ks_p"] >= misfit) & (fam["tail_p"] >= misfit)
     unit = ["shape", "labels", "rep", "group"]
     none = fam.groupby(unit)["joined"].transform("any")
+    fitting = fam[fam["joined"]].groupby(unit)["family"].nunique()
+    alone = pd.Series(fam.set_index(unit).index.isin(fitting[fitting == 1].index), index=fam.index)  # one fits: an alarm
     fam["joined"] |= ~none
     used = fam[fam["joined"]]
     keys = unit + ["kind", "quantity", "target"]
@@ -159,7 +161,7 @@ def rejoin(df: pd.DataFrame, misfit: float, effective: int | None = None) -> pd.
                                   truth=("truth", "first")).reset_index()
     apart = used.groupby(keys).apply(lambda d: d["lower"].max() > d["upper"].min()).rename("apart").reset_index()
     alarm = apart.groupby(unit)["apart"].any() | used.groupby(unit)["rhat"].max().ge(1.2) | ~none.groupby(
-        [fam[k] for k in unit]).first()
+        [fam[k] for k in unit]).first() | alone.groupby([fam[k] for k in unit]).first()
     band = band.merge(alarm.rename("alarm").reset_index(), on=unit)
     band["covered"] = (band["lower"] <= band["truth"]) & (band["truth"] <= band["upper"])
     name = f"joined at p >= {misfit:g}" + (f", allowance {effective:,}" if effective is not None else "")

@@ -138,3 +138,16 @@ def test_the_command_takes_effective_scores_or_none_and_refuses_it_with_one_fami
         res = runner.invoke(app, ["estimate", str(path), "--out", str(tmp_path / "o"), *args])
         assert res.exit_code == 2 and flag in res.output and "Traceback" not in res.output, res.output
         assert not (tmp_path / "o").exists()
+
+
+def test_a_group_is_alarmed_unless_two_families_fit_and_their_chains_settle():
+    why = {"sas": "", "t": "KS check p 0.000", "sas-mix": "tail check p 0.000"}
+    assert robust.alarm_notes("A", ["sas", "t"], {**why, "t": ""}, {}) == []  # two fit, chains settle: no alarm
+    one = robust.alarm_notes("A", ["sas"], why, {})
+    assert len(one) == 1 and one[0].startswith("group A: only sas fits its scores")
+    assert "t: KS check p 0.000; sas-mix: tail check p 0.000" in one[0] and "sas:" not in one[0].split("others:")[1]
+    none = robust.alarm_notes("A", [], {k: v or "KS check p 0.0005" for k, v in why.items()}, {})
+    assert len(none) == 1 and none[0].startswith("group A: no family fits its scores (sas: KS check p 0.0005; t:")
+    split = robust.alarm_notes("B", ["sas", "t"], {**why, "t": ""}, {"t": 1.31})
+    assert len(split) == 1 and "t (R-hat 1.31) settle in different places" in split[0]
+    assert len(robust.alarm_notes("B", ["sas"], why, {"sas": 1.5})) == 2

@@ -419,18 +419,12 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
             notes.append(robust.advice_text(n, found, labels))
         rhat = {f: ests[f].groups[gi].diagnostics["max"]["rhat"] for f in used[n]}
         split = {f: r for f, r in rhat.items() if not r < RHAT_REFUSE}
-        if split:
-            notes.append(f"group {n}: the chains of {', '.join(f'{f} (R-hat {r:.2f})' for f, r in split.items())} "
-                         "settle in different places: several splits of these scores into matches and non-matches "
-                         "fit them, and the bands join the chains' (more draws will not settle it; labelled pairs will)")
-        if not fitting[n]:
-            why = "; ".join(f"{f}: {verdict[f][n][1]}" for f in ests)
-            notes.append(f"group {n}: no family fits its scores ({why}); its bands are the union over every family, "
-                         "all of which miss the scores: label some pairs, and read these bands as indicative only")
+        alarms = robust.alarm_notes(n, fitting[n], {f: verdict[f][n][1] for f in ests}, split)
+        notes += alarms
         selection[n] = {"fitting": fitting[n], "used": used[n],
                         "excluded": {f: verdict[f][n][1] for f in ests if not verdict[f][n][0]},
                         "chains_disagree": split, "disagreements": found, "labels_needed": labels,
-                        "alarm": bool(found) or bool(split) or not fitting[n],
+                        "alarm": bool(found) or bool(alarms),
                         "allowance": {"unlabelled_scores": unlabelled[gi], "effective_scores": effective_scores,
                                       "spread": float(spread[gi])}}
     notes += [f"{f}: {w}" for f, e in ests.items() for w in e.warnings  # a family's own warnings where it is used

@@ -178,6 +178,28 @@ def disagreements(results: Mapping[str, Mapping[str, dict]], used: Mapping[str, 
     return found
 
 
+def alarm_notes(group: str, fitting: Sequence[str], why: Mapping[str, str], split: Mapping[str, float]) -> list[str]:
+    """The warnings that alarm ``group`` besides its families' disagreement (:func:`disagreements`): the chains of
+    a family used there settle apart (``split``: family -> R-hat), no family fits (``why``: family -> the failed
+    check, "" for those that fit), or only one does -- then nothing checks its split against a second model, and
+    on real-like scores most misses of the robust band were in such groups (docs/labelfree.md, "The alarm")."""
+    notes = []
+    if split:
+        notes.append(f"group {group}: the chains of {', '.join(f'{f} (R-hat {r:.2f})' for f, r in split.items())} "
+                     "settle in different places: several splits of these scores into matches and non-matches fit "
+                     "them, and the bands join the chains' (more draws will not settle it; labelled pairs will)")
+    if not fitting:
+        notes.append(f"group {group}: no family fits its scores ({'; '.join(f'{f}: {w}' for f, w in why.items())}); "
+                     "its bands are the union over every family, all of which miss the scores: label some pairs, "
+                     "and read these bands as indicative only")
+    elif len(fitting) == 1:
+        others = "; ".join(f"{f}: {w}" for f, w in why.items() if f != fitting[0])
+        notes.append(f"group {group}: only {fitting[0]} fits its scores (the checks reject the others: {others}), so "
+                     "its split into matches and non-matches is not checked against a second model; label about "
+                     f"{MEASURED_LABELS} of its pairs drawn at random and give them as labels (--label-col)")
+    return notes
+
+
 def labels_needed(scores: np.ndarray, fams: Sequence[Family], params: Sequence[Mapping[str, np.ndarray]]) -> dict:
     """How many labelled pairs would tell two families apart: where their posterior match probabilities ``P_a(s)``
     and ``P_b(s)`` differ most (the scores with ``|P_a - P_b|`` at least half its maximum), labels drawn at random
