@@ -131,7 +131,7 @@ def summarise(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def rejoin(df: pd.DataFrame, misfit: float, effective: int | None = None) -> pd.DataFrame:
+def rejoin(df: pd.DataFrame, misfit: float, effective: int | None = None, single_alarm: bool = True) -> pd.DataFrame:
     """The robust rows the estimator would give if a family were joined when both its check p-values are at least
     ``misfit`` (0: every family), recomputed from the per-family rows (the union of their bands; the alarm: their
     bands of some rate in the group do not overlap, a joined family's chains disagree, none fits or only one): how the
@@ -139,11 +139,11 @@ def rejoin(df: pd.DataFrame, misfit: float, effective: int | None = None) -> pd.
     exactly (checked on the 2 x 20,000 run at 0.01: every band end and alarm). ``effective``: each family's band
     first spread by the misspecification allowance at that many scores (``robust.allowance``, applied to the band's
     ends and median as the estimator applies it to the draws: the same band up to the quantiles' interpolation);
-    the alarm stays on the unspread bands, as in the estimator."""
+    the alarm stays on the unspread bands, as in the estimator. ``single_alarm=False``: without the alarm for a
+    group only one family fits (how that rule was measured)."""
     fam = df[~df["family"].isin(["robust", "none converged"])].copy()
-    if effective is not None:
-        labelled = fam["labels"].ne("none").to_numpy() if "labels" in fam else np.zeros(len(fam), bool)
-        f = robust.allowance(fam["n"].to_numpy(), labelled, effective)
+    if effective is not None:  # runs without labels: every group's n pairs unlabelled
+        f = robust.allowance(fam["n"].to_numpy(), np.zeros(len(fam)), effective)
         ends = np.stack([fam[c].to_numpy(float) for c in ("lower", "median", "upper")])
         rate = fam["quantity"].ne("threshold_at_fmr").to_numpy()
         wide = np.where(rate, robust.spread(ends, f, True), robust.spread(ends, f, False))
@@ -161,7 +161,7 @@ def rejoin(df: pd.DataFrame, misfit: float, effective: int | None = None) -> pd.
                                   truth=("truth", "first")).reset_index()
     apart = used.groupby(keys).apply(lambda d: d["lower"].max() > d["upper"].min()).rename("apart").reset_index()
     alarm = apart.groupby(unit)["apart"].any() | used.groupby(unit)["rhat"].max().ge(1.2) | ~none.groupby(
-        [fam[k] for k in unit]).first() | alone.groupby([fam[k] for k in unit]).first()
+        [fam[k] for k in unit]).first() | (alone.groupby([fam[k] for k in unit]).first() & single_alarm)
     band = band.merge(alarm.rename("alarm").reset_index(), on=unit)
     band["covered"] = (band["lower"] <= band["truth"]) & (band["truth"] <= band["upper"])
     name = f"joined at p >= {misfit:g}" + (f", allowance {effective:,}" if effective is not None else "")

@@ -68,10 +68,7 @@ def _effective(text: str, family: str) -> int | None:
                          "are not spread: drop it", param="effective_scores")
     if text.strip().lower() == "none":
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+    value = int(text) if text.isascii() and text.isdigit() else 0  # plain digits: not "+500", "7_000" or "1e4"
     if value < 100:
         raise InputError(f"{text!r}: give a whole number of at least 100, or none", param="effective_scores")
     return value
@@ -96,7 +93,7 @@ def estimate(
     draws: int = typer.Option(None, "--draws", help="Kept draws per chain (default 500 NUTS, 5000 NumPy)."),
     warmup: int = typer.Option(None, "--warmup", help="Warm-up (tuning) iterations per chain, discarded (default: as many as --draws when it is given; else 500 NUTS, 3000 NumPy)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same numbers)."),
-    effective_scores: str = typer.Option(None, "--effective-scores", help="With --family auto: a group's robust bands are those of at most this many unlabelled scores (default 7000; a misspecification allowance, docs/labelfree.md), or 'none' for no allowance."),
+    effective_scores: str = typer.Option(None, "--effective-scores", help="With --family auto: a group's robust bands are those of at most this many unlabelled scores (default 3000; a misspecification allowance, docs/labelfree.md), or 'none' for no allowance."),
     quiet: bool = typer.Option(False, "--quiet", help="Print nothing but errors."),
 ) -> None:
     """Per-group FNMR-vs-FMR curves, FNMR@FMR and FMR/FNMR at a global threshold with credible bands,

@@ -263,7 +263,7 @@ def estimate(
     if likelihood_points is not None:
         checks.integer(likelihood_points, "likelihood_points", low=8)
     if effective_scores is not None:
-        checks.integer(effective_scores, "effective_scores", low=100)
+        effective_scores = int(checks.integer(effective_scores, "effective_scores", low=100))
     shape_prior = DEFAULT_SHAPE_PRIOR if shape_prior is None else shape_prior
     if shape_prior not in SHAPE_PRIORS:
         raise InputError(f"unknown shape prior {shape_prior!r}; choose one of {', '.join(SHAPE_PRIORS)}")
@@ -403,9 +403,10 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
     ref = ests[everywhere[0]]
     unlabelled = [int(np.isnan(grp.labels).sum()) for grp in ref.groups]
     spread = robust.allowance(unlabelled, [grp.n_labelled for grp in ref.groups], effective_scores)
+    bounds = (-1.0, 1.0) if robust.bounded(s) else None
     allowed = {f: e.results if (spread == 1).all() else
-               {k: _outputs(robust.widened(d, spread), ref.level, ref.fmr_targets, names) for k, d in e.rate_draws.items()}
-               for f, e in ests.items()}
+               {k: _outputs(robust.widened(d, spread, bounds), ref.level, ref.fmr_targets, names)
+                for k, d in e.rate_draws.items()} for f, e in ests.items()}
     results = {kind: robust.combine({f: r[kind] for f, r in allowed.items()}, used, everywhere) for kind in KINDS}
     notes, selection = [], {}
     by_results = {f: e.results for f, e in ests.items()}
@@ -425,8 +426,8 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
                         "excluded": {f: verdict[f][n][1] for f in ests if not verdict[f][n][0]},
                         "chains_disagree": split, "disagreements": found, "labels_needed": labels,
                         "alarm": bool(found) or bool(alarms),
-                        "allowance": {"unlabelled_scores": unlabelled[gi], "effective_scores": effective_scores,
-                                      "spread": float(spread[gi])}}
+                        "allowance": {"unlabelled_scores": unlabelled[gi], "labelled_pairs": ref.groups[gi].n_labelled,
+                                      "effective_scores": effective_scores, "spread": float(spread[gi])}}
     notes += [f"{f}: {w}" for f, e in ests.items() for w in e.warnings  # a family's own warnings where it is used
               if not w.startswith("group ") or any(w.startswith(f"group {n}:") and f in used[n] for n in names)]
     for w in notes:
@@ -450,7 +451,8 @@ def _allowance_limits(names: Sequence[str], unlabelled: Sequence[int], spread: n
     if not wide:
         return []
     return [f"misspecification allowance: the robust bands of {', '.join(wide)} are those of {effective_scores:,} "
-            "unlabelled scores (each family's draws spread about their median, rates on the logit scale): no family "
+            "unlabelled scores (each family's draws spread about their median, rates on the angle scale asin(sqrt)): "
+            "no family "
             "fits real scores exactly, and more scores shrink its band around its own split, not the truth's "
             "(docs/labelfree.md, \"The default\" and \"The allowance, measured\"); each family's own bands are not spread"]
 

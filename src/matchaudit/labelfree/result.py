@@ -93,14 +93,21 @@ class Estimate:
     def to_frame(self) -> pd.DataFrame:
         """Long table: one row per (family, kind, quantity, FMR target, group) with median and band (``to_frame``,
         the verb of every result's table: :class:`Protocol`, :class:`AllGroupsResult`, :class:`ModelComparison`).
-        ``family``: the estimate's own (``"robust"`` for ``family="auto"``, followed by each family's rows)."""
+        ``family``: the estimate's own (``"robust"`` for ``family="auto"``, followed by each family's rows);
+        ``spread`` (``family="auto"``): the misspecification allowance's factor behind each row's band (1: none;
+        each family's own rows are not spread)."""
+        spread = {g: sel.get("allowance", {}).get("spread", 1.0) for g, sel in self.selection.items()}
         rows = []
         for fam, est in (("robust" if self.by_family else self.family, self), *self.by_family.items()):
             for kind, res in est.results.items():
                 for q in ("fnmr_at_fmr", "threshold_at_fmr", "global_threshold", "fmr_at_global", "fnmr_at_global"):
                     for entry in res[q]:
-                        rows.append({"family": fam, "kind": kind, "quantity": q,
-                                     **{k: v for k, v in entry.items() if k != "families"}})
+                        row = {"family": fam, "kind": kind, "quantity": q,
+                               **{k: v for k, v in entry.items() if k != "families"}}
+                        if self.by_family:
+                            row["spread"] = 1.0 if est is not self else spread.get(
+                                entry["group"], max(spread.values(), default=1.0))
+                        rows.append(row)
         return pd.DataFrame(rows)
 
     def to_dict(self) -> dict:

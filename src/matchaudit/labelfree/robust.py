@@ -16,6 +16,7 @@ depends on nothing of :mod:`matchaudit.labelfree.api` but what it is handed.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -37,15 +38,14 @@ ADVICE_DRAWS = 200  # posterior draws the match probabilities of the label advic
 ADVICE_CELLS = 2048  # score cells they are evaluated on
 MEASURED_LABELS = 500  # labelled pairs at random per group that brought the truth inside the band (docs/labelfree.md)
 MEASURED = ("Measured on real-like score shapes (docs/labelfree.md, \"The allowance, measured\": deep-model cosine "
-            "scores with look-alike shoulders, embedding cosines, PLDA-like LLRs; 2-8 groups of 10,000-1,000,000 "
-            "scores): the band held the counted truth for 86-100% of FNMR and FMR quantities on the shapes the "
-            "allowance was chosen on, 75-94% where held out (a speaker-like shape; 3 and 8 groups; 10^6 scores), "
-            "but 10-69% on calibrated LLRs whose heavy tails every family misreads (those misses alarmed at 20,000 "
-            "scores or fewer, half silent at 100,000); FNMR bands were 0.2-0.65 wide: without labels the split of "
-            "overlapping scores rests on assumptions, and labelled pairs are the cure.")
+            "scores with look-alike shoulders, embedding and speaker cosines, PLDA-like LLRs; 2-8 groups of "
+            "10,000-1,000,000 scores): the band held the counted truth for 92-100% of FNMR and FMR quantities on the "
+            "shapes the allowance was chosen on and 83-100% on shapes held out, but 23-67% on calibrated LLRs whose "
+            "heavy tails every family misreads (every such miss alarmed); FNMR bands were 0.3-0.7 wide: without "
+            "labels the split of overlapping scores rests on assumptions, and labelled pairs are the cure.")
 
 
-EFFECTIVE_SCORES = 7000
+EFFECTIVE_SCORES = 3000
 """Unlabelled scores per group beyond which the robust bands stop narrowing (:func:`allowance`). Chosen by measurement
 on real-like shapes (docs/labelfree.md, "The allowance, measured"): every family is wrong on real scores,
 its band shrinks as 1/sqrt(n) around its own split while its bias stays, and past a few thousand scores the union
@@ -54,52 +54,66 @@ of the families' bands missed the truth more often the more scores there were (2
 
 def allowance(unlabelled: Sequence[int], labelled: Sequence[int], effective: int | None) -> np.ndarray:
     """Per group, the factor its families' draws are spread by about their median (:func:`widened`):
-    ``sqrt(n / effective)`` for a group of ``n > effective`` unlabelled scores and no labelled pairs, else 1.
+    ``sqrt(n / effective)`` for a group of ``n > effective`` unlabelled scores, else 1; 1 also for a group with at
+    least :data:`MEASURED_LABELS` labelled pairs.
 
     Why: a coarsened posterior (Miller & Dunson 2019, JASA 114: the likelihood raised to ``effective / n``) treats
     the scores as ``effective`` of them, so that a model's small misfit, which no more scores can remove, is not
-    read as certainty; to first order it is the posterior spread by ``sqrt(n / effective)``. Groups with labelled
-    pairs are not spread: labels anchor the split (500 random labels brought the truth inside the unspread band:
-    docs/labelfree.md, "Labels as the cure")."""
+    read as certainty; to first order it is the posterior spread by ``sqrt(n / effective)``. Enough labelled pairs
+    anchor the split instead (500 at random brought the truth inside the unspread band, 100 did not:
+    docs/labelfree.md, "Labels as the cure"), so fewer than that leave the allowance on."""
     n = np.asarray(unlabelled, float)
     if effective is None:
         return np.ones(n.size)
-    return np.where(np.asarray(labelled) > 0, 1.0, np.sqrt(np.maximum(n / effective, 1.0)))
+    return np.where(np.asarray(labelled) >= MEASURED_LABELS, 1.0, np.sqrt(np.maximum(n / effective, 1.0)))
 
 
-def spread(x: np.ndarray, f: np.ndarray, logit: bool) -> np.ndarray:
-    """Draws ``x`` (M, G, ...) spread by ``f[g]`` about each group's and column's median, on the logit scale for
-    rates (so that they stay in [0, 1]; 0 and 1 stay) or as they are for thresholds; groups with ``f == 1`` are
-    returned untouched."""
+def spread(x: np.ndarray, f: np.ndarray, rate: bool) -> np.ndarray:
+    """Draws ``x`` (M, G, ...) spread by ``f[g]`` about each group's and column's median (NaN draws ignored); groups
+    with ``f == 1`` are returned untouched. Rates are spread on the angle scale ``asin(sqrt(x))``, the
+    variance-stabilising scale of a proportion, and clipped to its range [0, pi/2]: bounded and finite at 0 and 1,
+    so no draw leaves [0, 1], a rate of 1e-27 is not flung towards 1 (as on the logit scale, where tail draws lie
+    dozens of units from the median), and a column of mostly zeros spreads like any other. Thresholds are spread
+    as scores."""
     wide = f > 1.0
     if not wide.any():
         return x
     out = np.array(x, dtype=float)
     sub = out[:, wide]
     fw = f[wide].reshape((1, -1) + (1,) * (x.ndim - 2))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        z = np.log(sub) - np.log1p(-sub) if logit else sub
-        m = np.median(z, axis=0, keepdims=True)
-        moved = np.where(np.isfinite(m), m + fw * (z - m), z)
-        out[:, wide] = 1.0 / (1.0 + np.exp(-moved)) if logit else moved
+    z = np.arcsin(np.sqrt(np.clip(sub, 0.0, 1.0))) if rate else sub
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column of NaN draws has no median: it stays NaN
+        m = np.nanmedian(z, axis=0, keepdims=True)
+    moved = m + fw * (z - m)
+    out[:, wide] = np.sin(np.clip(moved, 0.0, np.pi / 2)) ** 2 if rate else moved
     return out
 
 
-def widened(d: RateDraws, f: np.ndarray) -> RateDraws:
-    """The draws of one kind spread by the groups' :func:`allowance` ``f`` (G,): rates on the logit scale, per-group
-    thresholds as scores, the global threshold by the largest factor; ``d`` itself where no factor exceeds 1."""
+def widened(d: RateDraws, f: np.ndarray, bounds: tuple[float, float] | None = None) -> RateDraws:
+    """The draws of one kind spread by the groups' :func:`allowance` ``f`` (G,): rates on the angle scale, each
+    draw's DET curve kept non-increasing (its running minimum over the ascending FMR grid), per-group thresholds as
+    scores and the global threshold by the largest factor, both kept within ``bounds`` (the scores' support, e.g.
+    [-1, 1] for cosines); ``d`` itself where no factor exceeds 1."""
     if not (f > 1.0).any():
         return d
+    lo, hi = bounds if bounds is not None else (-np.inf, np.inf)
     gt = spread(d.gt[:, None, :], np.array([f.max()]), False)[:, 0, :]
-    return d._replace(fnmr=spread(d.fnmr, f, True), thr=spread(d.thr, f, False), gt=gt,
-                      gfmr=spread(d.gfmr, f, True), gfnmr=spread(d.gfnmr, f, True), curve=spread(d.curve, f, True))
+    return d._replace(fnmr=spread(d.fnmr, f, True), thr=np.clip(spread(d.thr, f, False), lo, hi),
+                      gt=np.clip(gt, lo, hi), gfmr=spread(d.gfmr, f, True), gfnmr=spread(d.gfnmr, f, True),
+                      curve=np.minimum.accumulate(spread(d.curve, f, True), axis=2))
+
+
+def bounded(scores: np.ndarray) -> bool:
+    """Whether every score lies in [-1, 1] (cosine-like; up to float32 rounding): then the families on Fisher's z
+    join the candidates, and spread thresholds stay in [-1, 1]."""
+    return bool(np.all(np.abs(np.asarray(scores, float)) <= 1.0 + BOUND_SLACK))
 
 
 def candidates(scores: np.ndarray) -> tuple[str, ...]:
     """The families the default estimate fits: two-piece SAS and t on the raw scores, and on their Fisher z when
     every score lies in [-1, 1] (cosine-like; up to float32 rounding)."""
-    bounded = bool(np.all(np.abs(np.asarray(scores, float)) <= 1.0 + BOUND_SLACK))
-    return RAW + (BOUNDED if bounded else ())
+    return RAW + (BOUNDED if bounded(scores) else ())
 
 
 def fits(check: Mapping[str, Any]) -> tuple[bool, str]:

@@ -457,9 +457,13 @@ def _labelfree(res: dict, folder: Path) -> str:
 
 def _allowance(a: dict | None) -> str:
     """A group's misspecification allowance as the label-free table shows it."""
-    if not a or a["spread"] <= 1:
-        return "none" if not a or a["effective_scores"] is None else "not needed"
-    return esc(f"x{a['spread']:.2g}: as {a['effective_scores']:,} of {a['unlabelled_scores']:,} scores")
+    if not a or a["effective_scores"] is None:
+        return "none"
+    if a["spread"] > 1:
+        return esc(f"x{a['spread']:.2g}: as {a['effective_scores']:,} of {a['unlabelled_scores']:,} scores")
+    if a["unlabelled_scores"] > a["effective_scores"]:
+        return esc(f"none: {a.get('labelled_pairs', 0):,} labelled pairs")
+    return esc(f"none needed: {a['unlabelled_scores']:,} scores")
 
 
 def _reproducibility(res: dict, folder: Path) -> str:
