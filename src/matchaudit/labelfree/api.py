@@ -241,10 +241,10 @@ def estimate(
     it has at most this many, else over this many points: half as many bins, two quadrature points each
     (docs/labelfree.md, "Likelihood"); ``None``: distinct scores however many. Finite-sample rates and the
     posterior predictive check count on at most ``binned.COUNT_BINS`` cells per group (distinct scores, or bins).
-    ``effective_scores`` (``family="auto"``): the robust bands of a group with more unlabelled scores and no labels
-    are those of this many (:func:`robust.allowance`: every family's draws spread by ``sqrt(n / effective_scores)``,
-    a misspecification allowance; ``None``: none); each family's own bands (``by_family``), and a single family's,
-    are not spread.
+    ``effective_scores`` (``family="auto"``): the robust bands of a group with more unlabelled scores (and fewer than
+    500 labelled pairs) are those of this many (:func:`robust.allowance`: every family's draws spread by
+    ``sqrt(n / effective_scores)``, a misspecification allowance; ``None``: none); each family's own bands
+    (``by_family``), and a single family's, are not spread.
     Raises :class:`NotConverged` when any R-hat >= 1.2.
     """
     s, g, y = validate(scores, groups, labels)
@@ -452,9 +452,9 @@ def _allowance_limits(names: Sequence[str], unlabelled: Sequence[int], spread: n
         return []
     return [f"misspecification allowance: the robust bands of {', '.join(wide)} are those of {effective_scores:,} "
             "unlabelled scores (each family's draws spread about their median, rates on the angle scale asin(sqrt)): "
-            "no family "
-            "fits real scores exactly, and more scores shrink its band around its own split, not the truth's "
-            "(docs/labelfree.md, \"The default\" and \"The allowance, measured\"); each family's own bands are not spread"]
+            "no family fits real scores exactly, and more scores shrink its band around its own split, not the "
+            "truth's (docs/labelfree.md, \"The default\" and \"The allowance, measured\"); each family's own bands "
+            "are not spread"]
 
 
 def _tail_warning(name: str, tail: dict) -> str:
