@@ -171,3 +171,12 @@ def test_a_group_is_alarmed_unless_two_families_fit_and_their_chains_settle():
     split = robust.alarm_notes("B", ["sas", "t"], {**why, "t": ""}, {"t": 1.31})
     assert len(split) == 1 and "t (R-hat 1.31) settle in different places" in split[0]
     assert len(robust.alarm_notes("B", ["sas"], why, {"sas": 1.5})) == 2
+
+
+def test_the_command_help_states_the_library_default():
+    import inspect
+
+    from matchaudit.cli import estimate as cli_estimate
+
+    option = inspect.signature(cli_estimate.estimate).parameters["effective_scores"].default
+    assert f"(default {robust.EFFECTIVE_SCORES};" in option.help
