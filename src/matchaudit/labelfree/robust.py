@@ -40,7 +40,7 @@ MEASURED_LABELS = 500  # labelled pairs at random per group that brought the tru
 MEASURED = ("Measured on real-like score shapes (docs/labelfree.md, \"The allowance, measured\": deep-model cosine "
             "scores with look-alike shoulders, embedding and speaker cosines, PLDA-like LLRs; 2-8 groups of "
             "10,000-1,000,000 scores): the band held the counted truth for 92-100% of FNMR and FMR quantities on the "
-            "shapes the allowance was chosen on and 83-100% on shapes held out, but 23-67% on calibrated LLRs whose "
+            "shapes the allowance was chosen on and 81-100% on shapes and designs held out, but 23-67% on calibrated LLRs whose "
             "heavy tails every family misreads (every such miss alarmed); FNMR bands were 0.3-0.7 wide: without "
             "labels the split of overlapping scores rests on assumptions, and labelled pairs are the cure.")
 
