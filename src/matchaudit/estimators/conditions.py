@@ -20,7 +20,7 @@ from scipy import stats
 from matchaudit.encoding import jsonable
 from matchaudit.estimators import bootstrap as bs
 from matchaudit.estimators import intervals as iv
-from matchaudit.estimators.regime import MIN_ERRORS
+from matchaudit.estimators.regime import FEW_ERRORS, MIN_ERRORS, few_errors
 
 METRICS = ("fnmr", "fmr")
 
@@ -93,10 +93,9 @@ def condition_records(targets: np.ndarray, thresholds: np.ndarray, layout: Layou
         if k == 0 and n > 0:  # zero errors: [0, U], U the identity-clustered one-sided bound (docs/intervals.md)
             r.update(low=0.0, high=max(r["high"], float(src.zero_bound[metric][ti, col])),
                      note="zero errors: the upper bound is the identity-clustered zero-error bound")
-        elif 0 < k < MIN_ERRORS:  # the audit's rule (estimators/regime.py): no interval's coverage established there
+        elif few_errors(k):  # the audit's rule (estimators/regime.py)
             r.update(note="; ".join(filter(None, (r.get("note"), f"rests on {k} errors (fewer than {MIN_ERRORS}): "
-                                                  "no interval method reaches its nominal coverage there in our "
-                                                  "studies; read it as indicative"))))
+                                                  f"{FEW_ERRORS}; read it as indicative"))))
         records.append(dict(kind="rate", metric=metric, condition=cond, group=group, estimate=float(x[0]),
                             errors=k, comparisons=n, **base(ti), **r))
 

@@ -22,6 +22,13 @@ from matchaudit.metrics.small_groups import GRID_MIN_ERRORS, MIN_IDENTITIES  # a
 from matchaudit.model import MatchData
 
 MIN_ERRORS = 5  # below this many errors (but above 0) no interval's coverage was established
+FEW_ERRORS = "no interval method reaches its nominal coverage there in our studies"  # what that means, in words
+
+
+def few_errors(errors: float) -> bool:
+    """Whether a rate rests on too few errors for any interval's coverage (1 to ``MIN_ERRORS - 1``: zero errors have
+    their own bound)."""
+    return 0 < errors < MIN_ERRORS
 
 
 KIND_WORDS = {"fmr_target": "FMR targets", "fnmr_target": "FNMR targets", "threshold": "fixed thresholds"}
@@ -37,14 +44,13 @@ def regime_warnings(data: MatchData, records: list[dict[str, Any]]) -> list[str]
         e = r.get("errors")
         if r.get("weighting") != "pooled" or r.get("metric") not in ("FNMR", "FMR") or e is None:
             continue
-        if 0 < e < MIN_ERRORS:
+        if few_errors(e):
             at = operating_point(r["kind"], r["target"])
             few.setdefault(f"{r['metric']} of group {short(r['group'])}", []).append(f"{at}: {int(e)}/{int(r['comparisons']):,}")
     if few:  # one warning for every group (C2: a 30-group report opened with 117 boxes, one per group and rate)
         rates = [f"{what} ({'; '.join(dict.fromkeys(where))})" for what, where in few.items()]
         out.append(f"{listing(rates, 12)} {'rests' if len(rates) == 1 else 'rest'} on fewer than {MIN_ERRORS} errors: "
-                   "no interval method reaches its nominal coverage there in our studies; read these intervals as "
-                   "indicative.")
+                   f"{FEW_ERRORS}; read these intervals as indicative.")
     unvalidated: dict[Validity, set[str]] = {}
     for r in records:
         if r.get("weighting") == "pooled" and r.get("metric") == "FNMR" and r.get("errors") != 0:
