@@ -21,6 +21,8 @@ def test_the_factor_is_sqrt_n_over_effective_beyond_it_and_one_otherwise():
     f = robust.allowance([100, 7000, 28000, 70000, 28000, 28000], [0, 0, 0, 0, 499, 500], 7000)
     assert f.tolist() == [1.0, 1.0, 2.0, np.sqrt(10.0), 2.0, 1.0]  # 500 labelled pairs anchor the split, 499 do not
     assert robust.allowance([10**6, 5], [0, 0], None).tolist() == [1.0, 1.0]
+    assert robust.allowance_reasons([100, 28000, 28000], [0, 0, 500], 7000) == ["few scores", "spread", "labelled pairs"]
+    assert robust.allowance_reasons([10**6], [0], None) == ["off"]
 
 
 def _draws(rng: np.random.Generator) -> RateDraws:
@@ -108,8 +110,9 @@ def test_only_the_robust_bands_of_an_unlabelled_group_beyond_the_allowance_widen
     assert {n: wide.selection[n]["alarm"] for n in "AB"} == {n: sharp.selection[n]["alarm"] for n in "AB"}
     assert len(seen) == 2 and all(r[f] is wide.by_family[f].results for r in seen for f in r)  # the alarm: own bands
     assert wide.selection["A"]["allowance"] == {"unlabelled_scores": 1500, "labelled_pairs": 0,
-                                                "effective_scores": 300, "spread": pytest.approx(np.sqrt(5.0))}
-    assert wide.selection["B"]["allowance"]["spread"] == 1.0
+                                                "effective_scores": 300, "spread": pytest.approx(np.sqrt(5.0)),
+                                                "reason": "spread"}
+    assert wide.selection["B"]["allowance"]["spread"] == 1.0 and wide.selection["B"]["allowance"]["reason"] == "labelled pairs"
     wider = 0
     for kind in ("population", "finite-sample"):
         for q in ("fnmr_at_fmr", "fmr_at_global", "fnmr_at_global", "threshold_at_fmr"):

@@ -94,7 +94,8 @@ ESTIMATE = {"method": "SPE-FR (Chouldechova et al., ECCV 2022), matchaudit re-im
                 {"target": 1e-3, "group": "B", "median": 0.042, "lower": 0.03, "upper": 0.06, "extrapolated": True}]}},
             "selection": {"A": {"used": ["sas", "sas-mix"], "alarm": True,
                                 "labels_needed": {"n": 120, "low": 0.2, "high": 0.4},
-                                "allowance": {"unlabelled_scores": 28000, "effective_scores": 7000, "spread": 2.0}},
+                                "allowance": {"unlabelled_scores": 28000, "effective_scores": 7000, "spread": 2.0,
+                                              "reason": "spread"}},
                           "B": {"used": ["sas"], "alarm": False, "labels_needed": None}}}
 
 

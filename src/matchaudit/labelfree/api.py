@@ -402,7 +402,9 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
     everywhere = [f for f in ests if all(f in used[n] for n in names)] or list(ests)
     ref = ests[everywhere[0]]
     unlabelled = [int(np.isnan(grp.labels).sum()) for grp in ref.groups]
-    spread = robust.allowance(unlabelled, [grp.n_labelled for grp in ref.groups], effective_scores)
+    labelled = [grp.n_labelled for grp in ref.groups]
+    spread = robust.allowance(unlabelled, labelled, effective_scores)
+    why = robust.allowance_reasons(unlabelled, labelled, effective_scores)
     bounds = (-1.0, 1.0) if robust.bounded(s) else None
     allowed = {f: e.results if (spread == 1).all() else
                {k: _outputs(robust.widened(d, spread, bounds), ref.level, ref.fmr_targets, names)
@@ -426,8 +428,9 @@ def _robust(models: Sequence[str], on_scale: Sequence[np.ndarray], s: np.ndarray
                         "excluded": {f: verdict[f][n][1] for f in ests if not verdict[f][n][0]},
                         "chains_disagree": split, "disagreements": found, "labels_needed": labels,
                         "alarm": bool(found) or bool(alarms),
-                        "allowance": {"unlabelled_scores": unlabelled[gi], "labelled_pairs": ref.groups[gi].n_labelled,
-                                      "effective_scores": effective_scores, "spread": float(spread[gi])}}
+                        "allowance": {"unlabelled_scores": unlabelled[gi], "labelled_pairs": labelled[gi],
+                                      "effective_scores": effective_scores, "spread": float(spread[gi]),
+                                      "reason": why[gi]}}
     notes += [f"{f}: {w}" for f, e in ests.items() for w in e.warnings  # a family's own warnings where it is used
               if not w.startswith("group ") or any(w.startswith(f"group {n}:") and f in used[n] for n in names)]
     for w in notes:

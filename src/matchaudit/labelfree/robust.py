@@ -63,9 +63,15 @@ def allowance(unlabelled: Sequence[int], labelled: Sequence[int], effective: int
     anchor the split instead (500 at random brought the truth inside the unspread band, 100 did not:
     docs/labelfree.md, "Labels as the cure"), so fewer than that leave the allowance on."""
     n = np.asarray(unlabelled, float)
-    if effective is None:
-        return np.ones(n.size)
-    return np.where(np.asarray(labelled) >= MEASURED_LABELS, 1.0, np.sqrt(np.maximum(n / effective, 1.0)))
+    spread = np.array([r == "spread" for r in allowance_reasons(unlabelled, labelled, effective)])
+    return np.where(spread, np.sqrt(n / (effective or 1)), 1.0)
+
+
+def allowance_reasons(unlabelled: Sequence[int], labelled: Sequence[int], effective: int | None) -> list[str]:
+    """Per group, why :func:`allowance` spreads it or not: ``"spread"``, ``"labelled pairs"`` (at least
+    :data:`MEASURED_LABELS`), ``"few scores"`` (at most ``effective`` unlabelled) or ``"off"`` (``effective`` None)."""
+    return ["off" if effective is None else "labelled pairs" if m >= MEASURED_LABELS else
+            "few scores" if u <= effective else "spread" for u, m in zip(unlabelled, labelled)]
 
 
 def spread(x: np.ndarray, f: np.ndarray, rate: bool) -> np.ndarray:

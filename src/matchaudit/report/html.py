@@ -457,13 +457,14 @@ def _labelfree(res: dict, folder: Path) -> str:
 
 def _allowance(a: dict | None) -> str:
     """A group's misspecification allowance as the label-free table shows it."""
-    if not a or a["effective_scores"] is None:
-        return "none"
-    if a["spread"] > 1:
+    reason = (a or {}).get("reason", "off")
+    if reason == "spread":
         return esc(f"x{a['spread']:.2g}: as {a['effective_scores']:,} of {a['unlabelled_scores']:,} scores")
-    if a["unlabelled_scores"] > a["effective_scores"]:
-        return esc(f"none: {a.get('labelled_pairs', 0):,} labelled pairs")
-    return esc(f"none needed: {a['unlabelled_scores']:,} scores")
+    if reason == "labelled pairs":
+        return esc(f"none: {a['labelled_pairs']:,} labelled pairs")
+    if reason == "few scores":
+        return esc(f"none needed: {a['unlabelled_scores']:,} scores")
+    return "none"
 
 
 def _reproducibility(res: dict, folder: Path) -> str:
